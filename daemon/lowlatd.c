@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatd: parse the command line, load and validate the config, apply the posture,
+ * then keep it from the event loop. */
+#include <getopt.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "config.h"
+#include "build-config.h"
+#include "log.h"
+#include "manager.h"
+#include "util.h"
+
+#define EXIT_INVALID 1
+#define EXIT_RUNTIME 2
+#define EXIT_DRIFT 3
+
+typedef struct Arguments {
+        const char *config_path;
+        const char *root;
+        bool observe;
+        bool check_config;
+        bool once;
+} Arguments;
+
+static void help(void) {
+        printf("Usage: lowlatd [OPTIONS]\n\n"
+               "Apply the low-latency posture in lowlatd.conf and keep it.\n\n"
+               "  -c --config=FILE   Configuration file (default %s; drop-ins in FILE.d/*.conf)\n"
+               "  -r --root=DIR      Prefix for every /proc, /sys and /dev path (default /)\n"
+               "     --observe       Report drift, change nothing\n"
+               "     --check-config  Validate the configuration and exit\n"
+               "     --once          One pass: print the posture report and exit\n"
+               "  -h --help          Show this help\n"
+               "     --version       Show the version\n\n"
+               "See lowlatd(8) and lowlatd.conf(5).\n",
+               LOWLATD_CONFIG_PATH);
+}
+
+/* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on bad usage. */
+static int parse_arguments(int argc, char *argv[], Arguments *args) {
+        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "root", required_argument, NULL, 'r' },
+                { "observe", no_argument, NULL, ARG_OBSERVE },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "once", no_argument, NULL, ARG_ONCE },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {},
+        };
+        int c;
+
+        *args = (Arguments) { .config_path = LOWLATD_CONFIG_PATH, .root = "/" };
+        while ((c = getopt_long(argc, argv, "c:r:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        args->config_path = optarg;
+                        break;
+                case 'r':
+                        args->root = optarg;
+                        break;
+                case ARG_OBSERVE:
+                        args->observe = true;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        args->check_config = true;
+                        break;
+                case ARG_ONCE:
+                        args->once = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("lowlatd %s\n", LOWLATD_VERSION);
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "lowlatd: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+
+        /* Two persistent fds per IRQ: 10,000 IRQs need more than the usual 1024. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static int load_posture(const Arguments *args, Host *host, Posture **ret) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *config = NULL;
+        HostCpus cpus = {};
+        int r;
+
+        r = config_load(args->config_path, &config, &errors);
+        if (r >= 0) {
+                r = host_read_cpus(host, &cpus);
+                if (r < 0) {
+                        fprintf(stderr, "lowlatd: cannot read the CPUs under %s: %s\n", host->root_path, strerror(-r));
+                        return -ENODEV;
+                }
+                r = posture_build(&config, &cpus, ret, &errors);
+                host_cpus_done(&cpus);
+        }
+        for (size_t i = 0; i < errors.n; i++)
+                fprintf(stderr, "%s\n", errors.items[i]);
+        if (r < 0 && r != -ENOMEM && errors.n > 0)
+                fprintf(stderr, "lowlatd: %s: configuration is invalid (%zu error%s)\n", args->config_path,
+                        errors.n, errors.n == 1 ? "" : "s");
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(host_freep) Host *host = NULL;
+        _cleanup_(posture_freep) Posture *posture = NULL;
+        Arguments args;
+        int r;
+
+        r = parse_arguments(argc, argv, &args);
+        if (r <= 0)
+                return r < 0 ? EXIT_INVALID : EXIT_SUCCESS;
+
+        log_open(args.once || args.check_config ? LOG_TARGET_STDERR : LOG_TARGET_AUTO);
+
+        r = host_open(args.root, &host);
+        if (r < 0) {
+                fprintf(stderr, "lowlatd: cannot open root directory %s: %s\n", args.root, strerror(-r));
+                return EXIT_RUNTIME;
+        }
+
+        r = load_posture(&args, host, &posture);
+        if (r == -ENODEV)
+                return EXIT_RUNTIME;
+        if (r < 0)
+                return EXIT_INVALID;
+        if (args.check_config) {
+                printf("%s: configuration is valid\n", args.config_path);
+                return EXIT_SUCCESS;
+        }
+
+        raise_fd_limit();
+        r = manager_new(args.config_path, TAKE_PTR(host), TAKE_PTR(posture), args.observe, &m);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up");
+                return EXIT_RUNTIME;
+        }
+        r = manager_apply(m);
+        if (r < 0)
+                return EXIT_RUNTIME;
+        if (args.once)
+                return manager_print_report(m, stdout) > 0 ? EXIT_DRIFT : EXIT_SUCCESS;
+
+        r = manager_start(m);
+        if (r < 0)
+                return EXIT_RUNTIME;
+        r = manager_run(m);
+        if (r < 0) {
+                log_error_errno(r, "Event loop failed");
+                return EXIT_RUNTIME;
+        }
+        return EXIT_SUCCESS;
+}

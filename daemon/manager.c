@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The daemon's state and event sources. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "build-config.h"
+#include "log.h"
+#include "manager.h"
+#include "util.h"
+
+static const char *const state_names[] = {
+        [MANAGER_STARTING] = "starting",
+        [MANAGER_ENFORCING] = "enforcing",
+        [MANAGER_OBSERVING] = "observing",
+        [MANAGER_DEGRADED] = "degraded",
+};
+
+const char *manager_state_to_string(ManagerState s) {
+        return state_names[s];
+}
+
+static bool manager_observing(const Manager *m) {
+        return m->observe_override || m->posture->mode == DAEMON_MODE_OBSERVE;
+}
+
+ManagerState manager_state(const Manager *m) {
+        size_t counts[_SETTING_STATE_MAX];
+
+        if (m->initial_pass)
+                return MANAGER_STARTING;
+        table_count(&m->table, counts);
+        if (!manager_observing(m) && counts[SETTING_FAILED] > 0)
+                return MANAGER_DEGRADED;
+        return manager_observing(m) ? MANAGER_OBSERVING : MANAGER_ENFORCING;
+}
+
+/* inotify: one watch per file we read, mapped back to its setting. */
+
+static void watch_index_set(Manager *m, int wd, Setting *s) {
+        if (wd < 0)
+                return;
+        if ((size_t) wd >= m->n_by_watch) {
+                size_t n = MAX((size_t) wd + 1, m->n_by_watch * 2);
+                Setting **a = realloc(m->by_watch, n * sizeof(Setting *));
+                if (!a)
+                        return; /* the scan still catches drift on this one */
+                memset(a + m->n_by_watch, 0, (n - m->n_by_watch) * sizeof(Setting *));
+                m->by_watch = a;
+                m->n_by_watch = n;
+        }
+        m->by_watch[wd] = s;
+}
+
+static void manager_watch(Manager *m, Setting *s) {
+        const char *paths[2] = { s->path, NULL };
+        _cleanup_free_ char *smp_affinity = NULL;
+
+        if (m->inotify_fd < 0 || s->kind == SETTING_CPU_DMA_LATENCY)
+                return;
+        if (s->kind == SETTING_IRQ_AFFINITY) {
+                /* A writer may use either file; both change the same affinity. */
+                smp_affinity = strdup_printf("proc/irq/%s/smp_affinity", s->object);
+                paths[1] = smp_affinity;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                _cleanup_free_ char *full = NULL;
+                int wd;
+
+                if (!paths[i] || s->watches[i] >= 0)
+                        continue;
+                full = host_path(m->host, paths[i]);
+                if (!full)
+                        return;
+                wd = inotify_add_watch(m->inotify_fd, full, IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW);
+                if (wd < 0) {
+                        if (errno == ENOSPC && !m->inotify_full_reported) {
+                                log_warning("inotify watch limit reached (fs.inotify.max_user_watches); "
+                                            "drift on the remaining files is found by the periodic scan only");
+                                m->inotify_full_reported = true;
+                        }
+                        continue;
+                }
+                s->watches[i] = wd;
+                watch_index_set(m, wd, s);
+        }
+}
+
+static void manager_unwatch(Manager *m, Setting *s) {
+        for (size_t i = 0; i < ELEMENTSOF(s->watches); i++) {
+                int wd = s->watches[i];
+                if (wd < 0)
+                        continue;
+                if ((size_t) wd < m->n_by_watch && m->by_watch[wd] == s) {
+                        m->by_watch[wd] = NULL;
+                        (void) inotify_rm_watch(m->inotify_fd, wd);
+                }
+                s->watches[i] = -1;
+        }
+}
+
+static void on_setting_added(void *userdata, Setting *s) {
+        manager_watch(userdata, s);
+}
+
+static void on_setting_removed(void *userdata, Setting *s) {
+        Manager *m = userdata;
+
+        manager_unwatch(m, s);
+        if (s->dirty)
+                for (size_t i = 0; i < m->n_dirty; i++)
+                        if (m->dirty[i] == s) {
+                                m->dirty[i] = m->dirty[--m->n_dirty];
+                                break;
+                        }
+}
+
+static void on_setting_event(void *userdata, SettingEvent event, const Setting *s) {
+        Manager *m = userdata;
+
+        /* Putting the posture in place at start or after a reload is not drift: it is
+         * summarised in one line. Problems are reported one by one. */
+        if (m->initial_pass && !manager_observing(m) &&
+            (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)) {
+                if (event == SETTING_EVENT_CORRECTED)
+                        m->initial_corrections[s->kind]++;
+                return;
+        }
+        log_setting_event(event_id_from_setting_event(event), s);
+}
+
+static void manager_update_status(Manager *m) {
+        size_t counts[_SETTING_STATE_MAX];
+        _cleanup_free_ char *status = NULL;
+
+        table_count(&m->table, counts);
+        status = strdup_printf("%s: %zu settings, %zu drifted, %zu failed, %zu unmovable, %zu unsupported",
+                               manager_state_to_string(manager_state(m)), m->table.n, counts[SETTING_DRIFTED],
+                               counts[SETTING_FAILED], counts[SETTING_UNMOVABLE], counts[SETTING_UNSUPPORTED]);
+        if (!status || streq_ptr(status, m->last_status))
+                return;
+        _cleanup_free_ char *msg = strdup_printf("STATUS=%s", status);
+        if (msg)
+                (void) sd_notify(false, msg);
+        free(m->last_status);
+        m->last_status = TAKE_PTR(status);
+}
+
+static void manager_pin_self(Manager *m) {
+        int last = cpuset_last(&m->posture->housekeeping);
+        cpu_set_t *allowed, *target;
+        size_t size;
+        unsigned n = 0;
+
+        if (last < 0)
+                return;
+        size = CPU_ALLOC_SIZE((size_t) last + 1 > 1024 ? (size_t) last + 1 : 1024);
+        allowed = CPU_ALLOC(size * 8);
+        target = CPU_ALLOC(size * 8);
+        if (!allowed || !target)
+                goto out;
+        CPU_ZERO_S(size, target);
+        if (sched_getaffinity(0, size, allowed) < 0) {
+                log_warning_errno(errno, "Cannot read own CPU affinity, not pinning");
+                goto out;
+        }
+        CPUSET_FOREACH(cpu, &m->posture->housekeeping)
+                if ((size_t) cpu < size * 8 && CPU_ISSET_S((size_t) cpu, size, allowed)) {
+                        CPU_SET_S((size_t) cpu, size, target);
+                        n++;
+                }
+        /* Never fatal: with no overlap (a container, a fake tree) we stay where we are. */
+        if (n == 0)
+                log_info("None of the housekeeping CPUs is available to lowlatd; not pinning itself");
+        else if (sched_setaffinity(0, size, target) < 0)
+                log_warning_errno(errno, "Cannot pin lowlatd to the housekeeping CPUs");
+out:
+        CPU_FREE(allowed);
+        CPU_FREE(target);
+}
+
+static void manager_init_reconciler(Manager *m) {
+        m->rc.host = m->host;
+        m->rc.posture = m->posture;
+        m->rc.observe = manager_observing(m);
+        m->rc.handler = on_setting_event;
+        m->rc.userdata = m;
+}
+
+int manager_new(const char *config_path, Host *host, Posture *posture, bool observe_override, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        SettingTableHooks hooks;
+
+        m = calloc(1, sizeof(Manager));
+        if (!m)
+                return -ENOMEM;
+        m->inotify_fd = -1;
+        m->config_path = strdup(config_path);
+        if (!m->config_path)
+                return -ENOMEM;
+        m->host = host;
+        m->posture = posture;
+        m->observe_override = observe_override;
+        hooks = (SettingTableHooks) { on_setting_added, on_setting_removed, m };
+        table_init(&m->table, &hooks);
+        manager_init_reconciler(m);
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        table_done(&m->table);
+        cpuset_done(&m->rc.scratch);
+        sd_event_source_disable_unref(m->scan_timer);
+        sd_event_source_disable_unref(m->inotify_source);
+        sd_event_source_disable_unref(m->dirty_source);
+        sd_event_unref(m->event);
+        safe_close(m->inotify_fd);
+        free(m->by_watch);
+        free(m->dirty);
+        free(m->config_path);
+        free(m->last_status);
+        free(m->last_reload_error);
+        posture_free(m->posture);
+        host_free(m->host);
+        free(m);
+        return NULL;
+}
+
+static void log_initial_summary(Manager *m, const char *what) {
+        char buf[512] = "";
+        size_t len = 0, total = 0;
+
+        for (size_t k = 0; k < _SETTING_KIND_MAX; k++) {
+                if (m->initial_corrections[k] == 0)
+                        continue;
+                total += m->initial_corrections[k];
+                len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s%s %zu", len ? ", " : "",
+                                         setting_kind_to_string((SettingKind) k), m->initial_corrections[k]);
+                if (len >= sizeof(buf))
+                        break;
+        }
+        if (total > 0)
+                log_notice("%s: set %zu settings (%s)", what, total, buf);
+        memset(m->initial_corrections, 0, sizeof(m->initial_corrections));
+}
+
+static int manager_full_pass(Manager *m, bool force) {
+        int r;
+
+        r = table_scan_irqs(&m->table, m->host, m->posture);
+        if (r < 0)
+                log_warning_errno(r, "Cannot list %s/proc/irq", streq(m->host->root_path, "/") ? "" : m->host->root_path);
+        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), force);
+        return 0;
+}
+
+int manager_apply(Manager *m) {
+        int r;
+
+        m->initial_pass = true;
+        r = table_plan_static(&m->table, m->posture);
+        if (r < 0)
+                return log_error_errno(r, "Cannot plan the posture");
+        manager_full_pass(m, false);
+        m->initial_pass = false;
+        log_initial_summary(m, "Posture applied");
+        return 0;
+}
+
+/* Event sources. */
+
+static void queue_dirty(Manager *m, Setting *s) {
+        if (s->dirty)
+                return;
+        if (m->n_dirty == m->allocated_dirty) {
+                size_t n = m->allocated_dirty ? m->allocated_dirty * 2 : 64;
+                Setting **a = realloc(m->dirty, n * sizeof(Setting *));
+                if (!a)
+                        return; /* the periodic scan will look instead */
+                m->dirty = a;
+                m->allocated_dirty = n;
+        }
+        s->dirty = true;
+        m->dirty[m->n_dirty++] = s;
+        (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_ONESHOT);
+}
+
+static int on_dirty(sd_event_source *source, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        while (m->n_dirty > 0) {
+                Setting *s = m->dirty[--m->n_dirty];
+                s->dirty = false;
+                table_reconcile_one(&m->table, &m->rc, s, now, false);
+        }
+        manager_update_status(m);
+        return 0;
+}
+
+static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        union {
+                struct inotify_event ev;
+                char raw[64 * (sizeof(struct inotify_event) + 16)];
+        } buf;
+        ssize_t n;
+
+        for (;;) {
+                n = read(fd, &buf, sizeof(buf));
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR ? 0 : log_warning_errno(errno, "inotify read failed");
+                for (char *p = buf.raw; p < buf.raw + n;) {
+                        struct inotify_event *e = (struct inotify_event *) p;
+                        if (e->mask & IN_Q_OVERFLOW) {
+                                /* Lost hints: look at everything. */
+                                for (size_t i = 0; i < m->table.n; i++)
+                                        queue_dirty(m, m->table.settings[i]);
+                        } else if (e->wd >= 0 && (size_t) e->wd < m->n_by_watch && m->by_watch[e->wd]) {
+                                Setting *s = m->by_watch[e->wd];
+                                if (e->mask & IN_IGNORED) {
+                                        for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
+                                                if (s->watches[i] == e->wd)
+                                                        s->watches[i] = -1;
+                                        m->by_watch[e->wd] = NULL;
+                                }
+                                queue_dirty(m, s);
+                        }
+                        p += sizeof(struct inotify_event) + e->len;
+                }
+        }
+}
+
+static int on_scan_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t interval = m->posture->config->scan_interval_usec;
+
+        manager_full_pass(m, false);
+        manager_update_status(m);
+        (void) sd_event_source_set_time_relative(source, interval);
+        (void) sd_event_source_set_enabled(source, SD_EVENT_ON);
+        return 0;
+}
+
+static int on_sighup(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
+        manager_reload(userdata);
+        return 0;
+}
+
+static int on_terminate(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        (void) sd_notify(false, "STOPPING=1");
+        log_event(EVENT_STOPPING, "Stopping on %s", strsignal((int) si->ssi_signo));
+        return sd_event_exit(m->event, 0);
+}
+
+static uint64_t scan_accuracy(uint64_t interval) {
+        /* Let the kernel batch our wakeup with others; a scan a little late is fine. */
+        return MIN(interval / 4, USEC_PER_SEC);
+}
+
+int manager_start(Manager *m) {
+        sigset_t mask;
+        uint64_t interval = m->posture->config->scan_interval_usec;
+        int r;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the event loop");
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Cannot block signals");
+        r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch signals");
+
+        r = sd_event_add_time_relative(m->event, &m->scan_timer, CLOCK_MONOTONIC, interval, scan_accuracy(interval),
+                                       on_scan_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot arm the scan timer");
+
+        r = sd_event_add_defer(m->event, &m->dirty_source, on_dirty, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the rescan source");
+        (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_OFF);
+
+        m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (m->inotify_fd < 0)
+                log_warning_errno(errno, "inotify unavailable; drift is found by the periodic scan only");
+        else {
+                r = sd_event_add_io(m->event, &m->inotify_source, m->inotify_fd, EPOLLIN, on_inotify, m);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot watch inotify");
+                for (size_t i = 0; i < m->table.n; i++)
+                        manager_watch(m, m->table.settings[i]);
+        }
+
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enable the watchdog");
+
+        manager_pin_self(m);
+        manager_update_status(m);
+        (void) sd_notify(false, "READY=1");
+        log_event(EVENT_STARTED, "lowlatd %s: %s %zu settings (isolated CPUs: %s)", LOWLATD_VERSION,
+                  manager_observing(m) ? "observing" : "enforcing", m->table.n,
+                  cpuset_is_empty(&m->posture->isolated) ? "none" : "see config");
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        return sd_event_loop(m->event);
+}
+
+static int manager_build_posture(Manager *m, Posture **ret, char **ret_error) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = NULL;
+        HostCpus cpus = {};
+        int r;
+
+        r = config_load(m->config_path, &c, &errors);
+        if (r >= 0) {
+                r = host_read_cpus(m->host, &cpus);
+                if (r < 0)
+                        error_list_add(&errors, "cannot read the host's CPUs: %s", strerror(-r));
+                else
+                        r = posture_build(&c, &cpus, ret, &errors);
+                host_cpus_done(&cpus);
+        }
+        if (r < 0) {
+                *ret_error = errors.n > 0 ? error_list_join(&errors, "; ") : strdup(strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+int manager_reload(Manager *m) {
+        _cleanup_free_ char *error = NULL;
+        Posture *posture = NULL;
+        SettingTable table;
+        int r;
+
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC));
+        m->last_reload_usec = now_usec(CLOCK_REALTIME);
+
+        r = manager_build_posture(m, &posture, &error);
+        if (r < 0) {
+                log_event(EVENT_RELOAD_FAILED, "Reload failed, keeping the previous posture: %s", error ?: "?");
+                free(m->last_reload_error);
+                m->last_reload_error = TAKE_PTR(error);
+                (void) sd_notify(false, "READY=1");
+                manager_update_status(m);
+                return r;
+        }
+
+        /* Build the new table beside the old one, move fds, watches and history across for
+         * what is unchanged, then drop the old table, which releases what is no longer
+         * configured (closing the /dev/cpu_dma_latency request releases the constraint). */
+        table_init(&table, NULL);
+        r = table_plan_static(&table, posture);
+        if (r >= 0)
+                r = table_scan_irqs(&table, m->host, posture);
+        if (r < 0) {
+                table_done(&table);
+                posture_free(posture);
+                log_event(EVENT_RELOAD_FAILED, "Reload failed, keeping the previous posture: %s", strerror(-r));
+                (void) sd_notify(false, "READY=1");
+                return r;
+        }
+        m->n_dirty = 0;
+        for (size_t i = 0; i < m->table.n; i++)
+                m->table.settings[i]->dirty = false;
+        table_inherit(&table, &m->table); /* old table freed; its hooks unwatch the leftovers */
+        table.hooks = (SettingTableHooks) { on_setting_added, on_setting_removed, m };
+        m->table = table;
+        for (size_t i = 0; i < m->table.n; i++) {
+                Setting *s = m->table.settings[i];
+                for (size_t w = 0; w < ELEMENTSOF(s->watches); w++)
+                        watch_index_set(m, s->watches[w], s);
+                manager_watch(m, s);
+        }
+
+        posture_free(m->posture);
+        m->posture = posture;
+        manager_init_reconciler(m);
+        m->last_reload_error = mfree(m->last_reload_error);
+
+        m->initial_pass = true;
+        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
+        m->initial_pass = false;
+        log_initial_summary(m, "Reload applied");
+
+        if (m->scan_timer) {
+                uint64_t interval = posture->config->scan_interval_usec;
+                (void) sd_event_source_set_time_accuracy(m->scan_timer, scan_accuracy(interval));
+                (void) sd_event_source_set_time_relative(m->scan_timer, interval);
+        }
+        manager_pin_self(m);
+        log_event(EVENT_RELOADED, "Reloaded %s: %zu settings", m->config_path, m->table.n);
+        (void) sd_notify(false, "READY=1");
+        manager_update_status(m);
+        return 0;
+}
+
+void manager_reapply(Manager *m) {
+        manager_full_pass(m, true);
+        manager_update_status(m);
+}
+
+size_t manager_print_report(Manager *m, FILE *f) {
+        size_t counts[_SETTING_STATE_MAX], bad = 0;
+        bool observe = manager_observing(m);
+
+        fprintf(f, "%-22s %-24s %-20s %-28s %s\n", "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE");
+        for (size_t i = 0; i < m->table.n; i++) {
+                const Setting *s = m->table.settings[i];
+                if (setting_state_is_good(s->state))
+                        continue;
+                fprintf(f, "%-22s %-24s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), s->object, s->desired,
+                        s->observed ?: "-",
+                        observe && s->state == SETTING_DRIFTED ? "would change" : setting_state_to_string(s->state),
+                        s->reason ? ": " : "", s->reason ?: "");
+                if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED)
+                        bad++;
+        }
+        table_count(&m->table, counts);
+        fprintf(f, "\n%zu settings: %zu ok, %zu corrected, %zu %s, %zu failed, %zu unmovable, %zu unsupported\n",
+                m->table.n, counts[SETTING_OK], counts[SETTING_CORRECTED], counts[SETTING_DRIFTED],
+                observe ? "would change" : "drifted", counts[SETTING_FAILED], counts[SETTING_UNMOVABLE],
+                counts[SETTING_UNSUPPORTED]);
+        return bad;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The daemon's state and its event sources: the scan timer, inotify hints, signals. All
+ * of them only ever say "look at X again"; setting_reconcile() does the rest. */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "host.h"
+#include "posture.h"
+#include "table.h"
+
+typedef enum ManagerState {
+        MANAGER_STARTING,
+        MANAGER_ENFORCING,
+        MANAGER_OBSERVING,
+        MANAGER_DEGRADED,
+} ManagerState;
+
+const char *manager_state_to_string(ManagerState s);
+
+typedef struct Manager {
+        sd_event *event;
+        sd_event_source *scan_timer;
+        sd_event_source *inotify_source;
+        sd_event_source *dirty_source;
+
+        Host *host;
+        char *config_path;
+        bool observe_override;
+
+        Posture *posture;
+        SettingTable table;
+        Reconciler rc;
+
+        int inotify_fd;
+        bool inotify_full_reported;
+        Setting **by_watch; /* inotify wd -> setting */
+        size_t n_by_watch;
+        Setting **dirty;
+        size_t n_dirty, allocated_dirty;
+
+        bool initial_pass;
+        size_t initial_corrections[_SETTING_KIND_MAX];
+        char *last_status;
+        uint64_t last_reload_usec; /* CLOCK_REALTIME */
+        char *last_reload_error;
+} Manager;
+
+int manager_new(const char *config_path, Host *host, Posture *posture, bool observe_override, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_POINTER_CLEANUP(Manager, manager_free);
+
+ManagerState manager_state(const Manager *m);
+
+/* The first full pass: scan IRQs, reconcile everything. */
+int manager_apply(Manager *m);
+/* Sets up signals, timers, inotify, watchdog, and notifies READY=1. */
+int manager_start(Manager *m);
+int manager_run(Manager *m);
+
+/* SIGHUP: reparse; on success swap posture and reconcile; on failure keep the old one. */
+int manager_reload(Manager *m);
+/* A full pass now, retrying failed and unsupported settings. */
+void manager_reapply(Manager *m);
+
+/* Prints the posture report (--once). Returns the number of settings that are not good. */
+size_t manager_print_report(Manager *m, FILE *f);

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatd.conf parsing and validation. libinih splits lines into sections and key/value
+ * pairs; a line reader in front of it counts lines (inih is built without line numbers
+ * for handlers), rejects what inih would silently accept (over-long lines it would split,
+ * indented lines it would treat as continuations, lines without '='), and strips '#'
+ * inline comments. Every problem is collected, so one run of --check-config lists all. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <dirent.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "util.h"
+
+const char *daemon_mode_to_string(DaemonMode m) {
+        return m == DAEMON_MODE_OBSERVE ? "observe" : "enforce";
+}
+
+Config *config_new(void) {
+        Config *c = calloc(1, sizeof(Config));
+        if (!c)
+                return NULL;
+        c->mode = DAEMON_MODE_ENFORCE;
+        c->scan_interval_usec = SCAN_INTERVAL_DEFAULT_USEC;
+        c->isolated_auto = true;
+        c->default_affinity_is_housekeeping = true;
+        return c;
+}
+
+Config *config_free(Config *c) {
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < c->n_files; i++)
+                free(c->files[i]);
+        free(c->files);
+        cpuset_done(&c->isolated);
+        cpuset_done(&c->housekeeping);
+        cpuset_done(&c->default_affinity);
+        for (size_t i = 0; i < c->n_pins; i++) {
+                free(c->pins[i].glob);
+                cpuset_done(&c->pins[i].cpus);
+        }
+        free(c->pins);
+        free(c->governor);
+        for (size_t i = 0; i < c->n_sysctls; i++) {
+                free(c->sysctls[i].key);
+                free(c->sysctls[i].value);
+        }
+        free(c->sysctls);
+        free(c);
+        return NULL;
+}
+
+typedef struct ParseState {
+        Config *config;
+        ErrorList *errors;
+        const char *file; /* owned by config->files */
+        unsigned line;
+        /* the source of the text: either a FILE or a string cursor */
+        FILE *f;
+        const char *cursor;
+        int oom;
+} ParseState;
+
+_printf_(2, 3) static void parse_error(ParseState *s, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0 || error_list_add(s->errors, "%s:%u: %s", s->file, s->line, msg) < 0)
+                s->oom = -ENOMEM;
+}
+
+static ConfigSource here(const ParseState *s) {
+        return (ConfigSource) { s->file, s->line };
+}
+
+static int parse_cpu_list_value(ParseState *s, const char *key, const char *value, CPUSet *ret) {
+        _cleanup_cpuset_ CPUSet set = CPUSET_EMPTY;
+        int r;
+
+        r = cpuset_parse_list(value, &set);
+        if (r == -ERANGE) {
+                parse_error(s, "%s: CPU number too large in '%s' (max %u)", key, value, CPUSET_MAX_CPUS - 1);
+                return r;
+        }
+        if (r < 0) {
+                parse_error(s, "%s: '%s' is not a CPU list (expected e.g. 2-3,6)", key, value);
+                return r;
+        }
+        if (cpuset_is_empty(&set)) {
+                parse_error(s, "%s: empty CPU list", key);
+                return -EINVAL;
+        }
+        cpuset_done(ret);
+        *ret = set;
+        set = CPUSET_EMPTY;
+        return 0;
+}
+
+static void handle_daemon(ParseState *s, const char *key, const char *value) {
+        Config *c = s->config;
+
+        if (streq(key, "mode")) {
+                if (streq(value, "enforce"))
+                        c->mode = DAEMON_MODE_ENFORCE;
+                else if (streq(value, "observe"))
+                        c->mode = DAEMON_MODE_OBSERVE;
+                else
+                        parse_error(s, "mode: '%s' is not 'enforce' or 'observe'", value);
+        } else if (streq(key, "scan_interval")) {
+                uint64_t usec;
+                int r = parse_duration_usec(value, &usec);
+                if (r < 0)
+                        parse_error(s, "scan_interval: '%s' is not a duration (e.g. 500ms, 10s, 1min)", value);
+                else if (usec < SCAN_INTERVAL_MIN_USEC || usec > SCAN_INTERVAL_MAX_USEC)
+                        parse_error(s, "scan_interval: '%s' is out of range (100ms to 1h)", value);
+                else
+                        c->scan_interval_usec = usec;
+        } else
+                parse_error(s, "unknown key '%s' in section [daemon]", key);
+}
+
+static void handle_cpus(ParseState *s, const char *key, const char *value) {
+        Config *c = s->config;
+
+        if (streq(key, "isolated")) {
+                if (streq(value, "auto")) {
+                        c->isolated_auto = true;
+                        cpuset_done(&c->isolated);
+                } else if (parse_cpu_list_value(s, key, value, &c->isolated) >= 0)
+                        c->isolated_auto = false;
+                c->isolated_source = here(s);
+        } else if (streq(key, "housekeeping")) {
+                if (parse_cpu_list_value(s, key, value, &c->housekeeping) >= 0)
+                        c->housekeeping_explicit = true;
+                c->housekeeping_source = here(s);
+        } else
+                parse_error(s, "unknown key '%s' in section [cpus]", key);
+}
+
+static bool glob_is_valid(const char *glob) {
+        const char *bracket;
+
+        if (isempty(glob) || strlen(glob) > 128)
+                return false;
+        for (const char *p = glob; *p; p++)
+                if (!isgraph((unsigned char) *p))
+                        return false;
+        /* fnmatch() treats a malformed pattern as "no match" rather than an error. */
+        bracket = strchr(glob, '[');
+        return !bracket || strchr(bracket, ']');
+}
+
+static void handle_irq(ParseState *s, const char *key, const char *value) {
+        Config *c = s->config;
+
+        if (streq(key, "default_affinity")) {
+                if (streq(value, "housekeeping")) {
+                        c->default_affinity_is_housekeeping = true;
+                        cpuset_done(&c->default_affinity);
+                } else if (parse_cpu_list_value(s, key, value, &c->default_affinity) >= 0)
+                        c->default_affinity_is_housekeeping = false;
+                c->default_affinity_source = here(s);
+        } else if (streq(key, "pin")) {
+                _cleanup_free_ char *copy = strdup(value);
+                _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+                char *glob, *list;
+                IrqPin *pins;
+
+                if (!copy) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                glob = copy;
+                list = glob + strcspn(glob, " \t");
+                if (*list == '\0') {
+                        parse_error(s, "pin: expected 'GLOB CPULIST' (e.g. 'pin = eth0-TxRx-* 2-3'), got '%s'", value);
+                        return;
+                }
+                *list++ = '\0';
+                list = strstrip(list);
+                if (!glob_is_valid(glob)) {
+                        parse_error(s, "pin: '%s' is not a valid IRQ name pattern", glob);
+                        return;
+                }
+                if (parse_cpu_list_value(s, "pin", list, &cpus) < 0)
+                        return;
+                pins = realloc(c->pins, (c->n_pins + 1) * sizeof(IrqPin));
+                if (!pins) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                c->pins = pins;
+                c->pins[c->n_pins].glob = strdup(glob);
+                if (!c->pins[c->n_pins].glob) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                c->pins[c->n_pins].cpus = cpus;
+                cpus = CPUSET_EMPTY;
+                c->pins[c->n_pins].source = here(s);
+                c->n_pins++;
+        } else
+                parse_error(s, "unknown key '%s' in section [irq]", key);
+}
+
+static bool governor_name_is_valid(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 15) /* CPUFREQ_NAME_LEN is 16 with the NUL */
+                return false;
+        for (const char *p = name; *p; p++)
+                if (!islower((unsigned char) *p) && !isdigit((unsigned char) *p) && *p != '_' && *p != '-')
+                        return false;
+        return true;
+}
+
+static void handle_pm(ParseState *s, const char *key, const char *value) {
+        Config *c = s->config;
+
+        if (streq(key, "cpu_dma_latency")) {
+                uint64_t v;
+                int r;
+
+                if (streq(value, "off")) {
+                        c->cpu_dma_latency_enabled = false;
+                        return;
+                }
+                r = parse_uint64(value, &v);
+                if (r < 0 && r != -ERANGE)
+                        parse_error(s, "cpu_dma_latency: '%s' is not a number of microseconds or 'off'", value);
+                else if (r == -ERANGE || v > DMA_LATENCY_MAX_USEC)
+                        parse_error(s, "cpu_dma_latency: '%s' is out of range (0 to %d)", value, DMA_LATENCY_MAX_USEC);
+                else {
+                        c->cpu_dma_latency_enabled = true;
+                        c->cpu_dma_latency_usec = (int32_t) v;
+                }
+        } else if (streq(key, "governor")) {
+                if (streq(value, "off")) {
+                        c->governor = mfree(c->governor);
+                        return;
+                }
+                if (!governor_name_is_valid(value)) {
+                        parse_error(s, "governor: '%s' is not a governor name (e.g. performance) or 'off'", value);
+                        return;
+                }
+                free(c->governor);
+                c->governor = strdup(value);
+                if (!c->governor)
+                        s->oom = -ENOMEM;
+        } else
+                parse_error(s, "unknown key '%s' in section [pm]", key);
+}
+
+bool sysctl_key_is_valid(const char *key) {
+        size_t component = 0, components = 0;
+
+        if (isempty(key) || strlen(key) > 255)
+                return false;
+        for (const char *p = key;; p++) {
+                if (*p == '.' || *p == '\0') {
+                        if (component == 0)
+                                return false; /* leading, trailing or doubled dot */
+                        components++;
+                        component = 0;
+                        if (*p == '\0')
+                                break;
+                        continue;
+                }
+                if (!isalnum((unsigned char) *p) && *p != '_' && *p != '-')
+                        return false;
+                component++;
+        }
+        return components >= 2;
+}
+
+static bool sysctl_value_is_valid(const char *value) {
+        if (isempty(value) || strlen(value) > SYSCTL_VALUE_MAX)
+                return false;
+        for (const char *p = value; *p; p++)
+                if (!isprint((unsigned char) *p) && *p != '\t')
+                        return false;
+        return true;
+}
+
+static void handle_sysctl(ParseState *s, const char *key, const char *value) {
+        Config *c = s->config;
+        SysctlEntry *e = NULL;
+
+        if (!sysctl_key_is_valid(key)) {
+                parse_error(s, "'%s' is not a sysctl name (dotted, e.g. net.core.busy_poll; no '/' or '..')", key);
+                return;
+        }
+        if (!sysctl_value_is_valid(value)) {
+                parse_error(s, "%s: value must be 1 to %d printable characters", key, SYSCTL_VALUE_MAX);
+                return;
+        }
+        for (size_t i = 0; i < c->n_sysctls; i++)
+                if (streq(c->sysctls[i].key, key))
+                        e = &c->sysctls[i];
+        if (!e) {
+                SysctlEntry *a = realloc(c->sysctls, (c->n_sysctls + 1) * sizeof(SysctlEntry));
+                if (!a) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                c->sysctls = a;
+                e = &c->sysctls[c->n_sysctls];
+                *e = (SysctlEntry) { .key = strdup(key) };
+                if (!e->key) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                c->n_sysctls++;
+        }
+        free(e->value);
+        e->value = strdup(value);
+        if (!e->value)
+                s->oom = -ENOMEM;
+        e->source = here(s);
+}
+
+static int config_ini_handler(void *user, const char *section, const char *name, const char *raw_value) {
+        static const struct {
+                const char *name;
+                void (*handle)(ParseState *s, const char *key, const char *value);
+        } sections[] = {
+                { "daemon", handle_daemon },
+                { "cpus", handle_cpus },
+                { "irq", handle_irq },
+                { "pm", handle_pm },
+                { "sysctl", handle_sysctl },
+        };
+        ParseState *s = user;
+        _cleanup_free_ char *value = strdup(raw_value);
+        char *v;
+
+        if (!value) {
+                s->oom = -ENOMEM;
+                return 1;
+        }
+        /* inih strips ';' inline comments; '#' ones are ours. */
+        for (char *p = value; *p; p++)
+                if (*p == '#' && p > value && isspace((unsigned char) p[-1])) {
+                        *p = '\0';
+                        break;
+                }
+        v = strstrip(value);
+
+        if (isempty(section)) {
+                parse_error(s, "key '%s' outside of any section", name);
+                return 1;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(sections); i++)
+                if (streq(section, sections[i].name)) {
+                        if (isempty(v) && !streq(section, "sysctl")) {
+                                parse_error(s, "%s: empty value", name);
+                                return 1;
+                        }
+                        sections[i].handle(s, name, v);
+                        return 1;
+                }
+        /* Reported once per section header by the reader; keys inside are skipped. */
+        return 1;
+}
+
+static const char *const known_sections[] = { "daemon", "cpus", "irq", "pm", "sysctl" };
+
+/* Vets one physical line, handing inih either the line (trimmed, so it never sees an
+ * indented continuation) or an empty line in place of one that is wrong. */
+static void vet_line(ParseState *s, char *line, char *out, int num) {
+        char *p = strstrip(line);
+        size_t n;
+
+        out[0] = '\0';
+        if (*p == '\0' || *p == '#' || *p == ';')
+                return;
+
+        if (*p == '[') {
+                char *end = strchr(p, ']'), *rest;
+                bool known = false;
+
+                if (!end) {
+                        parse_error(s, "section header without ']'");
+                        return;
+                }
+                rest = strstrip(end + 1);
+                if (*rest && *rest != '#' && *rest != ';') {
+                        parse_error(s, "unexpected text after section header: '%s'", rest);
+                        return;
+                }
+                *end = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(known_sections); i++)
+                        known = known || streq(p + 1, known_sections[i]);
+                if (!known)
+                        parse_error(s, "unknown section [%s]", p + 1);
+                *end = ']';
+                end[1] = '\0';
+        } else {
+                size_t eq = strcspn(p, "=:");
+                if (p[eq] != '=') {
+                        parse_error(s, "expected 'key = value' or '[section]'");
+                        return;
+                }
+                if (eq == 0 || isspace((unsigned char) p[0])) {
+                        parse_error(s, "missing key before '='");
+                        return;
+                }
+        }
+        n = strlen(p);
+        if ((int) n + 2 > num) {
+                parse_error(s, "line too long (at most %d characters)", num - 2);
+                return;
+        }
+        memcpy(out, p, n);
+        out[n] = '\n';
+        out[n + 1] = '\0';
+}
+
+static int next_char(ParseState *s) {
+        if (s->f)
+                return getc(s->f);
+        if (*s->cursor == '\0')
+                return EOF;
+        return (unsigned char) *s->cursor++;
+}
+
+static char *config_ini_reader(char *str, int num, void *stream) {
+        ParseState *s = stream;
+        char buf[CONFIG_LINE_MAX + 1];
+        size_t len = 0;
+        bool got = false, nul = false;
+        int ch;
+
+        while ((ch = next_char(s)) != EOF) {
+                got = true;
+                if (ch == '\n')
+                        break;
+                if (ch == '\0')
+                        nul = true;
+                if (len < sizeof(buf))
+                        buf[len] = (char) ch;
+                len++;
+        }
+        if (!got)
+                return NULL;
+        s->line++;
+        str[0] = '\0';
+
+        if (len > CONFIG_LINE_MAX)
+                parse_error(s, "line too long (at most %d characters)", CONFIG_LINE_MAX);
+        else if (nul)
+                parse_error(s, "NUL byte in line");
+        else {
+                buf[len] = '\0';
+                vet_line(s, buf, str, num);
+        }
+        return str;
+}
+
+static int config_add_file_name(Config *c, const char *name, const char **ret) {
+        char **files = realloc(c->files, (c->n_files + 1) * sizeof(char *));
+        if (!files)
+                return -ENOMEM;
+        c->files = files;
+        c->files[c->n_files] = strdup(name);
+        if (!c->files[c->n_files])
+                return -ENOMEM;
+        *ret = c->files[c->n_files++];
+        return 0;
+}
+
+static int config_parse(Config *c, const char *name, FILE *f, const char *text, ErrorList *errors) {
+        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "" };
+        int r;
+
+        r = config_add_file_name(c, name, &s.file);
+        if (r < 0)
+                return r;
+        /* Every handler returns 1 and every line is vetted, so inih reports nothing. */
+        (void) ini_parse_stream(config_ini_reader, &s, config_ini_handler, &s);
+        if (f && ferror(f)) {
+                error_list_add(errors, "%s: read error", name);
+                return -EIO;
+        }
+        return s.oom;
+}
+
+int config_parse_string(Config *c, const char *name, const char *text, ErrorList *errors) {
+        return config_parse(c, name, NULL, text, errors);
+}
+
+int config_parse_file(Config *c, const char *path, ErrorList *errors) {
+        _cleanup_fclose_ FILE *f = NULL;
+        struct stat st;
+
+        f = fopen(path, "re");
+        if (!f) {
+                int r = negative_errno();
+                error_list_add(errors, "%s: cannot open: %s", path, strerror(-r));
+                return r;
+        }
+        if (fstat(fileno(f), &st) < 0) {
+                int r = negative_errno();
+                error_list_add(errors, "%s: cannot stat: %s", path, strerror(-r));
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                error_list_add(errors, "%s: not a regular file", path);
+                return -EINVAL;
+        }
+        return config_parse(c, path, f, NULL, errors);
+}
+
+static int conf_filter(const struct dirent *d) {
+        size_t n = strlen(d->d_name);
+        return d->d_name[0] != '.' && n > 5 && streq(d->d_name + n - 5, ".conf");
+}
+
+void config_validate(const Config *c, ErrorList *errors) {
+        if (!c->isolated_auto && c->housekeeping_explicit &&
+            cpuset_intersects(&c->isolated, &c->housekeeping)) {
+                /* Name the later of the two lines: that is the one the admin just wrote. */
+                const ConfigSource *at = &c->housekeeping_source;
+                if (c->isolated_source.file == c->housekeeping_source.file &&
+                    c->isolated_source.line > c->housekeeping_source.line)
+                        at = &c->isolated_source;
+                _cleanup_cpuset_ CPUSet both = CPUSET_EMPTY;
+                _cleanup_free_ char *list = NULL;
+                if (cpuset_copy(&both, &c->isolated) >= 0) {
+                        cpuset_and(&both, &c->housekeeping);
+                        list = cpuset_format_list(&both);
+                }
+                error_list_add(errors, "%s:%u: isolated and housekeeping CPU sets overlap (CPUs %s)",
+                               at->file, at->line, list ?: "?");
+        }
+}
+
+int config_load(const char *path, Config **ret, ErrorList *errors) {
+        _cleanup_config_ Config *c = config_new();
+        _cleanup_free_ char *dropin_dir = NULL;
+        struct dirent **entries = NULL;
+        size_t errors_before = errors->n;
+        int n, r;
+
+        if (!c)
+                return -ENOMEM;
+        r = config_parse_file(c, path, errors);
+        if (r == -ENOMEM)
+                return r;
+
+        dropin_dir = strdup_printf("%s.d", path);
+        if (!dropin_dir)
+                return -ENOMEM;
+        n = scandir(dropin_dir, &entries, conf_filter, alphasort);
+        if (n < 0 && errno != ENOENT && errno != ENOTDIR)
+                error_list_add(errors, "%s: cannot read drop-in directory: %s", dropin_dir, strerror(errno));
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *file = strdup_printf("%s/%s", dropin_dir, entries[i]->d_name);
+                if (!file)
+                        r = -ENOMEM;
+                else
+                        r = config_parse_file(c, file, errors);
+                free(entries[i]);
+                if (r == -ENOMEM) {
+                        for (int j = i + 1; j < n; j++)
+                                free(entries[j]);
+                        free(entries);
+                        return r;
+                }
+        }
+        free(entries);
+
+        config_validate(c, errors);
+        if (errors->n > errors_before)
+                return -EINVAL;
+        *ret = TAKE_PTR(c);
+        return 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatd.conf: parsing (libinih as the tokenizer), strict validation of every key, and
+ * the drop-in directory. Pure with respect to the host: checks that need host facts (does
+ * CPU 7 exist?) happen in posture.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cpuset.h"
+#include "errorlist.h"
+
+typedef enum DaemonMode {
+        DAEMON_MODE_ENFORCE,
+        DAEMON_MODE_OBSERVE,
+} DaemonMode;
+
+const char *daemon_mode_to_string(DaemonMode m);
+
+/* Where a value came from, so that errors found later still name file:line. */
+typedef struct ConfigSource {
+        const char *file; /* points into Config.files */
+        unsigned line;
+} ConfigSource;
+
+typedef struct IrqPin {
+        char *glob;
+        CPUSet cpus;
+        ConfigSource source;
+} IrqPin;
+
+typedef struct SysctlEntry {
+        char *key;
+        char *value;
+        ConfigSource source;
+} SysctlEntry;
+
+#define SCAN_INTERVAL_DEFAULT_USEC (10 * USEC_PER_SEC)
+#define SCAN_INTERVAL_MIN_USEC (100 * USEC_PER_MSEC)
+#define SCAN_INTERVAL_MAX_USEC (3600 * USEC_PER_SEC)
+#define DMA_LATENCY_MAX_USEC 2000000000
+#define SYSCTL_VALUE_MAX 255
+#define CONFIG_LINE_MAX 198 /* libinih reads at most 200 bytes a line, "\n" and NUL included */
+
+typedef struct Config {
+        char **files; /* every file read, main file first */
+        size_t n_files;
+
+        DaemonMode mode;
+        uint64_t scan_interval_usec;
+
+        bool isolated_auto;
+        CPUSet isolated; /* when !isolated_auto */
+        ConfigSource isolated_source;
+
+        bool housekeeping_explicit;
+        CPUSet housekeeping;
+        ConfigSource housekeeping_source;
+
+        bool default_affinity_is_housekeeping;
+        CPUSet default_affinity;
+        ConfigSource default_affinity_source;
+
+        IrqPin *pins;
+        size_t n_pins;
+
+        bool cpu_dma_latency_enabled;
+        int32_t cpu_dma_latency_usec;
+
+        char *governor; /* NULL when off */
+
+        SysctlEntry *sysctls;
+        size_t n_sysctls;
+} Config;
+
+Config *config_new(void);
+Config *config_free(Config *c);
+static inline void config_freep(Config **c) {
+        config_free(*c);
+}
+#define _cleanup_config_ __attribute__((cleanup(config_freep)))
+
+/* Parses one file into c (keys override earlier ones). Errors go to errors as
+ * "name:line: reason". Returns 0 when the file was read (even with errors), -errno when
+ * it could not be read (also recorded in errors). */
+int config_parse_file(Config *c, const char *path, ErrorList *errors);
+/* The same from memory; name is used in messages. For tests and fuzzing. */
+int config_parse_string(Config *c, const char *name, const char *text, ErrorList *errors);
+
+/* Checks across keys (overlapping sets, ...). Call after all files are parsed. */
+void config_validate(const Config *c, ErrorList *errors);
+
+/* Loads path and then path.d/\*.conf in lexical order, and validates. Returns 0 with
+ * *ret set, or -EINVAL with every problem in errors (nothing in *ret). */
+int config_load(const char *path, Config **ret, ErrorList *errors);
+
+/* Sysctl key syntax: components of [A-Za-z0-9_-] joined by single dots, at least two. */
+bool sysctl_key_is_valid(const char *key);

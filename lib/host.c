@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The host-access layer: opening paths relative to the root fd. */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "host.h"
+#include "util.h"
+
+#define HOST_FILE_MAX (64 * 1024)
+
+int host_open(const char *root, Host **ret) {
+        _cleanup_(host_freep) Host *h = NULL;
+
+        h = calloc(1, sizeof(Host));
+        if (!h)
+                return -ENOMEM;
+        h->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (h->root_fd < 0)
+                return negative_errno();
+        h->root_path = strdup(root);
+        if (!h->root_path)
+                return -ENOMEM;
+        /* "/" + "proc/..." must not become "//proc/..." in messages. */
+        size_t n = strlen(h->root_path);
+        while (n > 1 && h->root_path[n - 1] == '/')
+                h->root_path[--n] = '\0';
+        *ret = TAKE_PTR(h);
+        return 0;
+}
+
+Host *host_free(Host *h) {
+        if (!h)
+                return NULL;
+        safe_close(h->root_fd);
+        free(h->root_path);
+        free(h);
+        return NULL;
+}
+
+int host_open_file(const Host *h, const char *relpath, int flags) {
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY),
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd;
+
+        while (*relpath == '/')
+                relpath++;
+        fd = (int) syscall(SYS_openat2, h->root_fd, relpath, &how, sizeof(how));
+        if (fd >= 0)
+                return fd;
+        if (errno != ENOSYS)
+                return negative_errno();
+        /* Kernels before 5.6: plain openat(); callers only pass validated relative paths. */
+        fd = openat(h->root_fd, relpath, flags | O_CLOEXEC | O_NOCTTY);
+        return fd >= 0 ? fd : negative_errno();
+}
+
+int host_read_file(const Host *h, const char *relpath, char **ret) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, size = 4096;
+
+        fd = host_open_file(h, relpath, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        buf = malloc(size);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (len + 1 >= size) {
+                        char *b;
+                        if (size >= HOST_FILE_MAX)
+                                return -EFBIG;
+                        size *= 2;
+                        b = realloc(buf, size);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                n = read(fd, buf + len, size - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int host_write_file(const Host *h, const char *relpath, const char *value) {
+        _cleanup_close_ int fd = -1;
+        size_t len = strlen(value);
+        ssize_t n;
+
+        fd = host_open_file(h, relpath, O_WRONLY | O_TRUNC);
+        if (fd < 0)
+                return fd;
+        n = write(fd, value, len);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}
+
+char *host_path(const Host *h, const char *relpath) {
+        while (*relpath == '/')
+                relpath++;
+        return strdup_printf("%s/%s", streq(h->root_path, "/") ? "" : h->root_path, relpath);
+}
+
+void host_cpus_done(HostCpus *c) {
+        cpuset_done(&c->online);
+        cpuset_done(&c->possible);
+        cpuset_done(&c->isolated);
+        cpuset_done(&c->nohz_full);
+}
+
+static int read_cpu_list(const Host *h, const char *relpath, bool optional, CPUSet *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = host_read_file(h, relpath, &text);
+        if (r == -ENOENT && optional)
+                return 0;
+        if (r < 0)
+                return r;
+        /* nohz_full reads "(null)" when the kernel was booted without it. */
+        if (strncmp(strstrip(text), "(null)", 6) == 0)
+                return 0;
+        return cpuset_parse_list(text, ret);
+}
+
+int host_read_cpus(const Host *h, HostCpus *ret) {
+        HostCpus c = {};
+        int r;
+
+        r = read_cpu_list(h, "sys/devices/system/cpu/online", false, &c.online);
+        if (r >= 0)
+                r = read_cpu_list(h, "sys/devices/system/cpu/possible", true, &c.possible);
+        if (r >= 0 && cpuset_is_empty(&c.possible))
+                r = cpuset_copy(&c.possible, &c.online);
+        if (r >= 0)
+                r = read_cpu_list(h, "sys/devices/system/cpu/isolated", true, &c.isolated);
+        if (r >= 0)
+                r = read_cpu_list(h, "sys/devices/system/cpu/nohz_full", true, &c.nohz_full);
+        if (r >= 0 && cpuset_is_empty(&c.online))
+                r = -ENODATA;
+        if (r < 0) {
+                host_cpus_done(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The host-access layer: every /proc, /sys and /dev path is opened relative to one root
+ * directory fd (the HWLOC_FSROOT pattern), so tests and containers can point lowlatd at
+ * another tree with --root. Nothing outside this file opens a host path. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "cpuset.h"
+#include "macro.h"
+
+typedef struct Host {
+        int root_fd;
+        char *root_path; /* for messages and inotify, which has no *at() form */
+} Host;
+
+int host_open(const char *root, Host **ret);
+Host *host_free(Host *h);
+DEFINE_POINTER_CLEANUP(Host, host_free);
+
+/* relpath has no leading '/', e.g. "proc/irq/42/smp_affinity_list". Resolution stays
+ * inside the root, even through absolute symlinks and "..". Returns an fd or -errno. */
+int host_open_file(const Host *h, const char *relpath, int flags);
+/* Reads a small file whole (at most 64 KiB); newly allocated, NUL-terminated. */
+int host_read_file(const Host *h, const char *relpath, char **ret);
+/* One write() of value into a freshly opened O_WRONLY|O_TRUNC fd: procfs ignores
+ * O_TRUNC, a plain file in a fake tree needs it. */
+int host_write_file(const Host *h, const char *relpath, const char *value);
+/* The absolute path (root prefix + relpath); newly allocated. */
+char *host_path(const Host *h, const char *relpath);
+
+typedef struct HostCpus {
+        CPUSet online;
+        CPUSet possible;
+        CPUSet isolated;  /* what the kernel isolated (isolcpus=) */
+        CPUSet nohz_full; /* empty when "(null)" or missing */
+} HostCpus;
+
+void host_cpus_done(HostCpus *c);
+int host_read_cpus(const Host *h, HostCpus *ret);

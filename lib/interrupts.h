@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* /proc/interrupts: which action names each IRQ number carries (what pins match on). */
+#pragma once
+
+#include <stddef.h>
+
+typedef struct IrqNames {
+        unsigned *irqs; /* ascending */
+        char **names;   /* action list as printed, e.g. "eth0-TxRx-0" or "i8042, rtc0" */
+        size_t n;
+} IrqNames;
+
+#define IRQ_NAMES_EMPTY ((IrqNames) { NULL, NULL, 0 })
+
+/* Numbered lines only; NMI:, LOC: and the like are skipped. The action list is the text
+ * after the last run of two or more spaces, which the kernel prints before the first
+ * action name (chip, hwirq and trigger columns are padded, action names are not). */
+int irq_names_parse(const char *text, IrqNames *ret);
+const char *irq_names_lookup(const IrqNames *t, unsigned irq);
+void irq_names_done(IrqNames *t);

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Logging to the journal or stderr. The only process-wide state in the library: where
+ * logs go is a property of the process, like the stderr it replaces. */
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+
+#include "log.h"
+#include "util.h"
+
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+static const EventInfo events[_EVENT_ID_MAX] = {
+        [EVENT_DRIFT] = { "f04069d9094949389d6cd603580a168f", "drift", LOG_WARNING },
+        [EVENT_CORRECTED] = { "fabaec5540894c8f892a78f8fcca5b77", "corrected", LOG_NOTICE },
+        [EVENT_CORRECTION_FAILED] = { "961a95a2e0124643a8f5d7412069c374", "correction-failed", LOG_ERR },
+        [EVENT_UNSUPPORTED] = { "ef3e9aebf3a741b495409f9a30a18179", "unsupported", LOG_WARNING },
+        [EVENT_UNMOVABLE] = { "47ac721808a54ca4862384a8de3d47ed", "unmovable-irq", LOG_WARNING },
+        [EVENT_FIGHT] = { "7c8f13bfd92945dca46d033877c5c682", "fight", LOG_WARNING },
+        [EVENT_FIGHT_ENDED] = { "d671d95df5e847409958b0185874a8d6", "fight-ended", LOG_INFO },
+        [EVENT_RECOVERED] = { "eceb09c4bbb8407ca69360df3363c275", "recovered", LOG_INFO },
+        [EVENT_STARTED] = { "be656bd3ee70446a8fe73981a0733db1", "started", LOG_INFO },
+        [EVENT_RELOADED] = { "5e183a2eaaac40d6b6fc3c19b6e5d7bd", "reloaded", LOG_INFO },
+        [EVENT_RELOAD_FAILED] = { "07d08d0b39ac4007b501c84afc780328", "reload-failed", LOG_ERR },
+        [EVENT_STOPPING] = { "325120340cd6432d9d6865d7704385de", "stopping", LOG_INFO },
+};
+
+static struct {
+        bool journal;
+        int max_level;
+} log_state = { false, LOG_INFO };
+
+const EventInfo *event_info(EventId id) {
+        return id < _EVENT_ID_MAX ? &events[id] : NULL;
+}
+
+EventId event_id_from_setting_event(SettingEvent e) {
+        static const EventId map[_SETTING_EVENT_MAX] = {
+                [SETTING_EVENT_DRIFT] = EVENT_DRIFT,
+                [SETTING_EVENT_CORRECTED] = EVENT_CORRECTED,
+                [SETTING_EVENT_CORRECTION_FAILED] = EVENT_CORRECTION_FAILED,
+                [SETTING_EVENT_UNSUPPORTED] = EVENT_UNSUPPORTED,
+                [SETTING_EVENT_UNMOVABLE] = EVENT_UNMOVABLE,
+                [SETTING_EVENT_FIGHT] = EVENT_FIGHT,
+                [SETTING_EVENT_FIGHT_ENDED] = EVENT_FIGHT_ENDED,
+                [SETTING_EVENT_RECOVERED] = EVENT_RECOVERED,
+        };
+        return map[e];
+}
+
+void log_open(LogTarget target) {
+        struct stat st;
+
+        if (target == LOG_TARGET_AUTO)
+                log_state.journal = stat(JOURNAL_SOCKET, &st) >= 0 && S_ISSOCK(st.st_mode);
+        else
+                log_state.journal = target == LOG_TARGET_JOURNAL;
+}
+
+void log_set_max_level(int level) {
+        log_state.max_level = level;
+}
+
+bool log_to_journal(void) {
+        return log_state.journal;
+}
+
+static void log_send(int level, const char *message, const struct iovec *extra, size_t n_extra) {
+        if (!log_state.journal) {
+                fprintf(stderr, "lowlatd: %s\n", message);
+                return;
+        }
+
+        struct iovec iov[16];
+        char priority[] = "PRIORITY=0";
+        _cleanup_free_ char *msg = strdup_printf("MESSAGE=%s", message);
+        size_t n = 0;
+
+        if (!msg)
+                return;
+        priority[strlen(priority) - 1] = (char) ('0' + (level & 7));
+        iov[n++] = (struct iovec) { msg, strlen(msg) };
+        iov[n++] = (struct iovec) { priority, strlen(priority) };
+        iov[n++] = (struct iovec) { (char *) "SYSLOG_IDENTIFIER=lowlatd", strlen("SYSLOG_IDENTIFIER=lowlatd") };
+        for (size_t i = 0; i < n_extra && n < ELEMENTSOF(iov); i++)
+                iov[n++] = extra[i];
+        (void) sd_journal_sendv(iov, (int) n);
+}
+
+int log_internal(int level, int error, const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
+        va_list ap;
+        int saved = errno, r;
+
+        if (error < 0)
+                error = -error;
+        if (level > log_state.max_level)
+                return -error;
+        va_start(ap, fmt);
+        r = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -error;
+        if (error > 0) {
+                char *with = strdup_printf("%s: %s", text, strerror(error));
+                if (with) {
+                        free(text);
+                        text = with;
+                }
+        }
+        log_send(level, text, NULL, 0);
+        errno = saved;
+        return -error;
+}
+
+static char *field(const char *name, const char *value) {
+        return strdup_printf("%s=%s", name, value ?: "");
+}
+
+static void log_event_fields(EventId id, const char *message, const Setting *s) {
+        const EventInfo *e = event_info(id);
+        _cleanup_free_ char *mid = field("MESSAGE_ID", e->message_id);
+        _cleanup_free_ char *kind = NULL, *object = NULL, *expected = NULL, *observed = NULL, *error = NULL,
+                            *label = NULL;
+        struct iovec iov[8];
+        size_t n = 0;
+
+        if (!mid)
+                return;
+        iov[n++] = (struct iovec) { mid, strlen(mid) };
+        if (s) {
+                kind = field("LOWLATD_KIND", setting_kind_to_string(s->kind));
+                object = field("LOWLATD_OBJECT", s->object);
+                expected = field("LOWLATD_EXPECTED", s->desired);
+                observed = field("LOWLATD_OBSERVED", s->observed);
+                if (!kind || !object || !expected || !observed)
+                        return;
+                iov[n++] = (struct iovec) { kind, strlen(kind) };
+                iov[n++] = (struct iovec) { object, strlen(object) };
+                iov[n++] = (struct iovec) { expected, strlen(expected) };
+                iov[n++] = (struct iovec) { observed, strlen(observed) };
+                if (s->reason && (error = field("LOWLATD_ERROR", s->reason)))
+                        iov[n++] = (struct iovec) { error, strlen(error) };
+                if (s->label && (label = field("LOWLATD_IRQ_NAME", s->label)))
+                        iov[n++] = (struct iovec) { label, strlen(label) };
+        }
+        if (e->priority <= log_state.max_level)
+                log_send(e->priority, message, iov, n);
+}
+
+void log_setting_event(EventId id, const Setting *s) {
+        _cleanup_free_ char *what = NULL, *message = NULL;
+        const char *observed = s->observed ?: "(unreadable)";
+
+        if (s->kind == SETTING_IRQ_AFFINITY)
+                what = strdup_printf("IRQ %s%s%s%s", s->object, s->label ? " (" : "", s->label ?: "", s->label ? ")" : "");
+        else
+                what = strdup_printf("%s %s", setting_kind_to_string(s->kind), s->object);
+        if (!what)
+                return;
+
+        switch (id) {
+        case EVENT_DRIFT:
+                message = strdup_printf("%s drifted: expected %s, found %s", what, s->desired, observed);
+                break;
+        case EVENT_CORRECTED:
+                message = strdup_printf("%s corrected to %s", what, s->desired);
+                break;
+        case EVENT_CORRECTION_FAILED:
+                message = strdup_printf("%s: could not set %s: %s", what, s->desired, s->reason ?: "unknown error");
+                break;
+        case EVENT_UNSUPPORTED:
+                message = strdup_printf("%s unsupported: %s", what, s->reason ?: "not available on this host");
+                break;
+        case EVENT_UNMOVABLE:
+                message = strdup_printf("%s is unmovable, leaving it at %s: %s", what, observed, s->reason ?: "");
+                break;
+        case EVENT_FIGHT:
+                message = strdup_printf("%s keeps being changed back to %s by another writer; correcting at most every %us",
+                                        what, observed, (unsigned) (FIGHT_BACKOFF_USEC / USEC_PER_SEC));
+                break;
+        case EVENT_FIGHT_ENDED:
+                message = strdup_printf("%s: the other writer stopped; holding %s", what, s->desired);
+                break;
+        case EVENT_RECOVERED:
+                message = strdup_printf("%s is back at %s", what, observed);
+                break;
+        default:
+                message = strdup_printf("%s: %s", what, event_info(id)->name);
+                break;
+        }
+        if (message)
+                log_event_fields(id, message, s);
+}
+
+void log_event(EventId id, const char *fmt, ...) {
+        _cleanup_free_ char *message = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&message, fmt, ap);
+        va_end(ap);
+        if (r >= 0)
+                log_event_fields(id, message, NULL);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The desired posture: config resolved against the host's CPUs. */
+#include <fnmatch.h>
+#include <string.h>
+
+#include "posture.h"
+#include "util.h"
+
+static void check_cpus_exist(const CPUSet *set, const CPUSet *online, const char *what,
+                             const ConfigSource *at, ErrorList *errors) {
+        _cleanup_cpuset_ CPUSet missing = CPUSET_EMPTY;
+        _cleanup_free_ char *missing_list = NULL, *online_list = NULL;
+
+        if (cpuset_copy(&missing, set) < 0)
+                return (void) error_list_add(errors, "out of memory");
+        cpuset_subtract(&missing, online);
+        if (cpuset_is_empty(&missing))
+                return;
+        missing_list = cpuset_format_list(&missing);
+        online_list = cpuset_format_list(online);
+        error_list_add(errors, "%s:%u: %s: CPU %s does not exist or is offline (online CPUs: %s)",
+                       at->file ?: "<default>", at->line, what, missing_list ?: "?", online_list ?: "?");
+}
+
+int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorList *errors) {
+        _cleanup_(posture_freep) Posture *p = NULL;
+        Config *c = *config;
+        size_t errors_before = errors->n;
+        int last_possible;
+
+        p = calloc(1, sizeof(Posture));
+        if (!p)
+                return -ENOMEM;
+        p->mode = c->mode;
+        if (cpuset_copy(&p->online, &cpus->online) < 0)
+                return -ENOMEM;
+        last_possible = MAX(cpuset_last(&cpus->possible), cpuset_last(&cpus->online));
+        p->mask_bits = (unsigned) last_possible + 1;
+
+        if (c->isolated_auto) {
+                const CPUSet *src = cpuset_is_empty(&cpus->isolated) ? &cpus->nohz_full : &cpus->isolated;
+                if (cpuset_copy(&p->isolated, src) < 0)
+                        return -ENOMEM;
+        } else {
+                check_cpus_exist(&c->isolated, &cpus->online, "isolated", &c->isolated_source, errors);
+                if (cpuset_copy(&p->isolated, &c->isolated) < 0)
+                        return -ENOMEM;
+        }
+
+        if (c->housekeeping_explicit) {
+                check_cpus_exist(&c->housekeeping, &cpus->online, "housekeeping", &c->housekeeping_source, errors);
+                if (cpuset_copy(&p->housekeeping, &c->housekeeping) < 0)
+                        return -ENOMEM;
+                if (c->isolated_auto && cpuset_intersects(&p->housekeeping, &p->isolated))
+                        error_list_add(errors, "%s:%u: housekeeping overlaps the CPUs the kernel isolated",
+                                       c->housekeeping_source.file, c->housekeeping_source.line);
+        } else {
+                if (cpuset_copy(&p->housekeeping, &cpus->online) < 0)
+                        return -ENOMEM;
+                cpuset_subtract(&p->housekeeping, &p->isolated);
+                if (cpuset_is_empty(&p->housekeeping))
+                        error_list_add(errors, "%s:%u: isolated covers every online CPU: no housekeeping CPU is left",
+                                       c->isolated_source.file ?: "<kernel>", c->isolated_source.line);
+        }
+
+        if (c->default_affinity_is_housekeeping) {
+                if (cpuset_copy(&p->default_affinity, &p->housekeeping) < 0)
+                        return -ENOMEM;
+        } else {
+                check_cpus_exist(&c->default_affinity, &cpus->online, "default_affinity",
+                                 &c->default_affinity_source, errors);
+                if (cpuset_intersects(&c->default_affinity, &p->isolated))
+                        error_list_add(errors, "%s:%u: default_affinity includes isolated CPUs; new IRQs would land on them",
+                                       c->default_affinity_source.file, c->default_affinity_source.line);
+                if (cpuset_copy(&p->default_affinity, &c->default_affinity) < 0)
+                        return -ENOMEM;
+        }
+
+        for (size_t i = 0; i < c->n_pins; i++)
+                check_cpus_exist(&c->pins[i].cpus, &cpus->online, "pin", &c->pins[i].source, errors);
+
+        if (errors->n > errors_before)
+                return -EINVAL;
+        p->config = TAKE_PTR(*config);
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+Posture *posture_free(Posture *p) {
+        if (!p)
+                return NULL;
+        config_free(p->config);
+        cpuset_done(&p->online);
+        cpuset_done(&p->isolated);
+        cpuset_done(&p->housekeeping);
+        cpuset_done(&p->default_affinity);
+        free(p);
+        return NULL;
+}
+
+const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name) {
+        const Config *c = p->config;
+
+        if (!irq_name)
+                return NULL;
+        for (size_t i = c->n_pins; i > 0; i--) {
+                const IrqPin *pin = &c->pins[i - 1];
+                /* irq_name is the action list "a, b"; match each and the whole. */
+                if (fnmatch(pin->glob, irq_name, 0) == 0)
+                        return pin;
+                const char *s = irq_name;
+                while (*s) {
+                        size_t n = strcspn(s, ",");
+                        char one[256];
+                        if (n < sizeof(one)) {
+                                memcpy(one, s, n);
+                                one[n] = '\0';
+                                if (fnmatch(pin->glob, strstrip(one), 0) == 0)
+                                        return pin;
+                        }
+                        s += n;
+                        while (*s == ',' || *s == ' ')
+                                s++;
+                }
+        }
+        return NULL;
+}

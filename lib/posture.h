@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The desired posture: a validated config resolved against the host's CPUs. Pure and
+ * immutable once built; a reload builds a new one. */
+#pragma once
+
+#include "config.h"
+#include "host.h"
+
+typedef struct Posture {
+        Config *config; /* owned */
+        DaemonMode mode;
+        CPUSet online;
+        unsigned mask_bits; /* width of hex masks: number of possible CPUs */
+        CPUSet isolated;
+        CPUSet housekeeping;
+        CPUSet default_affinity;
+} Posture;
+
+/* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */
+int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorList *errors);
+Posture *posture_free(Posture *p);
+DEFINE_POINTER_CLEANUP(Posture, posture_free);
+
+/* The pin for an IRQ whose /proc/interrupts action names are given (the last matching
+ * pin wins), or NULL when the IRQ only has to stay off isolated CPUs. */
+const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name);

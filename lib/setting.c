@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Settings: read, compare, correct, report. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "setting.h"
+#include "util.h"
+
+static const char *const kind_names[_SETTING_KIND_MAX] = {
+        [SETTING_IRQ_AFFINITY] = "irq_affinity",
+        [SETTING_IRQ_DEFAULT_AFFINITY] = "irq_default_affinity",
+        [SETTING_SYSCTL] = "sysctl",
+        [SETTING_CPU_DMA_LATENCY] = "cpu_dma_latency",
+        [SETTING_GOVERNOR] = "governor",
+};
+
+static const char *const state_names[_SETTING_STATE_MAX] = {
+        [SETTING_PENDING] = "pending",
+        [SETTING_OK] = "ok",
+        [SETTING_DRIFTED] = "drifted",
+        [SETTING_CORRECTED] = "corrected",
+        [SETTING_FAILED] = "failed",
+        [SETTING_UNSUPPORTED] = "unsupported",
+        [SETTING_UNMOVABLE] = "unmovable",
+};
+
+const char *setting_kind_to_string(SettingKind k) {
+        return k < _SETTING_KIND_MAX ? kind_names[k] : "unknown";
+}
+
+const char *setting_state_to_string(SettingState s) {
+        return s < _SETTING_STATE_MAX ? state_names[s] : "unknown";
+}
+
+static Setting *setting_alloc(SettingKind kind) {
+        Setting *s = calloc(1, sizeof(Setting));
+        if (!s)
+                return NULL;
+        s->kind = kind;
+        s->state = SETTING_PENDING;
+        s->fd = s->effective_fd = s->hold_fd = -1;
+        s->watches[0] = s->watches[1] = -1;
+        return s;
+}
+
+Setting *setting_free(Setting *s) {
+        if (!s)
+                return NULL;
+        setting_release(s);
+        free(s->object);
+        free(s->path);
+        free(s->label);
+        free(s->desired);
+        free(s->observed);
+        free(s->reason);
+        cpuset_done(&s->cpus);
+        free(s);
+        return NULL;
+}
+
+void setting_release(Setting *s) {
+        s->fd = safe_close(s->fd);
+        s->effective_fd = safe_close(s->effective_fd);
+        s->hold_fd = safe_close(s->hold_fd);
+}
+
+int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_IRQ_AFFINITY);
+        const IrqPin *pin;
+
+        if (!s)
+                return -ENOMEM;
+        pin = posture_irq_pin(p, irq_name);
+        s->exact = pin != NULL;
+        if (cpuset_copy(&s->cpus, pin ? &pin->cpus : &p->housekeeping) < 0)
+                return -ENOMEM;
+        s->object = strdup_printf("%u", irq);
+        s->path = strdup_printf("proc/irq/%u/smp_affinity_list", irq);
+        s->desired = cpuset_format_list(&s->cpus);
+        if (irq_name)
+                s->label = strdup(irq_name);
+        if (!s->object || !s->path || !s->desired || (irq_name && !s->label))
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_default_affinity(const Posture *p, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_IRQ_DEFAULT_AFFINITY);
+
+        if (!s)
+                return -ENOMEM;
+        if (cpuset_copy(&s->cpus, &p->default_affinity) < 0)
+                return -ENOMEM;
+        s->object = strdup("default_smp_affinity");
+        s->path = strdup("proc/irq/default_smp_affinity");
+        s->desired = cpuset_format_mask(&s->cpus, p->mask_bits);
+        if (!s->object || !s->path || !s->desired)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_sysctl(const char *key, const char *value, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_SYSCTL);
+
+        if (!s)
+                return -ENOMEM;
+        if (!sysctl_key_is_valid(key))
+                return -EINVAL;
+        s->object = strdup(key);
+        s->path = strdup_printf("proc/sys/%s", key);
+        s->desired = normalize_whitespace(value);
+        if (!s->object || !s->path || !s->desired)
+                return -ENOMEM;
+        for (char *c = s->path + strlen("proc/sys/"); *c; c++)
+                if (*c == '.')
+                        *c = '/';
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_cpu_dma_latency(int32_t usec, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_CPU_DMA_LATENCY);
+
+        if (!s)
+                return -ENOMEM;
+        s->latency_usec = usec;
+        s->object = strdup("/dev/cpu_dma_latency");
+        s->path = strdup("dev/cpu_dma_latency");
+        s->desired = strdup_printf("%" PRId32, usec);
+        if (!s->object || !s->path || !s->desired)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_governor(unsigned cpu, const char *governor, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_GOVERNOR);
+
+        if (!s)
+                return -ENOMEM;
+        s->object = strdup_printf("cpu%u", cpu);
+        s->path = strdup_printf("sys/devices/system/cpu/cpu%u/cpufreq/scaling_governor", cpu);
+        s->desired = strdup(governor);
+        if (!s->object || !s->path || !s->desired)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+bool setting_same(const Setting *a, const Setting *b) {
+        return a->kind == b->kind && streq(a->object, b->object) && streq(a->desired, b->desired) &&
+               a->exact == b->exact;
+}
+
+void setting_inherit(Setting *n, Setting *old) {
+        if (n->kind != old->kind || !streq(n->object, old->object))
+                return;
+        /* Keep the fds: reopening /dev/cpu_dma_latency would drop the constraint for a
+         * moment, and the persistent read fds are what makes a scan cheap. */
+        n->fd = TAKE_FD(old->fd);
+        n->effective_fd = TAKE_FD(old->effective_fd);
+        for (size_t i = 0; i < ELEMENTSOF(n->watches); i++) {
+                n->watches[i] = old->watches[i];
+                old->watches[i] = -1;
+        }
+        if (streq(n->desired, old->desired)) {
+                n->hold_fd = TAKE_FD(old->hold_fd);
+                n->state = old->state;
+                free(n->observed);
+                n->observed = TAKE_PTR(old->observed);
+                free(n->reason);
+                n->reason = TAKE_PTR(old->reason);
+                memcpy(n->corrections_at, old->corrections_at, sizeof(n->corrections_at));
+                n->corrections_pos = old->corrections_pos;
+                n->fighting = old->fighting;
+                n->last_correction_usec = old->last_correction_usec;
+                n->last_drift_usec = old->last_drift_usec;
+                n->retry_after_usec = old->retry_after_usec;
+        } else if (n->kind == SETTING_CPU_DMA_LATENCY)
+                /* A new value is written into the same request, without a gap. */
+                n->hold_fd = TAKE_FD(old->hold_fd);
+}
+
+static void emit(Reconciler *rc, SettingEvent e, const Setting *s) {
+        if (rc->handler)
+                rc->handler(rc->userdata, e, s);
+}
+
+static void set_reason(Setting *s, const char *fmt, ...) _printf_(2, 3);
+static void set_reason(Setting *s, const char *fmt, ...) {
+        va_list ap;
+        char *r = NULL;
+
+        va_start(ap, fmt);
+        if (vasprintf(&r, fmt, ap) < 0)
+                r = NULL;
+        va_end(ap);
+        free(s->reason);
+        s->reason = r;
+}
+
+/* Reads the current value into buf as text. -ENOENT: the object does not exist. */
+static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
+        ssize_t n;
+
+        if (s->fd < 0) {
+                int flags = O_RDONLY;
+                /* Opening /dev/cpu_dma_latency adds a request; in enforce mode the held fd is
+                 * the one we read from, so no second request exists. */
+                if (s->kind == SETTING_CPU_DMA_LATENCY && s->hold_fd >= 0) {
+                        s->fd = fcntl(s->hold_fd, F_DUPFD_CLOEXEC, 3);
+                        if (s->fd < 0)
+                                return negative_errno();
+                } else {
+                        s->fd = host_open_file(rc->host, s->path, flags);
+                        if (s->fd < 0) {
+                                int r = s->fd;
+                                s->fd = -1;
+                                return r;
+                        }
+                }
+                if (s->kind == SETTING_IRQ_AFFINITY) {
+                        _cleanup_free_ char *eff = strdup_printf("proc/irq/%s/effective_affinity_list", s->object);
+                        if (!eff)
+                                return -ENOMEM;
+                        s->effective_fd = host_open_file(rc->host, eff, O_RDONLY);
+                        if (s->effective_fd < 0)
+                                s->effective_fd = -1;
+                }
+        }
+
+        if (s->kind == SETTING_CPU_DMA_LATENCY) {
+                int32_t v;
+                n = pread(s->fd, &v, sizeof(v), 0);
+                if (n < 0)
+                        return negative_errno();
+                if (n != (ssize_t) sizeof(v))
+                        return -EIO;
+                snprintf(buf, size, "%" PRId32, v);
+                return 0;
+        }
+
+        n = pread_string(s->fd, buf, size);
+        if (n < 0)
+                return (int) n;
+        strstrip(buf);
+        if (s->kind == SETTING_SYSCTL) {
+                _cleanup_free_ char *norm = normalize_whitespace(buf);
+                if (!norm)
+                        return -ENOMEM;
+                snprintf(buf, size, "%s", norm);
+        } else if (s->kind == SETTING_IRQ_AFFINITY && s->effective_fd >= 0) {
+                char eff[256];
+                size_t len = strlen(buf);
+                if (pread_string(s->effective_fd, eff, sizeof(eff)) >= 0 && *strstrip(eff) && len + 16 < size)
+                        snprintf(buf + len, size - len, " (effective %s)", eff);
+        }
+        return 0;
+}
+
+/* Parses the effective part of an IRQ's observed text, if any. */
+static int irq_parse_observed(const char *observed, CPUSet *affinity, CPUSet *effective, bool *has_effective) {
+        char copy[4096];
+        char *eff;
+        int r;
+
+        snprintf(copy, sizeof(copy), "%s", observed);
+        eff = strstr(copy, " (effective ");
+        *has_effective = eff != NULL;
+        if (eff) {
+                *eff = '\0';
+                eff += strlen(" (effective ");
+                eff[strcspn(eff, ")")] = '\0';
+                r = cpuset_parse_list(eff, effective);
+                if (r < 0)
+                        return r;
+        }
+        return cpuset_parse_list(copy, affinity);
+}
+
+static bool setting_matches(Reconciler *rc, Setting *s, const char *observed) {
+        switch (s->kind) {
+        case SETTING_IRQ_AFFINITY: {
+                _cleanup_cpuset_ CPUSet effective = CPUSET_EMPTY;
+                bool has_effective;
+
+                if (irq_parse_observed(observed, &rc->scratch, &effective, &has_effective) < 0)
+                        return false;
+                if (s->exact)
+                        return cpuset_equal(&rc->scratch, &s->cpus) &&
+                               (!has_effective || cpuset_is_subset(&effective, &s->cpus));
+                return !cpuset_intersects(&rc->scratch, &rc->posture->isolated) &&
+                       (!has_effective || !cpuset_intersects(&effective, &rc->posture->isolated));
+        }
+        case SETTING_IRQ_DEFAULT_AFFINITY:
+                return cpuset_parse_mask(observed, &rc->scratch) >= 0 && cpuset_equal(&rc->scratch, &s->cpus);
+        case SETTING_CPU_DMA_LATENCY: {
+                /* The kernel reports the strictest request; stricter than ours is fine. */
+                char *end;
+                long v = strtol(observed, &end, 10);
+                return *end == '\0' && v <= s->latency_usec;
+        }
+        case SETTING_SYSCTL:
+        case SETTING_GOVERNOR:
+                return streq(observed, s->desired);
+        default:
+                return false;
+        }
+}
+
+static bool irq_write_is_refusal(int r) {
+        return r == -EIO || r == -EINVAL || r == -EPERM || r == -EACCES;
+}
+
+static int governor_check_available(Reconciler *rc, Setting *s) {
+        _cleanup_free_ char *path = NULL, *avail = NULL;
+        char *slash;
+        int r;
+
+        path = strdup(s->path);
+        if (!path)
+                return -ENOMEM;
+        slash = strrchr(path, '/');
+        *slash = '\0';
+        _cleanup_free_ char *file = strdup_printf("%s/scaling_available_governors", path);
+        if (!file)
+                return -ENOMEM;
+        r = host_read_file(rc->host, file, &avail);
+        if (r < 0)
+                return 0; /* cannot tell; let the write decide */
+        _cleanup_free_ char *norm = normalize_whitespace(avail);
+        if (!norm)
+                return -ENOMEM;
+        for (char *w = norm; *w;) {
+                size_t n = strcspn(w, " ");
+                if (n == strlen(s->desired) && strncmp(w, s->desired, n) == 0)
+                        return 0;
+                w += n;
+                while (*w == ' ')
+                        w++;
+        }
+        set_reason(s, "governor '%s' is not available (available: %s)", s->desired, norm);
+        return -EOPNOTSUPP;
+}
+
+/* Writes the desired value. Returns 0, or -errno with s->reason set. A refusal that will
+ * not change by retrying is returned as -EOPNOTSUPP (unsupported) or -EPERM (unmovable). */
+static int setting_write(Reconciler *rc, Setting *s) {
+        int r;
+
+        switch (s->kind) {
+        case SETTING_IRQ_AFFINITY: {
+                struct stat st;
+                /* Root ignores file modes, so check the bits the kernel uses to say "no". */
+                if (s->fd >= 0 && fstat(s->fd, &st) >= 0 && (st.st_mode & 0222) == 0) {
+                        set_reason(s, "smp_affinity_list is read-only (the kernel does not allow moving this IRQ)");
+                        return -EPERM;
+                }
+                r = host_write_file(rc->host, s->path, s->desired);
+                if (r == -ENOENT)
+                        return r;
+                if (r < 0 && irq_write_is_refusal(r)) {
+                        set_reason(s, "the kernel refused the new affinity: %s%s", strerror(-r),
+                                   r == -EIO ? " (managed or per-CPU IRQ)" : "");
+                        return -EPERM;
+                }
+                break;
+        }
+        case SETTING_CPU_DMA_LATENCY: {
+                int32_t v = s->latency_usec;
+                ssize_t n;
+
+                if (s->hold_fd < 0) {
+                        s->hold_fd = host_open_file(rc->host, s->path, O_RDWR);
+                        if (s->hold_fd < 0) {
+                                r = s->hold_fd;
+                                s->hold_fd = -1;
+                                break;
+                        }
+                        /* Read through the held request from now on. */
+                        s->fd = safe_close(s->fd);
+                }
+                n = pwrite(s->hold_fd, &v, sizeof(v), 0);
+                if (n < 0 && errno == ESPIPE)
+                        n = write(s->hold_fd, &v, sizeof(v));
+                r = n < 0 ? negative_errno() : n != (ssize_t) sizeof(v) ? -EIO : 0;
+                break;
+        }
+        case SETTING_GOVERNOR:
+                r = governor_check_available(rc, s);
+                if (r < 0)
+                        return r;
+                _fallthrough_;
+        default:
+                r = host_write_file(rc->host, s->path, s->desired);
+                break;
+        }
+        if (r < 0 && !s->reason)
+                set_reason(s, "writing %s failed: %s", s->path, strerror(-r));
+        else if (r < 0) {
+                _cleanup_free_ char *old = TAKE_PTR(s->reason);
+                set_reason(s, "writing %s failed: %s", s->path, strerror(-r));
+        }
+        return r;
+}
+
+static void record_correction(Reconciler *rc, Setting *s, uint64_t now) {
+        uint64_t oldest;
+
+        s->corrections_at[s->corrections_pos] = now;
+        s->corrections_pos = (s->corrections_pos + 1) % FIGHT_CORRECTIONS;
+        s->last_correction_usec = now;
+        oldest = s->corrections_at[s->corrections_pos];
+        if (!s->fighting && oldest != 0 && now - oldest < FIGHT_WINDOW_USEC) {
+                s->fighting = true;
+                emit(rc, SETTING_EVENT_FIGHT, s);
+        }
+}
+
+static int set_observed(Setting *s, const char *text) {
+        if (s->observed && streq(s->observed, text))
+                return 0;
+        char *copy = strdup(text);
+        if (!copy)
+                return -ENOMEM;
+        free(s->observed);
+        s->observed = copy;
+        return 1;
+}
+
+int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
+        char buf[4096];
+        bool changed, matches;
+        SettingState before = s->state;
+        int r;
+
+        if (!force && (s->state == SETTING_UNSUPPORTED || s->state == SETTING_UNMOVABLE))
+                return 0;
+
+        r = setting_read(rc, s, buf, sizeof(buf));
+        if (r == -ENOENT && s->kind == SETTING_IRQ_AFFINITY)
+                return -ENOENT;
+        if (r < 0) {
+                if (r == -ENOENT) {
+                        if (s->state != SETTING_UNSUPPORTED) {
+                                s->state = SETTING_UNSUPPORTED;
+                                set_reason(s, s->kind == SETTING_SYSCTL ? "no such sysctl on this kernel (%s)"
+                                                                        : "not present on this host (%s)",
+                                           s->path);
+                                emit(rc, SETTING_EVENT_UNSUPPORTED, s);
+                        }
+                        return 0;
+                }
+                /* A vanished IRQ can read as EIO/ENODEV through an old fd; the directory scan
+                 * removes it. Other read errors are failures, reported once. */
+                if (s->kind == SETTING_IRQ_AFFINITY && (r == -ENODEV || r == -EIO))
+                        return -ENOENT;
+                if (s->state != SETTING_FAILED) {
+                        s->state = SETTING_FAILED;
+                        set_reason(s, "reading %s failed: %s", s->path, strerror(-r));
+                        rc->counters.failures++;
+                        emit(rc, SETTING_EVENT_CORRECTION_FAILED, s);
+                }
+                return 0;
+        }
+
+        r = set_observed(s, buf);
+        if (r < 0)
+                return r;
+        changed = r > 0;
+
+        if (!changed && !force) {
+                /* Same text as last time: nothing new, unless a deferred correction is due. */
+                if (setting_state_is_good(s->state) || rc->observe)
+                        return 0;
+                if (s->state == SETTING_FAILED && now < s->retry_after_usec)
+                        return 0;
+                if (s->state == SETTING_DRIFTED && s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
+                        return 0;
+        }
+
+        matches = setting_matches(rc, s, s->observed);
+        if (matches) {
+                if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED || s->state == SETTING_UNSUPPORTED)
+                        emit(rc, SETTING_EVENT_RECOVERED, s);
+                if (!setting_state_is_good(s->state))
+                        s->state = SETTING_OK;
+                s->reason = mfree(s->reason);
+                return 0;
+        }
+
+        s->last_drift_usec = now;
+        if (before != SETTING_DRIFTED && before != SETTING_FAILED) {
+                s->state = SETTING_DRIFTED;
+                rc->counters.drift_events++;
+                emit(rc, SETTING_EVENT_DRIFT, s);
+        }
+        s->state = SETTING_DRIFTED;
+        if (rc->observe)
+                return 0;
+        if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
+                return 0;
+
+        r = setting_write(rc, s);
+        if (r == -ENOENT && s->kind == SETTING_IRQ_AFFINITY)
+                return -ENOENT;
+        if (r == -EPERM && s->kind == SETTING_IRQ_AFFINITY) {
+                s->state = SETTING_UNMOVABLE;
+                emit(rc, SETTING_EVENT_UNMOVABLE, s);
+                return 0;
+        }
+        if (r == -EOPNOTSUPP) {
+                s->state = SETTING_UNSUPPORTED;
+                emit(rc, SETTING_EVENT_UNSUPPORTED, s);
+                return 0;
+        }
+        if (r >= 0) {
+                /* Trust the host, not the write: read it back. */
+                r = setting_read(rc, s, buf, sizeof(buf));
+                if (r >= 0 && set_observed(s, buf) >= 0 && setting_matches(rc, s, s->observed)) {
+                        s->state = SETTING_CORRECTED;
+                        s->reason = mfree(s->reason);
+                        rc->counters.corrections++;
+                        record_correction(rc, s, now);
+                        emit(rc, SETTING_EVENT_CORRECTED, s);
+                        return 0;
+                }
+                set_reason(s, "wrote %s but read back %s", s->desired, s->observed ?: "nothing");
+        }
+        s->retry_after_usec = now + FAILED_RETRY_USEC;
+        if (before != SETTING_FAILED || force) {
+                rc->counters.failures++;
+                emit(rc, SETTING_EVENT_CORRECTION_FAILED, s);
+        }
+        s->state = SETTING_FAILED;
+        return 0;
+}
+
+void setting_tick(Reconciler *rc, Setting *s, uint64_t now) {
+        if (s->fighting && now - s->last_drift_usec >= FIGHT_QUIET_USEC) {
+                s->fighting = false;
+                memset(s->corrections_at, 0, sizeof(s->corrections_at));
+                emit(rc, SETTING_EVENT_FIGHT_ENDED, s);
+        }
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The table of settings in force: the static ones planned from the posture, and one per
+ * IRQ found in /proc/irq, kept in step with the host by table_scan(). */
+#pragma once
+
+#include "interrupts.h"
+#include "setting.h"
+
+typedef struct SettingTableHooks {
+        void (*added)(void *userdata, Setting *s);
+        void (*removed)(void *userdata, Setting *s); /* called before the setting is freed */
+        void *userdata;
+} SettingTableHooks;
+
+typedef struct SettingTable {
+        Setting **settings;
+        size_t n, allocated;
+        Setting **by_irq; /* index by IRQ number, NULL where none */
+        size_t n_by_irq;
+        IrqNames names;
+        SettingTableHooks hooks;
+} SettingTable;
+
+/* IRQ numbers above this are ignored (the kernel's limit is far lower; this bounds a
+ * hostile or corrupt tree). */
+#define IRQ_NUMBER_MAX (1U << 20)
+
+void table_init(SettingTable *t, const SettingTableHooks *hooks);
+void table_done(SettingTable *t);
+int table_add(SettingTable *t, Setting *s);
+
+/* Adds the settings that do not depend on IRQs: default affinity, sysctls,
+ * cpu_dma_latency, governors. */
+int table_plan_static(SettingTable *t, const Posture *p);
+
+/* Lists /proc/irq: adds a setting for each new IRQ (names from /proc/interrupts), drops
+ * the ones that are gone. Returns the number of IRQs present, or -errno. */
+int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p);
+
+/* Reconciles every setting. Vanished IRQs are dropped. */
+void table_reconcile_all(SettingTable *t, Reconciler *rc, uint64_t now, bool force);
+/* Reconciles one; drops it if its object vanished. */
+void table_reconcile_one(SettingTable *t, Reconciler *rc, Setting *s, uint64_t now, bool force);
+
+/* Moves fds and history from old settings that match new ones (reload). old is emptied;
+ * settings of old with no counterpart are released. */
+void table_inherit(SettingTable *t, SettingTable *old);
+
+/* Counts by state. */
+void table_count(const SettingTable *t, size_t counts[_SETTING_STATE_MAX]);

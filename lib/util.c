@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* String and number parsing with full error checks, and small fd helpers. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <inttypes.h>
+#include <strings.h>
+#include <time.h>
+
+#include "util.h"
+
+int parse_uint64(const char *s, uint64_t *ret) {
+        char *end = NULL;
+        unsigned long long v;
+
+        if (isempty(s) || !isdigit((unsigned char) s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno != 0 || !end || *end != '\0')
+                return -EINVAL;
+        *ret = (uint64_t) v;
+        return 0;
+}
+
+int parse_uint32(const char *s, uint32_t *ret) {
+        uint64_t v;
+        int r = parse_uint64(s, &v);
+        if (r < 0)
+                return r;
+        if (v > UINT32_MAX)
+                return -ERANGE;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int parse_unsigned(const char *s, unsigned *ret) {
+        uint32_t v;
+        int r = parse_uint32(s, &v);
+        if (r < 0)
+                return r;
+        *ret = v;
+        return 0;
+}
+
+int parse_boolean(const char *s, bool *ret) {
+        static const char *const yes[] = { "1", "yes", "on", "true" };
+        static const char *const no[] = { "0", "no", "off", "false" };
+
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcasecmp(s, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcasecmp(s, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int parse_duration_usec(const char *s, uint64_t *ret) {
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } units[] = {
+                { "us", 1 },
+                { "ms", USEC_PER_MSEC },
+                { "s", USEC_PER_SEC },
+                { "sec", USEC_PER_SEC },
+                { "min", 60 * USEC_PER_SEC },
+                { "", USEC_PER_SEC },
+        };
+        char digits[32];
+        size_t n = 0;
+        uint64_t v;
+        int r;
+
+        if (isempty(s))
+                return -EINVAL;
+        while (isdigit((unsigned char) s[n]))
+                n++;
+        if (n == 0 || n >= sizeof(digits))
+                return n == 0 ? -EINVAL : -ERANGE;
+        memcpy(digits, s, n);
+        digits[n] = '\0';
+        r = parse_uint64(digits, &v);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (streq(s + n, units[i].suffix)) {
+                        if (v > UINT64_MAX / units[i].usec)
+                                return -ERANGE;
+                        *ret = v * units[i].usec;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+char *format_duration_usec(uint64_t usec) {
+        if (usec % (60 * USEC_PER_SEC) == 0 && usec > 0)
+                return strdup_printf("%" PRIu64 "min", usec / (60 * USEC_PER_SEC));
+        if (usec % USEC_PER_SEC == 0)
+                return strdup_printf("%" PRIu64 "s", usec / USEC_PER_SEC);
+        if (usec % USEC_PER_MSEC == 0)
+                return strdup_printf("%" PRIu64 "ms", usec / USEC_PER_MSEC);
+        return strdup_printf("%" PRIu64 "us", usec);
+}
+
+char *strstrip(char *s) {
+        char *e;
+
+        while (isspace((unsigned char) *s))
+                s++;
+        e = s + strlen(s);
+        while (e > s && isspace((unsigned char) e[-1]))
+                e--;
+        *e = '\0';
+        return s;
+}
+
+char *normalize_whitespace(const char *s) {
+        char *out, *o;
+        bool pending_space = false;
+
+        out = malloc(strlen(s) + 1);
+        if (!out)
+                return NULL;
+        o = out;
+        for (; *s; s++) {
+                if (isspace((unsigned char) *s)) {
+                        pending_space = o != out;
+                        continue;
+                }
+                if (pending_space)
+                        *o++ = ' ';
+                pending_space = false;
+                *o++ = *s;
+        }
+        *o = '\0';
+        return out;
+}
+
+char *strdup_printf(const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+ssize_t pread_string(int fd, char *buf, size_t size) {
+        ssize_t n;
+
+        if (size == 0)
+                return -EINVAL;
+        n = pread(fd, buf, size - 1, 0);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = '\0';
+        return n;
+}
+
+int write_string_fd(int fd, const char *s) {
+        size_t len = strlen(s);
+        ssize_t n;
+
+        n = pwrite(fd, s, len, 0);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}
+
+uint64_t now_usec(int clock) {
+        struct timespec ts;
+
+        if (clock_gettime(clock, &ts) < 0)
+                return 0;
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}

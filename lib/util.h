@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* String and number parsing with full error checks, and small fd helpers. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "macro.h"
+
+static inline bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return streq(a, b);
+}
+
+static inline bool isempty(const char *s) {
+        return !s || !*s;
+}
+
+/* Strict unsigned parse: digits only (no sign, no leading space), base 10, no overflow. */
+int parse_uint64(const char *s, uint64_t *ret);
+int parse_uint32(const char *s, uint32_t *ret);
+int parse_unsigned(const char *s, unsigned *ret);
+
+/* "on|off|yes|no|true|false|1|0" */
+int parse_boolean(const char *s, bool *ret);
+
+/* "250ms", "10s", "2min", "1500us"; a bare number is seconds. */
+int parse_duration_usec(const char *s, uint64_t *ret);
+/* Formats a duration the way parse_duration_usec() reads it back. */
+char *format_duration_usec(uint64_t usec);
+
+/* Trims white space at both ends, in place; returns s. */
+char *strstrip(char *s);
+
+/* Collapses every run of white space to one space and trims the ends; newly allocated. */
+char *normalize_whitespace(const char *s);
+
+/* Like asprintf() but returns the string, NULL on allocation failure. */
+char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
+
+/* Reads up to size-1 bytes at offset 0 and NUL-terminates; returns the length or -errno. */
+ssize_t pread_string(int fd, char *buf, size_t size);
+
+/* Writes all of buf at offset 0 (one write() for procfs semantics); returns 0 or -errno. */
+int write_string_fd(int fd, const char *s);
+
+uint64_t now_usec(int clock);
