@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "build-config.h"
+#include "bus.h"
 #include "log.h"
 #include "manager.h"
 #include "util.h"
@@ -132,12 +133,15 @@ static void on_setting_event(void *userdata, SettingEvent event, const Setting *
                 return;
         }
         log_setting_event(event_id_from_setting_event(event), s);
+        if (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)
+                bus_emit_drift(m, s, event == SETTING_EVENT_CORRECTED);
 }
 
 static void manager_update_status(Manager *m) {
         size_t counts[_SETTING_STATE_MAX];
         _cleanup_free_ char *status = NULL;
 
+        bus_flush_changes(m);
         table_count(&m->table, counts);
         status = strdup_printf("%s: %zu settings, %zu drifted, %zu failed, %zu unmovable, %zu unsupported",
                                manager_state_to_string(manager_state(m)), m->table.n, counts[SETTING_DRIFTED],
@@ -216,6 +220,7 @@ int manager_new(const char *config_path, Host *host, Posture *posture, bool obse
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        bus_done(m);
         table_done(&m->table);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -417,11 +422,12 @@ int manager_start(Manager *m) {
                 log_warning_errno(r, "Cannot enable the watchdog");
 
         manager_pin_self(m);
+        bus_setup(m);
         manager_update_status(m);
         (void) sd_notify(false, "READY=1");
+        _cleanup_free_ char *isolated = cpuset_format_list(&m->posture->isolated);
         log_event(EVENT_STARTED, "lowlatd %s: %s %zu settings (isolated CPUs: %s)", LOWLATD_VERSION,
-                  manager_observing(m) ? "observing" : "enforcing", m->table.n,
-                  cpuset_is_empty(&m->posture->isolated) ? "none" : "see config");
+                  manager_observing(m) ? "observing" : "enforcing", m->table.n, isempty(isolated) ? "none" : isolated);
         return 0;
 }
 
@@ -501,6 +507,7 @@ int manager_reload(Manager *m) {
         m->posture = posture;
         manager_init_reconciler(m);
         m->last_reload_error = mfree(m->last_reload_error);
+        m->posture_generation++;
 
         m->initial_pass = true;
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
@@ -528,12 +535,12 @@ size_t manager_print_report(Manager *m, FILE *f) {
         size_t counts[_SETTING_STATE_MAX], bad = 0;
         bool observe = manager_observing(m);
 
-        fprintf(f, "%-22s %-24s %-20s %-28s %s\n", "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE");
+        fprintf(f, "%-22s %-28s %-20s %-28s %s\n", "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE");
         for (size_t i = 0; i < m->table.n; i++) {
                 const Setting *s = m->table.settings[i];
                 if (setting_state_is_good(s->state))
                         continue;
-                fprintf(f, "%-22s %-24s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), s->object, s->desired,
+                fprintf(f, "%-22s %-28s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), s->object, s->desired,
                         s->observed ?: "-",
                         observe && s->state == SETTING_DRIFTED ? "would change" : setting_state_to_string(s->state),
                         s->reason ? ": " : "", s->reason ?: "");

@@ -20,6 +20,15 @@ typedef enum ManagerState {
 
 const char *manager_state_to_string(ManagerState s);
 
+/* What was last announced with PropertiesChanged. */
+typedef struct BusSnapshot {
+        ManagerState state;
+        uint64_t drift_events, corrections, failures;
+        unsigned settings, settings_not_ok;
+        uint64_t reload_usec;
+        unsigned generation;
+} BusSnapshot;
+
 typedef struct Manager {
         sd_event *event;
         sd_event_source *scan_timer;
@@ -46,6 +55,13 @@ typedef struct Manager {
         char *last_status;
         uint64_t last_reload_usec; /* CLOCK_REALTIME */
         char *last_reload_error;
+        unsigned posture_generation; /* bumped by every successful reload */
+
+        sd_bus *bus;
+        sd_event_source *bus_retry;
+        uint64_t bus_retry_usec;
+        bool bus_failure_logged;
+        BusSnapshot bus_emitted;
 } Manager;
 
 int manager_new(const char *config_path, Host *host, Posture *posture, bool observe_override, Manager **ret);

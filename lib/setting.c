@@ -449,8 +449,10 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 if (r == -ENOENT) {
                         if (s->state != SETTING_UNSUPPORTED) {
                                 s->state = SETTING_UNSUPPORTED;
-                                set_reason(s, s->kind == SETTING_SYSCTL ? "no such sysctl on this kernel (%s)"
-                                                                        : "not present on this host (%s)",
+                                set_reason(s, "%s (%s)",
+                                           s->kind == SETTING_SYSCTL     ? "no such sysctl on this kernel"
+                                           : s->kind == SETTING_GOVERNOR ? "no cpufreq driver for this CPU"
+                                                                         : "not present on this host",
                                            s->path);
                                 emit(rc, SETTING_EVENT_UNSUPPORTED, s);
                         }

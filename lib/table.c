@@ -25,7 +25,9 @@ static void table_drop(SettingTable *t, size_t i) {
                         t->by_irq[irq] = NULL;
         }
         setting_free(s);
-        t->settings[i] = t->settings[--t->n];
+        /* Keep the order (ListSettings shows it); IRQs vanish rarely. */
+        memmove(t->settings + i, t->settings + i + 1, (t->n - i - 1) * sizeof(Setting *));
+        t->n--;
 }
 
 void table_done(SettingTable *t) {
@@ -119,12 +121,18 @@ static bool parse_irq_dirent(const char *name, unsigned *ret) {
         return true;
 }
 
+static int compare_irq_settings(const void *a, const void *b) {
+        unsigned x = (unsigned) strtoul((*(Setting *const *) a)->object, NULL, 10);
+        unsigned y = (unsigned) strtoul((*(Setting *const *) b)->object, NULL, 10);
+        return x < y ? -1 : x > y;
+}
+
 int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
         _cleanup_close_ int fd = -1;
         DIR *dir;
         struct dirent *de;
         bool names_loaded = false;
-        int present = 0, r = 0;
+        int present = 0, added = 0, r = 0;
 
         fd = host_open_file(h, "proc/irq", O_RDONLY | O_DIRECTORY);
         if (fd < 0)
@@ -163,6 +171,7 @@ int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
                 r = add_or_free(t, s);
                 if (r < 0)
                         break;
+                added++;
         }
         closedir(dir);
         if (r < 0)
@@ -171,6 +180,14 @@ int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
         for (size_t i = t->n; i > 0; i--)
                 if (!t->settings[i - 1]->seen)
                         table_drop(t, i - 1);
+        /* Static settings first, then IRQs in numeric order: what ListSettings shows. A
+         * stable order matters more than the sort's cost, paid only when IRQs appear. */
+        if (added > 0) {
+                size_t first = 0;
+                while (first < t->n && t->settings[first]->kind != SETTING_IRQ_AFFINITY)
+                        first++;
+                qsort(t->settings + first, t->n - first, sizeof(Setting *), compare_irq_settings);
+        }
         return present;
 }
 

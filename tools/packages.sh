@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Debian 12 packages, sourced by tools/quickstart and .ci/run so both install the same.
+BUILD_PACKAGES=(
+        gcc meson ninja-build pkg-config
+        libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libinih-dev
+)
+TEST_PACKAGES=(
+        python3 util-linux mount iproute2 ethtool procps
+        dbus-daemon dbus-bin systemd
+        fuse3 libfuse3-dev
+        groff-base man-db
+)
