@@ -302,11 +302,13 @@ static int on_dirty(sd_event_source *source, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
+        m->rc.hinted = true;
         while (m->n_dirty > 0) {
                 Setting *s = m->dirty[--m->n_dirty];
                 s->dirty = false;
                 table_reconcile_one(&m->table, &m->rc, s, now, false);
         }
+        m->rc.hinted = false;
         manager_update_status(m);
         return 0;
 }

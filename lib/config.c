@@ -347,7 +347,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
         }
         /* inih strips ';' inline comments; '#' ones are ours. */
         for (char *p = value; *p; p++)
-                if (*p == '#' && p > value && isspace((unsigned char) p[-1])) {
+                if (*p == '#' && (p == value || isspace((unsigned char) p[-1]))) {
                         *p = '\0';
                         break;
                 }
@@ -386,13 +386,17 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
                 char *end = strchr(p, ']'), *rest;
                 bool known = false;
 
+                /* A broken header still starts a section, an unknown one, so that the keys
+                 * under it are skipped rather than reported as outside any section. */
                 if (!end) {
                         parse_error(s, "section header without ']'");
+                        strcpy(out, "[?]\n");
                         return;
                 }
                 rest = strstrip(end + 1);
                 if (*rest && *rest != '#' && *rest != ';') {
                         parse_error(s, "unexpected text after section header: '%s'", rest);
+                        strcpy(out, "[?]\n");
                         return;
                 }
                 *end = '\0';
@@ -523,14 +527,26 @@ static int conf_filter(const struct dirent *d) {
         return d->d_name[0] != '.' && n > 5 && streq(d->d_name + n - 5, ".conf");
 }
 
+static size_t config_file_index(const Config *c, const char *file) {
+        for (size_t i = 0; i < c->n_files; i++)
+                if (c->files[i] == file)
+                        return i;
+        return SIZE_MAX;
+}
+
+/* Whether a was read after b: a later file, or a later line of the same file. */
+static bool config_source_is_later(const Config *c, const ConfigSource *a, const ConfigSource *b) {
+        size_t ia = config_file_index(c, a->file), ib = config_file_index(c, b->file);
+        return ia != ib ? ia > ib && ia != SIZE_MAX : a->line > b->line;
+}
+
 void config_validate(const Config *c, ErrorList *errors) {
         if (!c->isolated_auto && c->housekeeping_explicit &&
             cpuset_intersects(&c->isolated, &c->housekeeping)) {
                 /* Name the later of the two lines: that is the one the admin just wrote. */
-                const ConfigSource *at = &c->housekeeping_source;
-                if (c->isolated_source.file == c->housekeeping_source.file &&
-                    c->isolated_source.line > c->housekeeping_source.line)
-                        at = &c->isolated_source;
+                const ConfigSource *at = config_source_is_later(c, &c->isolated_source, &c->housekeeping_source)
+                                                 ? &c->isolated_source
+                                                 : &c->housekeeping_source;
                 _cleanup_cpuset_ CPUSet both = CPUSET_EMPTY;
                 _cleanup_free_ char *list = NULL;
                 if (cpuset_copy(&both, &c->isolated) >= 0) {

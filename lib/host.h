@@ -21,7 +21,7 @@ DEFINE_POINTER_CLEANUP(Host, host_free);
 /* relpath has no leading '/', e.g. "proc/irq/42/smp_affinity_list". Resolution stays
  * inside the root, even through absolute symlinks and "..". Returns an fd or -errno. */
 int host_open_file(const Host *h, const char *relpath, int flags);
-/* Reads a small file whole (at most 64 KiB); newly allocated, NUL-terminated. */
+/* Reads a file whole (at most 16 MiB); newly allocated, NUL-terminated. */
 int host_read_file(const Host *h, const char *relpath, char **ret);
 /* One write() of value into a freshly opened O_WRONLY|O_TRUNC fd: procfs ignores
  * O_TRUNC, a plain file in a fake tree needs it. */

@@ -74,6 +74,21 @@ static int sort_by_irq(IrqNames *t) {
         return 0;
 }
 
+/* An IRQ with no action ends its line with the flow handler ("5-edge", "fasteoi",
+ * "Level"): that is not a name. */
+static bool is_trigger_column(const char *s, size_t len) {
+        static const char *const handlers[] = { "edge", "level", "fasteoi", "simple", "percpu", "percpu_devid",
+                                                "bad", "Edge", "Level" };
+        while (len > 0 && isdigit((unsigned char) *s))
+                s++, len--;
+        if (len > 0 && *s == '-')
+                s++, len--;
+        for (size_t i = 0; i < ELEMENTSOF(handlers); i++)
+                if (len == strlen(handlers[i]) && strncmp(s, handlers[i], len) == 0)
+                        return true;
+        return false;
+}
+
 int irq_names_parse(const char *text, IrqNames *ret) {
         IrqNames t = IRQ_NAMES_EMPTY;
         size_t cap = 0;
@@ -122,7 +137,7 @@ int irq_names_parse(const char *text, IrqNames *ret) {
                                 name = q + 2;
                 while (name < end && *name == ' ')
                         name++;
-                if (name < end)
+                if (name < end && !is_trigger_column(name, (size_t) (end - name)))
                         r = add_entry(&t, &cap, (unsigned) irq, name, (size_t) (end - name));
         next:
                 line = *eol ? eol + 1 : eol;

@@ -88,6 +88,31 @@ int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Settin
         return 0;
 }
 
+int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name) {
+        const IrqPin *pin = posture_irq_pin(p, irq_name);
+        char *label = NULL, *desired;
+        int r;
+
+        if (irq_name && !(label = strdup(irq_name)))
+                return -ENOMEM;
+        r = cpuset_copy(&s->cpus, pin ? &pin->cpus : &p->housekeeping);
+        desired = r < 0 ? NULL : cpuset_format_list(&s->cpus);
+        if (!desired) {
+                free(label);
+                return -ENOMEM;
+        }
+        free(s->label);
+        s->label = label;
+        free(s->desired);
+        s->desired = desired;
+        s->exact = pin != NULL;
+        /* A new target: look at it afresh, as if just found. */
+        s->observed = mfree(s->observed);
+        if (s->state != SETTING_UNMOVABLE)
+                s->state = SETTING_PENDING;
+        return 0;
+}
+
 int setting_new_default_affinity(const Posture *p, Setting **ret) {
         _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_IRQ_DEFAULT_AFFINITY);
 
@@ -255,10 +280,21 @@ static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
                         return -ENOMEM;
                 snprintf(buf, size, "%s", norm);
         } else if (s->kind == SETTING_IRQ_AFFINITY && s->effective_fd >= 0) {
-                char eff[256];
-                size_t len = strlen(buf);
-                if (pread_string(s->effective_fd, eff, sizeof(eff)) >= 0 && *strstrip(eff) && len + 16 < size)
-                        snprintf(buf + len, size - len, " (effective %s)", eff);
+                /* The scan's hot path: append " (effective LIST)" without printf. */
+                static const char tag[] = " (effective ";
+                char eff[256], *e;
+                size_t len = strlen(buf), elen;
+
+                if (pread_string(s->effective_fd, eff, sizeof(eff)) < 0)
+                        return 0;
+                e = strstrip(eff);
+                elen = strlen(e);
+                if (elen == 0 || len + sizeof(tag) + elen + 1 >= size)
+                        return 0;
+                memcpy(buf + len, tag, sizeof(tag) - 1);
+                memcpy(buf + len + sizeof(tag) - 1, e, elen);
+                buf[len + sizeof(tag) - 1 + elen] = ')';
+                buf[len + sizeof(tag) + elen] = '\0';
         }
         return 0;
 }
@@ -439,7 +475,9 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
         SettingState before = s->state;
         int r;
 
-        if (!force && (s->state == SETTING_UNSUPPORTED || s->state == SETTING_UNMOVABLE))
+        /* An unmovable IRQ stays so until it goes away (a driver re-requesting it gets a
+         * new /proc entry and a fresh setting): retrying would only repeat the refusal. */
+        if (s->state == SETTING_UNMOVABLE || (!force && s->state == SETTING_UNSUPPORTED))
                 return 0;
 
         r = setting_read(rc, s, buf, sizeof(buf));
@@ -471,6 +509,12 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 return 0;
         }
 
+        /* An inotify hint can arrive between a writer's O_TRUNC and its write(): an empty
+         * read then is a file caught mid-write, not a value. The writer's close sends
+         * another hint, and the periodic scan (which does judge "") looks in any case. */
+        if (rc->hinted && buf[0] == '\0')
+                return 0;
+
         r = set_observed(s, buf);
         if (r < 0)
                 return r;
@@ -485,6 +529,11 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 if (s->state == SETTING_DRIFTED && s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
                         return 0;
         }
+
+        /* In enforce mode our own request must exist even when someone else's stricter
+         * one makes the system-wide value look fine: theirs may go away at any time. */
+        if (s->kind == SETTING_CPU_DMA_LATENCY && !rc->observe && s->hold_fd < 0)
+                (void) setting_write(rc, s);
 
         matches = setting_matches(rc, s, s->observed);
         if (matches) {
@@ -528,8 +577,8 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                         s->state = SETTING_CORRECTED;
                         s->reason = mfree(s->reason);
                         rc->counters.corrections++;
-                        record_correction(rc, s, now);
                         emit(rc, SETTING_EVENT_CORRECTED, s);
+                        record_correction(rc, s, now);
                         return 0;
                 }
                 set_reason(s, "wrote %s but read back %s", s->desired, s->observed ?: "nothing");

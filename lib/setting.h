@@ -100,6 +100,7 @@ typedef struct Reconciler {
         const Host *host;
         const Posture *posture;
         bool observe;
+        bool hinted; /* looking because of an inotify hint rather than the scan */
         SettingEventHandler handler;
         void *userdata;
         ReconcileCounters counters;
@@ -109,6 +110,9 @@ typedef struct Reconciler {
 /* Constructors; desired values come from the posture. */
 int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Setting **ret);
 int setting_new_default_affinity(const Posture *p, Setting **ret);
+/* An IRQ's action names changed (a driver requested or released it): recompute its
+ * target from the pins. */
+int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name);
 int setting_new_sysctl(const char *key, const char *value, Setting **ret);
 int setting_new_cpu_dma_latency(int32_t usec, Setting **ret);
 int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);

@@ -134,6 +134,24 @@ int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
         bool names_loaded = false;
         int present = 0, added = 0, r = 0;
 
+        /* With pins, names decide targets, and a driver can request an IRQ long after it
+         * was allocated: read /proc/interrupts once per scan. Without pins, never. */
+        if (p->config->n_pins > 0) {
+                _cleanup_free_ char *text = NULL;
+                if (host_read_file(h, "proc/interrupts", &text) >= 0)
+                        (void) irq_names_parse(text, &t->names);
+                names_loaded = true;
+                for (size_t i = 0; i < t->n; i++) {
+                        Setting *s = t->settings[i];
+                        const char *name;
+                        if (s->kind != SETTING_IRQ_AFFINITY)
+                                continue;
+                        name = irq_names_lookup(&t->names, (unsigned) strtoul(s->object, NULL, 10));
+                        if (!streq_ptr(name, s->label) && setting_irq_retarget(p, s, name) < 0)
+                                return -ENOMEM;
+                }
+        }
+
         fd = host_open_file(h, "proc/irq", O_RDONLY | O_DIRECTORY);
         if (fd < 0)
                 return fd;

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""lowlatd --check-config: good configs pass, every kind of error is reported as
+FILE:LINE: reason (all of them), drop-ins in CONF.d/ override the main file."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lowlat_harness as h  # noqa: E402
+
+GOOD = """\
+# a complete, valid config
+; semicolon comment
+[daemon]
+mode = enforce
+scan_interval = 10s   # inline comment
+
+[cpus]
+isolated = 2-3
+housekeeping = 0-1
+
+[irq]
+default_affinity = housekeeping
+pin = eth0-TxRx-* 2-3
+pin = nvme0q* 1
+
+[pm]
+cpu_dma_latency = 0
+governor = performance
+
+[sysctl]
+net.core.somaxconn = 8192
+net.ipv4.tcp_rmem = 4096 87380 16777216
+kernel.numa_balancing = 0
+net.core.busy_poll = 50
+net.core.busy_poll = 60
+"""
+
+# (name, config text, [acceptable error lines], must-mention words (any of, lowercase)
+#  [, a line that must be among them])
+# Each text has exactly one error; the acceptable lines are where it can be reported.
+BAD = [
+    ("unknown section", "[daemon]\nscan_interval = 1s\n[bogus]\nfoo = 1\n", [3, 4], ["bogus"]),
+    ("unknown key", "[daemon]\nscan_interval = 1s\nbogus_key = 1\n", [3], ["bogus_key"]),
+    ("unknown key in [cpus]", "[cpus]\nisolated = 2-3\nisolcpus = 2-3\n", [3], ["isolcpus"]),
+    ("malformed duration", "[daemon]\nscan_interval = 10 parsecs\n", [2], []),
+    ("malformed duration (unit only)", "[daemon]\nscan_interval = ms\n", [2], []),
+    ("negative duration", "[daemon]\nscan_interval = -5s\n", [2], []),
+    ("scan_interval below 100ms", "[daemon]\nscan_interval = 50ms\n", [2], []),
+    ("scan_interval above 1h", "[daemon]\nscan_interval = 2h\n", [2], []),
+    ("scan_interval above 1h (min)", "[daemon]\nscan_interval = 61min\n", [2], []),
+    ("scan_interval above 1h (bare seconds)", "[daemon]\nscan_interval = 3601\n", [2], []),
+    ("bad mode", "[daemon]\nmode = sometimes\n", [2], []),
+    ("empty isolated list", "[cpus]\nisolated =\n", [2], []),
+    ("malformed isolated list", "[cpus]\nisolated = 3-2\n", [2], []),
+    ("overlapping isolated/housekeeping", "[cpus]\nisolated = 2-3\nhousekeeping = 0-2\n",
+     [2, 3], []),
+    ("empty housekeeping", "[cpus]\nisolated = 2-3\nhousekeeping =\n", [3], []),
+    ("isolated CPU that does not exist", "[cpus]\nisolated = 2-7\n", [2], []),
+    ("housekeeping CPU that does not exist", "[cpus]\nisolated = 2-3\nhousekeeping = 0,9\n",
+     [3], []),
+    ("pin CPU that does not exist", "[irq]\npin = eth0-TxRx-* 4\n", [2], []),
+    ("pin without CPU list", "[irq]\npin = eth0-TxRx-*\n", [2], []),
+    ("cpu_dma_latency out of range", "[pm]\ncpu_dma_latency = 2000000001\n", [2], []),
+    ("cpu_dma_latency negative", "[pm]\ncpu_dma_latency = -1\n", [2], []),
+    ("cpu_dma_latency not a number", "[pm]\ncpu_dma_latency = 0x\n", [2], []),
+    ("sysctl key with /", "[sysctl]\nnet/core/somaxconn = 8192\n", [2], []),
+    ("sysctl key with ..", "[sysctl]\nnet..core.somaxconn = 8192\n", [2], []),
+    ("sysctl key escaping with ../", "[sysctl]\n../../etc/passwd = x\n", [2], []),
+    ("sysctl key with one component", "[sysctl]\nsomaxconn = 8192\n", [2], []),
+    ("sysctl empty value", "[sysctl]\nnet.core.somaxconn =\n", [2], []),
+    ("syntax error: no =", "[daemon]\nscan_interval = 1s\nthis line has no equals sign\n",
+     [3], []),
+    # The key after a broken header may be reported too (it is outside any section).
+    ("syntax error: unterminated [section", "[daemon\nscan_interval = 1s\n", [1, 2], [], 1),
+    ("line too long", "[sysctl]\nnet.core.somaxconn = 8192\nnet.ipv4.tcp_rmem = "
+     + " ".join(["4096"] * 40) + "\n", [3], []),
+]
+
+MULTI = """\
+[daemon]
+scan_interval = 1 fortnight
+mode = enforce
+bogus = 1
+
+[cpus]
+isolated = 2-3
+
+[sysctl]
+net/core/somaxconn = 1
+net.core.busy_poll = 50
+no equals here
+"""
+MULTI_LINES = [2, 4, 10, 12]
+
+
+def error_lines(stderr, path):
+    """{line: [texts]} for every 'PATH:LINE: reason' line in stderr."""
+    rx = re.compile(r"^(?:lowlatd: )?" + re.escape(path) + r":(\d+): (.+)$")
+    out = {}
+    for l in stderr.splitlines():
+        m = rx.match(l.strip())
+        if m:
+            out.setdefault(int(m.group(1)), []).append(m.group(2))
+    return out
+
+
+def check(host, text, name):
+    path = h.write_config(host, text, name)
+    return path, h.run_lowlatd(host, ["--check-config"], config_path=path)
+
+
+def run(t):
+    host = h.FakeHost(ncpus=4, nirqs=1000, isolated="2-3")
+
+    path, r = check(host, GOOD, "good.conf")
+    t.ok(r.returncode == 0, "a complete, valid config passes (exit 0)",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    t.ok(not error_lines(r.stderr, path), "no FILE:LINE errors for the valid config", r.stderr)
+
+    path, r = check(host, "", "empty.conf")
+    t.ok(r.returncode == 0, "an empty config passes (all defaults)",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+
+    for i, case in enumerate(BAD):
+        what, text, lines, words = case[:4]
+        need = case[4] if len(case) > 4 else None
+        path, r = check(host, text, "bad%02d.conf" % i)
+        errs = error_lines(r.stderr, path)
+        got = sorted(errs)
+        ok = r.returncode == 1 and got and all(l in lines for l in got)
+        if ok and need is not None:
+            ok = need in got
+        if ok and words:
+            ok = any(w in " ".join(sum(errs.values(), [])).lower() for w in words)
+        san = [l for l in r.stderr.splitlines() if any(p in l for p in h.SANITIZER_PATTERNS)]
+        t.ok(ok and not san, "%s: exit 1 and %s:%s: reason" % (
+            what, os.path.basename(path), "|".join(map(str, lines))),
+            "exit %d; error lines %r; stderr:\n%s" % (r.returncode, got, r.stderr))
+
+    path, r = check(host, MULTI, "multi.conf")
+    errs = error_lines(r.stderr, path)
+    t.ok(r.returncode == 1 and sorted(errs) == MULTI_LINES,
+         "several errors in one file are all reported (lines %r)" % MULTI_LINES,
+         "exit %d; error lines %r; stderr:\n%s" % (r.returncode, sorted(errs), r.stderr))
+
+    r = h.run_lowlatd(host, ["--check-config"], config_path=os.path.join(host.tmp, "nope.conf"))
+    t.ok(r.returncode != 0 and "nope.conf" in r.stderr, "a missing main config is an error",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+
+    # --- drop-ins
+    main_text = """\
+[daemon]
+scan_interval = 1s
+[cpus]
+isolated = 2-3
+[sysctl]
+net.core.somaxconn = 100
+kernel.numa_balancing = 0
+"""
+    dropins = {
+        "20-b.conf": "[sysctl]\nnet.core.somaxconn = 300\n",
+        "10-a.conf": "[sysctl]\nnet.core.somaxconn = 200\nnet.core.busy_poll = 50\n",
+        "30-c.conf.disabled": "this is not a config file at all\n",
+        "README": "garbage [ without = sense\n",
+    }
+    path = h.write_config(host, main_text, "dropin.conf", dropins)
+    r = h.run_lowlatd(host, ["--check-config"], config_path=path)
+    t.ok(r.returncode == 0, "main file with drop-ins passes; non-*.conf files are ignored",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    r = h.run_lowlatd(host, ["--once"], config_path=path)
+    t.ok(host.sysctl("net.core.somaxconn") == "300",
+         "drop-ins override the main file, later (20-b.conf) wins",
+         "somaxconn %r; --once exit %d; stderr:\n%s" % (host.sysctl("net.core.somaxconn"),
+                                                       r.returncode, r.stderr))
+    t.ok(host.sysctl("kernel.numa_balancing") == "0" and host.sysctl("net.core.busy_poll") == "50",
+         "drop-ins merge key by key (main's and 10-a's other keys kept)",
+         "numa_balancing %r busy_poll %r" % (host.sysctl("kernel.numa_balancing"),
+                                             host.sysctl("net.core.busy_poll")))
+
+    bad_dropin = "# drop-in\n[daemon]\nscan_interval = forever\n"
+    dropins["50-bad.conf"] = bad_dropin
+    path = h.write_config(host, main_text, "dropin2.conf", dropins)
+    r = h.run_lowlatd(host, ["--check-config"], config_path=path)
+    dpath = path + ".d/50-bad.conf"
+    errs = error_lines(r.stderr, dpath)
+    t.ok(r.returncode == 1 and sorted(errs) == [3],
+         "an error in a drop-in names the drop-in's path and line (%s:3:)" % os.path.basename(dpath),
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    t.ok(not error_lines(r.stderr, path), "... and not the main file",
+         r.stderr)
+
+    # An error in the main file plus one in a drop-in: both reported.
+    path = h.write_config(host, main_text + "oops = 1\n", "dropin3.conf", dropins)
+    r = h.run_lowlatd(host, ["--check-config"], config_path=path)
+    t.ok(r.returncode == 1 and sorted(error_lines(r.stderr, path)) == [8]
+         and sorted(error_lines(r.stderr, path + ".d/50-bad.conf")) == [3],
+         "errors in the main file and a drop-in are both reported",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+
+
+if __name__ == "__main__":
+    h.main(run)

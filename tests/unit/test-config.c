@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatd.conf: every key's accepted and rejected values, the "FILE:LINE: reason" form of
+ * every error, the line reader's guards in front of inih, and drop-in loading. */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "macro.h"
+#include "tap.h"
+#include "util.h"
+
+#define NAME "t.conf"
+
+static void print_errors(const ErrorList *errors) {
+        for (size_t i = 0; i < errors->n; i++)
+                printf("#   error: %s\n", errors->items[i]);
+}
+
+static bool starts_with(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Parses text as NAME and validates it; the caller frees both. */
+static Config *parse(const char *text, ErrorList *errors) {
+        Config *c = config_new();
+
+        if (!c)
+                abort();
+        if (config_parse_string(c, NAME, text, errors) < 0)
+                printf("# config_parse_string() failed\n");
+        config_validate(c, errors);
+        return c;
+}
+
+/* Checks that text parses without a single error and returns the config. */
+static Config *parse_ok(const char *text, const char *what) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        Config *c = parse(text, &errors);
+
+        if (!CHECK(errors.n == 0, what))
+                print_errors(&errors);
+        return c;
+}
+
+/* Checks that text gives exactly one error, "t.conf:LINE: ..." containing needle. */
+static void check_error(const char *text, unsigned line, const char *needle, const char *what) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = parse(text, &errors);
+        char prefix[64];
+        bool ok;
+
+        snprintf(prefix, sizeof(prefix), NAME ":%u: ", line);
+        ok = errors.n == 1 && starts_with(errors.items[0], prefix) && (!needle || strstr(errors.items[0], needle));
+        if (!CHECK(ok, what)) {
+                printf("#   expected one error starting '%s'%s%s\n", prefix, needle ? " containing " : "",
+                       needle ?: "");
+                print_errors(&errors);
+        }
+}
+
+static void test_sections_and_keys(void) {
+        check_error("[daemon]\nmode = enforce\n[bogus]\nkey = 1\n", 3, "unknown section [bogus]",
+                    "unknown section named on its line, its keys not reported again");
+        check_error("[daemon]\nfoo = 1\n", 2, "unknown key 'foo' in section [daemon]", "unknown key in [daemon]");
+        check_error("[cpus]\n\nfoo = 1\n", 3, "unknown key 'foo' in section [cpus]", "unknown key in [cpus]");
+        check_error("# c\n[irq]\nfoo = 1\n", 3, "unknown key 'foo' in section [irq]", "unknown key in [irq]");
+        check_error("[pm]\nfoo = 1\n", 2, "unknown key 'foo' in section [pm]", "unknown key in [pm]");
+        check_error("[sysctl]\nfoo = 1\n", 2, "'foo' is not a sysctl name", "one-component key in [sysctl]");
+        check_error("mode = observe\n[daemon]\n", 1, "outside of any section", "key before any section");
+        check_error("[daemon]\nMode = observe\n", 2, "unknown key 'Mode'", "keys are case-sensitive");
+}
+
+static void test_scan_interval(void) {
+        static const struct {
+                const char *value;
+                uint64_t usec;
+        } good[] = {
+                { "500ms", 500 * USEC_PER_MSEC },
+                { "10s", 10 * USEC_PER_SEC },
+                { "1min", 60 * USEC_PER_SEC },
+                { "5", 5 * USEC_PER_SEC },
+                { "100ms", 100 * USEC_PER_MSEC },
+                { "100000us", 100 * USEC_PER_MSEC },
+                { "60min", 3600 * USEC_PER_SEC },
+                { "3600", 3600 * USEC_PER_SEC },
+        };
+        static const char *const bad[] = { "99ms", "2h", "10x", "-1s", "0", "3601s", "61min", "99999us", "1.5s",
+                                           "s", "10 s", "99999999999999999999999" };
+        char text[128], what[128];
+
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon]\n", "empty [daemon] is fine");
+                CHECK(c->scan_interval_usec == 10 * USEC_PER_SEC, "scan_interval defaults to 10s");
+                CHECK(c->mode == DAEMON_MODE_ENFORCE, "mode defaults to enforce");
+        }
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                snprintf(text, sizeof(text), "[daemon]\nscan_interval = %s\n", good[i].value);
+                snprintf(what, sizeof(what), "scan_interval = %s is accepted", good[i].value);
+                _cleanup_config_ Config *c = parse_ok(text, what);
+                snprintf(what, sizeof(what), "scan_interval = %s is %llu us", good[i].value,
+                         (unsigned long long) good[i].usec);
+                CHECK(c->scan_interval_usec == good[i].usec, what);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                snprintf(text, sizeof(text), "[daemon]\n\nscan_interval = %s\n", bad[i]);
+                snprintf(what, sizeof(what), "scan_interval = %s is rejected at line 3", bad[i]);
+                check_error(text, 3, "scan_interval", what);
+        }
+        check_error("[daemon]\nscan_interval = 99ms\n", 2, "out of range", "99ms is out of range, not malformed");
+        check_error("[daemon]\nscan_interval = 10x\n", 2, "not a duration", "10x is malformed");
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                _cleanup_config_ Config *c = parse("[daemon]\nscan_interval = 5s\nscan_interval = 2h\n", &errors);
+                CHECK(c->scan_interval_usec == 5 * USEC_PER_SEC, "a rejected value leaves the earlier one");
+        }
+}
+
+static void test_mode(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon]\nmode = observe\n", "mode = observe");
+                CHECK(c->mode == DAEMON_MODE_OBSERVE, "mode = observe is observe");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon]\nmode = observe\nmode = enforce\n", "mode twice");
+                CHECK(c->mode == DAEMON_MODE_ENFORCE, "duplicate key: the later one wins");
+        }
+        CHECK_STR(daemon_mode_to_string(DAEMON_MODE_OBSERVE), "observe", "observe's name");
+        CHECK_STR(daemon_mode_to_string(DAEMON_MODE_ENFORCE), "enforce", "enforce's name");
+        check_error("[daemon]\nmode = Observe\n", 2, "mode", "mode = Observe is rejected");
+        check_error("[daemon]\nmode = yes\n", 2, "mode", "mode = yes is rejected");
+        check_error("[daemon]\nmode =\n", 2, "empty value", "empty mode is rejected");
+}
+
+static void test_isolated(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\n", "empty [cpus]");
+                CHECK(c->isolated_auto && !c->housekeeping_explicit, "isolated defaults to auto, housekeeping to derived");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = auto\n", "isolated = auto");
+                CHECK(c->isolated_auto, "isolated = auto is auto");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = 2-3,6\n", "isolated = 2-3,6");
+                _cleanup_free_ char *list = cpuset_format_list(&c->isolated);
+                CHECK(!c->isolated_auto, "an explicit list is not auto");
+                CHECK_STR(list, "2-3,6", "isolated list kept");
+                CHECK(c->isolated_source.line == 2 && streq_ptr(c->isolated_source.file, NAME), "isolated source is t.conf:2");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = 2-3\nisolated = auto\n", "list then auto");
+                CHECK(c->isolated_auto && cpuset_is_empty(&c->isolated), "later isolated = auto wins over a list");
+        }
+        check_error("[cpus]\nisolated =\n", 2, "empty", "empty isolated is rejected");
+        check_error("[cpus]\nisolated = garbage\n", 2, "not a CPU list", "isolated = garbage is rejected");
+        check_error("[cpus]\nisolated = 1-\n", 2, "isolated", "isolated = 1- is rejected");
+        check_error("[cpus]\nisolated = 70000\n", 2, "too large", "isolated = 70000 is a CPU number too large");
+        check_error("[cpus]\nisolated = 99999999999999999999\n", 2, "isolated", "isolated with an overflowing number");
+        check_error("[cpus]\nhousekeeping =\n", 2, "empty", "empty housekeeping is rejected");
+        check_error("[cpus]\nhousekeeping = ,\n", 2, "housekeeping", "housekeeping = , is rejected");
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nhousekeeping = 0-1\n", "housekeeping = 0-1");
+                _cleanup_free_ char *list = cpuset_format_list(&c->housekeeping);
+                CHECK(c->housekeeping_explicit, "housekeeping is explicit");
+                CHECK_STR(list, "0-1", "housekeeping list kept");
+        }
+}
+
+static void test_overlap(void) {
+        check_error("[cpus]\nisolated = 1-3\nhousekeeping = 0-1\n", 3, "overlap", "overlap named at housekeeping, the later line");
+        check_error("[cpus]\nhousekeeping = 0-1\n\nisolated = 1-3\n", 4, "overlap", "overlap named at isolated, the later line");
+        check_error("[cpus]\nisolated = 1-3\nhousekeeping = 0-1\n", 3, "(CPUs 1)", "overlap error lists the shared CPUs");
+        {
+                /* auto resolves against the host later (posture.c); nothing to compare here */
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nhousekeeping = 0-2\nisolated = auto\n",
+                                                      "housekeeping with isolated = auto is not an overlap yet");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = 2-3\nhousekeeping = 0-1\n", "disjoint sets");
+        }
+}
+
+static void test_default_affinity_and_pins(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[irq]\n", "empty [irq]");
+                CHECK(c->default_affinity_is_housekeeping && c->n_pins == 0, "default_affinity defaults to housekeeping");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[irq]\ndefault_affinity = 0-1\n", "default_affinity = 0-1");
+                _cleanup_free_ char *list = cpuset_format_list(&c->default_affinity);
+                CHECK(!c->default_affinity_is_housekeeping, "explicit default_affinity");
+                CHECK_STR(list, "0-1", "default_affinity list kept");
+        }
+        {
+                _cleanup_config_ Config *c =
+                        parse_ok("[irq]\ndefault_affinity = 0\ndefault_affinity = housekeeping\n", "back to housekeeping");
+                CHECK(c->default_affinity_is_housekeeping, "later default_affinity = housekeeping wins");
+        }
+        check_error("[irq]\ndefault_affinity = somewhere\n", 2, "default_affinity", "default_affinity = somewhere rejected");
+        check_error("[irq]\ndefault_affinity =\n", 2, "empty", "empty default_affinity rejected");
+
+        {
+                _cleanup_config_ Config *c = parse_ok("[irq]\npin = eth0-TxRx-* 2-3\npin = i8042 0\n# x\npin = *\t1,3\n",
+                                                      "three pins");
+                CHECK(c->n_pins == 3, "three pins kept");
+                if (c->n_pins == 3) {
+                        _cleanup_free_ char *l0 = cpuset_format_list(&c->pins[0].cpus);
+                        _cleanup_free_ char *l1 = cpuset_format_list(&c->pins[1].cpus);
+                        _cleanup_free_ char *l2 = cpuset_format_list(&c->pins[2].cpus);
+                        CHECK_STR(c->pins[0].glob, "eth0-TxRx-*", "first pin's glob");
+                        CHECK_STR(l0, "2-3", "first pin's CPUs");
+                        CHECK_STR(c->pins[1].glob, "i8042", "second pin's glob");
+                        CHECK_STR(l1, "0", "second pin's CPUs");
+                        CHECK_STR(c->pins[2].glob, "*", "third pin's glob (tab separated)");
+                        CHECK_STR(l2, "1,3", "third pin's CPUs");
+                        CHECK(c->pins[0].source.line == 2 && c->pins[1].source.line == 3 && c->pins[2].source.line == 5,
+                              "pins remember their lines");
+                }
+        }
+        check_error("[irq]\npin = eth0\n", 2, "pin", "pin without a CPU list rejected");
+        check_error("[irq]\npin = eth0   \n", 2, "pin", "pin with trailing blanks and no list rejected");
+        check_error("[irq]\npin = eth[0 1\n", 2, "eth[0", "pin with an unterminated bracket rejected");
+        check_error("[irq]\npin = eth0 abc\n", 2, "pin", "pin with a bad CPU list rejected");
+        check_error("[irq]\npin = eth0 1 2\n", 2, "pin", "pin with two CPU lists rejected");
+}
+
+static void test_pm(void) {
+        static const char *const bad_latency[] = { "2000000001", "-1", "abc", "1e3", "99999999999999999999", " 5x" };
+        static const char *const bad_governor[] = { "Bad!", "perf ormance", "PERFORMANCE", "abcdefghijklmnop" };
+        char text[128], what[128];
+
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\n", "empty [pm]");
+                CHECK(!c->cpu_dma_latency_enabled && !c->governor, "pm defaults to off");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\ncpu_dma_latency = 0\n", "cpu_dma_latency = 0");
+                CHECK(c->cpu_dma_latency_enabled && c->cpu_dma_latency_usec == 0, "cpu_dma_latency = 0 is enabled at 0");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\ncpu_dma_latency = 2000000000\n", "cpu_dma_latency max");
+                CHECK(c->cpu_dma_latency_enabled && c->cpu_dma_latency_usec == 2000000000, "cpu_dma_latency = 2000000000");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\ncpu_dma_latency = 5\ncpu_dma_latency = off\n", "latency off");
+                CHECK(!c->cpu_dma_latency_enabled, "later cpu_dma_latency = off wins");
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad_latency); i++) {
+                snprintf(text, sizeof(text), "[pm]\ncpu_dma_latency = %s\n", bad_latency[i]);
+                snprintf(what, sizeof(what), "cpu_dma_latency = '%s' rejected", bad_latency[i]);
+                check_error(text, 2, "cpu_dma_latency", what);
+        }
+        check_error("[pm]\ncpu_dma_latency = 2000000001\n", 2, "out of range", "2000000001 is out of range");
+
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\ngovernor = performance\n", "governor = performance");
+                CHECK_STR(c->governor, "performance", "governor kept");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\ngovernor = abcdefghijklmno\n", "15-character governor");
+                CHECK_STR(c->governor, "abcdefghijklmno", "15-character governor kept");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\ngovernor = performance\ngovernor = off\n", "governor off");
+                CHECK(!c->governor, "later governor = off wins");
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad_governor); i++) {
+                snprintf(text, sizeof(text), "[pm]\ngovernor = %s\n", bad_governor[i]);
+                snprintf(what, sizeof(what), "governor = '%s' rejected", bad_governor[i]);
+                check_error(text, 2, "governor", what);
+        }
+}
+
+static void test_sysctl(void) {
+        static const char *const bad_keys[] = { "a", "net/core/x", "net..core", ".net.core", "net.core.", "net.core.x y",
+                                                "net.core.x$", "net" };
+        char text[512], what[128];
+
+        CHECK(sysctl_key_is_valid("net.ipv4.tcp_rmem"), "net.ipv4.tcp_rmem is a sysctl name");
+        CHECK(sysctl_key_is_valid("net.ipv4.conf.eth-0.rp_filter"), "dashes in components are fine");
+        CHECK(sysctl_key_is_valid("kernel.sched_rt_runtime_us"), "two components suffice");
+        for (size_t i = 0; i < ELEMENTSOF(bad_keys); i++) {
+                snprintf(what, sizeof(what), "sysctl_key_is_valid('%s') is false", bad_keys[i]);
+                CHECK(!sysctl_key_is_valid(bad_keys[i]), what);
+                snprintf(text, sizeof(text), "[sysctl]\n%s = 1\n", bad_keys[i]);
+                snprintf(what, sizeof(what), "[sysctl] '%s' rejected at its line", bad_keys[i]);
+                check_error(text, 2, "not a sysctl name", what);
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[sysctl]\nnet.ipv4.tcp_rmem = 4096\t87380\t6291456\n", "tcp_rmem");
+                CHECK(c->n_sysctls == 1, "one sysctl");
+                if (c->n_sysctls == 1) {
+                        CHECK_STR(c->sysctls[0].key, "net.ipv4.tcp_rmem", "sysctl key kept");
+                        CHECK_STR(c->sysctls[0].value, "4096\t87380\t6291456", "tabs inside the value kept");
+                        CHECK(c->sysctls[0].source.line == 2, "sysctl source line");
+                }
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[sysctl]\nnet.core.somaxconn = 1024\nvm.swappiness = 1\n"
+                                                      "net.core.somaxconn = 4096\n",
+                                                      "duplicate sysctl");
+                CHECK(c->n_sysctls == 2, "a duplicate sysctl key is one entry");
+                if (c->n_sysctls == 2) {
+                        CHECK_STR(c->sysctls[0].value, "4096", "duplicate sysctl: the later value wins");
+                        CHECK(c->sysctls[0].source.line == 4, "duplicate sysctl: source is the later line");
+                }
+        }
+        check_error("[sysctl]\nnet.core.somaxconn =\n", 2, "net.core.somaxconn", "empty sysctl value rejected");
+        {
+                /* "key = # comment": white space then '#' starts a comment, leaving no value */
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                _cleanup_config_ Config *c = parse("[sysctl]\nnet.core.somaxconn = # just a comment\n", &errors);
+                if (!CHECK(errors.n == 1 && starts_with(errors.items[0], NAME ":2: "),
+                           "sysctl value that is only a comment rejected at line 2"))
+                        print_errors(&errors);
+                if (!CHECK(c->n_sysctls == 0, "the comment is not taken as the sysctl's value"))
+                        printf("#   value: '%s'\n", c->sysctls[0].value);
+        }
+        check_error("[daemon]\nmode = # observe\n", 2, "empty value", "a value that is only a comment is empty");
+        {
+                char value[257];
+                memset(value, '7', 256);
+                value[256] = '\0';
+                snprintf(text, sizeof(text), "[sysctl]\nnet.core.x = %s\n", value);
+                check_error(text, 2, NULL, "256-character sysctl value rejected at its line");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[sysctl]\nkernel.core_pattern = a#b\n", "# without a blank before");
+                CHECK(c->n_sysctls == 1 && streq(c->sysctls[0].value, "a#b"), "'#' not after white space is part of the value");
+        }
+}
+
+static void test_comments_and_lines(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("# top\n; also\n[daemon]\n  # indented comment\n"
+                                                      "mode = observe # inline\nscan_interval = 5s ; inline\n",
+                                                      "comments of every kind");
+                CHECK(c->mode == DAEMON_MODE_OBSERVE, "'#' inline comment stripped");
+                CHECK(c->scan_interval_usec == 5 * USEC_PER_SEC, "';' inline comment stripped");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon] # the daemon\nmode = observe\n", "comment after a section");
+                CHECK(c->mode == DAEMON_MODE_OBSERVE, "section with a trailing comment still opens it");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon]\nmode = observe\n    scan_interval = 5s\n",
+                                                      "indented key");
+                CHECK(c->mode == DAEMON_MODE_OBSERVE, "indented line is not appended to the previous value");
+                CHECK(c->scan_interval_usec == 5 * USEC_PER_SEC, "indented line is its own key");
+        }
+        check_error("[daemon]\nmode = observe\n    more words\n", 3, NULL, "indented line without '=' is an error, not a continuation");
+        check_error("[daemon]\nmode observe\n", 2, "key = value", "line without '=' rejected");
+        check_error("[daemon]\nmode: observe\n", 2, NULL, "'key: value' rejected");
+        check_error("[daemon]\n= observe\n", 2, "key", "line without a key rejected");
+        {
+                /* the keys under a broken header are skipped, not reported as outside a section */
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                _cleanup_config_ Config *c = parse("[daemon\nmode = observe\n", &errors);
+                if (!CHECK(errors.n == 1 && starts_with(errors.items[0], NAME ":1: ") && strstr(errors.items[0], "]"),
+                           "section without ']' is one error, at line 1"))
+                        print_errors(&errors);
+                CHECK(c->mode == DAEMON_MODE_ENFORCE, "keys under a broken header are not applied");
+        }
+        {
+                /* nor do they fall into the section before the broken header */
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                _cleanup_config_ Config *c = parse("[daemon]\n[pm] junk\nmode = observe\n", &errors);
+                if (!CHECK(errors.n == 1 && starts_with(errors.items[0], NAME ":2: "),
+                           "text after a header is one error, at its line"))
+                        print_errors(&errors);
+                CHECK(c->mode == DAEMON_MODE_ENFORCE, "keys under it do not land in the previous section");
+        }
+        check_error("[daemon] junk\n", 1, "junk", "text after a section header rejected");
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon]\r\nmode = observe\r\n", "CRLF line ends");
+                CHECK(c->mode == DAEMON_MODE_OBSERVE, "CRLF line ends are white space");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[daemon]\nmode = observe", "no final newline");
+                CHECK(c->mode == DAEMON_MODE_OBSERVE, "last line without a newline is read");
+        }
+}
+
+static void test_long_lines(void) {
+        char text[1200], what[128];
+        const char *head = "[sysctl]\nnet.core.x = ";
+        size_t key_len = strlen("net.core.x = ");
+
+        /* exactly CONFIG_LINE_MAX characters: accepted */
+        snprintf(text, sizeof(text), "%s%0*d\n", head, (int) (CONFIG_LINE_MAX - key_len), 0);
+        {
+                _cleanup_config_ Config *c = parse_ok(text, "a 198-character line is accepted");
+                CHECK(c->n_sysctls == 1 && strlen(c->sysctls[0].value) == CONFIG_LINE_MAX - key_len,
+                      "the 198-character line's value is whole");
+        }
+        /* one more: rejected at line 2, and the next line still counts as line 3 */
+        snprintf(text, sizeof(text), "%s%0*d\nfoo = 1\n", head, (int) (CONFIG_LINE_MAX + 1 - key_len), 0);
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                _cleanup_config_ Config *c = parse(text, &errors);
+                bool ok = errors.n == 2 && starts_with(errors.items[0], NAME ":2: ") &&
+                          strstr(errors.items[0], "too long") && starts_with(errors.items[1], NAME ":3: ");
+                if (!CHECK(ok, "a 199-character line is rejected at line 2, the next line is line 3"))
+                        print_errors(&errors);
+                CHECK(c->n_sysctls == 0, "nothing of the long line is kept");
+        }
+        /* far longer than inih's buffer: not split into several lines */
+        {
+                char *p = text;
+                p += sprintf(p, "[daemon]\nmode = observe ");
+                memset(p, 'x', 1000);
+                p[1000] = '\0';
+                strcat(text, "\n[bogus]\n");
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                _cleanup_config_ Config *c = parse(text, &errors);
+                bool ok = errors.n == 2 && starts_with(errors.items[0], NAME ":2: ") &&
+                          starts_with(errors.items[1], NAME ":3: ");
+                snprintf(what, sizeof(what), "a 1000-character line is one error at line 2; the next is line 3");
+                if (!CHECK(ok, what))
+                        print_errors(&errors);
+                CHECK(c->mode == DAEMON_MODE_ENFORCE, "the long line is not applied");
+        }
+}
+
+static void test_many_errors(void) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = parse("[daemon]\n"               /* 1 */
+                                           "mode = loud\n"            /* 2 */
+                                           "scan_interval = 1ms\n"    /* 3 */
+                                           "[cpus]\n"                 /* 4 */
+                                           "isolated = x\n"           /* 5 */
+                                           "[pm]\n"                   /* 6 */
+                                           "governor = Bad!\n"        /* 7 */
+                                           "[nope]\n"                 /* 8 */
+                                           "[sysctl]\n"               /* 9 */
+                                           "net..x = 1\n"             /* 10 */
+                                           "no equals sign\n"         /* 11 */
+                                           "vm.swappiness = 10\n",    /* 12 */
+                                           &errors);
+        static const char *const want[] = { NAME ":2: ", NAME ":3: ", NAME ":5: ", NAME ":7: ",
+                                            NAME ":8: ", NAME ":10: ", NAME ":11: " };
+        bool ok = errors.n == ELEMENTSOF(want);
+
+        for (size_t i = 0; ok && i < ELEMENTSOF(want); i++)
+                ok = starts_with(errors.items[i], want[i]);
+        if (!CHECK(ok, "every error of a file is reported in one pass, in line order"))
+                print_errors(&errors);
+        CHECK(c->n_sysctls == 1, "good lines among bad ones still apply");
+}
+
+/* --- config_load: files and drop-ins --- */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+static void rm_rf(const char *path) {
+        (void) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void write_file_len(const char *dir, const char *name, const char *text, size_t len) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", dir, name);
+        FILE *f = path ? fopen(path, "we") : NULL;
+
+        if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+                printf("# cannot write %s\n", path ?: name);
+                abort();
+        }
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+        write_file_len(dir, name, text, strlen(text));
+}
+
+static void make_dir(const char *dir, const char *name) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", dir, name);
+        if (!path || mkdir(path, 0755) < 0)
+                abort();
+}
+
+static void test_load_dropins(void) {
+        char dir[] = "/tmp/test-config-XXXXXX";
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *main_path = NULL;
+        int r;
+
+        if (!mkdtemp(dir))
+                abort();
+        main_path = strdup_printf("%s/lowlatd.conf", dir);
+        write_file(dir, "lowlatd.conf", "[daemon]\nmode = observe\nscan_interval = 30s\n[sysctl]\nvm.swappiness = 60\n");
+        make_dir(dir, "lowlatd.conf.d");
+        /* written in reverse so that directory order is unlikely to be lexical by chance */
+        write_file(dir, "lowlatd.conf.d/20-b.conf", "[daemon]\nmode = enforce\n[pm]\ngovernor = powersave\n");
+        write_file(dir, "lowlatd.conf.d/10-a.conf", "[daemon]\nscan_interval = 5s\n[pm]\ngovernor = performance\n"
+                                                   "[sysctl]\nvm.swappiness = 1\n");
+        write_file(dir, "lowlatd.conf.d/README", "this is not a config file\n");
+        write_file(dir, "lowlatd.conf.d/30-c.conf.disabled", "[bogus]\n");
+        write_file(dir, "lowlatd.conf.d/.hidden.conf", "[bogus]\n");
+
+        r = config_load(main_path, &c, &errors);
+        if (!CHECK(r == 0 && c, "main file and drop-ins load"))
+                print_errors(&errors);
+        if (c) {
+                CHECK(c->mode == DAEMON_MODE_ENFORCE, "20-b.conf is read after 10-a.conf and after the main file");
+                CHECK(c->scan_interval_usec == 5 * USEC_PER_SEC, "10-a.conf overrides the main file key by key");
+                CHECK_STR(c->governor, "powersave", "20-b.conf wins over 10-a.conf");
+                CHECK(c->n_sysctls == 1 && streq(c->sysctls[0].value, "1"), "drop-in sysctl overrides the main file's");
+                CHECK(c->n_files == 3, "three files read: non-.conf and hidden files ignored");
+                if (c->n_files == 3) {
+                        _cleanup_free_ char *a = strdup_printf("%s/lowlatd.conf.d/10-a.conf", dir);
+                        _cleanup_free_ char *b = strdup_printf("%s/lowlatd.conf.d/20-b.conf", dir);
+                        CHECK_STR(c->files[0], main_path, "main file first");
+                        CHECK_STR(c->files[1], a, "10-a.conf second");
+                        CHECK_STR(c->files[2], b, "20-b.conf third");
+                }
+        }
+        rm_rf(dir);
+}
+
+static void test_load_errors(void) {
+        char dir[] = "/tmp/test-config-XXXXXX";
+        _cleanup_free_ char *main_path = NULL, *dropin = NULL, *prefix = NULL, *missing = NULL, *subdir = NULL;
+        int r;
+
+        if (!mkdtemp(dir))
+                abort();
+        main_path = strdup_printf("%s/lowlatd.conf", dir);
+        dropin = strdup_printf("%s/lowlatd.conf.d/20-b.conf", dir);
+        write_file(dir, "lowlatd.conf", "[daemon]\nmode = observe\n[cpus]\nhousekeeping = 0-1\n");
+        make_dir(dir, "lowlatd.conf.d");
+        write_file(dir, "lowlatd.conf.d/20-b.conf", "[pm]\ngovernor = Bad!\n[daemon]\nfoo = 1\n");
+
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                Config *c = NULL;
+
+                r = config_load(main_path, &c, &errors);
+                CHECK(r == -EINVAL && !c, "config_load fails and returns no config when a drop-in is bad");
+                prefix = strdup_printf("%s:2: ", dropin);
+                bool ok = errors.n == 2 && starts_with(errors.items[0], prefix);
+                free(prefix);
+                prefix = strdup_printf("%s:4: ", dropin);
+                ok = ok && starts_with(errors.items[1], prefix);
+                if (!CHECK(ok, "errors in a drop-in name the drop-in's path and line"))
+                        print_errors(&errors);
+                config_free(c);
+        }
+
+        /* isolated in a drop-in, housekeeping in the main file: the drop-in is the later line */
+        write_file(dir, "lowlatd.conf.d/20-b.conf", "[cpus]\nisolated = 1-3\n");
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                Config *c = NULL;
+
+                r = config_load(main_path, &c, &errors);
+                free(prefix);
+                prefix = strdup_printf("%s:2: ", dropin);
+                bool ok = r == -EINVAL && errors.n == 1 && starts_with(errors.items[0], prefix) &&
+                          strstr(errors.items[0], "overlap");
+                if (!CHECK(ok, "overlap across files names the later line, in the drop-in"))
+                        print_errors(&errors);
+                config_free(c);
+        }
+        /* and the other way round */
+        write_file(dir, "lowlatd.conf", "[cpus]\nisolated = 1-3\n");
+        write_file(dir, "lowlatd.conf.d/20-b.conf", "\n[cpus]\nhousekeeping = 0-1\n");
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                Config *c = NULL;
+
+                r = config_load(main_path, &c, &errors);
+                free(prefix);
+                prefix = strdup_printf("%s:3: ", dropin);
+                bool ok = r == -EINVAL && errors.n == 1 && starts_with(errors.items[0], prefix);
+                if (!CHECK(ok, "overlap with housekeeping in a drop-in names the drop-in"))
+                        print_errors(&errors);
+                config_free(c);
+        }
+
+        /* NUL byte: only a file can carry one */
+        {
+                static const char with_nul[] = "[daemon]\nmode = obs\0erve\nfoo = 1\n";
+                write_file_len(dir, "lowlatd.conf", with_nul, sizeof(with_nul) - 1);
+        }
+        rm_rf(dropin);
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                Config *c = NULL;
+
+                r = config_load(main_path, &c, &errors);
+                free(prefix);
+                prefix = strdup_printf("%s:2: ", main_path);
+                _cleanup_free_ char *prefix3 = strdup_printf("%s:3: ", main_path);
+                bool ok = r == -EINVAL && errors.n == 2 && starts_with(errors.items[0], prefix) &&
+                          strstr(errors.items[0], "NUL") && starts_with(errors.items[1], prefix3);
+                if (!CHECK(ok, "a NUL byte is an error at its line, and the next line is still line 3"))
+                        print_errors(&errors);
+                config_free(c);
+        }
+
+        missing = strdup_printf("%s/absent.conf", dir);
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                Config *c = NULL;
+
+                r = config_load(missing, &c, &errors);
+                bool ok = r < 0 && !c && errors.n == 1 && starts_with(errors.items[0], missing);
+                if (!CHECK(ok, "a missing main file is an error naming it"))
+                        print_errors(&errors);
+                config_free(c);
+        }
+
+        subdir = strdup_printf("%s/lowlatd.conf.d", dir);
+        {
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                Config *c = NULL;
+
+                r = config_load(subdir, &c, &errors);
+                bool ok = r < 0 && !c && errors.n >= 1 && starts_with(errors.items[0], subdir);
+                if (!CHECK(ok, "a directory as the main file is an error naming it"))
+                        print_errors(&errors);
+                config_free(c);
+        }
+        rm_rf(dir);
+}
+
+int main(void) {
+        test_sections_and_keys();
+        test_scan_interval();
+        test_mode();
+        test_isolated();
+        test_overlap();
+        test_default_affinity_and_pins();
+        test_pm();
+        test_sysctl();
+        test_comments_and_lines();
+        test_long_lines();
+        test_many_errors();
+        test_load_dropins();
+        test_load_errors();
+        return tap_finish();
+}
