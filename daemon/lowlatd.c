@@ -89,9 +89,15 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
 static void raise_fd_limit(void) {
         struct rlimit rl;
 
-        /* Two persistent fds per IRQ: 10,000 IRQs need more than the usual 1024. */
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == rl.rlim_max)
+        /* Two persistent fds per IRQ: 10,000 IRQs need more than the usual 1024. Root may
+         * raise the hard limit too; where it may not, reads fall back to open/read/close. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return;
+        if (rl.rlim_max < 524288) {
+                struct rlimit want = { 524288, 524288 };
+                if (setrlimit(RLIMIT_NOFILE, &want) >= 0)
+                        return;
+        }
         rl.rlim_cur = rl.rlim_max;
         (void) setrlimit(RLIMIT_NOFILE, &rl);
 }

@@ -229,8 +229,35 @@ static void set_reason(Setting *s, const char *fmt, ...) {
         s->reason = r;
 }
 
-/* Reads the current value into buf as text. -ENOENT: the object does not exist. */
+static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t size);
+
+/* Reads the current value into buf as text. -ENOENT: the object does not exist. Out of
+ * fds (EMFILE), the read falls back to open/read/close: slower, never wrong. */
 static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
+        int r = setting_read_persistent(rc, s, buf, size);
+
+        if ((r == -EMFILE || r == -ENFILE) && s->fd < 0 && s->kind != SETTING_CPU_DMA_LATENCY) {
+                _cleanup_close_ int fd = host_open_file(rc->host, s->path, O_RDONLY);
+                ssize_t n;
+
+                if (fd < 0)
+                        return fd;
+                n = pread_string(fd, buf, size);
+                if (n < 0)
+                        return (int) n;
+                strstrip(buf);
+                if (s->kind == SETTING_SYSCTL) {
+                        _cleanup_free_ char *norm = normalize_whitespace(buf);
+                        if (!norm)
+                                return -ENOMEM;
+                        snprintf(buf, size, "%s", norm);
+                }
+                return 0;
+        }
+        return r;
+}
+
+static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t size) {
         ssize_t n;
 
         if (s->fd < 0) {
