@@ -5,7 +5,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
@@ -189,6 +191,10 @@ out:
 }
 
 static void manager_init_reconciler(Manager *m) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < UINT_MAX)
+                m->rc.fd_limit = (unsigned) rl.rlim_cur;
         m->rc.host = m->host;
         m->rc.posture = m->posture;
         m->rc.observe = manager_observing(m);

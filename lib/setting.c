@@ -275,6 +275,12 @@ static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t
                                 s->fd = -1;
                                 return r;
                         }
+                        /* fds are handed out lowest first, so the number says how many are
+                         * open: keep a reserve for writes, sockets and the event loop. */
+                        if (rc->fd_limit > 0 && (unsigned) s->fd + SETTING_FD_RESERVE >= rc->fd_limit) {
+                                s->fd = safe_close(s->fd);
+                                return -EMFILE;
+                        }
                 }
                 if (s->kind == SETTING_IRQ_AFFINITY) {
                         _cleanup_free_ char *eff = strdup_printf("proc/irq/%s/effective_affinity_list", s->object);
@@ -354,9 +360,10 @@ static bool setting_matches(Reconciler *rc, Setting *s, const char *observed) {
 
                 if (irq_parse_observed(observed, &rc->scratch, &effective, &has_effective) < 0)
                         return false;
+                /* A pin is judged by the affinity asked for: the effective CPU is the one
+                 * the chip picked from it, and may follow only at the next interrupt. */
                 if (s->exact)
-                        return cpuset_equal(&rc->scratch, &s->cpus) &&
-                               (!has_effective || cpuset_is_subset(&effective, &s->cpus));
+                        return cpuset_equal(&rc->scratch, &s->cpus);
                 return !cpuset_intersects(&rc->scratch, &rc->posture->isolated) &&
                        (!has_effective || !cpuset_intersects(&effective, &rc->posture->isolated));
         }
@@ -504,7 +511,7 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
 
         /* An unmovable IRQ stays so until it goes away (a driver re-requesting it gets a
          * new /proc entry and a fresh setting): retrying would only repeat the refusal. */
-        if (s->state == SETTING_UNMOVABLE || (!force && s->state == SETTING_UNSUPPORTED))
+        if (!force && s->state == SETTING_UNSUPPORTED)
                 return 0;
 
         r = setting_read(rc, s, buf, sizeof(buf));
@@ -564,13 +571,17 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
 
         matches = setting_matches(rc, s, s->observed);
         if (matches) {
-                if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED || s->state == SETTING_UNSUPPORTED)
+                if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED || s->state == SETTING_UNSUPPORTED ||
+                    s->state == SETTING_UNMOVABLE)
                         emit(rc, SETTING_EVENT_RECOVERED, s);
                 if (!setting_state_is_good(s->state))
                         s->state = SETTING_OK;
                 s->reason = mfree(s->reason);
                 return 0;
         }
+
+        if (s->state == SETTING_UNMOVABLE)
+                return 0; /* still off target; watched, never written again */
 
         s->last_drift_usec = now;
         if (before != SETTING_DRIFTED && before != SETTING_FAILED) {

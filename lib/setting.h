@@ -44,6 +44,8 @@ static inline bool setting_state_is_good(SettingState s) {
 #define FIGHT_QUIET_USEC (60 * USEC_PER_SEC)
 /* A failed correction is tried again this much later, not on every scan. */
 #define FAILED_RETRY_USEC (60 * USEC_PER_SEC)
+/* fds kept free of persistent reads, for writes, sockets and the event loop. */
+#define SETTING_FD_RESERVE 256U
 
 typedef struct Setting {
         SettingKind kind;
@@ -101,6 +103,7 @@ typedef struct Reconciler {
         const Posture *posture;
         bool observe;
         bool hinted; /* looking because of an inotify hint rather than the scan */
+        unsigned fd_limit; /* RLIMIT_NOFILE; persistent fds stop short of it, 0 = no check */
         SettingEventHandler handler;
         void *userdata;
         ReconcileCounters counters;
