@@ -231,6 +231,22 @@ static void set_reason(Setting *s, const char *fmt, ...) {
 
 static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t size);
 
+/* Kernel text as compared: trimmed, and for sysctls with white space runs collapsed
+ * (tcp_rmem reads back with tabs). In place. */
+static int setting_tidy_text(const Setting *s, char *buf, size_t size) {
+        char *start = strstrip(buf);
+
+        if (start != buf)
+                memmove(buf, start, strlen(start) + 1);
+        if (s->kind == SETTING_SYSCTL) {
+                _cleanup_free_ char *norm = normalize_whitespace(buf);
+                if (!norm)
+                        return -ENOMEM;
+                snprintf(buf, size, "%s", norm);
+        }
+        return 0;
+}
+
 /* Reads the current value into buf as text. -ENOENT: the object does not exist. Out of
  * fds (EMFILE), the read falls back to open/read/close: slower, never wrong. */
 static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
@@ -245,20 +261,14 @@ static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
                 n = pread_string(fd, buf, size);
                 if (n < 0)
                         return (int) n;
-                strstrip(buf);
-                if (s->kind == SETTING_SYSCTL) {
-                        _cleanup_free_ char *norm = normalize_whitespace(buf);
-                        if (!norm)
-                                return -ENOMEM;
-                        snprintf(buf, size, "%s", norm);
-                }
-                return 0;
+                return setting_tidy_text(s, buf, size);
         }
         return r;
 }
 
 static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t size) {
         ssize_t n;
+        int r;
 
         if (s->fd < 0) {
                 int flags = O_RDONLY;
@@ -271,7 +281,7 @@ static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t
                 } else {
                         s->fd = host_open_file(rc->host, s->path, flags);
                         if (s->fd < 0) {
-                                int r = s->fd;
+                                r = s->fd;
                                 s->fd = -1;
                                 return r;
                         }
@@ -306,13 +316,10 @@ static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t
         n = pread_string(s->fd, buf, size);
         if (n < 0)
                 return (int) n;
-        strstrip(buf);
-        if (s->kind == SETTING_SYSCTL) {
-                _cleanup_free_ char *norm = normalize_whitespace(buf);
-                if (!norm)
-                        return -ENOMEM;
-                snprintf(buf, size, "%s", norm);
-        } else if (s->kind == SETTING_IRQ_AFFINITY && s->effective_fd >= 0) {
+        r = setting_tidy_text(s, buf, size);
+        if (r < 0)
+                return r;
+        if (s->kind == SETTING_IRQ_AFFINITY && s->effective_fd >= 0) {
                 /* The scan's hot path: append " (effective LIST)" without printf. */
                 static const char tag[] = " (effective ";
                 char eff[256], *e;

@@ -439,6 +439,12 @@ static void test_governor(void) {
         CHECK_STR(strstrip((char *) tree_read(&f, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")),
                   "performance", "scaling_governor written");
 
+        /* Leading white space in what the kernel prints is not part of the value. */
+        tree_write(&f, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "  performance\n");
+        setting_reconcile(&f.rc, good, T0 + USEC_PER_SEC, false);
+        CHECK_STR(events_take(&f), "", "leading white space in the file is not drift");
+        CHECK_STR(good->observed, "performance", "observed value is trimmed at the start");
+
         CHECK(setting_new_governor(1, "schedutil", &bad) == 0, "cpu1 governor setting");
         setting_reconcile(&f.rc, bad, T0, false);
         setting_reconcile(&f.rc, bad, T0 + USEC_PER_SEC, false);
