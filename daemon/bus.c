@@ -116,9 +116,13 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
 static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
 
-        if (manager_reload(m) < 0)
+        int r = manager_reload(m);
+
+        if (r == -EINVAL)
                 return sd_bus_error_set(error, "org.lowlatd1.Error.InvalidConfig",
-                                        m->last_reload_error ?: "reload failed");
+                                        m->last_reload_error ?: "invalid configuration");
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Reload failed: %s", m->last_reload_error ?: strerror(-r));
         return sd_bus_reply_method_return(message, NULL);
 }
 

@@ -465,6 +465,16 @@ static int manager_build_posture(Manager *m, Posture **ret, char **ret_error) {
         return 0;
 }
 
+/* Keeps the old posture; takes ownership of error. Returns r. */
+static int manager_reload_failed(Manager *m, int r, char *error) {
+        log_event(EVENT_RELOAD_FAILED, "Reload failed, keeping the previous posture: %s", error ?: strerror(-r));
+        free(m->last_reload_error);
+        m->last_reload_error = error ?: strdup(strerror(-r));
+        (void) sd_notify(false, "READY=1");
+        manager_update_status(m);
+        return r;
+}
+
 int manager_reload(Manager *m) {
         _cleanup_free_ char *error = NULL;
         Posture *posture = NULL;
@@ -475,14 +485,8 @@ int manager_reload(Manager *m) {
         m->last_reload_usec = now_usec(CLOCK_REALTIME);
 
         r = manager_build_posture(m, &posture, &error);
-        if (r < 0) {
-                log_event(EVENT_RELOAD_FAILED, "Reload failed, keeping the previous posture: %s", error ?: "?");
-                free(m->last_reload_error);
-                m->last_reload_error = TAKE_PTR(error);
-                (void) sd_notify(false, "READY=1");
-                manager_update_status(m);
-                return r;
-        }
+        if (r < 0)
+                return manager_reload_failed(m, r, TAKE_PTR(error));
 
         /* Build the new table beside the old one, move fds, watches and history across for
          * what is unchanged, then drop the old table, which releases what is no longer
@@ -494,9 +498,7 @@ int manager_reload(Manager *m) {
         if (r < 0) {
                 table_done(&table);
                 posture_free(posture);
-                log_event(EVENT_RELOAD_FAILED, "Reload failed, keeping the previous posture: %s", strerror(-r));
-                (void) sd_notify(false, "READY=1");
-                return r;
+                return manager_reload_failed(m, r, strdup_printf("cannot plan the new posture: %s", strerror(-r)));
         }
         m->n_dirty = 0;
         for (size_t i = 0; i < m->table.n; i++)

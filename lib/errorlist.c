@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "errorlist.h"
+#include "util.h"
 
 int error_list_add(ErrorList *l, const char *fmt, ...) {
         char *s = NULL, **items;
@@ -15,6 +16,15 @@ int error_list_add(ErrorList *l, const char *fmt, ...) {
         va_end(ap);
         if (r < 0)
                 return -ENOMEM;
+        /* Errors quote file names and values, which may hold any bytes; they end up in
+         * D-Bus strings (LastReloadError), which must be UTF-8. */
+        if (!utf8_is_valid(s)) {
+                char *escaped = utf8_escape(s);
+                free(s);
+                if (!escaped)
+                        return -ENOMEM;
+                s = escaped;
+        }
         items = realloc(l->items, (l->n + 1) * sizeof(char *));
         if (!items) {
                 free(s);

@@ -238,6 +238,14 @@ static int setting_tidy_text(const Setting *s, char *buf, size_t size) {
 
         if (start != buf)
                 memmove(buf, start, strlen(start) + 1);
+        /* Observed text goes on the bus, which takes only UTF-8. Desired values are
+         * printable ASCII, so escaping cannot turn a mismatch into a match. */
+        if (!utf8_is_valid(buf)) {
+                _cleanup_free_ char *escaped = utf8_escape(buf);
+                if (!escaped)
+                        return -ENOMEM;
+                snprintf(buf, size, "%s", escaped);
+        }
         if (s->kind == SETTING_SYSCTL) {
                 _cleanup_free_ char *norm = normalize_whitespace(buf);
                 if (!norm)

@@ -147,6 +147,64 @@ char *normalize_whitespace(const char *s) {
         return out;
 }
 
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t utf8_sequence_length(const unsigned char *s) {
+        unsigned cp;
+        size_t n;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                n = 2, cp = s[0] & 0x1f;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef)
+                n = 3, cp = s[0] & 0x0f;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                n = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
+        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+bool utf8_is_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (*p) {
+                size_t n = utf8_sequence_length(p);
+                if (n == 0)
+                        return false;
+                p += n;
+        }
+        return true;
+}
+
+char *utf8_escape(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        char *out = malloc(strlen(s) * 4 + 1), *o = out;
+
+        if (!out)
+                return NULL;
+        while (*p) {
+                size_t n = utf8_sequence_length(p);
+                if (n == 0) {
+                        o += sprintf(o, "\\x%02x", *p++);
+                        continue;
+                }
+                memcpy(o, p, n);
+                o += n;
+                p += n;
+        }
+        *o = '\0';
+        return out;
+}
+
 char *strdup_printf(const char *fmt, ...) {
         va_list ap;
         char *s = NULL;

@@ -43,6 +43,13 @@ char *strstrip(char *s);
 /* Collapses every run of white space to one space and trims the ends; newly allocated. */
 char *normalize_whitespace(const char *s);
 
+/* Whether s is valid UTF-8 (what D-Bus strings must be). */
+bool utf8_is_valid(const char *s);
+/* A copy of s where every byte that is not part of valid UTF-8 is written "\xNN", so
+ * text from the kernel or a config file can go on the bus and in messages; newly
+ * allocated. */
+char *utf8_escape(const char *s);
+
 /* Like asprintf() but returns the string, NULL on allocation failure. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Number, duration, white space and UTF-8 helpers. */
+#include "errorlist.h"
+#include "tap.h"
+#include "util.h"
+
+static void test_numbers(void) {
+        uint64_t v;
+        uint32_t u;
+
+        CHECK(parse_uint64("0", &v) == 0 && v == 0, "0 parses");
+        CHECK(parse_uint64("18446744073709551615", &v) == 0 && v == UINT64_MAX, "UINT64_MAX parses");
+        CHECK(parse_uint64("18446744073709551616", &v) == -ERANGE, "UINT64_MAX+1 is out of range");
+        CHECK(parse_uint64("-1", &v) == -EINVAL, "a sign is refused");
+        CHECK(parse_uint64(" 1", &v) == -EINVAL, "leading space is refused");
+        CHECK(parse_uint64("1x", &v) == -EINVAL, "trailing garbage is refused");
+        CHECK(parse_uint64("", &v) == -EINVAL, "empty is refused");
+        CHECK(parse_uint32("4294967296", &u) == -ERANGE, "UINT32_MAX+1 is out of range for 32 bits");
+}
+
+static void test_durations(void) {
+        uint64_t v;
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
+
+        CHECK(parse_duration_usec("250ms", &v) == 0 && v == 250 * USEC_PER_MSEC, "250ms");
+        CHECK(parse_duration_usec("10s", &v) == 0 && v == 10 * USEC_PER_SEC, "10s");
+        CHECK(parse_duration_usec("2min", &v) == 0 && v == 120 * USEC_PER_SEC, "2min");
+        CHECK(parse_duration_usec("5", &v) == 0 && v == 5 * USEC_PER_SEC, "a bare number is seconds");
+        CHECK(parse_duration_usec("1h", &v) == -EINVAL, "unknown unit");
+        CHECK(parse_duration_usec("s", &v) == -EINVAL, "unit without number");
+        CHECK(parse_duration_usec("99999999999999999999s", &v) < 0, "overflow is refused");
+        a = format_duration_usec(120 * USEC_PER_SEC);
+        b = format_duration_usec(1500 * USEC_PER_MSEC);
+        c = format_duration_usec(7);
+        CHECK_STR(a, "2min", "format minutes");
+        CHECK_STR(b, "1500ms", "format milliseconds");
+        CHECK_STR(c, "7us", "format microseconds");
+}
+
+static void test_whitespace(void) {
+        _cleanup_free_ char *a = normalize_whitespace("  4096\t131072 \t 6291456\n");
+        _cleanup_free_ char *b = normalize_whitespace("");
+        char s[] = " \t x y \n";
+
+        CHECK_STR(a, "4096 131072 6291456", "runs collapse and ends trim");
+        CHECK_STR(b, "", "empty stays empty");
+        CHECK_STR(strstrip(s), "x y", "strstrip trims both ends");
+}
+
+static void test_utf8(void) {
+        _cleanup_free_ char *a = utf8_escape("caf\xe9-\xff\xfe");
+        _cleanup_free_ char *b = utf8_escape("café ✓");
+        _cleanup_free_ char *c = utf8_escape("\xc0\xaf\xed\xa0\x80");
+
+        CHECK(utf8_is_valid("plain ascii"), "ASCII is valid");
+        CHECK(utf8_is_valid("café ✓ 😀"), "two-, three- and four-byte sequences are valid");
+        CHECK(!utf8_is_valid("caf\xe9"), "a Latin-1 byte is not");
+        CHECK(!utf8_is_valid("\xc0\xaf"), "an overlong form is not");
+        CHECK(!utf8_is_valid("\xed\xa0\x80"), "a UTF-16 surrogate is not");
+        CHECK(!utf8_is_valid("\xf4\x90\x80\x80"), "past U+10FFFF is not");
+        CHECK(!utf8_is_valid("\xe2\x9c"), "a truncated sequence is not");
+        CHECK_STR(a, "caf\\xe9-\\xff\\xfe", "invalid bytes are escaped");
+        CHECK_STR(b, "café ✓", "valid text is unchanged");
+        CHECK(utf8_is_valid(c), "escaping yields valid UTF-8");
+
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        CHECK(error_list_add(&errors, "t.conf:1: unknown key '%s'", "caf\xe9") == 0, "error added");
+        CHECK_STR(errors.items[0], "t.conf:1: unknown key 'caf\\xe9'", "error messages are escaped to UTF-8");
+}
+
+int main(void) {
+        test_numbers();
+        test_durations();
+        test_whitespace();
+        test_utf8();
+        return tap_finish();
+}
