@@ -3,7 +3,11 @@
  * open to everyone; Reload and Reapply are privileged, which sd-bus enforces itself
  * (methods not marked SD_BUS_VTABLE_UNPRIVILEGED need the caller to be root or hold
  * CAP_SYS_ADMIN). The policy file in conf/ is the second fence. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <systemd/sd-bus.h>
 
 #include "build-config.h"
@@ -160,6 +164,7 @@ static const sd_bus_vtable manager_vtable[] = {
 };
 
 static void bus_schedule_retry(Manager *m);
+static bool bus_watch_socket(Manager *m);
 
 static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -167,6 +172,8 @@ static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_e
         log_warning("Lost the system bus; still enforcing, reconnecting");
         m->bus = sd_bus_flush_close_unref(m->bus);
         m->bus_retry_usec = BUS_RETRY_MIN_USEC;
+        m->bus_failure_logged = true; /* said above */
+        (void) bus_watch_socket(m);
         bus_schedule_retry(m);
         return 0;
 }
@@ -200,25 +207,95 @@ static int bus_connect(Manager *m) {
         return 0;
 }
 
-static int on_bus_retry(sd_event_source *source, uint64_t usec, void *userdata) {
+/* The socket path of a "unix:path=..." system bus address (the default one when
+ * DBUS_SYSTEM_BUS_ADDRESS is unset), %XX-unescaped; NULL for any other transport. */
+static char *bus_socket_path(void) {
+        const char *address = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: "unix:path=/run/dbus/system_bus_socket";
+        const char *p;
+        char *path, *o;
+
+        if (strncmp(address, "unix:path=", strlen("unix:path=")) != 0)
+                return NULL;
+        p = address + strlen("unix:path=");
+        path = o = malloc(strlen(p) + 1);
+        if (!path)
+                return NULL;
+        for (; *p && *p != ',' && *p != ';'; p++) {
+                unsigned v;
+                if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1 && isxdigit((unsigned char) p[1]) &&
+                    isxdigit((unsigned char) p[2])) {
+                        *o++ = (char) v;
+                        p += 2;
+                } else
+                        *o++ = *p;
+        }
+        *o = '\0';
+        return path;
+}
+
+static int bus_try_connect(Manager *m);
+
+static int on_bus_socket_created(sd_event_source *source, const struct inotify_event *event, void *userdata) {
         Manager *m = userdata;
+
+        if (m->bus || !event->len || !streq(event->name, m->bus_socket_name))
+                return 0;
+        m->bus_retry_usec = BUS_RETRY_MIN_USEC;
+        return bus_try_connect(m);
+}
+
+/* With a socket path, dbus-daemon (re)creating its socket is an event: no polling while
+ * the bus is simply absent, and a restarted bus is found at once. */
+static bool bus_watch_socket(Manager *m) {
+        _cleanup_free_ char *path = NULL;
+        char *slash;
+        int r;
+
+        if (m->bus_socket_watch)
+                return true;
+        path = bus_socket_path();
+        if (!path || !(slash = strrchr(path, '/')) || slash == path)
+                return false;
+        *slash = '\0';
+        free(m->bus_socket_name);
+        m->bus_socket_name = strdup(slash + 1);
+        if (!m->bus_socket_name)
+                return false;
+        r = sd_event_add_inotify(m->event, &m->bus_socket_watch, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR,
+                                 on_bus_socket_created, m);
+        return r >= 0;
+}
+
+static int bus_try_connect(Manager *m) {
+        bool watched;
         int r;
 
         r = bus_connect(m);
         if (r >= 0) {
                 log_info("Connected to the system bus as %s", BUS_NAME);
+                m->bus_socket_watch = sd_event_source_disable_unref(m->bus_socket_watch);
                 m->bus_failure_logged = false;
                 m->bus_retry_usec = BUS_RETRY_MIN_USEC;
                 bus_flush_changes(m);
                 return 0;
         }
+        watched = bus_watch_socket(m);
         if (!m->bus_failure_logged) {
-                log_warning_errno(r, "Cannot publish %s on the system bus, retrying with backoff", BUS_NAME);
+                log_warning_errno(r, "Cannot publish %s on the system bus, %s", BUS_NAME,
+                                  r == -ENOENT && watched ? "waiting for its socket" : "retrying with backoff");
                 m->bus_failure_logged = true;
         }
+        /* A socket that is there but refuses (a dead daemon's leftover) needs polling; a
+         * missing one will announce itself. */
+        if (r == -ENOENT && watched)
+                return 0;
         m->bus_retry_usec = MIN(m->bus_retry_usec * 2, BUS_RETRY_MAX_USEC);
         bus_schedule_retry(m);
         return 0;
+}
+
+static int on_bus_retry(sd_event_source *source, uint64_t usec, void *userdata) {
+        return bus_try_connect(userdata);
 }
 
 static void bus_schedule_retry(Manager *m) {
@@ -237,11 +314,13 @@ static void bus_schedule_retry(Manager *m) {
 
 void bus_setup(Manager *m) {
         m->bus_retry_usec = BUS_RETRY_MIN_USEC;
-        on_bus_retry(NULL, 0, m);
+        (void) bus_try_connect(m);
 }
 
 void bus_done(Manager *m) {
         m->bus_retry = sd_event_source_disable_unref(m->bus_retry);
+        m->bus_socket_watch = sd_event_source_disable_unref(m->bus_socket_watch);
+        m->bus_socket_name = mfree(m->bus_socket_name);
         m->bus = sd_bus_flush_close_unref(m->bus);
 }
 

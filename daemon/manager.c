@@ -352,14 +352,38 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
         }
 }
 
+/* The scan doubles as the watchdog ping: a loop that scans is alive, and one timer
+ * means one wakeup. With a watchdog shorter than twice the scan interval, the scan runs
+ * at half the watchdog period instead. */
+static uint64_t manager_tick_interval(const Manager *m) {
+        uint64_t interval = m->posture->config->scan_interval_usec;
+
+        if (m->watchdog_usec > 0)
+                interval = MIN(interval, m->watchdog_usec / 2);
+        return MAX(interval, SCAN_INTERVAL_MIN_USEC);
+}
+
+static uint64_t scan_accuracy(uint64_t interval) {
+        /* Let the kernel batch our wakeup with others; a scan a little late is fine. */
+        return MIN(interval / 4, USEC_PER_SEC);
+}
+
+static void manager_arm_scan(Manager *m) {
+        uint64_t interval = manager_tick_interval(m);
+
+        (void) sd_event_source_set_time_accuracy(m->scan_timer, scan_accuracy(interval));
+        (void) sd_event_source_set_time_relative(m->scan_timer, interval);
+        (void) sd_event_source_set_enabled(m->scan_timer, SD_EVENT_ON);
+}
+
 static int on_scan_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
-        uint64_t interval = m->posture->config->scan_interval_usec;
 
         manager_full_pass(m, false);
         manager_update_status(m);
-        (void) sd_event_source_set_time_relative(source, interval);
-        (void) sd_event_source_set_enabled(source, SD_EVENT_ON);
+        if (m->watchdog_usec > 0)
+                (void) sd_notify(false, "WATCHDOG=1");
+        manager_arm_scan(m);
         return 0;
 }
 
@@ -376,14 +400,9 @@ static int on_terminate(sd_event_source *source, const struct signalfd_siginfo *
         return sd_event_exit(m->event, 0);
 }
 
-static uint64_t scan_accuracy(uint64_t interval) {
-        /* Let the kernel batch our wakeup with others; a scan a little late is fine. */
-        return MIN(interval / 4, USEC_PER_SEC);
-}
-
 int manager_start(Manager *m) {
         sigset_t mask;
-        uint64_t interval = m->posture->config->scan_interval_usec;
+        uint64_t interval;
         int r;
 
         r = sd_event_default(&m->event);
@@ -404,6 +423,9 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot watch signals");
 
+        if (sd_watchdog_enabled(false, &m->watchdog_usec) <= 0)
+                m->watchdog_usec = 0;
+        interval = manager_tick_interval(m);
         r = sd_event_add_time_relative(m->event, &m->scan_timer, CLOCK_MONOTONIC, interval, scan_accuracy(interval),
                                        on_scan_timer, m);
         if (r < 0)
@@ -425,9 +447,8 @@ int manager_start(Manager *m) {
                         manager_watch(m, m->table.settings[i]);
         }
 
-        r = sd_event_set_watchdog(m->event, true);
-        if (r < 0)
-                log_warning_errno(r, "Cannot enable the watchdog");
+        if (m->watchdog_usec > 0)
+                (void) sd_notify(false, "WATCHDOG=1");
 
         manager_pin_self(m);
         bus_setup(m);
@@ -524,11 +545,8 @@ int manager_reload(Manager *m) {
         m->initial_pass = false;
         log_initial_summary(m, "Reload applied");
 
-        if (m->scan_timer) {
-                uint64_t interval = posture->config->scan_interval_usec;
-                (void) sd_event_source_set_time_accuracy(m->scan_timer, scan_accuracy(interval));
-                (void) sd_event_source_set_time_relative(m->scan_timer, interval);
-        }
+        if (m->scan_timer)
+                manager_arm_scan(m);
         manager_pin_self(m);
         log_event(EVENT_RELOADED, "Reloaded %s: %zu settings", m->config_path, m->table.n);
         (void) sd_notify(false, "READY=1");

@@ -50,6 +50,8 @@ typedef struct Manager {
         Setting **dirty;
         size_t n_dirty, allocated_dirty;
 
+        uint64_t watchdog_usec; /* WATCHDOG_USEC from systemd, 0 when off */
+
         bool initial_pass;
         size_t initial_corrections[_SETTING_KIND_MAX];
         char *last_status;
@@ -59,6 +61,8 @@ typedef struct Manager {
 
         sd_bus *bus;
         sd_event_source *bus_retry;
+        sd_event_source *bus_socket_watch; /* the bus socket's directory, while disconnected */
+        char *bus_socket_name;
         uint64_t bus_retry_usec;
         bool bus_failure_logged;
         BusSnapshot bus_emitted;
