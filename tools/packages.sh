@@ -6,7 +6,7 @@ BUILD_PACKAGES=(
 )
 TEST_PACKAGES=(
         python3 util-linux mount iproute2 ethtool procps
-        dbus-daemon dbus-bin systemd
+        dbus-daemon dbus-bin dbus-system-bus-common systemd
         fuse3 libfuse3-dev
         groff-base man-db
 )

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""meson install into a scratch DESTDIR: every file lands in its standard place, the
+installed data is what the source tree holds, the installed unit runs the installed
+daemon, and the installed example configuration passes --check-config.
+
+Environment (tests/packaging/meson.build): LOWLATD_MESON (the meson that configured
+the build), LOWLATD_BUILD_ROOT, LOWLATD_PREFIX, LOWLATD_INSTALL_{SBINDIR,BINDIR,MANDIR,
+DATADIR} (absolute), LOWLATD_VERSION. Without them the build's own options are read
+with meson introspect.
+"""
+
+import filecmp
+import gzip
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+
+import packaging_util as u
+
+
+def meson_command():
+    m = os.environ.get("LOWLATD_MESON")
+    if m and os.access(m, os.X_OK):
+        return [m]
+    m = shutil.which("meson")
+    if m:
+        return [m]
+    raise u.Skip("meson is not installed")
+
+
+def build_options(meson):
+    """Install directories and version, from the environment or meson introspect."""
+    keys = ("PREFIX", "INSTALL_SBINDIR", "INSTALL_BINDIR", "INSTALL_MANDIR", "INSTALL_DATADIR",
+            "INSTALL_DBUSPOLICYDIR", "VERSION")
+    got = {k: os.environ.get("LOWLATD_" + k) for k in keys}
+    if all(got.values()):
+        return got
+    p = u.run(meson + ["introspect", u.BUILD_ROOT, "--buildoptions", "--projectinfo"])
+    if p.returncode != 0:
+        raise u.Skip("cannot read the build's options: " + p.stderr.strip())
+    info = json.loads(p.stdout)
+    opts = {o["name"]: o["value"] for o in info["buildoptions"]}
+    prefix = opts["prefix"]
+    return {
+        "PREFIX": prefix,
+        "INSTALL_SBINDIR": os.path.join(prefix, opts["sbindir"]),
+        "INSTALL_BINDIR": os.path.join(prefix, opts["bindir"]),
+        "INSTALL_MANDIR": os.path.join(prefix, opts["mandir"]),
+        "INSTALL_DATADIR": os.path.join(prefix, opts["datadir"]),
+        "INSTALL_DBUSPOLICYDIR": opts.get("dbuspolicydir") or "/usr/share/dbus-1/system.d",
+        "VERSION": info["projectinfo"]["version"],
+    }
+
+
+def under(destdir, path):
+    return os.path.join(destdir, path.lstrip("/"))
+
+
+def find_man(destdir, mandir, page):
+    section = page.rsplit(".", 1)[1]
+    base = under(destdir, os.path.join(mandir, "man" + section, page))
+    for candidate in (base, base + ".gz"):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def read_maybe_gz(path):
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return f.read()
+    return u.read(path)
+
+
+def test(t):
+    meson = meson_command()
+    if not os.path.isfile(os.path.join(u.BUILD_ROOT, "meson-private", "install.dat")):
+        raise u.Skip("%s is not a configured meson build directory" % u.BUILD_ROOT)
+    o = build_options(meson)
+    prefix = o["PREFIX"]
+    destdir = os.path.join(u.tempdir("lowlat-install-"), "dest")
+
+    # --no-rebuild: meson test has already built what the test depends on, and a nested
+    # ninja run inside the test would race the outer one.
+    p = u.run(meson + ["install", "-C", u.BUILD_ROOT, "--no-rebuild", "--destdir", destdir],
+              timeout=300)
+    if not t.ok(p.returncode == 0, "meson install --destdir succeeds", u.describe(p)):
+        return
+
+    sbin_lowlatd = os.path.join(o["INSTALL_SBINDIR"], "lowlatd")
+    expected = {
+        "lowlatd": (sbin_lowlatd, None),
+        "lowlatctl": (os.path.join(o["INSTALL_BINDIR"], "lowlatctl"), None),
+        "unit": (os.path.join(prefix, "lib/systemd/system/lowlatd.service"), None),
+        "D-Bus policy": (os.path.join(o["INSTALL_DBUSPOLICYDIR"], "org.lowlatd1.conf"),
+                         u.src("conf", "org.lowlatd1.conf")),
+        "journal catalog": (os.path.join(prefix, "lib/systemd/catalog/lowlatd.catalog"),
+                            u.src("conf", "lowlatd.catalog")),
+        "example config": ("/etc/lowlatd/lowlatd.conf", u.src("conf", "lowlatd.conf")),
+    }
+    for what, (path, source) in expected.items():
+        full = under(destdir, path)
+        if not t.ok(os.path.isfile(full), "%s installed as %s" % (what, path),
+                    "not there; installed files:\n" + "\n".join(installed_files(destdir))):
+            continue
+        mode = stat.S_IMODE(os.stat(full).st_mode)
+        if source is None and what != "unit":
+            t.ok(mode & 0o111 == 0o111 and not mode & 0o022,
+                 "%s is executable and not group/world-writable (%04o)" % (what, mode))
+        else:
+            t.ok(mode & 0o444 == 0o444 and not mode & 0o133,
+                 "%s is readable by all, not executable or writable by others (%04o)" % (what, mode))
+        if source:
+            t.ok(filecmp.cmp(full, source, shallow=False),
+                 "installed %s is identical to %s" % (what, os.path.relpath(source, u.SOURCE_ROOT)))
+
+    for name, (page, _) in u.MAN_PAGES.items():
+        section = page.rsplit(".", 1)[1]
+        found = find_man(destdir, o["INSTALL_MANDIR"], page)
+        where = os.path.join(o["INSTALL_MANDIR"], "man" + section, page)
+        if t.ok(found, "man page %s(%s) installed as %s[.gz]" % (name, section, where)):
+            t.ok(read_maybe_gz(found) == u.read(u.src("man", page)),
+                 "installed %s is man/%s" % (os.path.basename(found), page))
+
+    # The installed unit must start the installed daemon.
+    unit = under(destdir, expected["unit"][0])
+    if os.path.isfile(unit):
+        starts = re.findall(r"(?m)^ExecStart=(.*)$", u.read(unit))
+        argv = shlex.split(starts[-1].lstrip("-@:+!|")) if starts else []
+        t.ok(len(starts) == 1 and argv and argv[0] == sbin_lowlatd,
+             "installed unit's ExecStart= is the installed %s" % sbin_lowlatd, "ExecStart=%s" % starts)
+        t.ok(argv and os.access(under(destdir, argv[0]), os.X_OK),
+             "ExecStart= binary exists in the installed tree")
+
+    binary = under(destdir, sbin_lowlatd)
+    config = under(destdir, "/etc/lowlatd/lowlatd.conf")
+    if os.access(binary, os.X_OK):
+        p = u.run([binary, "--version"])
+        t.ok(p.returncode == 0 and o["VERSION"] in p.stdout,
+             "installed lowlatd --version prints %s" % o["VERSION"], u.describe(p))
+        if os.path.isfile(config):
+            root = u.make_fake_root()
+            p = u.check_config(binary, config, root)
+            t.ok(p.returncode == 0, "installed example config passes installed lowlatd --check-config",
+                 u.describe(p))
+    ctl = under(destdir, expected["lowlatctl"][0])
+    if os.access(ctl, os.X_OK):
+        p = u.run([ctl, "--version"])
+        t.ok(p.returncode == 0 and o["VERSION"] in p.stdout,
+             "installed lowlatctl --version prints %s" % o["VERSION"], u.describe(p))
+
+    # Installed where the consumers look.
+    analyze = shutil.which("systemd-analyze")
+    what = "unit directory %s is on systemd's unit path" % os.path.dirname(expected["unit"][0])
+    if analyze:
+        p = u.run([analyze, "unit-paths"], env={"SYSTEMD_COLORS": "0"})
+        if p.returncode == 0:
+            paths = {os.path.normpath(line.strip()) for line in p.stdout.splitlines() if line.strip()}
+            t.ok(os.path.normpath(os.path.dirname(expected["unit"][0])) in paths, what, p.stdout)
+        else:
+            t.skip(what, "systemd-analyze unit-paths fails here: " + p.stderr.strip())
+    else:
+        t.skip(what, "systemd-analyze is not installed")
+
+    journalctl = shutil.which("journalctl")
+    what = "journalctl finds the installed catalog (--root=DESTDIR --update-catalog)"
+    catalog_ids = set(re.findall(r"(?m)^-- ([0-9a-f]{32})\s*$", u.read(u.src("conf", "lowlatd.catalog"))))
+    if journalctl:
+        p = u.run([journalctl, "--root=" + destdir, "--update-catalog"])
+        q = u.run([journalctl, "--root=" + destdir, "--list-catalog"])
+        listed = set(re.findall(r"(?m)^([0-9a-f]{32}) ", q.stdout))
+        t.ok(p.returncode == 0 and listed == catalog_ids, what,
+             "%d of %d ids listed\n%s\n%s" % (len(listed & catalog_ids), len(catalog_ids),
+                                            u.describe(p), u.describe(q)))
+        shutil.rmtree(os.path.join(destdir, "var"), ignore_errors=True)
+    else:
+        t.skip(what, "journalctl is not installed")
+
+    # dbus-daemon reads system.d relative to its own config, not to our prefix: the policy
+    # must land where the system bus looks, whatever the prefix, or lowlatd cannot own
+    # org.lowlatd1.
+    policy_dir = os.path.dirname(expected["D-Bus policy"][0])
+    read_dirs = dbus_system_includedirs()
+    if read_dirs:
+        t.ok(os.path.normpath(policy_dir) in read_dirs,
+             "the D-Bus policy goes where the system bus reads policies (%s)" % policy_dir,
+             "the bus reads %s" % ", ".join(sorted(read_dirs)))
+    else:
+        t.skip("the D-Bus policy goes where the system bus reads policies", "no dbus system.conf here")
+
+    other = sorted(set(installed_files(destdir)) -
+                   {os.path.normpath(p) for p, _ in expected.values()} -
+                   {f for f in installed_files(destdir) if "/man/man" in f})
+    if other:
+        t.note("also installed:\n" + "\n".join(other))
+
+
+def installed_files(destdir):
+    out = []
+    for d, _, files in os.walk(destdir):
+        for f in files:
+            out.append("/" + os.path.relpath(os.path.join(d, f), destdir))
+    return sorted(out)
+
+
+def dbus_system_includedirs():
+    conf = "/usr/share/dbus-1/system.conf"
+    if not os.path.isfile(conf):
+        return set()
+    dirs = set()
+    for d in re.findall(r"<includedir>\s*([^<]+?)\s*</includedir>", u.read(conf)):
+        dirs.add(os.path.normpath(d if os.path.isabs(d) else os.path.join(os.path.dirname(conf), d)))
+    return dirs
+
+
+if __name__ == "__main__":
+    u.main(test)
