@@ -276,12 +276,12 @@ static int manager_full_pass(Manager *m, bool force) {
 int manager_apply(Manager *m) {
         int r;
 
-        m->initial_pass = true;
+        m->initial_pass = m->rc.applying = true;
         r = table_plan_static(&m->table, m->posture);
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
         manager_full_pass(m, false);
-        m->initial_pass = false;
+        m->initial_pass = m->rc.applying = false;
         log_initial_summary(m, "Posture applied");
         return 0;
 }
@@ -540,9 +540,9 @@ int manager_reload(Manager *m) {
         m->last_reload_error = mfree(m->last_reload_error);
         m->posture_generation++;
 
-        m->initial_pass = true;
+        m->initial_pass = m->rc.applying = true;
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
-        m->initial_pass = false;
+        m->initial_pass = m->rc.applying = false;
         log_initial_summary(m, "Reload applied");
 
         if (m->scan_timer)

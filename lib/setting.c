@@ -497,9 +497,12 @@ static int setting_write(Reconciler *rc, Setting *s) {
 static void record_correction(Reconciler *rc, Setting *s, uint64_t now) {
         uint64_t oldest;
 
+        s->last_correction_usec = now;
+        if (rc->applying)
+                return;
+
         s->corrections_at[s->corrections_pos] = now;
         s->corrections_pos = (s->corrections_pos + 1) % FIGHT_CORRECTIONS;
-        s->last_correction_usec = now;
         oldest = s->corrections_at[s->corrections_pos];
         if (!s->fighting && oldest != 0 && now - oldest < FIGHT_WINDOW_USEC) {
                 s->fighting = true;

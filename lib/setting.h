@@ -102,7 +102,8 @@ typedef struct Reconciler {
         const Host *host;
         const Posture *posture;
         bool observe;
-        bool hinted; /* looking because of an inotify hint rather than the scan */
+        bool hinted;   /* looking because of an inotify hint rather than the scan */
+        bool applying; /* putting a new posture in place (start, reload): not a fight */
         unsigned fd_limit; /* RLIMIT_NOFILE; persistent fds stop short of it, 0 = no check */
         SettingEventHandler handler;
         void *userdata;

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Another writer that keeps flipping a setting back: reported once as a fight,
+corrected at a bounded rate (one correction per 10 s) instead of a tight loop, and
+lowlatd pins itself to the housekeeping CPUs it may use."""
+
+import os
+import re
+import sys
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lowlat_harness as h  # noqa: E402
+
+# Housekeeping is CPU 0 alone, so self-pinning is visible on a 2-CPU machine.
+CONFIG = """\
+[daemon]
+scan_interval = 1s
+
+[cpus]
+isolated = 1-3
+"""
+
+FIGHT_CORRECTIONS = 5  # lib/setting.h
+FIGHT_BACKOFF = 10.0
+
+
+def cpus_allowed(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return h.parse_cpulist(line.split(":", 1)[1].strip())
+    return None
+
+
+def run(t):
+    h.isolate_from_real_journal()
+    host = h.FakeHost(ncpus=4, nirqs=1000, isolated="1-3")
+    d = h.Daemon(host, CONFIG)
+    d.wait_ready()
+
+    allowed = os.sched_getaffinity(0)
+    want = {0} & allowed or allowed
+    t.ok(cpus_allowed(d.proc.pid) == want,
+         "lowlatd pins itself to housekeeping CPU 0 (intersected with what it may use)",
+         "Cpus_allowed_list %r, expected %r" % (cpus_allowed(d.proc.pid), want))
+
+    irq = host.irqs[123]
+    rx = re.compile(r"IRQ %d\b.*another writer" % irq)
+    # The other writer: flips the IRQ back each time lowlatd has corrected it.
+    for i in range(FIGHT_CORRECTIONS):
+        host.set_irq_affinity(irq, "1-3")
+        ok = d.poll_until(lambda: host.irq_affinity(irq) == "0", h.scaled(5))
+        t.ok(ok, "flip %d is corrected at once" % (i + 1), "holds %r" % host.irq_affinity(irq))
+    fights = [l for l in d.stderr_lines() if rx.search(l)]
+    t.ok(len(fights) == 1, "the fight is reported once after %d corrections" % FIGHT_CORRECTIONS,
+         d.stderr_tail())
+
+    # In the fight, corrections are spaced: a flip right after a correction waits.
+    host.set_irq_affinity(irq, "1-3")
+    t0 = time.monotonic()
+    early = d.poll_until(lambda: host.irq_affinity(irq) == "0", 3)
+    t.ok(not early, "during the fight the next flip is not corrected within 3 s",
+         "corrected after %.1f s" % (time.monotonic() - t0))
+    late = d.poll_until(lambda: host.irq_affinity(irq) == "0", h.scaled(FIGHT_BACKOFF + 5))
+    t.ok(late, "it is corrected once the %d s back-off has passed" % FIGHT_BACKOFF,
+         "holds %r after %.1f s" % (host.irq_affinity(irq), time.monotonic() - t0))
+
+    fights = [l for l in d.stderr_lines() if rx.search(l)]
+    t.ok(len(fights) == 1, "the fight is still reported only once", "\n".join(fights))
+    other = host.irqs[500]
+    host.set_irq_affinity(other, "2-3")
+    t.ok(d.poll_until(lambda: host.irq_affinity(other) == "0", h.scaled(5)),
+         "other settings are corrected at once meanwhile")
+    t.ok(d.alive(), "lowlatd keeps running", d.stderr_tail())
+    t.stopped_cleanly(d)
+
+
+if __name__ == "__main__":
+    h.main(run)
