@@ -13,6 +13,7 @@
 
 #include "build-config.h"
 #include "bus.h"
+#include "netwatch.h"
 #include "log.h"
 #include "manager.h"
 #include "util.h"
@@ -139,7 +140,7 @@ static void on_setting_event(void *userdata, SettingEvent event, const Setting *
                 bus_emit_drift(m, s, event == SETTING_EVENT_CORRECTED);
 }
 
-static void manager_update_status(Manager *m) {
+void manager_update_status(Manager *m) {
         size_t counts[_SETTING_STATE_MAX];
         _cleanup_free_ char *status = NULL;
 
@@ -193,6 +194,8 @@ out:
 static void manager_init_reconciler(Manager *m) {
         struct rlimit rl;
 
+        m->rc.ethtool = m->ethtool;
+        m->rc.rtnl = m->rtnl;
         if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < UINT_MAX)
                 m->rc.fd_limit = (unsigned) rl.rlim_cur;
         m->rc.host = m->host;
@@ -228,6 +231,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         bus_done(m);
         table_done(&m->table);
+        netwatch_close(m);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
         sd_event_source_disable_unref(m->inotify_source);
@@ -238,6 +242,7 @@ Manager *manager_free(Manager *m) {
         free(m->dirty);
         free(m->config_path);
         free(m->last_status);
+        free(m->last_online);
         free(m->last_reload_error);
         posture_free(m->posture);
         host_free(m->host);
@@ -263,9 +268,28 @@ static void log_initial_summary(Manager *m, const char *what) {
         memset(m->initial_corrections, 0, sizeof(m->initial_corrections));
 }
 
+/* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
+ * no inotify event for it, so the scan compares the online list (one small read). */
+static void manager_check_online_cpus(Manager *m) {
+        _cleanup_free_ char *text = NULL, *online = NULL;
+
+        if (host_read_file(m->host, "sys/devices/system/cpu/online", &text) < 0 ||
+            !(online = normalize_whitespace(text)))
+                return;
+        if (m->last_online && !streq(m->last_online, online)) {
+                log_info("Online CPUs changed to %s", online);
+                for (size_t i = 0; i < m->table.n; i++)
+                        if (m->table.settings[i]->state == SETTING_FAILED)
+                                m->table.settings[i]->retry_after_usec = 0;
+        }
+        free(m->last_online);
+        m->last_online = TAKE_PTR(online);
+}
+
 static int manager_full_pass(Manager *m, bool force) {
         int r;
 
+        manager_check_online_cpus(m);
         r = table_scan_irqs(&m->table, m->host, m->posture);
         if (r < 0)
                 log_warning_errno(r, "Cannot list %s/proc/irq", streq(m->host->root_path, "/") ? "" : m->host->root_path);
@@ -280,6 +304,7 @@ int manager_apply(Manager *m) {
         r = table_plan_static(&m->table, m->posture);
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
+        (void) netwatch_open(m);
         manager_full_pass(m, false);
         m->initial_pass = m->rc.applying = false;
         log_initial_summary(m, "Posture applied");
@@ -288,7 +313,7 @@ int manager_apply(Manager *m) {
 
 /* Event sources. */
 
-static void queue_dirty(Manager *m, Setting *s) {
+void manager_queue_dirty(Manager *m, Setting *s) {
         if (s->dirty)
                 return;
         if (m->n_dirty == m->allocated_dirty) {
@@ -336,7 +361,7 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
                         if (e->mask & IN_Q_OVERFLOW) {
                                 /* Lost hints: look at everything. */
                                 for (size_t i = 0; i < m->table.n; i++)
-                                        queue_dirty(m, m->table.settings[i]);
+                                        manager_queue_dirty(m, m->table.settings[i]);
                         } else if (e->wd >= 0 && (size_t) e->wd < m->n_by_watch && m->by_watch[e->wd]) {
                                 Setting *s = m->by_watch[e->wd];
                                 if (e->mask & IN_IGNORED) {
@@ -345,7 +370,7 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
                                                         s->watches[i] = -1;
                                         m->by_watch[e->wd] = NULL;
                                 }
-                                queue_dirty(m, s);
+                                manager_queue_dirty(m, s);
                         }
                         p += sizeof(struct inotify_event) + e->len;
                 }
@@ -450,6 +475,9 @@ int manager_start(Manager *m) {
         if (m->watchdog_usec > 0)
                 (void) sd_notify(false, "WATCHDOG=1");
 
+        r = netwatch_start(m);
+        if (r < 0)
+                return r;
         manager_pin_self(m);
         bus_setup(m);
         manager_update_status(m);
@@ -514,6 +542,8 @@ int manager_reload(Manager *m) {
          * configured (closing the /dev/cpu_dma_latency request releases the constraint). */
         table_init(&table, NULL);
         r = table_plan_static(&table, posture);
+        if (r >= 0)
+                r = netwatch_plan_links(m, &table, posture);
         if (r >= 0)
                 r = table_scan_irqs(&table, m->host, posture);
         if (r < 0) {

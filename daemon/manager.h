@@ -7,7 +7,9 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "ethtool.h"
 #include "host.h"
+#include "rtnl.h"
 #include "posture.h"
 #include "table.h"
 
@@ -28,6 +30,13 @@ typedef struct BusSnapshot {
         uint64_t reload_usec;
         unsigned generation;
 } BusSnapshot;
+
+/* An interface as last seen, to tell a rename or a link coming up from other updates. */
+typedef struct KnownLink {
+        int ifindex;
+        char name[16];
+        unsigned flags;
+} KnownLink;
 
 typedef struct Manager {
         sd_event *event;
@@ -55,9 +64,20 @@ typedef struct Manager {
         bool initial_pass;
         size_t initial_corrections[_SETTING_KIND_MAX];
         char *last_status;
+        char *last_online; /* sys/devices/system/cpu/online as last read */
         uint64_t last_reload_usec; /* CLOCK_REALTIME */
         char *last_reload_error;
         unsigned posture_generation; /* bumped by every successful reload */
+
+        Rtnl *rtnl;
+        EthtoolClient *ethtool;
+        struct udev *udev;
+        struct udev_monitor *udev_monitor;
+        sd_event_source *rtnl_source;
+        sd_event_source *ethtool_source;
+        sd_event_source *udev_source;
+        KnownLink *links;
+        size_t n_links;
 
         sd_bus *bus;
         sd_event_source *bus_retry;
@@ -84,6 +104,10 @@ int manager_run(Manager *m);
 int manager_reload(Manager *m);
 /* A full pass now, retrying failed and unsupported settings. */
 void manager_reapply(Manager *m);
+
+/* For the event sources in netwatch.c. */
+void manager_queue_dirty(Manager *m, Setting *s);
+void manager_update_status(Manager *m);
 
 /* Prints the posture report (--once). Returns the number of settings that are not good. */
 size_t manager_print_report(Manager *m, FILE *f);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "ethtool.h"
 #include "util.h"
 
 const char *daemon_mode_to_string(DaemonMode m) {
@@ -50,6 +51,16 @@ Config *config_free(Config *c) {
                 free(c->sysctls[i].value);
         }
         free(c->sysctls);
+        for (size_t i = 0; i < c->n_nics; i++) {
+                NicSection *n = &c->nics[i];
+                free(n->glob);
+                for (size_t j = 0; j < n->n_features; j++)
+                        free(n->features[j].name);
+                free(n->features);
+                free(n->qdisc);
+                cpuset_done(&n->irq_cpus);
+        }
+        free(c->nics);
         free(c);
         return NULL;
 }
@@ -63,6 +74,7 @@ typedef struct ParseState {
         FILE *f;
         const char *cursor;
         int oom;
+        ssize_t current_nic; /* index into config->nics of the [nic] section being read */
 } ParseState;
 
 _printf_(2, 3) static void parse_error(ParseState *s, const char *fmt, ...) {
@@ -123,6 +135,13 @@ static void handle_daemon(ParseState *s, const char *key, const char *value) {
                         parse_error(s, "scan_interval: '%s' is out of range (100ms to 1h)", value);
                 else
                         c->scan_interval_usec = usec;
+        } else if (streq(key, "udev_source")) {
+                if (streq(value, "udev"))
+                        c->udev_source = UDEV_SOURCE_UDEV;
+                else if (streq(value, "kernel"))
+                        c->udev_source = UDEV_SOURCE_KERNEL;
+                else
+                        parse_error(s, "udev_source: '%s' is not 'udev' or 'kernel'", value);
         } else
                 parse_error(s, "unknown key '%s' in section [daemon]", key);
 }
@@ -326,6 +345,144 @@ static void handle_sysctl(ParseState *s, const char *key, const char *value) {
         e->source = here(s);
 }
 
+static bool kernel_name_is_valid(const char *name, size_t max) {
+        size_t n = strlen(name);
+        if (n == 0 || n > max)
+                return false;
+        for (const char *p = name; *p; p++)
+                if (!islower((unsigned char) *p) && !isdigit((unsigned char) *p) && *p != '-' && *p != '_')
+                        return false;
+        return true;
+}
+
+static int nic_add_feature(ParseState *s, NicSection *n, const char *name, bool on) {
+        NicFeature *f;
+
+        for (size_t i = 0; i < n->n_features; i++)
+                if (streq(n->features[i].name, name)) {
+                        n->features[i].on = on;
+                        n->features[i].source = here(s);
+                        return 0;
+                }
+        f = realloc(n->features, (n->n_features + 1) * sizeof(NicFeature));
+        if (!f)
+                return s->oom = -ENOMEM;
+        n->features = f;
+        f[n->n_features] = (NicFeature) { .name = strdup(name), .on = on, .source = here(s) };
+        if (!f[n->n_features].name)
+                return s->oom = -ENOMEM;
+        n->n_features++;
+        return 0;
+}
+
+/* ethtool's own shorthands: "tso" is every TCP segmentation offload bit. */
+static const struct {
+        const char *key;
+        const char *features[4];
+} nic_feature_keys[] = {
+        { "gro", { "rx-gro" } },
+        { "lro", { "rx-lro" } },
+        { "gso", { "tx-generic-segmentation" } },
+        { "tso", { "tx-tcp-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation",
+                   "tx-tcp6-segmentation" } },
+};
+
+static void handle_nic(ParseState *s, const char *key, const char *value) {
+        NicSection *n;
+        EthtoolParam p;
+        bool on;
+
+        if (s->current_nic < 0)
+                return; /* the header was wrong and is reported */
+        n = &s->config->nics[s->current_nic];
+
+        p = ethtool_param_from_string(key);
+        if (p >= 0) {
+                uint32_t v;
+
+                if (ethtool_param_is_boolean(p)) {
+                        if (parse_boolean(value, &on) < 0)
+                                {
+                        parse_error(s, "%s: '%s' is not on or off", key, value);
+                        return;
+                }
+                        v = on;
+                } else {
+                        int r = parse_uint32(value, &v);
+                        if (r < 0)
+                                {
+                        parse_error(s, "%s: '%s' is not %s", key, value,
+                                                   r == -ERANGE ? "a number below 2^32" : "a non-negative number");
+                        return;
+                }
+                        if (v == 0 && ethtool_param_group(p) != ETHTOOL_GROUP_COALESCE &&
+                            p != ETHTOOL_PARAM_RX_CHANNELS && p != ETHTOOL_PARAM_TX_CHANNELS &&
+                            p != ETHTOOL_PARAM_COMBINED_CHANNELS)
+                                {
+                        parse_error(s, "%s: a ring cannot have 0 entries", key);
+                        return;
+                }
+                }
+                n->params[p] = (NicParamValue) { .set = true, .value = v, .source = here(s) };
+                return;
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(nic_feature_keys); i++)
+                if (streq(key, nic_feature_keys[i].key)) {
+                        if (parse_boolean(value, &on) < 0)
+                                {
+                        parse_error(s, "%s: '%s' is not on or off", key, value);
+                        return;
+                }
+                        for (size_t j = 0; j < ELEMENTSOF(nic_feature_keys[i].features) &&
+                                           nic_feature_keys[i].features[j];
+                             j++)
+                                (void) nic_add_feature(s, n, nic_feature_keys[i].features[j], on);
+                        return;
+                }
+
+        if (strncmp(key, "feature.", strlen("feature.")) == 0) {
+                const char *name = key + strlen("feature.");
+                /* ETH_GSTRING_LEN is 32 with the NUL. */
+                if (!kernel_name_is_valid(name, 31))
+                        {
+                        parse_error(s, "'%s' is not a feature name (as ethtool -k prints it, e.g. rx-gro)", name);
+                        return;
+                }
+                if (parse_boolean(value, &on) < 0)
+                        {
+                        parse_error(s, "%s: '%s' is not on or off", key, value);
+                        return;
+                }
+                (void) nic_add_feature(s, n, name, on);
+                return;
+        }
+
+        if (streq(key, "qdisc")) {
+                /* TCKINDSIZ is 16 with the NUL. */
+                if (!kernel_name_is_valid(value, 15))
+                        {
+                        parse_error(s, "qdisc: '%s' is not a qdisc kind (e.g. fq, pfifo_fast, mq)", value);
+                        return;
+                }
+                free(n->qdisc);
+                n->qdisc = strdup(value);
+                if (!n->qdisc)
+                        s->oom = -ENOMEM;
+                n->qdisc_source = here(s);
+                return;
+        }
+
+        if (streq(key, "irq_cpus")) {
+                if (parse_cpu_list_value(s, key, value, &n->irq_cpus) >= 0)
+                        n->irq_cpus_set = true;
+                n->irq_cpus_source = here(s);
+                return;
+        }
+
+        parse_error(s, "unknown key '%s' in section [nic \"%s\"]", key, n->glob);
+}
+
 static int config_ini_handler(void *user, const char *section, const char *name, const char *raw_value) {
         static const struct {
                 const char *name;
@@ -336,6 +493,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
                 { "irq", handle_irq },
                 { "pm", handle_pm },
                 { "sysctl", handle_sysctl },
+                { "nic", handle_nic },
         };
         ParseState *s = user;
         _cleanup_free_ char *value = strdup(raw_value);
@@ -372,6 +530,55 @@ static int config_ini_handler(void *user, const char *section, const char *name,
 
 static const char *const known_sections[] = { "daemon", "cpus", "irq", "pm", "sysctl" };
 
+/* [nic "GLOB"]: the glob may itself hold ']' (eth[01]), so the quotes delimit it. Each
+ * header starts a new section, even with a glob seen before: order decides overrides. */
+static void vet_nic_header(ParseState *s, const char *p, char *out) {
+        const char *q = p + 4, *close, *rest;
+        _cleanup_free_ char *glob = NULL;
+        NicSection *a;
+
+        strcpy(out, "[nic]\n");
+        s->current_nic = -1;
+        while (isspace((unsigned char) *q))
+                q++;
+        if (*q != '"' || !(close = strchr(q + 1, '"'))) {
+                parse_error(s, "expected [nic \"PATTERN\"], e.g. [nic \"eth*\"]");
+                return;
+        }
+        rest = close + 1;
+        while (isspace((unsigned char) *rest))
+                rest++;
+        if (*rest != ']') {
+                parse_error(s, "expected ']' after the interface pattern");
+                return;
+        }
+        rest++;
+        while (isspace((unsigned char) *rest))
+                rest++;
+        if (*rest && *rest != '#' && *rest != ';') {
+                parse_error(s, "unexpected text after section header: '%s'", rest);
+                return;
+        }
+        glob = strndup(q + 1, (size_t) (close - q - 1));
+        if (!glob) {
+                s->oom = -ENOMEM;
+                return;
+        }
+        /* IFNAMSIZ is 16; a pattern may be longer only by its wildcards, keep it sane. */
+        if (!glob_is_valid(glob) || strlen(glob) > 64) {
+                parse_error(s, "'%s' is not a valid interface name pattern", glob);
+                return;
+        }
+        a = realloc(s->config->nics, (s->config->n_nics + 1) * sizeof(NicSection));
+        if (!a) {
+                s->oom = -ENOMEM;
+                return;
+        }
+        s->config->nics = a;
+        a[s->config->n_nics] = (NicSection) { .glob = TAKE_PTR(glob), .source = here(s) };
+        s->current_nic = (ssize_t) s->config->n_nics++;
+}
+
 /* Vets one physical line, handing inih either the line (trimmed, so it never sees an
  * indented continuation) or an empty line in place of one that is wrong. */
 static void vet_line(ParseState *s, char *line, char *out, int num) {
@@ -381,6 +588,11 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
         out[0] = '\0';
         if (*p == '\0' || *p == '#' || *p == ';')
                 return;
+
+        if (strncmp(p, "[nic", 4) == 0 && (p[4] == ']' || isspace((unsigned char) p[4]) || p[4] == '"')) {
+                vet_nic_header(s, p, out);
+                return;
+        }
 
         if (*p == '[') {
                 char *end = strchr(p, ']'), *rest;
@@ -481,7 +693,7 @@ static int config_add_file_name(Config *c, const char *name, const char **ret) {
 }
 
 static int config_parse(Config *c, const char *name, FILE *f, const char *text, ErrorList *errors) {
-        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "" };
+        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "", .current_nic = -1 };
         int r;
 
         r = config_add_file_name(c, name, &s.file);

@@ -36,6 +36,41 @@ typedef struct SysctlEntry {
         ConfigSource source;
 } SysctlEntry;
 
+/* The ethtool parameters a [nic] section can set, in lib/ethtool.h's EthtoolParam order. */
+#define NIC_PARAM_MAX 15
+
+typedef struct NicParamValue {
+        bool set;
+        uint32_t value;
+        ConfigSource source;
+} NicParamValue;
+
+typedef struct NicFeature {
+        char *name; /* the kernel's feature name, e.g. "rx-gro" */
+        bool on;
+        ConfigSource source;
+} NicFeature;
+
+/* One [nic "GLOB"] section as written; several may match one interface, and a later one
+ * overrides an earlier one key by key (see nic.c). */
+typedef struct NicSection {
+        char *glob;
+        ConfigSource source;
+        NicParamValue params[NIC_PARAM_MAX];
+        NicFeature *features;
+        size_t n_features;
+        char *qdisc;
+        ConfigSource qdisc_source;
+        bool irq_cpus_set;
+        CPUSet irq_cpus;
+        ConfigSource irq_cpus_source;
+} NicSection;
+
+typedef enum UdevSource {
+        UDEV_SOURCE_UDEV,
+        UDEV_SOURCE_KERNEL,
+} UdevSource;
+
 #define SCAN_INTERVAL_DEFAULT_USEC (10 * USEC_PER_SEC)
 #define SCAN_INTERVAL_MIN_USEC (100 * USEC_PER_MSEC)
 #define SCAN_INTERVAL_MAX_USEC (3600 * USEC_PER_SEC)
@@ -49,6 +84,7 @@ typedef struct Config {
 
         DaemonMode mode;
         uint64_t scan_interval_usec;
+        UdevSource udev_source;
 
         bool isolated_auto;
         CPUSet isolated; /* when !isolated_auto */
@@ -72,6 +108,9 @@ typedef struct Config {
 
         SysctlEntry *sysctls;
         size_t n_sysctls;
+
+        NicSection *nics;
+        size_t n_nics;
 } Config;
 
 Config *config_new(void);

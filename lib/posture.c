@@ -78,6 +78,10 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
 
         for (size_t i = 0; i < c->n_pins; i++)
                 check_cpus_exist(&c->pins[i].cpus, &cpus->online, "pin", &c->pins[i].source, errors);
+        for (size_t i = 0; i < c->n_nics; i++)
+                if (c->nics[i].irq_cpus_set)
+                        check_cpus_exist(&c->nics[i].irq_cpus, &cpus->online, "irq_cpus", &c->nics[i].irq_cpus_source,
+                                         errors);
 
         if (errors->n > errors_before)
                 return -EINVAL;

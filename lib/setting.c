@@ -15,6 +15,11 @@ static const char *const kind_names[_SETTING_KIND_MAX] = {
         [SETTING_SYSCTL] = "sysctl",
         [SETTING_CPU_DMA_LATENCY] = "cpu_dma_latency",
         [SETTING_GOVERNOR] = "governor",
+        [SETTING_NIC_COALESCE] = "nic_coalesce",
+        [SETTING_NIC_RING] = "nic_ring",
+        [SETTING_NIC_CHANNELS] = "nic_channels",
+        [SETTING_NIC_FEATURE] = "nic_feature",
+        [SETTING_NIC_QDISC] = "nic_qdisc",
 };
 
 static const char *const state_names[_SETTING_STATE_MAX] = {
@@ -56,6 +61,7 @@ Setting *setting_free(Setting *s) {
         free(s->desired);
         free(s->observed);
         free(s->reason);
+        free(s->feature);
         cpuset_done(&s->cpus);
         free(s);
         return NULL;
@@ -88,14 +94,15 @@ int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Settin
         return 0;
 }
 
-int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name) {
-        const IrqPin *pin = posture_irq_pin(p, irq_name);
+int setting_irq_set_target(Setting *s, const char *irq_name, const CPUSet *cpus, bool exact) {
         char *label = NULL, *desired;
         int r;
 
+        if (s->exact == exact && streq_ptr(s->label, irq_name) && cpuset_equal(&s->cpus, cpus))
+                return 0;
         if (irq_name && !(label = strdup(irq_name)))
                 return -ENOMEM;
-        r = cpuset_copy(&s->cpus, pin ? &pin->cpus : &p->housekeeping);
+        r = cpuset_copy(&s->cpus, cpus);
         desired = r < 0 ? NULL : cpuset_format_list(&s->cpus);
         if (!desired) {
                 free(label);
@@ -105,12 +112,17 @@ int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name) {
         s->label = label;
         free(s->desired);
         s->desired = desired;
-        s->exact = pin != NULL;
+        s->exact = exact;
         /* A new target: look at it afresh, as if just found. */
         s->observed = mfree(s->observed);
         if (s->state != SETTING_UNMOVABLE)
                 s->state = SETTING_PENDING;
-        return 0;
+        return 1;
+}
+
+int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name) {
+        const IrqPin *pin = posture_irq_pin(p, irq_name);
+        return setting_irq_set_target(s, irq_name, pin ? &pin->cpus : &p->housekeeping, pin != NULL);
 }
 
 int setting_new_default_affinity(const Posture *p, Setting **ret) {
@@ -175,6 +187,143 @@ int setting_new_governor(unsigned cpu, const char *governor, Setting **ret) {
                 return -ENOMEM;
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+static void set_reason(Setting *s, const char *fmt, ...) _printf_(2, 3);
+
+static const SettingKind kind_of_group[_ETHTOOL_GROUP_MAX] = {
+        [ETHTOOL_GROUP_COALESCE] = SETTING_NIC_COALESCE,
+        [ETHTOOL_GROUP_RINGS] = SETTING_NIC_RING,
+        [ETHTOOL_GROUP_CHANNELS] = SETTING_NIC_CHANNELS,
+        [ETHTOOL_GROUP_FEATURES] = SETTING_NIC_FEATURE,
+};
+
+static const char *nic_param_text(EthtoolParam p, uint32_t v, char buf[static 16]) {
+        if (ethtool_param_is_boolean(p))
+                return v ? "on" : "off";
+        snprintf(buf, 16, "%" PRIu32, v);
+        return buf;
+}
+
+int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(kind_of_group[ethtool_param_group(p)]);
+        char buf[16];
+
+        if (!s)
+                return -ENOMEM;
+        s->ifindex = ifindex;
+        s->param = p;
+        s->value = value;
+        s->object = strdup_printf("%s/%s", ifname, ethtool_param_to_string(p));
+        s->desired = strdup(nic_param_text(p, value, buf));
+        if (!s->object || !s->desired)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_NIC_FEATURE);
+
+        if (!s)
+                return -ENOMEM;
+        s->ifindex = ifindex;
+        s->value = on;
+        s->feature = strdup(feature);
+        s->object = strdup_printf("%s/%s", ifname, feature);
+        s->desired = strdup(on ? "on" : "off");
+        if (!s->feature || !s->object || !s->desired)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_NIC_QDISC);
+
+        if (!s)
+                return -ENOMEM;
+        s->ifindex = ifindex;
+        s->object = strdup(ifname);
+        s->desired = strdup(kind);
+        if (!s->object || !s->desired)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* NIC settings speak netlink, not files. -EOPNOTSUPP (reason set): the driver or kernel
+ * cannot do it; -ENODEV: the interface is gone. */
+static int nic_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
+        _cleanup_free_ char *error = NULL, *kind = NULL;
+        char text[16];
+        int r;
+
+        if (s->kind != SETTING_NIC_QDISC && !rc->ethtool) {
+                set_reason(s, "the kernel has no ethtool netlink interface");
+                return -EOPNOTSUPP;
+        }
+        switch (s->kind) {
+        case SETTING_NIC_FEATURE: {
+                bool active, changeable;
+                r = ethtool_get_feature(rc->ethtool, s->ifindex, s->feature, &active, &changeable, &error);
+                if (r == -ENOENT) {
+                        set_reason(s, "this kernel has no feature called %s", s->feature);
+                        return -EOPNOTSUPP;
+                }
+                if (r >= 0 && !changeable && active != (bool) s->value) {
+                        set_reason(s, "the driver has %s fixed %s", s->feature, active ? "on" : "off");
+                        return -EOPNOTSUPP;
+                }
+                if (r >= 0)
+                        snprintf(buf, size, "%s", active ? "on" : "off");
+                break;
+        }
+        case SETTING_NIC_QDISC:
+                r = rtnl_get_root_qdisc(rc->rtnl, s->ifindex, &kind);
+                if (r >= 0)
+                        snprintf(buf, size, "%s", kind);
+                break;
+        default: {
+                uint32_t v;
+                r = ethtool_get_param(rc->ethtool, s->ifindex, s->param, &v, &error);
+                if (r >= 0)
+                        snprintf(buf, size, "%s", nic_param_text(s->param, v, text));
+                break;
+        }
+        }
+        if (r == -EOPNOTSUPP)
+                set_reason(s, "not supported by the driver%s%s", error ? ": " : "", error ?: "");
+        return r;
+}
+
+static int nic_write(Reconciler *rc, Setting *s) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        switch (s->kind) {
+        case SETTING_NIC_FEATURE:
+                r = ethtool_set_feature(rc->ethtool, s->ifindex, s->feature, s->value, &error);
+                break;
+        case SETTING_NIC_QDISC:
+                r = rtnl_replace_root_qdisc(rc->rtnl, s->ifindex, s->desired, &error);
+                /* A kind this kernel lacks (no sch_fq module): the kernel says so. */
+                if (r == -ENOENT || (r == -EINVAL && error))
+                        r = -EOPNOTSUPP;
+                break;
+        default:
+                r = ethtool_set_param(rc->ethtool, s->ifindex, s->param, s->value, &error);
+                break;
+        }
+        /* EINVAL with an explanation is the driver saying "not this", not a passing fault. */
+        if (r == -EINVAL && error)
+                r = -EOPNOTSUPP;
+        if (r == -ENODEV)
+                return -ENOENT;
+        if (r < 0)
+                set_reason(s, "%s%s%s", r == -EOPNOTSUPP ? "not supported" : strerror(-r), error ? ": " : "",
+                           error ?: "");
+        return r;
 }
 
 bool setting_same(const Setting *a, const Setting *b) {
@@ -258,7 +407,12 @@ static int setting_tidy_text(const Setting *s, char *buf, size_t size) {
 /* Reads the current value into buf as text. -ENOENT: the object does not exist. Out of
  * fds (EMFILE), the read falls back to open/read/close: slower, never wrong. */
 static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
-        int r = setting_read_persistent(rc, s, buf, size);
+        int r;
+
+        if (setting_kind_is_nic(s->kind))
+                return nic_read(rc, s, buf, size);
+
+        r = setting_read_persistent(rc, s, buf, size);
 
         if ((r == -EMFILE || r == -ENFILE) && s->fd < 0 && s->kind != SETTING_CPU_DMA_LATENCY) {
                 _cleanup_close_ int fd = host_open_file(rc->host, s->path, O_RDONLY);
@@ -327,7 +481,8 @@ static int setting_read_persistent(Reconciler *rc, Setting *s, char *buf, size_t
         r = setting_tidy_text(s, buf, size);
         if (r < 0)
                 return r;
-        if (s->kind == SETTING_IRQ_AFFINITY && s->effective_fd >= 0) {
+        /* Nothing to add to an empty read: it is judged (or skipped) as empty. */
+        if (s->kind == SETTING_IRQ_AFFINITY && s->effective_fd >= 0 && buf[0] != '\0') {
                 /* The scan's hot path: append " (effective LIST)" without printf. */
                 static const char tag[] = " (effective ";
                 char eff[256], *e;
@@ -373,7 +528,9 @@ static bool setting_matches(Reconciler *rc, Setting *s, const char *observed) {
                 _cleanup_cpuset_ CPUSet effective = CPUSET_EMPTY;
                 bool has_effective;
 
-                if (irq_parse_observed(observed, &rc->scratch, &effective, &has_effective) < 0)
+                /* An IRQ always has at least one CPU; an empty list is no affinity at all. */
+                if (irq_parse_observed(observed, &rc->scratch, &effective, &has_effective) < 0 ||
+                    cpuset_is_empty(&rc->scratch))
                         return false;
                 /* A pin is judged by the affinity asked for: the effective CPU is the one
                  * the chip picked from it, and may follow only at the next interrupt. */
@@ -390,12 +547,20 @@ static bool setting_matches(Reconciler *rc, Setting *s, const char *observed) {
                 long v = strtol(observed, &end, 10);
                 return *end == '\0' && v <= s->latency_usec;
         }
-        case SETTING_SYSCTL:
-        case SETTING_GOVERNOR:
-                return streq(observed, s->desired);
         default:
-                return false;
+                /* Sysctls, governors and NIC settings compare as (normalised) text. */
+                return streq(observed, s->desired);
         }
+}
+
+static bool irq_target_has_online_cpu(Reconciler *rc, const Setting *s) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_cpuset_ CPUSet online = CPUSET_EMPTY;
+
+        if (host_read_file(rc->host, "sys/devices/system/cpu/online", &text) < 0 ||
+            cpuset_parse_list(text, &online) < 0)
+                return true; /* cannot tell: keep the kernel's refusal as it is */
+        return cpuset_intersects(&s->cpus, &online);
 }
 
 static bool irq_write_is_refusal(int r) {
@@ -438,6 +603,9 @@ static int governor_check_available(Reconciler *rc, Setting *s) {
 static int setting_write(Reconciler *rc, Setting *s) {
         int r;
 
+        if (setting_kind_is_nic(s->kind))
+                return nic_write(rc, s);
+
         switch (s->kind) {
         case SETTING_IRQ_AFFINITY: {
                 struct stat st;
@@ -449,6 +617,12 @@ static int setting_write(Reconciler *rc, Setting *s) {
                 r = host_write_file(rc->host, s->path, s->desired);
                 if (r == -ENOENT)
                         return r;
+                /* EINVAL is also the kernel's answer to a mask with no online CPU: while the
+                 * target CPUs are offline that is a passing state, not an unmovable IRQ. */
+                if (r == -EINVAL && !irq_target_has_online_cpu(rc, s)) {
+                        set_reason(s, "none of CPUs %s is online", s->desired);
+                        return -EAGAIN;
+                }
                 if (r < 0 && irq_write_is_refusal(r)) {
                         set_reason(s, "the kernel refused the new affinity: %s%s", strerror(-r),
                                    r == -EIO ? " (managed or per-CPU IRQ)" : "");
@@ -527,14 +701,24 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
         SettingState before = s->state;
         int r;
 
-        /* An unmovable IRQ stays so until it goes away (a driver re-requesting it gets a
-         * new /proc entry and a fresh setting): retrying would only repeat the refusal. */
+        /* What the host cannot do is looked at again only when asked (reload, Reapply). */
         if (!force && s->state == SETTING_UNSUPPORTED)
                 return 0;
 
         r = setting_read(rc, s, buf, sizeof(buf));
         if (r == -ENOENT && s->kind == SETTING_IRQ_AFFINITY)
                 return -ENOENT;
+        /* An interface that went away mid-apply: its settings go, quietly; the link monitor
+         * brings them back if it returns. */
+        if (r == -ENODEV && setting_kind_is_nic(s->kind))
+                return -ENOENT;
+        if (r == -EOPNOTSUPP) {
+                if (s->state != SETTING_UNSUPPORTED) {
+                        s->state = SETTING_UNSUPPORTED;
+                        emit(rc, SETTING_EVENT_UNSUPPORTED, s);
+                }
+                return 0;
+        }
         if (r < 0) {
                 if (r == -ENOENT) {
                         if (s->state != SETTING_UNSUPPORTED) {
@@ -561,11 +745,20 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 return 0;
         }
 
-        /* An inotify hint can arrive between a writer's O_TRUNC and its write(): an empty
-         * read then is a file caught mid-write, not a value. The writer's close sends
-         * another hint, and the periodic scan (which does judge "") looks in any case. */
-        if (rc->hinted && buf[0] == '\0')
-                return 0;
+        /* A writer's open(O_TRUNC) and its write() are two steps: a look in between reads
+         * "". After an inotify hint that is always a file caught mid-write (its write and
+         * close send more hints); from the scan, an empty value is believed only when two
+         * scans in a row see it. A first read ever is always judged. */
+        if (buf[0] == '\0' && !isempty(s->observed)) {
+                if (rc->hinted)
+                        return 0;
+                if (!s->empty_seen) {
+                        s->empty_seen = true;
+                        return 0;
+                }
+        }
+        if (!rc->hinted)
+                s->empty_seen = buf[0] == '\0';
 
         r = set_observed(s, buf);
         if (r < 0)
@@ -614,7 +807,7 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 return 0;
 
         r = setting_write(rc, s);
-        if (r == -ENOENT && s->kind == SETTING_IRQ_AFFINITY)
+        if (r == -ENOENT && (s->kind == SETTING_IRQ_AFFINITY || setting_kind_is_nic(s->kind)))
                 return -ENOENT;
         if (r == -EPERM && s->kind == SETTING_IRQ_AFFINITY) {
                 s->state = SETTING_UNMOVABLE;

@@ -8,8 +8,10 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "ethtool.h"
 #include "host.h"
 #include "posture.h"
+#include "rtnl.h"
 
 typedef enum SettingKind {
         SETTING_IRQ_AFFINITY,
@@ -17,6 +19,11 @@ typedef enum SettingKind {
         SETTING_SYSCTL,
         SETTING_CPU_DMA_LATENCY,
         SETTING_GOVERNOR,
+        SETTING_NIC_COALESCE,
+        SETTING_NIC_RING,
+        SETTING_NIC_CHANNELS,
+        SETTING_NIC_FEATURE,
+        SETTING_NIC_QDISC,
         _SETTING_KIND_MAX,
 } SettingKind;
 
@@ -62,6 +69,11 @@ typedef struct Setting {
         int effective_fd; /* IRQs: effective_affinity_list, -1 when the kernel has none */
         int hold_fd;      /* cpu_dma_latency: the open request that keeps the constraint */
 
+        int ifindex;         /* NIC settings: the interface, and */
+        EthtoolParam param;  /* the ethtool parameter, or */
+        char *feature;       /* the feature name ("rx-gro") */
+        uint32_t value;      /* NIC parameters: the desired value */
+
         CPUSet cpus;   /* IRQs: desired CPUs; default affinity: the mask */
         bool exact;    /* IRQs: pinned, so the affinity must equal cpus */
         int32_t latency_usec;
@@ -76,6 +88,7 @@ typedef struct Setting {
         int watches[2]; /* inotify watch descriptors, -1 when none */
         bool seen;      /* scan bookkeeping: still present on the host */
         bool dirty;     /* queued for a look by an event source */
+        bool empty_seen; /* the last scan read "" (a writer between O_TRUNC and write?) */
 } Setting;
 
 typedef enum SettingEvent {
@@ -101,6 +114,8 @@ typedef void (*SettingEventHandler)(void *userdata, SettingEvent event, const Se
 typedef struct Reconciler {
         const Host *host;
         const Posture *posture;
+        EthtoolClient *ethtool; /* NULL when the kernel has no ethtool netlink */
+        Rtnl *rtnl;
         bool observe;
         bool hinted;   /* looking because of an inotify hint rather than the scan */
         bool applying; /* putting a new posture in place (start, reload): not a fight */
@@ -117,9 +132,18 @@ int setting_new_default_affinity(const Posture *p, Setting **ret);
 /* An IRQ's action names changed (a driver requested or released it): recompute its
  * target from the pins. */
 int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name);
+/* The same with the target given: cpus, exactly (a pin) or as "stay within". Returns 1
+ * when the target changed, 0 when it was already that. */
+int setting_irq_set_target(Setting *s, const char *irq_name, const CPUSet *cpus, bool exact);
 int setting_new_sysctl(const char *key, const char *value, Setting **ret);
 int setting_new_cpu_dma_latency(int32_t usec, Setting **ret);
 int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
+int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
+int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
+int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);
+static inline bool setting_kind_is_nic(SettingKind k) {
+        return k >= SETTING_NIC_COALESCE && k <= SETTING_NIC_QDISC;
+}
 Setting *setting_free(Setting *s);
 DEFINE_POINTER_CLEANUP(Setting, setting_free);
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include "nic.h"
 #include "table.h"
 #include "util.h"
 
@@ -36,6 +37,11 @@ void table_done(SettingTable *t) {
         free(t->settings);
         free(t->by_irq);
         irq_names_done(&t->names);
+        for (size_t i = 0; i < t->n_nic_pins; i++) {
+                free(t->nic_pins[i].irqs);
+                cpuset_done(&t->nic_pins[i].cpus);
+        }
+        free(t->nic_pins);
         *t = (SettingTable) {};
 }
 
@@ -121,35 +127,91 @@ static bool parse_irq_dirent(const char *name, unsigned *ret) {
         return true;
 }
 
-static int compare_irq_settings(const void *a, const void *b) {
-        unsigned x = (unsigned) strtoul((*(Setting *const *) a)->object, NULL, 10);
-        unsigned y = (unsigned) strtoul((*(Setting *const *) b)->object, NULL, 10);
-        return x < y ? -1 : x > y;
+static unsigned setting_irq_number(const Setting *s) {
+        return (unsigned) strtoul(s->object, NULL, 10);
+}
+
+/* ListSettings order: host-wide settings by kind, then each NIC's, then IRQs by number. */
+static int compare_settings(const void *a, const void *b) {
+        const Setting *x = *(Setting *const *) a, *y = *(Setting *const *) b;
+        bool xi = x->kind == SETTING_IRQ_AFFINITY, yi = y->kind == SETTING_IRQ_AFFINITY;
+
+        if (xi != yi)
+                return xi ? 1 : -1;
+        if (xi) {
+                unsigned u = setting_irq_number(x), v = setting_irq_number(y);
+                return u < v ? -1 : u > v;
+        }
+        if (setting_kind_is_nic(x->kind) != setting_kind_is_nic(y->kind))
+                return setting_kind_is_nic(x->kind) ? 1 : -1;
+        if (x->ifindex != y->ifindex)
+                return x->ifindex < y->ifindex ? -1 : 1;
+        if (x->kind != y->kind)
+                return x->kind < y->kind ? -1 : 1;
+        return strcmp(x->object, y->object);
+}
+
+static void table_sort(SettingTable *t) {
+        qsort(t->settings, t->n, sizeof(Setting *), compare_settings);
+}
+
+/* A NIC's irq_cpus wins over [irq] pins, which win over "stay off the isolated CPUs". */
+static const CPUSet *table_nic_pin(const SettingTable *t, unsigned irq) {
+        for (size_t i = 0; i < t->n_nic_pins; i++)
+                for (size_t j = 0; j < t->nic_pins[i].n_irqs; j++)
+                        if (t->nic_pins[i].irqs[j] == irq)
+                                return &t->nic_pins[i].cpus;
+        return NULL;
+}
+
+static int table_irq_target(const SettingTable *t, const Posture *p, Setting *s, const char *name) {
+        const CPUSet *nic = table_nic_pin(t, setting_irq_number(s));
+        const IrqPin *pin;
+
+        if (nic)
+                return setting_irq_set_target(s, name, nic, true);
+        pin = posture_irq_pin(p, name);
+        return setting_irq_set_target(s, name, pin ? &pin->cpus : &p->housekeeping, pin != NULL);
+}
+
+static bool table_wants_names(const SettingTable *t, const Posture *p) {
+        return p->config->n_pins > 0 || t->n_nic_pins > 0;
+}
+
+static void table_load_names(SettingTable *t, const Host *h) {
+        _cleanup_free_ char *text = NULL;
+
+        if (host_read_file(h, "proc/interrupts", &text) >= 0)
+                (void) irq_names_parse(text, &t->names);
+}
+
+/* Every IRQ's target again (after names or NIC pins changed). */
+static int table_retarget_irqs(SettingTable *t, const Posture *p) {
+        for (size_t i = 0; i < t->n; i++) {
+                Setting *s = t->settings[i];
+                int r;
+                if (s->kind != SETTING_IRQ_AFFINITY)
+                        continue;
+                r = table_irq_target(t, p, s, irq_names_lookup(&t->names, setting_irq_number(s)));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
         _cleanup_close_ int fd = -1;
         DIR *dir;
         struct dirent *de;
-        bool names_loaded = false;
         int present = 0, added = 0, r = 0;
 
         /* With pins, names decide targets, and a driver can request an IRQ long after it
          * was allocated: read /proc/interrupts once per scan. Without pins, never. */
-        if (p->config->n_pins > 0) {
-                _cleanup_free_ char *text = NULL;
-                if (host_read_file(h, "proc/interrupts", &text) >= 0)
-                        (void) irq_names_parse(text, &t->names);
-                names_loaded = true;
-                for (size_t i = 0; i < t->n; i++) {
-                        Setting *s = t->settings[i];
-                        const char *name;
-                        if (s->kind != SETTING_IRQ_AFFINITY)
-                                continue;
-                        name = irq_names_lookup(&t->names, (unsigned) strtoul(s->object, NULL, 10));
-                        if (!streq_ptr(name, s->label) && setting_irq_retarget(p, s, name) < 0)
-                                return -ENOMEM;
-                }
+        if (table_wants_names(t, p)) {
+                table_load_names(t, h);
+                r = table_retarget_irqs(t, p);
+                if (r < 0)
+                        return r;
         }
 
         fd = host_open_file(h, "proc/irq", O_RDONLY | O_DIRECTORY);
@@ -174,17 +236,13 @@ int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
                         t->by_irq[irq]->seen = true;
                         continue;
                 }
-                /* A new IRQ: its name decides whether a pin applies. Read /proc/interrupts
-                 * once per scan that finds new IRQs, not once per IRQ. */
-                if (!names_loaded && p->config->n_pins > 0) {
-                        _cleanup_free_ char *text = NULL;
-                        if (host_read_file(h, "proc/interrupts", &text) >= 0)
-                                (void) irq_names_parse(text, &t->names);
-                        names_loaded = true;
-                }
-                r = setting_new_irq(p, irq, irq_names_lookup(&t->names, irq), &s);
-                if (r < 0)
+                r = setting_new_irq(p, irq, NULL, &s);
+                if (r >= 0 && table_wants_names(t, p))
+                        r = table_irq_target(t, p, s, irq_names_lookup(&t->names, irq));
+                if (r < 0) {
+                        setting_free(s);
                         break;
+                }
                 s->seen = true;
                 r = add_or_free(t, s);
                 if (r < 0)
@@ -198,14 +256,9 @@ int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p) {
         for (size_t i = t->n; i > 0; i--)
                 if (!t->settings[i - 1]->seen)
                         table_drop(t, i - 1);
-        /* Static settings first, then IRQs in numeric order: what ListSettings shows. A
-         * stable order matters more than the sort's cost, paid only when IRQs appear. */
-        if (added > 0) {
-                size_t first = 0;
-                while (first < t->n && t->settings[first]->kind != SETTING_IRQ_AFFINITY)
-                        first++;
-                qsort(t->settings + first, t->n - first, sizeof(Setting *), compare_irq_settings);
-        }
+        /* A stable order is what ListSettings shows; the sort is paid only when IRQs appear. */
+        if (added > 0)
+                table_sort(t);
         return present;
 }
 
@@ -247,4 +300,188 @@ void table_count(const SettingTable *t, size_t counts[_SETTING_STATE_MAX]) {
         memset(counts, 0, sizeof(size_t) * _SETTING_STATE_MAX);
         for (size_t i = 0; i < t->n; i++)
                 counts[t->settings[i]->state]++;
+}
+
+/* Forgets an interface's irq_cpus; true when it had some (IRQs need a new target). */
+static bool table_unpin_nic(SettingTable *t, int ifindex) {
+        bool pinned = false;
+
+        for (size_t i = t->n_nic_pins; i > 0; i--)
+                if (t->nic_pins[i - 1].ifindex == ifindex) {
+                        free(t->nic_pins[i - 1].irqs);
+                        cpuset_done(&t->nic_pins[i - 1].cpus);
+                        t->nic_pins[i - 1] = t->nic_pins[--t->n_nic_pins];
+                        pinned = true;
+                }
+        return pinned;
+}
+
+/* The IRQs of one interface: its device's MSI vectors, and the /proc/interrupts action
+ * names that are the interface's name or start with it and a dash (eth0-TxRx-3). */
+static int nic_collect_irqs(const SettingTable *t, const Host *h, const char *ifname, unsigned **ret, size_t *ret_n) {
+        _cleanup_free_ char *path = strdup_printf("sys/class/net/%s/device/msi_irqs", ifname);
+        _cleanup_free_ unsigned *irqs = NULL;
+        size_t n = 0, cap = 0, len = strlen(ifname);
+        int fd;
+
+        if (!path)
+                return -ENOMEM;
+#define ADD_IRQ(v)                                                                   \
+        do {                                                                         \
+                if (n == cap) {                                                      \
+                        unsigned *a_ = realloc(irqs, (cap = cap ? cap * 2 : 16) * sizeof(unsigned)); \
+                        if (!a_)                                                     \
+                                return -ENOMEM;                                      \
+                        irqs = a_;                                                   \
+                }                                                                    \
+                irqs[n++] = (v);                                                     \
+        } while (0)
+
+        fd = host_open_file(h, path, O_RDONLY | O_DIRECTORY);
+        if (fd >= 0) {
+                DIR *dir = fdopendir(fd);
+                struct dirent *de;
+                unsigned irq;
+
+                if (!dir) {
+                        safe_close(fd);
+                        return -ENOMEM;
+                }
+                while ((de = readdir(dir)))
+                        if (parse_irq_dirent(de->d_name, &irq))
+                                ADD_IRQ(irq);
+                closedir(dir);
+        }
+        for (size_t i = 0; i < t->names.n; i++) {
+                const char *name = t->names.names[i];
+                if (strncmp(name, ifname, len) == 0 && (name[len] == '\0' || name[len] == '-' || name[len] == ','))
+                        ADD_IRQ(t->names.irqs[i]);
+        }
+#undef ADD_IRQ
+        *ret = TAKE_PTR(irqs);
+        *ret_n = n;
+        return 0;
+}
+
+/* The same NIC setting under another name (a rename): same interface, kind and key. */
+static bool nic_setting_same_key(const Setting *a, const Setting *b) {
+        return a->kind == b->kind && a->ifindex == b->ifindex && a->param == b->param &&
+               streq_ptr(a->feature, b->feature);
+}
+
+int table_plan_nic(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname) {
+        _cleanup_free_ Setting **old = NULL;
+        size_t n_old = 0, first_new;
+        bool unpinned;
+        NicPosture np;
+        Setting *s;
+        int r;
+
+        /* Replanning an interface (renamed, up again) keeps what was learnt about each of
+         * its settings: an unsupported one is not reported again, a fight goes on. */
+        for (size_t i = 0; i < t->n; i++)
+                n_old += setting_kind_is_nic(t->settings[i]->kind) && t->settings[i]->ifindex == ifindex;
+        if (n_old > 0) {
+                old = malloc(n_old * sizeof(Setting *));
+                if (!old)
+                        return -ENOMEM;
+                n_old = 0;
+                for (size_t i = t->n; i > 0; i--)
+                        if (setting_kind_is_nic(t->settings[i - 1]->kind) && t->settings[i - 1]->ifindex == ifindex) {
+                                old[n_old++] = t->settings[i - 1];
+                                memmove(t->settings + i - 1, t->settings + i, (t->n - i) * sizeof(Setting *));
+                                t->n--;
+                        }
+        }
+        first_new = t->n;
+        unpinned = table_unpin_nic(t, ifindex);
+
+        r = nic_posture_resolve(p->config, ifname, &np);
+        if (r <= 0)
+                goto done;
+
+        for (int k = 0; k < _ETHTOOL_PARAM_MAX; k++)
+                if (np.param_set[k]) {
+                        r = setting_new_nic_param(ifindex, ifname, (EthtoolParam) k, np.param[k], &s);
+                        if (r < 0 || (r = add_or_free(t, s)) < 0)
+                                goto out;
+                }
+        for (size_t f = 0; f < np.n_features; f++) {
+                r = setting_new_nic_feature(ifindex, ifname, np.features[f]->name, np.features[f]->on, &s);
+                if (r < 0 || (r = add_or_free(t, s)) < 0)
+                        goto out;
+        }
+        if (np.qdisc) {
+                r = setting_new_nic_qdisc(ifindex, ifname, np.qdisc, &s);
+                if (r < 0 || (r = add_or_free(t, s)) < 0)
+                        goto out;
+        }
+        if (np.irq_cpus) {
+                NicIrqPin pin = { .ifindex = ifindex };
+                NicIrqPin *a;
+
+                table_load_names(t, h);
+                r = nic_collect_irqs(t, h, ifname, &pin.irqs, &pin.n_irqs);
+                if (r >= 0)
+                        r = cpuset_copy(&pin.cpus, np.irq_cpus);
+                a = r < 0 ? NULL : realloc(t->nic_pins, (t->n_nic_pins + 1) * sizeof(NicIrqPin));
+                if (!a) {
+                        free(pin.irqs);
+                        cpuset_done(&pin.cpus);
+                        r = -ENOMEM;
+                        goto out;
+                }
+                t->nic_pins = a;
+                t->nic_pins[t->n_nic_pins++] = pin;
+                r = table_retarget_irqs(t, p);
+                if (r < 0)
+                        goto out;
+        }
+        r = 1;
+out:
+        nic_posture_done(&np);
+done:
+        for (size_t i = first_new; i < t->n; i++)
+                for (size_t j = 0; j < n_old; j++)
+                        if (old[j] && nic_setting_same_key(t->settings[i], old[j])) {
+                                Setting *n = t->settings[i];
+                                if (streq(n->desired, old[j]->desired)) {
+                                        n->state = old[j]->state;
+                                        n->reason = TAKE_PTR(old[j]->reason);
+                                        n->observed = TAKE_PTR(old[j]->observed);
+                                        n->fighting = old[j]->fighting;
+                                        memcpy(n->corrections_at, old[j]->corrections_at, sizeof(n->corrections_at));
+                                        n->corrections_pos = old[j]->corrections_pos;
+                                        n->last_correction_usec = old[j]->last_correction_usec;
+                                        n->last_drift_usec = old[j]->last_drift_usec;
+                                }
+                                break;
+                        }
+        for (size_t j = 0; j < n_old; j++) {
+                if (t->hooks.removed)
+                        t->hooks.removed(t->hooks.userdata, old[j]);
+                setting_free(old[j]);
+        }
+        if (r >= 0 && unpinned && table_retarget_irqs(t, p) < 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                table_sort(t);
+        return r;
+}
+
+int table_drop_nic(SettingTable *t, const Posture *p, int ifindex) {
+        for (size_t i = t->n; i > 0; i--)
+                if (setting_kind_is_nic(t->settings[i - 1]->kind) && t->settings[i - 1]->ifindex == ifindex)
+                        table_drop(t, i - 1);
+        return table_unpin_nic(t, ifindex) ? table_retarget_irqs(t, p) : 0;
+}
+
+bool table_has_nic(const SettingTable *t, int ifindex) {
+        for (size_t i = 0; i < t->n; i++)
+                if (setting_kind_is_nic(t->settings[i]->kind) && t->settings[i]->ifindex == ifindex)
+                        return true;
+        for (size_t i = 0; i < t->n_nic_pins; i++)
+                if (t->nic_pins[i].ifindex == ifindex)
+                        return true;
+        return false;
 }

@@ -12,12 +12,22 @@ typedef struct SettingTableHooks {
         void *userdata;
 } SettingTableHooks;
 
+/* A NIC's irq_cpus: its IRQs go exactly there. */
+typedef struct NicIrqPin {
+        int ifindex;
+        unsigned *irqs;
+        size_t n_irqs;
+        CPUSet cpus;
+} NicIrqPin;
+
 typedef struct SettingTable {
         Setting **settings;
         size_t n, allocated;
         Setting **by_irq; /* index by IRQ number, NULL where none */
         size_t n_by_irq;
         IrqNames names;
+        NicIrqPin *nic_pins;
+        size_t n_nic_pins;
         SettingTableHooks hooks;
 } SettingTable;
 
@@ -36,6 +46,13 @@ int table_plan_static(SettingTable *t, const Posture *p);
 /* Lists /proc/irq: adds a setting for each new IRQ (names from /proc/interrupts), drops
  * the ones that are gone. Returns the number of IRQs present, or -errno. */
 int table_scan_irqs(SettingTable *t, const Host *h, const Posture *p);
+
+/* Adds the settings the [nic] sections ask of this interface (and pins its IRQs when
+ * irq_cpus is set). Returns 1 when a section matched, 0 when none did. */
+int table_plan_nic(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname);
+/* Drops every setting of this interface and releases its IRQ pins. */
+int table_drop_nic(SettingTable *t, const Posture *p, int ifindex);
+bool table_has_nic(const SettingTable *t, int ifindex);
 
 /* Reconciles every setting. Vanished IRQs are dropped. */
 void table_reconcile_all(SettingTable *t, Reconciler *rc, uint64_t now, bool force);

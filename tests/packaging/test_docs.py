@@ -132,6 +132,16 @@ def parser_keys():
     missing = set(table.values()) - set(out)
     if missing:
         raise ValueError("no handler body found for sections %s" % sorted(missing))
+    if "nic" in out:
+        # [nic] also takes every ethtool parameter by its table name (lib/ethtool.c), the
+        # offload shorthands (nic_feature_keys) and feature.NAME.
+        ethtool = u.strip_c_comments(u.read(u.src("lib", "ethtool.c")))
+        table_text = ethtool[ethtool.index("param_table["):]
+        out["nic"] |= set(re.findall(r'\[ETHTOOL_PARAM_\w+\]\s*=\s*\{\s*"(\w+)"', table_text))
+        shorthands = text[text.index("nic_feature_keys[]"):]
+        shorthands = shorthands[:shorthands.index("};")]
+        out["nic"] |= set(re.findall(r'\{\s*"(\w+)"\s*,\s*\{', shorthands))
+        out["nic"].add("feature.NAME")
     return out
 
 
@@ -140,14 +150,16 @@ def example_keys(text):
     out = {}
     section = None
     for line in text.splitlines():
-        m = re.match(r"^\s*\[([^\]]+)\]\s*$", line)
+        m = re.match(r'^\s*\[(\w+)(?:\s+"[^"]*")?\]\s*$', line)
         if m:
             section = m.group(1)
             out.setdefault(section, set())
             continue
         m = re.match(r"^[#;]?([A-Za-z0-9_.-]+)\s*=", line)
         if m and section is not None:
-            out[section].add(m.group(1))
+            key = m.group(1)
+            # feature.rx-gro stands for the feature.NAME form the parser takes
+            out[section].add("feature.NAME" if key.startswith("feature.") else key)
     return out
 
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "ethtool.h"
 #include "macro.h"
 #include "tap.h"
 #include "util.h"
@@ -627,6 +628,76 @@ static void test_load_errors(void) {
         rm_rf(dir);
 }
 
+static const NicFeature *find_feature(const NicSection *n, const char *name) {
+        for (size_t i = 0; i < n->n_features; i++)
+                if (streq(n->features[i].name, name))
+                        return &n->features[i];
+        return NULL;
+}
+
+static void test_nic_sections(void) {
+        _cleanup_config_ Config *c = parse_ok("[nic \"eth*\"]\n"
+                                              "adaptive_rx = off\n"
+                                              "rx_usecs = 0\n"
+                                              "rx_frames_irq = 8\n"
+                                              "rx_ring = 4096\n"
+                                              "combined_channels = 4\n"
+                                              "gro = off\n"
+                                              "tso = on\n"
+                                              "feature.rx-udp-gro-forwarding = on\n"
+                                              "qdisc = fq\n"
+                                              "irq_cpus = 2-3\n"
+                                              "[nic \"eth[01]\"]\n"
+                                              "rx_usecs = 8\n",
+                                              "a full [nic] section and one whose glob holds ']' parse");
+        const NicSection *n;
+
+        if (!CHECK(c->n_nics == 2, "two [nic] sections"))
+                return;
+        n = &c->nics[0];
+        CHECK_STR(n->glob, "eth*", "first glob");
+        CHECK_STR(c->nics[1].glob, "eth[01]", "a glob with brackets is kept whole");
+        CHECK(n->params[ETHTOOL_PARAM_ADAPTIVE_RX].set && n->params[ETHTOOL_PARAM_ADAPTIVE_RX].value == 0,
+              "adaptive_rx = off");
+        CHECK(n->params[ETHTOOL_PARAM_RX_USECS].set && n->params[ETHTOOL_PARAM_RX_USECS].value == 0, "rx_usecs = 0");
+        CHECK(n->params[ETHTOOL_PARAM_RX_FRAMES_IRQ].value == 8, "rx_frames_irq = 8");
+        CHECK(n->params[ETHTOOL_PARAM_RX_RING].value == 4096, "rx_ring = 4096");
+        CHECK(n->params[ETHTOOL_PARAM_COMBINED_CHANNELS].value == 4, "combined_channels = 4");
+        CHECK(!n->params[ETHTOOL_PARAM_TX_USECS].set, "a key not written is not set");
+        CHECK(find_feature(n, "rx-gro") && !find_feature(n, "rx-gro")->on, "gro = off is rx-gro off");
+        CHECK(find_feature(n, "tx-tcp-segmentation") && find_feature(n, "tx-tcp6-segmentation") &&
+                      find_feature(n, "tx-tcp-ecn-segmentation") && find_feature(n, "tx-tcp-mangleid-segmentation"),
+              "tso covers every TCP segmentation feature");
+        CHECK(find_feature(n, "rx-udp-gro-forwarding") && find_feature(n, "rx-udp-gro-forwarding")->on,
+              "feature.NAME = on");
+        CHECK_STR(n->qdisc, "fq", "qdisc = fq");
+        CHECK(n->irq_cpus_set && cpuset_count(&n->irq_cpus) == 2, "irq_cpus = 2-3");
+        CHECK(n->params[ETHTOOL_PARAM_RX_USECS].source.line == 3, "values remember their line");
+}
+
+static void test_nic_errors(void) {
+        check_error("[nic]\nrx_usecs = 0\n", 1, "[nic \"PATTERN\"]", "[nic] without a pattern");
+        check_error("[nic eth0]\n", 1, "[nic \"PATTERN\"]", "an unquoted pattern");
+        check_error("[nic \"eth0\"\n", 1, "']'", "no ']' after the pattern");
+        check_error("[nic \"eth0\"] x\n", 1, "unexpected text", "text after the header");
+        check_error("[nic \"\"]\n", 1, "interface name pattern", "an empty pattern");
+        check_error("[nic \"eth[0\"]\n", 1, "interface name pattern", "an unterminated bracket");
+        check_error("[nic \"eth0\"]\nrx_usecs = -1\n", 2, "rx_usecs", "a negative delay");
+        check_error("[nic \"eth0\"]\nrx_usecs = 4294967296\n", 2, "2^32", "a delay past 32 bits");
+        check_error("[nic \"eth0\"]\nadaptive_rx = maybe\n", 2, "on or off", "adaptive_rx not a boolean");
+        check_error("[nic \"eth0\"]\nrx_ring = 0\n", 2, "0 entries", "an empty ring");
+        check_error("[nic \"eth0\"]\ngro = 1x\n", 2, "on or off", "gro not a boolean");
+        check_error("[nic \"eth0\"]\nfeature.Rx_GRO = on\n", 2, "feature name", "a feature name in capitals");
+        check_error("[nic \"eth0\"]\nfeature. = on\n", 2, "feature name", "an empty feature name");
+        check_error("[nic \"eth0\"]\nqdisc = fq codel\n", 2, "qdisc kind", "a qdisc kind with a space");
+        check_error("[nic \"eth0\"]\nirq_cpus = \n", 2, "empty value", "empty irq_cpus");
+        check_error("[nic \"eth0\"]\nirq_cpus = 3-1\n", 2, "CPU list", "a backwards irq_cpus range");
+        check_error("[nic \"eth0\"]\nbogus = 1\n", 2, "unknown key 'bogus' in section [nic \"eth0\"]", "unknown nic key");
+        check_error("[nic \"eth0\"\nrx_usecs = 1\n", 1, "']'",
+                    "keys under a broken [nic] header are skipped, not reported again");
+        check_error("[daemon]\nudev_source = systemd\n", 2, "udev_source", "udev_source must be udev or kernel");
+}
+
 int main(void) {
         test_sections_and_keys();
         test_scan_interval();
@@ -641,5 +712,7 @@ int main(void) {
         test_many_errors();
         test_load_dropins();
         test_load_errors();
+        test_nic_sections();
+        test_nic_errors();
         return tap_finish();
 }

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Resolving [nic "GLOB"] sections for one interface. */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic.h"
+#include "util.h"
+
+_Static_assert(NIC_PARAM_MAX == _ETHTOOL_PARAM_MAX, "config.h's NIC_PARAM_MAX follows lib/ethtool.h");
+
+void nic_posture_done(NicPosture *p) {
+        free(p->features);
+        *p = (NicPosture) {};
+}
+
+int nic_posture_resolve(const Config *c, const char *ifname, NicPosture *ret) {
+        NicPosture p = {};
+        bool matched = false;
+
+        for (size_t i = 0; i < c->n_nics; i++) {
+                const NicSection *n = &c->nics[i];
+
+                if (fnmatch(n->glob, ifname, 0) != 0)
+                        continue;
+                matched = true;
+                for (size_t k = 0; k < _ETHTOOL_PARAM_MAX; k++)
+                        if (n->params[k].set) {
+                                p.param_set[k] = true;
+                                p.param[k] = n->params[k].value;
+                        }
+                for (size_t f = 0; f < n->n_features; f++) {
+                        size_t j;
+                        for (j = 0; j < p.n_features; j++)
+                                if (streq(p.features[j]->name, n->features[f].name))
+                                        break;
+                        if (j == p.n_features) {
+                                const NicFeature **a = realloc(p.features, (p.n_features + 1) * sizeof(*a));
+                                if (!a) {
+                                        nic_posture_done(&p);
+                                        return -ENOMEM;
+                                }
+                                p.features = a;
+                                p.n_features++;
+                        }
+                        p.features[j] = &n->features[f];
+                }
+                if (n->qdisc)
+                        p.qdisc = n->qdisc;
+                if (n->irq_cpus_set)
+                        p.irq_cpus = &n->irq_cpus;
+        }
+        if (!matched)
+                return 0;
+        *ret = p;
+        return 1;
+}

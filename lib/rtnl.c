@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rtnetlink: links and the root qdisc. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/prio.h>
+#include <netlink/route/tc.h>
+#include <string.h>
+
+#include "macro.h"
+#include "rtnl.h"
+#include "util.h"
+
+struct Rtnl {
+        struct nl_sock *sock;    /* requests */
+        struct nl_sock *monitor; /* RTNLGRP_LINK */
+};
+
+static void nl_socket_freep(struct nl_sock **s) {
+        if (*s)
+                nl_socket_free(*s);
+}
+static void nl_cache_freep(struct nl_cache **c) {
+        if (*c)
+                nl_cache_free(*c);
+}
+static void nlmsg_freep(struct nl_msg **m) {
+        if (*m)
+                nlmsg_free(*m);
+}
+static void rtnl_qdisc_putp(struct rtnl_qdisc **q) {
+        if (*q)
+                rtnl_qdisc_put(*q);
+}
+
+/* libnl's NLE_* codes, back to errno where the meaning is clear. */
+static int nl_error_to_errno(int nlerr) {
+        switch (-nlerr) {
+        case NLE_NOMEM:
+                return -ENOBUFS; /* libnl maps ENOBUFS (lost messages) to NLE_NOMEM */
+        case NLE_AGAIN:
+                return -EAGAIN;
+        case NLE_OBJ_NOTFOUND:
+        case NLE_NODEV:
+                return -ENODEV;
+        case NLE_OPNOTSUPP:
+                return -EOPNOTSUPP;
+        case NLE_PERM:
+                return -EPERM;
+        case NLE_INVAL:
+                return -EINVAL;
+        case NLE_EXIST:
+                return -EEXIST;
+        default:
+                return -EIO;
+        }
+}
+
+static int socket_cloexec(struct nl_sock *s) {
+        int fd = nl_socket_get_fd(s);
+        int one = 1;
+
+        if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+                return -EIO;
+        /* The kernel explains its refusals in an extended ACK. */
+        (void) setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+        return 0;
+}
+
+int rtnl_open(Rtnl **ret) {
+        _cleanup_(nl_socket_freep) struct nl_sock *sock = NULL, *monitor = NULL;
+        Rtnl *r;
+        int e;
+
+        sock = nl_socket_alloc();
+        monitor = nl_socket_alloc();
+        if (!sock || !monitor)
+                return -ENOMEM;
+        e = nl_connect(sock, NETLINK_ROUTE);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        nl_socket_disable_seq_check(monitor);
+        e = nl_connect(monitor, NETLINK_ROUTE);
+        if (e >= 0)
+                e = nl_socket_add_membership(monitor, RTNLGRP_LINK);
+        if (e >= 0)
+                e = nl_socket_set_nonblocking(monitor);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        /* A burst of link events must not overrun the socket; if it does, we resync. */
+        (void) nl_socket_set_buffer_size(monitor, 1024 * 1024, 0);
+        if (socket_cloexec(sock) < 0 || socket_cloexec(monitor) < 0)
+                return -EIO;
+
+        r = calloc(1, sizeof(Rtnl));
+        if (!r)
+                return -ENOMEM;
+        r->sock = TAKE_PTR(sock);
+        r->monitor = TAKE_PTR(monitor);
+        *ret = r;
+        return 0;
+}
+
+Rtnl *rtnl_close(Rtnl *r) {
+        if (!r)
+                return NULL;
+        nl_socket_free(r->sock);
+        nl_socket_free(r->monitor);
+        free(r);
+        return NULL;
+}
+
+static void link_info_from(struct rtnl_link *l, LinkInfo *ret) {
+        *ret = (LinkInfo) { .ifindex = rtnl_link_get_ifindex(l), .flags = rtnl_link_get_flags(l) };
+        snprintf(ret->name, sizeof(ret->name), "%s", rtnl_link_get_name(l) ?: "");
+}
+
+int rtnl_dump_links(Rtnl *r, LinkHandler cb, void *userdata) {
+        _cleanup_(nl_cache_freep) struct nl_cache *cache = NULL;
+        int e;
+
+        e = rtnl_link_alloc_cache(r->sock, AF_UNSPEC, &cache);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        for (struct nl_object *o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+                LinkInfo info;
+                link_info_from((struct rtnl_link *) o, &info);
+                cb(userdata, &info);
+        }
+        return 0;
+}
+
+int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret) {
+        struct rtnl_link *l = NULL;
+        int e;
+
+        e = rtnl_link_get_kernel(r->sock, ifindex, NULL, &l);
+        if (e < 0)
+                return e == -NLE_OBJ_NOTFOUND || e == -NLE_NODEV ? -ENODEV : nl_error_to_errno(e);
+        link_info_from(l, ret);
+        rtnl_link_put(l);
+        return 0;
+}
+
+int rtnl_get_root_qdisc(Rtnl *r, int ifindex, char **ret_kind) {
+        _cleanup_(nl_cache_freep) struct nl_cache *cache = NULL;
+        struct rtnl_qdisc *q;
+        char *kind;
+        int e;
+
+        e = rtnl_qdisc_alloc_cache(r->sock, &cache);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_ROOT);
+        /* No root qdisc object at all: the device queues nothing (virtual devices). */
+        kind = strdup(q ? rtnl_tc_get_kind(TC_CAST(q)) ?: "" : "noqueue");
+        if (q)
+                rtnl_qdisc_put(q);
+        if (!kind)
+                return -ENOMEM;
+        *ret_kind = kind;
+        return 0;
+}
+
+typedef struct AckState {
+        int error;
+        char *message;
+        bool done;
+} AckState;
+
+/* The kernel's extack message (NLMSGERR_ATTR_MSG) after the nlmsgerr, if any. */
+static char *extack_message(const struct nlmsghdr *nlh) {
+        const struct nlmsgerr *err = nlmsg_data(nlh);
+        size_t offset = sizeof(*err);
+        struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+        if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+                return NULL;
+        if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+                offset += err->msg.nlmsg_len - sizeof(struct nlmsghdr);
+        if (nlh->nlmsg_len < NLMSG_HDRLEN + offset)
+                return NULL;
+        if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *) ((char *) err + offset),
+                      (int) (nlh->nlmsg_len - NLMSG_HDRLEN - offset), NULL) < 0 ||
+            !tb[NLMSGERR_ATTR_MSG])
+                return NULL;
+        return strndup(nla_data(tb[NLMSGERR_ATTR_MSG]), (size_t) nla_len(tb[NLMSGERR_ATTR_MSG]));
+}
+
+static int on_ack_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg) {
+        AckState *st = arg;
+        const struct nlmsghdr *nlh = (const struct nlmsghdr *) ((const char *) err - NLMSG_HDRLEN);
+
+        st->error = err->error;
+        st->message = extack_message(nlh);
+        st->done = true;
+        return NL_STOP;
+}
+
+static int on_ack(struct nl_msg *msg, void *arg) {
+        AckState *st = arg;
+        st->done = true;
+        return NL_STOP;
+}
+
+int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_error) {
+        _cleanup_(rtnl_qdisc_putp) struct rtnl_qdisc *q = NULL;
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct nl_cb *cb;
+        AckState st = {};
+        int e;
+
+        q = rtnl_qdisc_alloc();
+        if (!q)
+                return -ENOMEM;
+        rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+        rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+        e = rtnl_tc_set_kind(TC_CAST(q), kind);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        if (streq(kind, "pfifo_fast") || streq(kind, "prio")) {
+                /* libnl's prio/pfifo_fast encoder aborts without bands and a priomap; these
+                 * are the kernel's defaults (sch_prio.c's prio2band). */
+                static uint8_t priomap[] = { 1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+                rtnl_qdisc_prio_set_bands(q, 3);
+                e = rtnl_qdisc_prio_set_priomap(q, priomap, sizeof(priomap));
+                if (e < 0)
+                        return nl_error_to_errno(e);
+        }
+        e = rtnl_qdisc_build_add_request(q, NLM_F_CREATE | NLM_F_REPLACE, &msg);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        e = nl_send_auto(r->sock, msg);
+        if (e < 0)
+                return nl_error_to_errno(e);
+
+        /* Wait for this request's own ACK, so none is left queued for the next one. */
+        cb = nl_cb_clone(nl_socket_get_cb(r->sock));
+        if (!cb)
+                return -ENOMEM;
+        nl_cb_err(cb, NL_CB_CUSTOM, on_ack_error, &st);
+        nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &st);
+        while (!st.done) {
+                e = nl_recvmsgs(r->sock, cb);
+                if (e < 0 && !st.done) {
+                        nl_cb_put(cb);
+                        return nl_error_to_errno(e);
+                }
+        }
+        nl_cb_put(cb);
+        if (st.error < 0) {
+                if (ret_error)
+                        *ret_error = st.message;
+                else
+                        free(st.message);
+                return st.error;
+        }
+        free(st.message);
+        return 0;
+}
+
+int rtnl_monitor_fd(Rtnl *r) {
+        return nl_socket_get_fd(r->monitor);
+}
+
+typedef struct MonitorState {
+        LinkEventHandler cb;
+        void *userdata;
+} MonitorState;
+
+static int on_link_message(struct nl_msg *msg, void *arg) {
+        MonitorState *st = arg;
+        struct nlmsghdr *nlh = nlmsg_hdr(msg);
+        struct nlattr *tb[IFLA_MAX + 1];
+        struct ifinfomsg *ifi;
+        LinkInfo info = {};
+
+        if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+                return NL_OK;
+        if (nlmsg_parse(nlh, sizeof(*ifi), tb, IFLA_MAX, NULL) < 0)
+                return NL_OK;
+        ifi = nlmsg_data(nlh);
+        info.ifindex = ifi->ifi_index;
+        info.flags = ifi->ifi_flags;
+        if (tb[IFLA_IFNAME])
+                snprintf(info.name, sizeof(info.name), "%s", nla_get_string(tb[IFLA_IFNAME]));
+        st->cb(st->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
+        return NL_OK;
+}
+
+int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
+        MonitorState st = { cb, userdata };
+        struct nl_cb *c = nl_cb_clone(nl_socket_get_cb(r->monitor));
+        int e;
+
+        if (!c)
+                return -ENOMEM;
+        nl_cb_set(c, NL_CB_VALID, NL_CB_CUSTOM, on_link_message, &st);
+        do
+                e = nl_recvmsgs(r->monitor, c);
+        while (e >= 0);
+        nl_cb_put(c);
+        e = nl_error_to_errno(e);
+        return e == -EAGAIN ? 0 : e;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* rtnetlink through libnl-route-3: the link dump (how NICs are found, in whatever network
+ * namespace lowlatd runs), the link monitor (new, changed, renamed, removed links), and
+ * the root qdisc. Kernel refusals come back with the kernel's own extack message. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct Rtnl Rtnl;
+
+typedef struct LinkInfo {
+        int ifindex;
+        char name[16]; /* IFNAMSIZ */
+        unsigned flags; /* IFF_* */
+} LinkInfo;
+
+int rtnl_open(Rtnl **ret);
+Rtnl *rtnl_close(Rtnl *r);
+
+/* Calls cb for every link. */
+typedef void (*LinkHandler)(void *userdata, const LinkInfo *link);
+int rtnl_dump_links(Rtnl *r, LinkHandler cb, void *userdata);
+/* The name and flags of one link; -ENODEV when it is gone. */
+int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret);
+
+/* The kind of the root qdisc ("fq_codel", "noqueue", ...). */
+int rtnl_get_root_qdisc(Rtnl *r, int ifindex, char **ret_kind);
+/* Replaces the root qdisc with a default one of this kind. On failure *ret_error gets the
+ * kernel's message (e.g. "Specified qdisc kind is unknown."). */
+int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_error);
+
+/* The link monitor: a socket in RTNLGRP_LINK. dispatch reads every pending message and
+ * calls cb(link, removed). Returns -ENOBUFS when messages were lost (resync). */
+typedef void (*LinkEventHandler)(void *userdata, const LinkInfo *link, bool removed);
+int rtnl_monitor_fd(Rtnl *r);
+int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata);
