@@ -598,45 +598,59 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
                 char *end = strchr(p, ']'), *rest;
                 bool known = false;
 
-                /* A broken header still starts a section, an unknown one, so that the keys
-                 * under it are skipped rather than reported as outside any section. */
+                /* A broken or unknown header still starts a section, "[?]", so that the keys
+                 * under it are skipped rather than reported as outside any section (or,
+                 * worse, taken as keys of the section before). inih is handed only the
+                 * canonical "[name]", never text it might read differently. */
+                strcpy(out, "[?]\n");
                 if (!end) {
                         parse_error(s, "section header without ']'");
-                        strcpy(out, "[?]\n");
                         return;
                 }
                 rest = strstrip(end + 1);
                 if (*rest && *rest != '#' && *rest != ';') {
                         parse_error(s, "unexpected text after section header: '%s'", rest);
-                        strcpy(out, "[?]\n");
                         return;
                 }
                 *end = '\0';
                 for (size_t i = 0; i < ELEMENTSOF(known_sections); i++)
                         known = known || streq(p + 1, known_sections[i]);
-                if (!known)
+                if (!known) {
                         parse_error(s, "unknown section [%s]", p + 1);
-                *end = ']';
-                end[1] = '\0';
-        } else {
-                size_t eq = strcspn(p, "=:");
-                if (p[eq] != '=') {
-                        parse_error(s, "expected 'key = value' or '[section]'");
                         return;
                 }
-                if (eq == 0 || isspace((unsigned char) p[0])) {
-                        parse_error(s, "missing key before '='");
-                        return;
-                }
+                snprintf(out, (size_t) num, "[%s]\n", p + 1);
+                return;
         }
-        n = strlen(p);
+
+        /* key = value: the key is a plain word. inih would also split at ':' and take
+         * " ;" before the '=' as a comment (dropping the line silently), so neither is
+         * left for it to find: the line it gets is rebuilt as "key=value". */
+        size_t eq = strcspn(p, "=");
+        char *key, *value;
+
+        if (p[eq] != '=') {
+                parse_error(s, "expected 'key = value' or '[section]'");
+                return;
+        }
+        p[eq] = '\0';
+        key = strstrip(p);
+        value = strstrip(p + eq + 1);
+        if (*key == '\0') {
+                parse_error(s, "missing key before '='");
+                return;
+        }
+        for (const char *k = key; *k; k++)
+                if (isspace((unsigned char) *k) || *k == ';' || *k == '#' || *k == ':' || *k == '[' || *k == ']') {
+                        parse_error(s, "'%s' is not a key (keys are single words)", key);
+                        return;
+                }
+        n = strlen(key) + 1 + strlen(value);
         if ((int) n + 2 > num) {
                 parse_error(s, "line too long (at most %d characters)", num - 2);
                 return;
         }
-        memcpy(out, p, n);
-        out[n] = '\n';
-        out[n + 1] = '\0';
+        snprintf(out, (size_t) num, "%s=%s\n", key, value);
 }
 
 static int next_char(ParseState *s) {
@@ -669,6 +683,11 @@ static char *config_ini_reader(char *str, int num, void *stream) {
         s->line++;
         str[0] = '\0';
 
+        /* A UTF-8 byte order mark on the first line is not part of it (inih agrees). */
+        if (s->line == 1 && len >= 3 && len <= CONFIG_LINE_MAX && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+                memmove(buf, buf + 3, len - 3);
+                len -= 3;
+        }
         if (len > CONFIG_LINE_MAX)
                 parse_error(s, "line too long (at most %d characters)", CONFIG_LINE_MAX);
         else if (nul)
@@ -699,8 +718,11 @@ static int config_parse(Config *c, const char *name, FILE *f, const char *text, 
         r = config_add_file_name(c, name, &s.file);
         if (r < 0)
                 return r;
-        /* Every handler returns 1 and every line is vetted, so inih reports nothing. */
-        (void) ini_parse_stream(config_ini_reader, &s, config_ini_handler, &s);
+        /* Every handler returns 1 and every line is vetted and rebuilt, so inih should
+         * report nothing; if it ever does, that line was not understood: say so. */
+        r = ini_parse_stream(config_ini_reader, &s, config_ini_handler, &s);
+        if (r > 0)
+                error_list_add(errors, "%s:%d: line not understood", name, r);
         if (f && ferror(f)) {
                 error_list_add(errors, "%s: read error", name);
                 return -EIO;

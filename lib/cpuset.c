@@ -329,7 +329,7 @@ char *cpuset_format_mask(const CPUSet *s, unsigned nbits) {
         size_t len = 0;
         char *buf;
 
-        nbits = MAX(MAX(nbits, last), 1U);
+        nbits = MIN(MAX(MAX(nbits, last), 1U), CPUSET_MAX_CPUS);
         groups = (nbits + 31) / 32;
         buf = malloc((size_t) groups * 9 + 1);
         if (!buf)

@@ -9,4 +9,5 @@ TEST_PACKAGES=(
         dbus-daemon dbus-bin dbus-system-bus-common systemd
         fuse3 libfuse3-dev
         groff-base man-db
+        clang libclang-rt-14-dev
 )

@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Builds the libFuzzer targets in tests/fuzz/ with clang (meson's compiler may be gcc, which
+# has no libFuzzer) and runs each for a bounded time on a copy of its seed corpus.
+#
+#   run-fuzzers.sh [TARGET...]      targets: config cpuset interrupts util (default: all)
+#
+# Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
+# LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
+# logs and crash inputs go and stay; default <build>/tests/fuzz/out, else a temporary
+# directory kept only when something failed), LOWLATD_SOURCE_ROOT, LOWLATD_BUILD_ROOT.
+# Exit status: 0 nothing found; 1 a crash, leak, timeout or out-of-memory (the input is kept
+# and its path printed), or a build failure; 77 skipped (no clang, libFuzzer runtime or inih).
+set -u -o pipefail
+
+source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+build_root=${LOWLATD_BUILD_ROOT:-}
+fuzz_dir=$source_root/tests/fuzz
+seconds=${FUZZ_SECONDS:-30}
+all_targets=(config cpuset interrupts util)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
+
+# Every target links all of lib/ (the parsers call into each other, and lib/ grows), with
+# the libraries lib/ depends on; whichever of these pkg-config knows.
+lib_dependencies=(inih libsystemd libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libudev)
+
+skip() {
+        echo "SKIP: $*"
+        exit 77
+}
+
+if [ "${LOWLATD_FUZZ:-1}" = 0 ]; then
+        skip "LOWLATD_FUZZ=0"
+fi
+case $seconds in
+'' | *[!0-9]*) echo "FUZZ_SECONDS='$seconds' is not a whole number of seconds"; exit 1 ;;
+esac
+for t in "${targets[@]}"; do
+        if [ ! -f "$fuzz_dir/fuzz-$t.c" ]; then
+                echo "unknown target '$t' (have: ${all_targets[*]})"
+                exit 1
+        fi
+done
+
+cc=${FUZZ_CC:-}
+if [ -z "$cc" ]; then
+        for candidate in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do
+                if command -v "$candidate" >/dev/null; then
+                        cc=$candidate
+                        break
+                fi
+        done
+fi
+if [ -z "$cc" ] || ! command -v "$cc" >/dev/null; then
+        skip "no clang (libFuzzer needs it; apt install clang)"
+fi
+command -v pkg-config >/dev/null || skip "no pkg-config"
+pkg-config --exists inih || skip "no inih development files"
+present=()
+for d in "${lib_dependencies[@]}"; do
+        pkg-config --exists "$d" && present+=("$d")
+done
+read -r -a dep_cflags <<<"$(pkg-config --cflags "${present[@]}")"
+read -r -a dep_libs <<<"$(pkg-config --libs "${present[@]}")"
+
+if [ -n "${FUZZ_OUT:-}" ]; then
+        out=$FUZZ_OUT
+        keep_out=1
+elif [ -n "$build_root" ]; then
+        out=$build_root/tests/fuzz/out
+        keep_out=1
+else
+        out=$(mktemp -d "${TMPDIR:-/tmp}/lowlatd-fuzz.XXXXXX") || exit 1
+        keep_out=0
+fi
+# Results of an earlier run would be mistaken for this one's.
+rm -rf "$out/artifacts" "$out/corpus" "$out/logs" "$out/obj"
+mkdir -p "$out/artifacts" "$out/corpus" "$out/logs" "$out/obj" || exit 1
+
+# shellcheck disable=SC2054 # the commas belong to the options
+sanitize=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+cflags=(-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -I "$source_root/lib")
+[ -n "$build_root" ] && [ -f "$build_root/build-config.h" ] && cflags+=(-I "$build_root")
+warnings=(-Wall -Wextra -Wshadow -Wwrite-strings -Wundef -Wmissing-prototypes -Wno-unused-parameter)
+
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void) d; (void) n; return 0; }\n' >"$out/obj/probe.c"
+if ! "$cc" "${sanitize[@]}" "$out/obj/probe.c" -o "$out/obj/probe" >"$out/logs/probe.log" 2>&1; then
+        sed 's/^/    /' "$out/logs/probe.log" | head -5
+        skip "$cc cannot link -fsanitize=fuzzer,address,undefined (install libclang-rt-dev for it)"
+fi
+
+echo "building with $($cc --version | head -1)"
+objects=()
+pids=()
+for f in "$source_root"/lib/*.c; do
+        o=$out/obj/$(basename "${f%.c}").o
+        # lib/ is compiled without -Werror: a warning only this clang gives must not hide a
+        # finding. The harnesses are held to -Werror.
+        "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                "${dep_cflags[@]}" -c "$f" -o "$o" 2>"$o.log" &
+        pids+=($!)
+        objects+=("$o")
+done
+for i in "${!pids[@]}"; do
+        if ! wait "${pids[$i]}"; then
+                cat "${objects[$i]}.log"
+                echo "FAIL: cannot compile ${objects[$i]##*/}"
+                exit 1
+        fi
+done
+for t in "${targets[@]}"; do
+        extra=()
+        # fuzz-config checks what libinih returns, which config.c discards.
+        # shellcheck disable=SC2054
+        [ "$t" = config ] && extra=(-Wl,--wrap=ini_parse_stream)
+        if ! "$cc" "${cflags[@]}" "${warnings[@]}" -Werror "${sanitize[@]}" -I "$fuzz_dir" \
+                "$fuzz_dir/fuzz-$t.c" "${dep_cflags[@]}" "${objects[@]}" "${extra[@]}" "${dep_libs[@]}" -o "$out/fuzz-$t"; then
+                echo "FAIL: cannot build fuzz-$t"
+                exit 1
+        fi
+done
+
+# meson test sets its own ASAN_OPTIONS (abort_on_error=1, ...); the fuzzer's want differs.
+export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:allocator_may_return_null=0:symbolize=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:symbolize=1
+unset MALLOC_PERTURB_
+
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+        corpus=$out/corpus/$t
+        log=$out/logs/fuzz-$t.log
+        mkdir -p "$corpus"
+        [ -d "$fuzz_dir/corpus/$t" ] && cp -r "$fuzz_dir/corpus/$t/." "$corpus/"
+        if [ "$seconds" -eq 0 ]; then
+                budget=(-runs=0)
+        else
+                budget=(-max_total_time="$seconds")
+        fi
+        dict=()
+        [ -f "$fuzz_dir/$t.dict" ] && dict=(-dict="$fuzz_dir/$t.dict")
+        echo "fuzz-$t: running ${seconds}s on $(find "$corpus" -type f | wc -l) seed inputs"
+        # libFuzzer exits 77 on a crash unless told otherwise, which meson reads as a skip.
+        "$out/fuzz-$t" "${budget[@]}" -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
+                -error_exitcode=1 -timeout_exitcode=1 -artifact_prefix="$out/artifacts/$t-" \
+                "${dict[@]}" "$corpus" >"$log" 2>&1
+        rc=$?
+        executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+        mapfile -t findings < <(find "$out/artifacts" -maxdepth 1 -type f -name "$t-*" | sort)
+        n_findings=${#findings[@]}
+        line="fuzz-$t: ${executions:-?} executions, $n_findings crashes, corpus $(find "$corpus" -type f | wc -l) inputs"
+        if [ $rc -ne 0 ] || [ "$n_findings" -ne 0 ]; then
+                failed=1
+                line="$line: FAILED (exit $rc)"
+                echo "$line"
+                # The sanitizer's report and the invariant that broke.
+                grep -E -m 20 'invariant violated|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY:|^    #[0-9]+ ' "$log" | sed 's/^/    /'
+                for f in "${findings[@]}"; do
+                        echo "    input kept: $f ($(stat -c %s "$f") bytes)"
+                        [ "$(stat -c %s "$f")" -le 2048 ] && echo "    base64: $(base64 -w0 "$f")"
+                done
+                echo "    full log: $log"
+                keep_out=1
+        else
+                echo "$line"
+        fi
+        summary+=("$line")
+done
+
+echo
+echo "summary (${seconds}s per target, $cc):"
+printf '  %s\n' "${summary[@]}"
+if [ $keep_out -eq 0 ]; then
+        rm -rf "$out"
+else
+        echo "binaries, logs and corpora: $out (reproduce: $out/fuzz-TARGET FILE)"
+fi
+exit $failed
