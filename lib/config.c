@@ -5,6 +5,7 @@
  * indented lines it would treat as continuations, lines without '='), and strips '#'
  * inline comments. Every problem is collected, so one run of --check-config lists all. */
 #include <ctype.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <dirent.h>
 #include <fnmatch.h>
@@ -61,6 +62,9 @@ Config *config_free(Config *c) {
                 cpuset_done(&n->irq_cpus);
         }
         free(c->nics);
+        for (size_t i = 0; i < c->n_apps; i++)
+                free(c->apps[i].name);
+        free(c->apps);
         free(c);
         return NULL;
 }
@@ -75,6 +79,7 @@ typedef struct ParseState {
         const char *cursor;
         int oom;
         ssize_t current_nic; /* index into config->nics of the [nic] section being read */
+        ssize_t current_app; /* index into config->apps of the [service]/[process] section */
 } ParseState;
 
 _printf_(2, 3) static void parse_error(ParseState *s, const char *fmt, ...) {
@@ -483,6 +488,38 @@ static void handle_nic(ParseState *s, const char *key, const char *value) {
         parse_error(s, "unknown key '%s' in section [nic \"%s\"]", key, n->glob);
 }
 
+static void handle_app(ParseState *s, const char *key, const char *value) {
+        AppSection *a;
+        bool b;
+
+        if (s->current_app < 0)
+                return; /* the header was wrong and is reported */
+        a = &s->config->apps[s->current_app];
+        if (streq(key, "policy")) {
+                if (streq(value, "fifo"))
+                        a->policy = SCHED_FIFO;
+                else if (streq(value, "rr"))
+                        a->policy = SCHED_RR;
+                else
+                        parse_error(s, "policy: '%s' is not fifo or rr", value);
+        } else if (streq(key, "priority")) {
+                unsigned v;
+                if (parse_unsigned(value, &v) < 0 || v < 1 || v > 99)
+                        parse_error(s, "priority: '%s' is not a real-time priority (1 to 99)", value);
+                else
+                        a->priority = v;
+        } else if (streq(key, "hugepages") || streq(key, "mlock")) {
+                if (parse_boolean(value, &b) < 0)
+                        parse_error(s, "%s: '%s' is not yes or no", key, value);
+                else if (streq(key, "hugepages"))
+                        a->hugepages = b;
+                else
+                        a->mlock = b;
+        } else
+                parse_error(s, "unknown key '%s' in section [%s \"%s\"]", key,
+                            a->kind == APP_SERVICE ? "service" : "process", a->name);
+}
+
 static int config_ini_handler(void *user, const char *section, const char *name, const char *raw_value) {
         static const struct {
                 const char *name;
@@ -494,6 +531,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
                 { "pm", handle_pm },
                 { "sysctl", handle_sysctl },
                 { "nic", handle_nic },
+                { "app", handle_app },
         };
         ParseState *s = user;
         _cleanup_free_ char *value = strdup(raw_value);
@@ -579,6 +617,77 @@ static void vet_nic_header(ParseState *s, const char *p, char *out) {
         s->current_nic = (ssize_t) s->config->n_nics++;
 }
 
+/* The quoted argument of a section header: [WORD "ARG"]. NULL (reported) if malformed. */
+static char *section_argument(ParseState *s, const char *p, size_t word_len, const char *example) {
+        const char *q = p + word_len, *close, *rest;
+
+        while (isspace((unsigned char) *q))
+                q++;
+        if (*q != '"' || !(close = strchr(q + 1, '"'))) {
+                parse_error(s, "expected %s", example);
+                return NULL;
+        }
+        rest = close + 1;
+        while (isspace((unsigned char) *rest))
+                rest++;
+        if (*rest != ']') {
+                parse_error(s, "expected ']' after the quoted name");
+                return NULL;
+        }
+        rest++;
+        while (isspace((unsigned char) *rest))
+                rest++;
+        if (*rest && *rest != '#' && *rest != ';') {
+                parse_error(s, "unexpected text after section header: '%s'", rest);
+                return NULL;
+        }
+        return strndup(q + 1, (size_t) (close - q - 1));
+}
+
+static bool unit_name_is_valid(const char *name, size_t max) {
+        size_t n = strlen(name);
+        if (n == 0 || n > max)
+                return false;
+        for (const char *p = name; *p; p++)
+                if (!isalnum((unsigned char) *p) && !strchr("-_.@:\\", *p))
+                        return false;
+        return true;
+}
+
+static void vet_app_header(ParseState *s, const char *p, AppKind kind, char *out) {
+        _cleanup_free_ char *name = NULL;
+        AppSection *a;
+
+        strcpy(out, "[app]\n");
+        s->current_app = -1;
+        name = section_argument(s, p, 8,
+                                kind == APP_SERVICE ? "[service \"NAME\"], e.g. [service \"trading-engine\"]"
+                                                    : "[process \"COMM\"], e.g. [process \"matcher\"]");
+        if (!name) {
+                strcpy(out, "[?]\n");
+                return;
+        }
+        /* A unit name (without .service), or a comm: TASK_COMM_LEN is 16 with the NUL. */
+        if (kind == APP_SERVICE) {
+                size_t n = strlen(name);
+                if (n > 8 && streq(name + n - 8, ".service"))
+                        name[n - 8] = '\0';
+        }
+        if (kind == APP_SERVICE ? !unit_name_is_valid(name, 247) : (strlen(name) == 0 || strlen(name) > 15 || !utf8_is_valid(name))) {
+                parse_error(s, "'%s' is not a valid %s", name, kind == APP_SERVICE ? "unit name" : "process name (at most 15 characters)");
+                strcpy(out, "[?]\n");
+                return;
+        }
+        a = realloc(s->config->apps, (s->config->n_apps + 1) * sizeof(AppSection));
+        if (!a) {
+                s->oom = -ENOMEM;
+                return;
+        }
+        s->config->apps = a;
+        a[s->config->n_apps] = (AppSection) { .kind = kind, .name = TAKE_PTR(name), .source = here(s), .policy = -1 };
+        s->current_app = (ssize_t) s->config->n_apps++;
+}
+
 /* Vets one physical line, handing inih either the line (trimmed, so it never sees an
  * indented continuation) or an empty line in place of one that is wrong. */
 static void vet_line(ParseState *s, char *line, char *out, int num) {
@@ -592,6 +701,15 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
         if (strncmp(p, "[nic", 4) == 0 && (p[4] == ']' || isspace((unsigned char) p[4]) || p[4] == '"')) {
                 vet_nic_header(s, p, out);
                 return;
+        }
+        for (AppKind k = APP_SERVICE; k <= APP_PROCESS; k++) {
+                const char *word = k == APP_SERVICE ? "[service" : "[process";
+                size_t len = strlen(word);
+                if (strncmp(p, word, len) == 0 &&
+                    (p[len] == ']' || isspace((unsigned char) p[len]) || p[len] == '"')) {
+                        vet_app_header(s, p, k, out);
+                        return;
+                }
         }
 
         if (*p == '[') {
@@ -712,7 +830,7 @@ static int config_add_file_name(Config *c, const char *name, const char **ret) {
 }
 
 static int config_parse(Config *c, const char *name, FILE *f, const char *text, ErrorList *errors) {
-        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "", .current_nic = -1 };
+        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "", .current_nic = -1, .current_app = -1 };
         int r;
 
         r = config_add_file_name(c, name, &s.file);

@@ -66,6 +66,23 @@ typedef struct NicSection {
         ConfigSource irq_cpus_source;
 } NicSection;
 
+/* A latency-critical program the audit checks: [service "NAME"] (a systemd unit's
+ * processes, found by their cgroup) or [process "COMM"] (by /proc/PID/comm). */
+typedef enum AppKind {
+        APP_SERVICE,
+        APP_PROCESS,
+} AppKind;
+
+typedef struct AppSection {
+        AppKind kind;
+        char *name;          /* unit name without ".service", or the comm (at most 15 chars) */
+        ConfigSource source;
+        int policy;          /* SCHED_FIFO or SCHED_RR expected; -1: not checked (default FIFO or RR) */
+        unsigned priority;   /* minimum RT priority expected, 0: not checked */
+        bool hugepages;      /* it should be using huge pages */
+        bool mlock;          /* it should be able to mlockall() (memlock limit) */
+} AppSection;
+
 typedef enum UdevSource {
         UDEV_SOURCE_UDEV,
         UDEV_SOURCE_KERNEL,
@@ -111,6 +128,9 @@ typedef struct Config {
 
         NicSection *nics;
         size_t n_nics;
+
+        AppSection *apps;
+        size_t n_apps;
 } Config;
 
 Config *config_new(void);

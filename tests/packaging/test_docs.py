@@ -150,9 +150,12 @@ def example_keys(text):
     out = {}
     section = None
     for line in text.splitlines():
-        m = re.match(r'^\s*\[(\w+)(?:\s+"[^"]*")?\]\s*$', line)
+        # A header may be commented out too (#[service "NAME"]): the example documents a
+        # section that an installed default must not switch on.
+        m = re.match(r'^#?\s*\[(\w+)(?:\s+"[^"]*")?\]\s*$', line)
         if m:
             section = m.group(1)
+            section = "app" if section in ("service", "process") else section
             out.setdefault(section, set())
             continue
         m = re.match(r"^[#;]?([A-Za-z0-9_.-]+)\s*=", line)
@@ -173,7 +176,8 @@ def check_config_keys(t):
     raw_sections = u.man_sections(raw, raw=True)
     example = example_keys(u.read(u.src("conf", "lowlatd.conf")))
     for section, names in sorted(keys.items()):
-        title = "[%s] SECTION" % section.upper()
+        # [service "NAME"] and [process "COMM"] share one handler ("app") and one page section.
+        title = "[SERVICE] AND [PROCESS] SECTIONS" if section == "app" else "[%s] SECTION" % section.upper()
         body = sections.get(title)
         if not t.ok(body is not None, "lowlatd.conf(5) has a %s" % title,
                     "sections: %s" % sorted(sections)):
@@ -246,7 +250,7 @@ def check_configs(t):
 
     # Every commented-out key shows a default or an example: they must be valid too.
     text = u.read(example)
-    enabled = re.sub(r"(?m)^#(?=[A-Za-z0-9_.-]+\s*=)", "", text)
+    enabled = re.sub(r"(?m)^#(?=[A-Za-z0-9_.-]+\s*=|\[\w+\s+\"[^\"]*\"\]\s*$)", "", text)
     n = len(re.findall(r"(?m)^#(?=[A-Za-z0-9_.-]+\s*=)", text))
     tmp = u.tempdir("lowlat-docs-")
     path = os.path.join(tmp, "enabled.conf")

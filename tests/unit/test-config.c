@@ -3,6 +3,7 @@
  * every error, the line reader's guards in front of inih, and drop-in loading. */
 #include <fcntl.h>
 #include <ftw.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -676,6 +677,32 @@ static void test_nic_sections(void) {
         CHECK(n->params[ETHTOOL_PARAM_RX_USECS].source.line == 3, "values remember their line");
 }
 
+static void test_app_sections(void) {
+        _cleanup_config_ Config *c = parse_ok("[service \"trader.service\"]\npolicy = fifo\npriority = 80\nmlock = yes\n"
+                                              "[process \"matcher\"]\npolicy = rr\nhugepages = yes\n",
+                                              "[service] and [process] sections parse");
+
+        if (CHECK(c->n_apps == 2, "two application sections")) {
+                CHECK(c->apps[0].kind == APP_SERVICE && streq(c->apps[0].name, "trader"),
+                      "a service name loses its .service suffix");
+                CHECK(c->apps[0].policy == SCHED_FIFO && c->apps[0].priority == 80 && c->apps[0].mlock &&
+                              !c->apps[0].hugepages,
+                      "service keys");
+                CHECK(c->apps[1].kind == APP_PROCESS && streq(c->apps[1].name, "matcher") &&
+                              c->apps[1].policy == SCHED_RR && c->apps[1].hugepages && c->apps[1].priority == 0,
+                      "process keys, priority unchecked by default");
+        }
+        check_error("[process \"waytoolongprocessname\"]\n", 1, "at most 15", "a comm longer than the kernel's");
+        check_error("[service \"a b\"]\n", 1, "unit name", "a unit name with a space");
+        check_error("[service trader]\n", 1, "expected [service", "an unquoted service name");
+        check_error("[service \"t\"]\npriority = 100\n", 2, "1 to 99", "a priority above 99");
+        check_error("[service \"t\"]\npriority = 0\n", 2, "1 to 99", "a priority of 0");
+        check_error("[process \"m\"]\npolicy = other\n", 2, "fifo or rr", "a policy that is not real-time");
+        check_error("[process \"m\"]\nmlock = maybe\n", 2, "yes or no", "mlock not a boolean");
+        check_error("[process \"m\"]\nbogus = 1\n", 2, "unknown key 'bogus' in section [process \"m\"]",
+                    "unknown key in [process]");
+}
+
 /* Found by the config fuzzer: lines inih would read differently from the vetting. */
 static void test_fuzzer_findings(void) {
         check_error("[daemon]\nmode ;= observe\n", 2, "not a key",
@@ -732,5 +759,6 @@ int main(void) {
         test_nic_sections();
         test_nic_errors();
         test_fuzzer_findings();
+        test_app_sections();
         return tap_finish();
 }
