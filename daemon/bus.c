@@ -30,7 +30,7 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
         if (streq(property, "Version"))
                 v = LOWLATD_VERSION;
         else if (streq(property, "Mode"))
-                v = m->observe_override || m->posture->mode == DAEMON_MODE_OBSERVE ? "observe" : "enforce";
+                v = m->observe_override || m->restored || m->posture->mode == DAEMON_MODE_OBSERVE ? "observe" : "enforce";
         else if (streq(property, "State"))
                 v = manager_state_to_string(manager_state(m));
         else if (streq(property, "IsolatedCPUs"))
@@ -130,6 +130,19 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
         return sd_bus_reply_method_return(message, NULL);
 }
 
+static int method_restore(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        if (!m->originals)
+                return sd_bus_error_set(error, "org.lowlatd1.Error.NoOriginals",
+                                        "No original values were kept (no runtime directory); nothing to restore");
+        r = manager_restore(m, "Restore() on the bus");
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Some settings could not be restored: %s", strerror(-r));
+        return sd_bus_reply_method_return(message, "u", (uint32_t) r);
+}
+
 static int method_reapply(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         manager_reapply(userdata);
         return sd_bus_reply_method_return(message, NULL);
@@ -157,6 +170,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Reload", "", "", method_reload, 0),
         SD_BUS_METHOD("Reapply", "", "", method_reapply, 0),
+        SD_BUS_METHOD_WITH_ARGS("Restore", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", restored), method_restore, 0),
         SD_BUS_SIGNAL_WITH_ARGS("Drift",
                                 SD_BUS_ARGS("s", kind, "s", object, "s", expected, "s", observed, "b", corrected),
                                 0),

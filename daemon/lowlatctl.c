@@ -32,6 +32,7 @@ typedef enum Verb {
         VERB_METRICS,
         VERB_RELOAD,
         VERB_REAPPLY,
+        VERB_RESTORE,
 } Verb;
 
 typedef struct Arguments {
@@ -895,7 +896,7 @@ static int verb_metrics(sd_bus *bus) {
         return finish_output(EXIT_OK);
 }
 
-/* ---- reload, reapply ------------------------------------------------------------ */
+/* ---- reload, reapply, restore ------------------------------------------------------------ */
 
 static int verb_call(sd_bus *bus, const char *method) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -920,7 +921,8 @@ static void help(void) {
                "  list              Every setting: kind, object, desired, observed, state\n"
                "  metrics           Prometheus text format, for node_exporter's textfile collector\n"
                "  reload            Reload the configuration (root only)\n"
-               "  reapply           Check and correct every setting now (root only)\n\n"
+               "  reapply           Check and correct every setting now (root only)\n"
+               "  restore           Put back every original value and switch to observe mode (root only)\n\n"
                "Options:\n"
                "     --json         JSON output (status, list)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated)\n"
@@ -947,7 +949,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 Verb verb;
         } verbs[] = {
                 { "status", VERB_STATUS },   { "list", VERB_LIST },       { "metrics", VERB_METRICS },
-                { "reload", VERB_RELOAD },   { "reapply", VERB_REAPPLY },
+                { "reload", VERB_RELOAD },   { "reapply", VERB_REAPPLY }, { "restore", VERB_RESTORE },
         };
         bool have_state = false;
         int c;
@@ -1036,6 +1038,9 @@ int main(int argc, char *argv[]) {
                 break;
         case VERB_REAPPLY:
                 r = verb_call(bus, "Reapply");
+                break;
+        case VERB_RESTORE:
+                r = verb_call(bus, "Restore");
                 break;
         }
         return r < 0 ? EXIT_UNKNOWN : r;

@@ -14,6 +14,7 @@
 #include "build-config.h"
 #include "bus.h"
 #include "netwatch.h"
+#include "originals.h"
 #include "log.h"
 #include "manager.h"
 #include "util.h"
@@ -30,7 +31,7 @@ const char *manager_state_to_string(ManagerState s) {
 }
 
 static bool manager_observing(const Manager *m) {
-        return m->observe_override || m->posture->mode == DAEMON_MODE_OBSERVE;
+        return m->observe_override || m->restored || m->posture->mode == DAEMON_MODE_OBSERVE;
 }
 
 ManagerState manager_state(const Manager *m) {
@@ -129,6 +130,8 @@ static void on_setting_event(void *userdata, SettingEvent event, const Setting *
 
         /* Putting the posture in place at start or after a reload is not drift: it is
          * summarised in one line. Problems are reported one by one. */
+        if (m->quiet && event == SETTING_EVENT_DRIFT)
+                return;
         if (m->initial_pass && !manager_observing(m) &&
             (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)) {
                 if (event == SETTING_EVENT_CORRECTED)
@@ -232,6 +235,7 @@ Manager *manager_free(Manager *m) {
         bus_done(m);
         table_done(&m->table);
         netwatch_close(m);
+        originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
         sd_event_source_disable_unref(m->inotify_source);
@@ -297,9 +301,60 @@ static int manager_full_pass(Manager *m, bool force) {
         return 0;
 }
 
+/* Where originals are kept: systemd's RuntimeDirectory= (the first, if several), else
+ * /run/lowlatd. Without it lowlatd still enforces, but restore is not possible. */
+static void manager_open_originals(Manager *m) {
+        const char *env = getenv("RUNTIME_DIRECTORY");
+        _cleanup_free_ char *dir = strndup(env ?: "/run/lowlatd", env ? strcspn(env, ":") : strlen("/run/lowlatd"));
+        int r;
+
+        if (!dir)
+                return;
+        r = originals_open(dir, m->host->root_path, &m->originals);
+        if (r < 0)
+                log_warning_errno(r, "Cannot keep original values in %s; restore will not be possible", dir);
+        m->rc.originals = m->originals;
+}
+
+int manager_restore(Manager *m, const char *why) {
+        size_t restored = 0, failed = 0;
+        int first_error = 0;
+
+        for (size_t i = 0; i < m->table.n; i++) {
+                int r = setting_restore(&m->rc, m->table.settings[i]);
+                if (r > 0)
+                        restored++;
+                else if (r < 0) {
+                        failed++;
+                        if (first_error == 0)
+                                first_error = r;
+                        log_warning_errno(r, "Cannot restore %s %s", setting_kind_to_string(m->table.settings[i]->kind),
+                                          m->table.settings[i]->object);
+                }
+        }
+        if (m->originals && originals_commit(m->originals) < 0)
+                log_warning("Cannot rewrite the file of original values");
+        /* From now on report, do not correct: otherwise the next scan would undo it all. */
+        m->restored = true;
+        m->rc.observe = true;
+        m->posture_generation++; /* Mode changed: announce it */
+        log_event(EVENT_RESTORED, "Restored %zu settings to their original values (%s)%s; now observing", restored, why,
+                  failed ? ", some could not be restored" : "");
+        /* Look once, quietly: every restored setting now differs from the posture, which
+         * the message above says; one drift report per setting would only repeat it. */
+        m->quiet = true;
+        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
+        m->quiet = false;
+        manager_update_status(m);
+        return first_error < 0 ? first_error : (int) restored;
+}
+
 int manager_apply(Manager *m) {
         int r;
 
+        /* Observe mode changes nothing, so it records nothing (and creates no files). */
+        if (!manager_observing(m))
+                manager_open_originals(m);
         m->initial_pass = m->rc.applying = true;
         r = table_plan_static(&m->table, m->posture);
         if (r < 0)
@@ -421,6 +476,8 @@ static int on_terminate(sd_event_source *source, const struct signalfd_siginfo *
         Manager *m = userdata;
 
         (void) sd_notify(false, "STOPPING=1");
+        if (m->posture->config->restore_on_exit)
+                (void) manager_restore(m, "restore_on_exit");
         log_event(EVENT_STOPPING, "Stopping on %s", strsignal((int) si->ssi_signo));
         return sd_event_exit(m->event, 0);
 }
@@ -554,6 +611,17 @@ int manager_reload(Manager *m) {
         m->n_dirty = 0;
         for (size_t i = 0; i < m->table.n; i++)
                 m->table.settings[i]->dirty = false;
+        /* What the new config no longer asks for goes back to how lowlatd found it. */
+        for (size_t i = 0; i < m->table.n; i++) {
+                Setting *o = m->table.settings[i];
+                bool kept = false;
+                for (size_t j = 0; j < table.n && !kept; j++)
+                        kept = table.settings[j]->kind == o->kind && streq(table.settings[j]->object, o->object);
+                if (!kept && setting_restore(&m->rc, o) > 0)
+                        log_info("Restored %s %s, no longer configured", setting_kind_to_string(o->kind), o->object);
+        }
+        if (m->originals)
+                (void) originals_commit(m->originals);
         table_inherit(&table, &m->table); /* old table freed; its hooks unwatch the leftovers */
         table.hooks = (SettingTableHooks) { on_setting_added, on_setting_removed, m };
         m->table = table;
@@ -566,7 +634,10 @@ int manager_reload(Manager *m) {
 
         posture_free(m->posture);
         m->posture = posture;
+        m->restored = false; /* a good reload enforces again after a restore */
         manager_init_reconciler(m);
+        if (!m->originals && !manager_observing(m))
+                manager_open_originals(m);
         m->last_reload_error = mfree(m->last_reload_error);
         m->posture_generation++;
 

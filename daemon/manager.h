@@ -46,10 +46,12 @@ typedef struct Manager {
 
         Host *host;
         char *config_path;
-        bool observe_override;
+        bool observe_override; /* --observe */
+        bool restored;         /* Restore() happened: observing until the next good reload */
 
         Posture *posture;
         SettingTable table;
+        struct Originals *originals;
         Reconciler rc;
 
         int inotify_fd;
@@ -62,6 +64,7 @@ typedef struct Manager {
         uint64_t watchdog_usec; /* WATCHDOG_USEC from systemd, 0 when off */
 
         bool initial_pass;
+        bool quiet; /* a pass whose drift is already explained (after a restore) */
         size_t initial_corrections[_SETTING_KIND_MAX];
         char *last_status;
         char *last_online; /* sys/devices/system/cpu/online as last read */
@@ -108,6 +111,10 @@ void manager_reapply(Manager *m);
 /* For the event sources in netwatch.c. */
 void manager_queue_dirty(Manager *m, Setting *s);
 void manager_update_status(Manager *m);
+
+/* Puts every recorded original back and switches to observe mode. Returns the number of
+ * settings restored, or -errno (the first failure; the others are still tried). */
+int manager_restore(Manager *m, const char *why);
 
 /* Prints the posture report (--once). Returns the number of settings that are not good. */
 size_t manager_print_report(Manager *m, FILE *f);

@@ -140,6 +140,12 @@ static void handle_daemon(ParseState *s, const char *key, const char *value) {
                         parse_error(s, "scan_interval: '%s' is out of range (100ms to 1h)", value);
                 else
                         c->scan_interval_usec = usec;
+        } else if (streq(key, "restore_on_exit")) {
+                bool b;
+                if (parse_boolean(value, &b) < 0)
+                        parse_error(s, "restore_on_exit: '%s' is not yes or no", value);
+                else
+                        c->restore_on_exit = b;
         } else if (streq(key, "udev_source")) {
                 if (streq(value, "udev"))
                         c->udev_source = UDEV_SOURCE_UDEV;

@@ -102,6 +102,7 @@ typedef struct Config {
         DaemonMode mode;
         uint64_t scan_interval_usec;
         UdevSource udev_source;
+        bool restore_on_exit;
 
         bool isolated_auto;
         CPUSet isolated; /* when !isolated_auto */

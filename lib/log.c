@@ -25,6 +25,7 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_RELOADED] = { "5e183a2eaaac40d6b6fc3c19b6e5d7bd", "reloaded", LOG_INFO },
         [EVENT_RELOAD_FAILED] = { "07d08d0b39ac4007b501c84afc780328", "reload-failed", LOG_ERR },
         [EVENT_STOPPING] = { "325120340cd6432d9d6865d7704385de", "stopping", LOG_INFO },
+        [EVENT_RESTORED] = { "cf6e9f4ca18d4057b7e64fc4d170dd0d", "restored", LOG_NOTICE },
 };
 
 static struct {

@@ -29,6 +29,7 @@ typedef enum EventId {
         EVENT_RELOADED,
         EVENT_RELOAD_FAILED,
         EVENT_STOPPING,
+        EVENT_RESTORED,
         _EVENT_ID_MAX,
 } EventId;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "originals.h"
 #include "setting.h"
 #include "util.h"
 
@@ -668,6 +669,80 @@ static int setting_write(Reconciler *rc, Setting *s) {
         return r;
 }
 
+/* The observed text as a value that can be written back: an IRQ's without the effective
+ * part; for /dev/cpu_dma_latency the original is "no request of ours". */
+#define ORIGINAL_NO_REQUEST "released"
+
+static int setting_record_original(Reconciler *rc, Setting *s) {
+        _cleanup_free_ char *value = NULL;
+        int r;
+
+        if (!rc->originals || !s->observed)
+                return 0;
+        if (s->kind == SETTING_CPU_DMA_LATENCY)
+                value = strdup(ORIGINAL_NO_REQUEST);
+        else {
+                value = strdup(s->observed);
+                if (value && s->kind == SETTING_IRQ_AFFINITY) {
+                        char *eff = strstr(value, " (effective ");
+                        if (eff)
+                                *eff = '\0';
+                }
+        }
+        if (!value)
+                return -ENOMEM;
+        r = originals_record(rc->originals, s->kind, s->object, value);
+        if (r < 0)
+                set_reason(s, "cannot record its original value, so not changing it: %s", strerror(-r));
+        return r;
+}
+
+int setting_restore(Reconciler *rc, Setting *s) {
+        const char *original;
+        _cleanup_free_ char *saved_desired = NULL;
+        uint32_t saved_value = s->value;
+        int r;
+
+        if (!rc->originals || !(original = originals_get(rc->originals, s->kind, s->object)))
+                return 0;
+
+        if (s->kind == SETTING_CPU_DMA_LATENCY) {
+                /* Our request ends when its fd closes; the kernel's value is then what the
+                 * other holders ask for, as before lowlatd. */
+                s->hold_fd = safe_close(s->hold_fd);
+                s->fd = safe_close(s->fd);
+                r = 0;
+        } else {
+                /* Write the original through the same path as a correction. */
+                if (s->kind == SETTING_NIC_FEATURE || (setting_kind_is_nic(s->kind) && s->kind != SETTING_NIC_QDISC &&
+                                                       ethtool_param_is_boolean(s->param))) {
+                        bool on;
+                        if (parse_boolean(original, &on) < 0)
+                                return -EINVAL;
+                        s->value = on;
+                } else if (setting_kind_is_nic(s->kind) && s->kind != SETTING_NIC_QDISC) {
+                        if (parse_uint32(original, &s->value) < 0)
+                                return -EINVAL;
+                }
+                saved_desired = s->desired;
+                s->desired = strdup(original);
+                if (!s->desired) {
+                        s->desired = TAKE_PTR(saved_desired);
+                        return -ENOMEM;
+                }
+                r = setting_write(rc, s);
+                free(s->desired);
+                s->desired = TAKE_PTR(saved_desired);
+                s->value = saved_value;
+        }
+        if (r < 0)
+                return r;
+        s->observed = mfree(s->observed);
+        s->state = SETTING_PENDING;
+        originals_forget(rc->originals, s->kind, s->object);
+        return 1;
+}
+
 static void record_correction(Reconciler *rc, Setting *s, uint64_t now) {
         uint64_t oldest;
 
@@ -806,7 +881,11 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
         if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
                 return 0;
 
-        r = setting_write(rc, s);
+        /* Before the first change, what the host had: restore needs it, and a setting
+         * whose original cannot be kept is not changed. */
+        r = setting_record_original(rc, s);
+        if (r >= 0)
+                r = setting_write(rc, s);
         if (r == -ENOENT && (s->kind == SETTING_IRQ_AFFINITY || setting_kind_is_nic(s->kind)))
                 return -ENOENT;
         if (r == -EPERM && s->kind == SETTING_IRQ_AFFINITY) {

@@ -115,6 +115,7 @@ typedef struct Reconciler {
         const Host *host;
         const Posture *posture;
         EthtoolClient *ethtool; /* NULL when the kernel has no ethtool netlink */
+        struct Originals *originals; /* NULL: nothing is recorded, restore is not possible */
         Rtnl *rtnl;
         bool observe;
         bool hinted;   /* looking because of an inotify hint rather than the scan */
@@ -157,6 +158,11 @@ void setting_inherit(Setting *new_setting, Setting *old);
  * even if the value is unchanged since the last read and retry failed/unsupported ones.
  * Returns -ENOENT when the object vanished (an IRQ freed), else 0. */
 int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force);
+
+/* Puts back the value recorded before lowlatd first changed s, and forgets it (the caller
+ * commits the originals file after a batch). Returns 1
+ * when something was restored, 0 when there was nothing to restore, or -errno. */
+int setting_restore(Reconciler *rc, Setting *s);
 
 /* Checks whether a fight has calmed down; called from the periodic scan. */
 void setting_tick(Reconciler *rc, Setting *s, uint64_t now);

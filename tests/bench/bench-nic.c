@@ -167,6 +167,9 @@ int main(int argc, char *argv[]) {
                 if (null >= 0)
                         dup2(null, STDERR_FILENO);
                 setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/bus", 1);
+                snprintf(root, sizeof(root), "%s/run", tmp);
+                setenv("RUNTIME_DIRECTORY", root, 1);
+                snprintf(root, sizeof(root), "%s/root", tmp);
                 execl(lowlatd, "lowlatd", "--root", root, "--config", path, (char *) NULL);
                 _exit(127);
         }

@@ -943,6 +943,8 @@ def _daemon_env(tmp, extra=None):
         env.pop(k, None)
     # Never reach the real system bus from a test.
     env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + os.path.join(tmp, "no-system-bus")
+    # Originals of the fake tree go with the fake tree, never to the real /run/lowlatd.
+    env["RUNTIME_DIRECTORY"] = os.path.join(tmp, "run-lowlatd")
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
     if extra:

@@ -485,8 +485,8 @@ def scenario_enforce(t, ctl_bin):
          "introspection: every property but Version emits PropertiesChanged",
          repr({k: v[2] for k, v in props.items()}))
     t.ok(m.get("methods") == {"ListSettings": ("", "a(sssss)"), "Reload": ("", ""),
-                              "Reapply": ("", "")},
-         "introspection: methods ListSettings() -> a(sssss), Reload(), Reapply()",
+                              "Reapply": ("", ""), "Restore": ("", "u")},
+         "introspection: methods ListSettings() -> a(sssss), Reload(), Reapply(), Restore() -> u",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",
          repr(m.get("signals")))
