@@ -858,18 +858,58 @@ int config_parse_string(Config *c, const char *name, const char *text, ErrorList
         return config_parse(c, name, NULL, text, errors);
 }
 
+/* Like sshd's StrictModes: a file lowlatd acts on as root must be changeable by root (or
+ * lowlatd's own user) only, or anyone who can write it can retune the host. */
+static int check_trusted(const char *path, const struct stat *st, ErrorList *errors) {
+        if (st->st_uid != 0 && st->st_uid != geteuid()) {
+                error_list_add(errors, "%s: owned by uid %u, not root: refusing to use it (chown root %s)", path,
+                               (unsigned) st->st_uid, path);
+                return -EPERM;
+        }
+        /* A shared directory is safe with the sticky bit: others cannot replace our files. */
+        if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))) {
+                error_list_add(errors, "%s: writable by %s (mode %04o): refusing to use it (chmod go-w %s)", path,
+                               st->st_mode & S_IWOTH ? "everyone" : "its group", (unsigned) (st->st_mode & 07777), path);
+                return -EPERM;
+        }
+        return 0;
+}
+
+static int check_trusted_parent(const char *path, ErrorList *errors) {
+        _cleanup_free_ char *dir = strdup(path);
+        struct stat st;
+        char *slash;
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (!slash)
+                strcpy(dir, ".");
+        else if (slash == dir)
+                dir[1] = '\0';
+        else
+                *slash = '\0';
+        if (stat(dir, &st) < 0) {
+                int r = negative_errno();
+                error_list_add(errors, "%s: cannot stat: %s", dir, strerror(-r));
+                return r;
+        }
+        return check_trusted(dir, &st, errors);
+}
+
 int config_parse_file(Config *c, const char *path, ErrorList *errors) {
         _cleanup_fclose_ FILE *f = NULL;
         struct stat st;
+        int r;
 
         f = fopen(path, "re");
         if (!f) {
-                int r = negative_errno();
+                r = negative_errno();
                 error_list_add(errors, "%s: cannot open: %s", path, strerror(-r));
                 return r;
         }
         if (fstat(fileno(f), &st) < 0) {
-                int r = negative_errno();
+                r = negative_errno();
                 error_list_add(errors, "%s: cannot stat: %s", path, strerror(-r));
                 return r;
         }
@@ -877,6 +917,12 @@ int config_parse_file(Config *c, const char *path, ErrorList *errors) {
                 error_list_add(errors, "%s: not a regular file", path);
                 return -EINVAL;
         }
+        r = check_trusted(path, &st, errors);
+        if (r < 0)
+                return r;
+        r = check_trusted_parent(path, errors);
+        if (r < 0)
+                return r;
         return config_parse(c, path, f, NULL, errors);
 }
 

@@ -703,6 +703,66 @@ static void test_app_sections(void) {
                     "unknown key in [process]");
 }
 
+/* StrictModes: files and their directories writable only by root. */
+static void load_expect(const char *path, const char *needle, const char *what) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        Config *c = NULL;
+        int r = config_load(path, &c, &errors);
+
+        if (!needle) {
+                if (!CHECK(r == 0 && c, what))
+                        print_errors(&errors);
+        } else if (!CHECK(r < 0 && !c && errors.n >= 1 && strstr(errors.items[0], needle), what))
+                print_errors(&errors);
+        config_free(c);
+}
+
+static void test_strict_modes(void) {
+        char dir[] = "/tmp/test-config-strict-XXXXXX";
+        _cleanup_free_ char *path = NULL, *dropins = NULL, *dropin = NULL;
+
+        if (!mkdtemp(dir))
+                abort();
+        path = strdup_printf("%s/lowlatd.conf", dir);
+        dropins = strdup_printf("%s/lowlatd.conf.d", dir);
+        dropin = strdup_printf("%s/lowlatd.conf.d/10-a.conf", dir);
+        write_file(dir, "lowlatd.conf", "[daemon]\nmode = observe\n");
+        chmod(path, 0644);
+        load_expect(path, NULL, "a 0644 root-owned file in a private directory loads");
+
+        chmod(path, 0664);
+        load_expect(path, "writable by its group", "a group-writable config is refused");
+        chmod(path, 0646);
+        load_expect(path, "writable by everyone", "a world-writable config is refused");
+        chmod(path, 0644);
+
+        chmod(dir, 0777);
+        load_expect(path, "writable by everyone", "a config in a world-writable directory is refused");
+        chmod(dir, 01777);
+        load_expect(path, NULL, "a sticky shared directory is fine (others cannot replace the file)");
+        chmod(dir, 0700);
+
+        if (geteuid() == 0) {
+                CHECK(chown(path, 65534, 65534) == 0, "chown the config to nobody");
+                load_expect(path, "owned by uid 65534", "a config owned by another user is refused");
+                CHECK(chown(path, 0, 0) == 0, "chown it back");
+        } else
+                printf("ok %u # SKIP chown needs root\n", ++tap_count);
+
+        make_dir(dir, "lowlatd.conf.d");
+        write_file(dir, "lowlatd.conf.d/10-a.conf", "[daemon]\nmode = enforce\n");
+        chmod(dropin, 0644);
+        chmod(dropins, 0757);
+        load_expect(path, "writable by everyone", "a drop-in in a world-writable directory is refused");
+        chmod(dropins, 0755);
+        chmod(dropin, 0666);
+        load_expect(path, "writable by everyone", "a world-writable drop-in is refused");
+
+        _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                printf("# could not remove %s\n", dir);
+}
+
 /* Found by the config fuzzer: lines inih would read differently from the vetting. */
 static void test_fuzzer_findings(void) {
         check_error("[daemon]\nmode ;= observe\n", 2, "not a key",
@@ -760,5 +820,6 @@ int main(void) {
         test_nic_errors();
         test_fuzzer_findings();
         test_app_sections();
+        test_strict_modes();
         return tap_finish();
 }
