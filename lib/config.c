@@ -703,6 +703,7 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
         out[0] = '\0';
         if (*p == '\0' || *p == '#' || *p == ';')
                 return;
+        s->config->content_lines++;
 
         if (strncmp(p, "[nic", 4) == 0 && (p[4] == ']' || isspace((unsigned char) p[4]) || p[4] == '"')) {
                 vet_nic_header(s, p, out);
@@ -974,6 +975,12 @@ int config_load(const char *path, Config **ret, ErrorList *errors) {
         r = config_parse_file(c, path, errors);
         if (r == -ENOMEM)
                 return r;
+        /* A main file with nothing in it is far more often a truncated write (an editor
+         * crash, a full disk) than an intent to drop the whole posture. */
+        if (r >= 0 && c->content_lines == 0)
+                error_list_add(errors, "%s: the file is empty (no section or key); refusing it, as it would drop "
+                               "the whole posture (an intentionally empty posture needs one section header, e.g. [daemon])",
+                               path);
 
         dropin_dir = strdup_printf("%s.d", path);
         if (!dropin_dir)

@@ -98,6 +98,7 @@ typedef enum UdevSource {
 typedef struct Config {
         char **files; /* every file read, main file first */
         size_t n_files;
+        size_t content_lines; /* lines that were not blank or comments, in all files */
 
         DaemonMode mode;
         uint64_t scan_interval_usec;

@@ -5,7 +5,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <systemd/sd-journal.h>
+#include <endian.h>
+#include <inttypes.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "log.h"
 #include "util.h"
@@ -31,7 +34,10 @@ static const EventInfo events[_EVENT_ID_MAX] = {
 static struct {
         bool journal;
         int max_level;
-} log_state = { false, LOG_INFO };
+        int journal_fd;
+        uint64_t dropped;
+        bool in_drop_report;
+} log_state = { false, LOG_INFO, -1, 0, false };
 
 const EventInfo *event_info(EventId id) {
         return id < _EVENT_ID_MAX ? &events[id] : NULL;
@@ -68,6 +74,72 @@ bool log_to_journal(void) {
         return log_state.journal;
 }
 
+/* One entry in the journal's native protocol: "KEY=value\n" per field, or, for a value
+ * holding a newline, "KEY\n" + little-endian 64-bit length + value + "\n". */
+static size_t journal_append_field(char *buf, size_t size, size_t len, const char *field, size_t field_len) {
+        const char *eq = memchr(field, '=', field_len);
+
+        if (!eq)
+                return len;
+        if (!memchr(eq + 1, '\n', field_len - (size_t) (eq + 1 - field))) {
+                if (len + field_len + 1 > size)
+                        return len;
+                memcpy(buf + len, field, field_len);
+                buf[len + field_len] = '\n';
+                return len + field_len + 1;
+        }
+        size_t key = (size_t) (eq - field), value = field_len - key - 1;
+        uint64_t le = htole64(value);
+        if (len + key + 1 + 8 + value + 1 > size)
+                return len;
+        memcpy(buf + len, field, key);
+        buf[len + key] = '\n';
+        memcpy(buf + len + key + 1, &le, 8);
+        memcpy(buf + len + key + 9, eq + 1, value);
+        buf[len + key + 9 + value] = '\n';
+        return len + key + 10 + value;
+}
+
+/* Sends without blocking: a journal that is stuck or gone must not stall the daemon
+ * that holds the host's posture (sd_journal_send() would block on a full socket). What
+ * cannot be sent is counted and said once it can be again. */
+static void journal_send(const struct iovec *iov, size_t n) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+        char buf[16384];
+        size_t len = 0;
+
+        if (log_state.journal_fd < 0) {
+                log_state.journal_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (log_state.journal_fd < 0) {
+                        log_state.dropped++;
+                        return;
+                }
+        }
+        if (log_state.dropped > 0 && !log_state.in_drop_report) {
+                char note[128];
+                struct iovec d[3];
+                int k = snprintf(note, sizeof(note), "MESSAGE=%" PRIu64 " log messages were dropped: the journal was not accepting them",
+                                 log_state.dropped);
+                uint64_t was = log_state.dropped;
+                d[0] = (struct iovec) { note, (size_t) k };
+                d[1] = (struct iovec) { (char *) "PRIORITY=4", strlen("PRIORITY=4") };
+                d[2] = (struct iovec) { (char *) "SYSLOG_IDENTIFIER=lowlatd", strlen("SYSLOG_IDENTIFIER=lowlatd") };
+                log_state.dropped = 0;
+                log_state.in_drop_report = true;
+                journal_send(d, 3);
+                log_state.in_drop_report = false;
+                if (log_state.dropped > 0) {
+                        /* Still not accepting: keep counting, the entry below is dropped too. */
+                        log_state.dropped = was + 1;
+                        return;
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                len = journal_append_field(buf, sizeof(buf), len, iov[i].iov_base, iov[i].iov_len);
+        if (sendto(log_state.journal_fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                log_state.dropped++;
+}
+
 static void log_send(int level, const char *message, const struct iovec *extra, size_t n_extra) {
         if (!log_state.journal) {
                 fprintf(stderr, "lowlatd: %s\n", message);
@@ -87,7 +159,7 @@ static void log_send(int level, const char *message, const struct iovec *extra, 
         iov[n++] = (struct iovec) { (char *) "SYSLOG_IDENTIFIER=lowlatd", strlen("SYSLOG_IDENTIFIER=lowlatd") };
         for (size_t i = 0; i < n_extra && n < ELEMENTSOF(iov); i++)
                 iov[n++] = extra[i];
-        (void) sd_journal_sendv(iov, (int) n);
+        journal_send(iov, n);
 }
 
 int log_internal(int level, int error, const char *fmt, ...) {

@@ -758,6 +758,14 @@ static void test_strict_modes(void) {
         chmod(dropin, 0666);
         load_expect(path, "writable by everyone", "a world-writable drop-in is refused");
 
+        chmod(dropin, 0644);
+        write_file(dir, "lowlatd.conf", "");
+        load_expect(path, "the file is empty", "an empty main file is refused (a truncated write, not a posture)");
+        write_file(dir, "lowlatd.conf", "# only a comment\n\n");
+        load_expect(path, "the file is empty", "a main file of comments only is refused too");
+        write_file(dir, "lowlatd.conf", "[daemon]\n");
+        load_expect(path, NULL, "a single section header is an intentionally empty posture");
+
         _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);
         if (system(cmd) != 0)
                 printf("# could not remove %s\n", dir);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The posture audit: every check an administrator would make by hand (boot parameters,
+ * kernel, topology, scheduling, power, IRQs, virtualisation, applications, sysctls), run
+ * against the host under the root, reported as findings with the fix. Read-only. */
+#pragma once
+
+#include <stddef.h>
+
+#include "host.h"
+#include "posture.h"
+#include "table.h"
+
+typedef enum Severity {
+        SEVERITY_OK,
+        SEVERITY_INFO,
+        SEVERITY_WARNING,
+        SEVERITY_CRITICAL,
+        _SEVERITY_MAX,
+} Severity;
+
+/* "ok", "info", "warning", "critical"; "?" for anything else. */
+const char *severity_to_string(Severity s);
+
+typedef struct Finding {
+        Severity severity;
+        char *id;      /* stable dotted id, see the table at the top of audit.c */
+        char *subject; /* what it is about: "cpu3", "pid 1234 (matcher)", "net.ipv4.tcp_low_latency" */
+        char *message; /* what is wrong, why it matters for latency, and the exact fix */
+} Finding;
+
+typedef struct FindingList {
+        Finding *items;
+        size_t n;
+} FindingList;
+
+#define FINDING_LIST_EMPTY ((FindingList) { NULL, 0 })
+
+void finding_list_done(FindingList *l);
+static inline void finding_list_donep(FindingList *l) {
+        finding_list_done(l);
+}
+#define _cleanup_finding_list_ _cleanup_(finding_list_donep)
+
+/* SEVERITY_OK for an empty list. */
+Severity finding_list_worst(const FindingList *l);
+
+/* The first finding with this id (and this subject, unless subject is NULL), or NULL. */
+const Finding *finding_list_find(const FindingList *l, const char *id, const char *subject);
+
+/* At most this many findings per id are listed; one more finding with the same id and the
+ * subject "N more" counts the rest (with the worst severity among them). */
+#define AUDIT_FINDINGS_PER_ID_MAX 20U
+/* Processes examined (lowest pids first); more are reported as audit.limit. */
+#define AUDIT_PROCESSES_MAX 65536U
+/* Threads of one configured application examined. */
+#define AUDIT_THREADS_MAX 4096U
+/* Open files looked at in the search for a /dev/cpu_dma_latency holder, in all. */
+#define AUDIT_FDS_MAX (1U << 20)
+/* Steal time (share of CPU time since boot, in basis points) that makes virt.steal a
+ * warning; any steal at all is reported as info. */
+#define AUDIT_STEAL_WARNING_BP 100U
+
+/* Runs every check against the host under h and the posture (its config included). t may
+ * be NULL; when given, IRQ settings in state SETTING_UNMOVABLE are read from it. Never
+ * writes. A missing or malformed input skips the checks that need it; the only error is
+ * -ENOMEM (or -EINVAL for a posture without a config). *ret is written only on success. */
+int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingList *ret);
