@@ -121,8 +121,13 @@ def run(t):
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
     t.ok(not error_lines(r.stderr, path), "no FILE:LINE errors for the valid config", r.stderr)
 
+    # An empty file is refused (a truncated write, not a posture); one header is the
+    # intentionally empty posture of all defaults.
     path, r = check(host, "", "empty.conf")
-    t.ok(r.returncode == 0, "an empty config passes (all defaults)",
+    t.ok(r.returncode == 1 and "the file is empty" in r.stderr and path in r.stderr,
+         "an empty config file is refused, naming the file", "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    path, r = check(host, "[daemon]\n", "header-only.conf")
+    t.ok(r.returncode == 0, "a config of one section header passes (all defaults)",
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
 
     for i, case in enumerate(BAD):
