@@ -33,6 +33,7 @@ typedef enum Verb {
         VERB_RELOAD,
         VERB_REAPPLY,
         VERB_RESTORE,
+        VERB_CHECK,
 } Verb;
 
 typedef struct Arguments {
@@ -896,6 +897,95 @@ static int verb_metrics(sd_bus *bus) {
         return finish_output(EXIT_OK);
 }
 
+/* ---- check --------------------------------------------------------------------- */
+
+/* Prints text indented and folded at spaces to fit width columns (a word longer than
+ * the width, like a long command, stays whole on its own line). */
+static void print_wrapped(FILE *f, const char *text, size_t indent, size_t width) {
+        const char *p = text;
+
+        while (*p) {
+                size_t room = width > indent ? width - indent : 20, len = strcspn(p, "\n"), cut = len;
+
+                if (len > room) {
+                        cut = room;
+                        while (cut > 0 && p[cut] != ' ')
+                                cut--;
+                        if (cut == 0) /* one long word: up to the next space */
+                                cut = strcspn(p, " \n");
+                }
+                fprintf(f, "%*s%.*s\n", (int) indent, "", (int) cut, p);
+                p += cut;
+                while (*p == ' ' || *p == '\n')
+                        p++;
+        }
+}
+
+/* The audit's findings, in the order lowlatd gives them, worst first when printed. */
+static int severity_rank(const char *severity) {
+        static const char *const order[] = { "critical", "warning", "info", "ok" };
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                if (streq(severity, order[i]))
+                        return (int) i;
+        return (int) ELEMENTSOF(order);
+}
+
+static int verb_check(sd_bus *bus, const Arguments *args) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int verdict = EXIT_OK, r, worst = 4;
+        size_t n = 0, counts[5] = {};
+        bool first = true;
+
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Check", &error, &reply, NULL);
+        if (r < 0) {
+                log_call_failed("Check", &error, r);
+                return bus_error_is_unreachable(&error) ? r : EXIT_UNKNOWN;
+        }
+        r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
+        if (r < 0)
+                return r;
+        if (args->json)
+                fputc('[', stdout);
+        for (int pass = 0; pass < 4 && r >= 0; pass++) {
+                /* One pass per severity, worst first: the reply is read again each time. */
+                if (pass > 0) {
+                        r = sd_bus_message_rewind(reply, false);
+                        if (r < 0)
+                                break;
+                }
+                const char *severity, *id, *subject, *message;
+                while ((r = sd_bus_message_read(reply, "(ssss)", &severity, &id, &subject, &message)) > 0) {
+                        if (severity_rank(severity) != pass)
+                                continue;
+                        n++;
+                        counts[pass]++;
+                        worst = MIN(worst, pass);
+                        if (args->json) {
+                                fputs(first ? "\n{" : ",\n{", stdout);
+                                json_print_member(stdout, "severity", severity, true);
+                                json_print_member(stdout, "id", id, false);
+                                json_print_member(stdout, "subject", subject, false);
+                                json_print_member(stdout, "message", message, false);
+                                fputc('}', stdout);
+                        } else {
+                                printf("%s%-8s %s  %s\n", first ? "" : "\n", severity, id, subject);
+                                print_wrapped(stdout, message, 9, 88);
+                        }
+                        first = false;
+                }
+        }
+        if (r < 0)
+                return r;
+        if (args->json)
+                fputs(first ? "]\n" : "\n]\n", stdout);
+        else
+                printf("%s%zu finding%s: %zu critical, %zu warning, %zu info\n", n ? "\n" : "", n, n == 1 ? "" : "s",
+                       counts[0], counts[1], counts[2]);
+        verdict = worst == 0 ? EXIT_CRITICAL : worst == 1 ? EXIT_WARNING : EXIT_OK;
+        return finish_output(verdict);
+}
+
 /* ---- reload, reapply, restore ------------------------------------------------------------ */
 
 static int verb_call(sd_bus *bus, const char *method) {
@@ -921,10 +1011,11 @@ static void help(void) {
                "  list              Every setting: kind, object, desired, observed, state\n"
                "  metrics           Prometheus text format, for node_exporter's textfile collector\n"
                "  reload            Reload the configuration (root only)\n"
+               "  check             Audit the host: boot isolation, kernel, topology, power, tasks, apps\n"
                "  reapply           Check and correct every setting now (root only)\n"
                "  restore           Put back every original value and switch to observe mode (root only)\n\n"
                "Options:\n"
-               "     --json         JSON output (status, list)\n"
+               "     --json         JSON output (status, list, check)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated)\n"
                "     --no-legend    list: no header and footer\n"
                "  -h --help         Show this help\n"
@@ -950,6 +1041,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
         } verbs[] = {
                 { "status", VERB_STATUS },   { "list", VERB_LIST },       { "metrics", VERB_METRICS },
                 { "reload", VERB_RELOAD },   { "reapply", VERB_REAPPLY }, { "restore", VERB_RESTORE },
+                { "check", VERB_CHECK },
         };
         bool have_state = false;
         int c;
@@ -999,8 +1091,8 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 fprintf(stderr, "lowlatctl: unexpected argument '%s'\n", argv[optind]);
                 return -EINVAL;
         }
-        if (args->json && args->verb != VERB_STATUS && args->verb != VERB_LIST) {
-                fprintf(stderr, "lowlatctl: --json applies to status and list only\n");
+        if (args->json && args->verb != VERB_STATUS && args->verb != VERB_LIST && args->verb != VERB_CHECK) {
+                fprintf(stderr, "lowlatctl: --json applies to status, list and check only\n");
                 return -EINVAL;
         }
         if ((have_state || !args->legend) && args->verb != VERB_LIST) {
@@ -1041,6 +1133,9 @@ int main(int argc, char *argv[]) {
                 break;
         case VERB_RESTORE:
                 r = verb_call(bus, "Restore");
+                break;
+        case VERB_CHECK:
+                r = verb_check(bus, &args);
                 break;
         }
         return r < 0 ? EXIT_UNKNOWN : r;

@@ -132,7 +132,7 @@ static void on_setting_event(void *userdata, SettingEvent event, const Setting *
          * summarised in one line. Problems are reported one by one. */
         if (m->quiet && event == SETTING_EVENT_DRIFT)
                 return;
-        if (m->initial_pass && !manager_observing(m) &&
+        if (m->rc.applying && !manager_observing(m) &&
             (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)) {
                 if (event == SETTING_EVENT_CORRECTED)
                         m->initial_corrections[s->kind]++;
@@ -254,7 +254,7 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
-static void log_initial_summary(Manager *m, const char *what) {
+void manager_log_applied(Manager *m, const char *what) {
         char buf[512] = "";
         size_t len = 0, total = 0;
 
@@ -362,7 +362,7 @@ int manager_apply(Manager *m) {
         (void) netwatch_open(m);
         manager_full_pass(m, false);
         m->initial_pass = m->rc.applying = false;
-        log_initial_summary(m, "Posture applied");
+        manager_log_applied(m, "Posture applied");
         return 0;
 }
 
@@ -644,7 +644,7 @@ int manager_reload(Manager *m) {
         m->initial_pass = m->rc.applying = true;
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
         m->initial_pass = m->rc.applying = false;
-        log_initial_summary(m, "Reload applied");
+        manager_log_applied(m, "Reload applied");
 
         if (m->scan_timer)
                 manager_arm_scan(m);

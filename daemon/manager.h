@@ -111,6 +111,8 @@ void manager_reapply(Manager *m);
 /* For the event sources in netwatch.c. */
 void manager_queue_dirty(Manager *m, Setting *s);
 void manager_update_status(Manager *m);
+/* One line for what putting a posture in place changed (start, reload, a new NIC). */
+void manager_log_applied(Manager *m, const char *what);
 
 /* Puts every recorded original back and switches to observe mode. Returns the number of
  * settings restored, or -errno (the first failure; the others are still tried). */

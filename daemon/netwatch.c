@@ -67,6 +67,10 @@ static void nic_replan(Manager *m, const LinkInfo *l, const char *why) {
         m->rc.applying = true;
         reconcile_nic_now(m, l->ifindex, true);
         m->rc.applying = applying; /* this may run inside the first pass */
+        if (!applying) {
+                _cleanup_free_ char *what = strdup_printf("Interface %s", l->name);
+                manager_log_applied(m, what ?: "Interface");
+        }
         r = table_scan_irqs(&m->table, m->host, m->posture);
         if (r >= 0)
                 for (size_t i = m->table.n; i > 0; i--) {

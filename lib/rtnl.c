@@ -159,7 +159,14 @@ int rtnl_get_root_qdisc(Rtnl *r, int ifindex, char **ret_kind) {
         if (e < 0)
                 return nl_error_to_errno(e);
         q = rtnl_qdisc_get_by_parent(cache, ifindex, TC_H_ROOT);
-        /* No root qdisc object at all: the device queues nothing (virtual devices). */
+        if (!q) {
+                /* No root qdisc: either the device queues nothing (virtual devices), or it
+                 * is gone, which must not read as a drift to "noqueue". */
+                LinkInfo l;
+                e = rtnl_get_link(r, ifindex, &l);
+                if (e < 0)
+                        return e;
+        }
         kind = strdup(q ? rtnl_tc_get_kind(TC_CAST(q)) ?: "" : "noqueue");
         if (q)
                 rtnl_qdisc_put(q);
@@ -167,6 +174,17 @@ int rtnl_get_root_qdisc(Rtnl *r, int ifindex, char **ret_kind) {
                 return -ENOMEM;
         *ret_kind = kind;
         return 0;
+}
+
+/* nl_socket_get_cb() takes a reference: drop it once cloned. */
+static struct nl_cb *clone_socket_cb(struct nl_sock *sock) {
+        struct nl_cb *own = nl_socket_get_cb(sock), *copy;
+
+        if (!own)
+                return NULL;
+        copy = nl_cb_clone(own);
+        nl_cb_put(own);
+        return copy;
 }
 
 typedef struct AckState {
@@ -242,7 +260,7 @@ int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_e
                 return nl_error_to_errno(e);
 
         /* Wait for this request's own ACK, so none is left queued for the next one. */
-        cb = nl_cb_clone(nl_socket_get_cb(r->sock));
+        cb = clone_socket_cb(r->sock);
         if (!cb)
                 return -ENOMEM;
         nl_cb_err(cb, NL_CB_CUSTOM, on_ack_error, &st);
@@ -297,7 +315,7 @@ static int on_link_message(struct nl_msg *msg, void *arg) {
 
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
         MonitorState st = { cb, userdata };
-        struct nl_cb *c = nl_cb_clone(nl_socket_get_cb(r->monitor));
+        struct nl_cb *c = clone_socket_cb(r->monitor);
         int e;
 
         if (!c)

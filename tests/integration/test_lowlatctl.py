@@ -484,9 +484,10 @@ def scenario_enforce(t, ctl_bin):
     t.ok(all(props[p][2] in ("true", "invalidates") for p in props if p != "Version"),
          "introspection: every property but Version emits PropertiesChanged",
          repr({k: v[2] for k, v in props.items()}))
-    t.ok(m.get("methods") == {"ListSettings": ("", "a(sssss)"), "Reload": ("", ""),
+    t.ok(m.get("methods") == {"ListSettings": ("", "a(sssss)"), "Check": ("", "a(ssss)"), "Reload": ("", ""),
                               "Reapply": ("", ""), "Restore": ("", "u")},
-         "introspection: methods ListSettings() -> a(sssss), Reload(), Reapply(), Restore() -> u",
+         "introspection: methods ListSettings() -> a(sssss), Check() -> a(ssss), Reload(), Reapply(), "
+         "Restore() -> u",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",
          repr(m.get("signals")))
