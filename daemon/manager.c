@@ -357,6 +357,8 @@ int manager_apply(Manager *m) {
                 manager_open_originals(m);
         m->initial_pass = m->rc.applying = true;
         r = table_plan_static(&m->table, m->posture);
+        if (r >= 0)
+                r = table_plan_cpuidle(&m->table, m->host, m->posture);
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
         (void) netwatch_open(m);
@@ -599,6 +601,8 @@ int manager_reload(Manager *m) {
          * configured (closing the /dev/cpu_dma_latency request releases the constraint). */
         table_init(&table, NULL);
         r = table_plan_static(&table, posture);
+        if (r >= 0)
+                r = table_plan_cpuidle(&table, m->host, posture);
         if (r >= 0)
                 r = netwatch_plan_links(m, &table, posture);
         if (r >= 0)

@@ -51,7 +51,10 @@
  *                                                 holds /dev/cpu_dma_latency open
  *                             info                nobody holds it and it is not configured
  * irq.irqbalance              warning             irqbalance runs without the isolated CPUs in
- *                                                 IRQBALANCE_BANNED_CPULIST
+ *                                                 IRQBALANCE_BANNED_CPULIST, and the kernel did
+ *                                                 not isolate them or lowlatd pins IRQs
+ *                             info                the same, but irqbalance 1.8+ already skips
+ *                                                 the kernel's isolated CPUs
  * irq.unmovable-isolated      warning             an IRQ the kernel refuses to move is served
  *                                                 on an isolated CPU
  * virt.steal                  warning             steal time since boot is at least 1%
@@ -77,7 +80,8 @@
  * sysctl.conflict             warning             tcp_timestamps = 0 with tcp_tw_reuse on
  * sysctl.cc-unavailable       warning             [sysctl] asks for a congestion control that
  *                                                 is not loaded
- * audit.limit                 info                more processes than AUDIT_PROCESSES_MAX
+ * audit.limit                 info                more processes than AUDIT_PROCESSES_MAX (lowest
+ *                                                 pids are examined)
  *
  * Steal time is read once: the share since boot, not a rate. Threads of configured
  * applications are examined one by one; other tasks by their thread group leader. Kernel
@@ -261,6 +265,7 @@ typedef struct Audit {
         AppPids *apps; /* one per config app */
         unsigned irqbalance_pid;
         bool dma_device_exists;
+        unsigned max_processes;
         unsigned dma_holder_pid;
         char *dma_holder_comm;
         bool dma_unknown; /* some process's fds could not be read */
@@ -522,14 +527,51 @@ static char *field_value(Audit *a, const char *text, const char *key) {
         return NULL;
 }
 
-/* Lists the numeric entries of a directory (pids, tids, fds), sorted. */
+static int compare_unsigned(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* Restores the max-heap property below position i. */
+static void heap_sift_down(unsigned *heap, size_t n, size_t i) {
+        for (;;) {
+                size_t largest = i, l = 2 * i + 1, r = 2 * i + 2;
+                unsigned t;
+                if (l < n && heap[l] > heap[largest])
+                        largest = l;
+                if (r < n && heap[r] > heap[largest])
+                        largest = r;
+                if (largest == i)
+                        return;
+                t = heap[i];
+                heap[i] = heap[largest];
+                heap[largest] = t;
+                i = largest;
+        }
+}
+
+static void heap_push(unsigned *heap, size_t *n, unsigned v) {
+        size_t i = (*n)++;
+        heap[i] = v;
+        while (i > 0 && heap[(i - 1) / 2] < heap[i]) {
+                unsigned t = heap[i];
+                heap[i] = heap[(i - 1) / 2];
+                heap[(i - 1) / 2] = t;
+                i = (i - 1) / 2;
+        }
+}
+
+/* Lists the numeric entries of a directory (pids, tids): the max lowest ones, sorted, in
+ * memory bounded by max whatever the directory holds. *ret_total counts them all. */
 static int list_numbers(Audit *a, const char *relpath, size_t max, unsigned **ret, size_t *ret_n, size_t *ret_total) {
-        _cleanup_free_ unsigned *numbers = NULL;
+        _cleanup_free_ unsigned *heap = NULL; /* a max-heap of the lowest seen so far */
         size_t n = 0, allocated = 0, total = 0;
         struct dirent *de;
         DIR *d;
         int fd;
 
+        if (max == 0)
+                return -EINVAL;
         fd = host_open_file(a->host, relpath, O_RDONLY | O_DIRECTORY);
         if (fd < 0)
                 return fd;
@@ -544,29 +586,30 @@ static int list_numbers(Audit *a, const char *relpath, size_t max, unsigned **re
                 if (parse_unsigned(de->d_name, &v) < 0)
                         continue;
                 total++;
-                if (n >= max)
+                if (n == max) {
+                        if (v < heap[0]) {
+                                heap[0] = v;
+                                heap_sift_down(heap, n, 0);
+                        }
                         continue;
+                }
                 if (n == allocated) {
-                        size_t m = MAX(allocated * 2, 64U);
-                        unsigned *p = realloc(numbers, m * sizeof(unsigned));
+                        size_t m = MIN(MAX(allocated * 2, 64U), max);
+                        unsigned *p = realloc(heap, m * sizeof(unsigned));
                         if (!p) {
                                 closedir(d);
                                 return a->error = -ENOMEM;
                         }
-                        numbers = p;
+                        heap = p;
                         allocated = m;
                 }
-                numbers[n++] = v;
+                heap_push(heap, &n, v);
         }
         closedir(d);
         /* Sorted, so the output is the same from one run to the next. */
-        for (size_t i = 1; i < n; i++)
-                for (size_t j = i; j > 0 && numbers[j - 1] > numbers[j]; j--) {
-                        unsigned t = numbers[j];
-                        numbers[j] = numbers[j - 1];
-                        numbers[j - 1] = t;
-                }
-        *ret = TAKE_PTR(numbers);
+        if (n > 1)
+                qsort(heap, n, sizeof(unsigned), compare_unsigned);
+        *ret = TAKE_PTR(heap);
         *ret_n = n;
         if (ret_total)
                 *ret_total = total;
@@ -805,15 +848,36 @@ static char *grub_line(Audit *a) {
                                                "rcu_nocbs", "irqaffinity" };
         _cleanup_free_ char *isolated = cpus_list(a, &a->posture->isolated);
         _cleanup_free_ char *housekeeping = cpus_list(a, &a->posture->housekeeping);
-        _cleanup_free_ char *kept = strdup("");
+        _cleanup_free_ char *kept = strdup(""), *init_args = strdup("");
         char *line;
+        bool after_dashes = false;
 
-        if (!isolated || !housekeeping || !audit_check_alloc(a, kept))
+        if (!isolated || !housekeeping || !audit_check_alloc(a, kept) || !audit_check_alloc(a, init_args))
                 return NULL;
         for (size_t i = 0; i < a->n_tokens; i++) {
                 const char *t = a->tokens[i];
                 bool drop = streq(t, "ro") || streq(t, "rw");
-                char *k;
+                char **to, *k;
+
+                /* Everything after "--" is for init: the kernel parameters go before it. */
+                if (streq(t, "--"))
+                        after_dashes = true;
+                to = after_dashes ? &init_args : &kept;
+                if (after_dashes) {
+                        k = realloc(*to, strlen(*to) + 2 * strlen(t) + 2);
+                        if (!audit_check_alloc(a, k))
+                                return NULL;
+                        *to = k;
+                        k += strlen(k);
+                        *k++ = ' ';
+                        for (const char *c = t; *c; c++) {
+                                if (strchr("\"\\$`", *c))
+                                        *k++ = '\\';
+                                *k++ = *c;
+                        }
+                        *k = '\0';
+                        continue;
+                }
 
                 for (size_t d = 0; d < ELEMENTSOF(dropped) && !drop; d++) {
                         size_t len = strlen(dropped[d]);
@@ -838,14 +902,15 @@ static char *grub_line(Audit *a) {
                 *k = '\0';
         }
         line = strdup_printf("GRUB_CMDLINE_LINUX_DEFAULT=\"%sisolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
-                             "irqaffinity=%s%s\"",
+                             "irqaffinity=%s%s%s\"",
                              kept, isolated, isolated, isolated, housekeeping,
-                             want_preempt_full(a) ? " preempt=full" : "");
+                             want_preempt_full(a) ? " preempt=full" : "", init_args);
         return audit_check_alloc(a, line);
 }
 
-static const char grub_howto[] = "in /etc/default/grub, then run update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg "
-                                 "on Fedora and RHEL) and reboot";
+static const char grub_howto[] = "in /etc/default/grub (it keeps the rest of the running command line; leave out "
+                                 "what GRUB_CMDLINE_LINUX already adds), then run update-grub (grub2-mkconfig -o "
+                                 "/boot/grub2/grub.cfg on Fedora and RHEL) and reboot";
 
 /* isolcpus=[flag,...,]list; no flag means domain. Unknown flags are skipped, as the
  * kernel does. */
@@ -976,9 +1041,10 @@ static void check_boot(Audit *a) {
                 if (!cpuset_is_empty(&missing)) {
                         _cleanup_free_ char *list = cpus_list(a, &missing);
                         finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs",
-                                    "Isolated CPUs %s are in neither rcu_nocbs= nor nohz_full=: RCU callbacks run "
-                                    "on them in softirq context and preempt the application. Use %s %s.",
-                                    list ?: "?", grub, grub_howto);
+                                    "Isolated CPU%s %s %s in neither rcu_nocbs= nor nohz_full=: RCU callbacks run "
+                                    "there in softirq context and preempt the application. Use %s %s.",
+                                    cpuset_count(&missing) == 1 ? "" : "s", list ?: "?",
+                                    cpuset_count(&missing) == 1 ? "is" : "are", grub, grub_howto);
                 }
         }
 
@@ -1073,10 +1139,10 @@ static void check_kernel(Audit *a) {
         case PREEMPT_MODE_UNKNOWN:
                 finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
                             "The preemption model cannot be told: /sys/kernel/debug/sched/preempt is missing "
-                            "(debugfs not mounted, or no PREEMPT_DYNAMIC) and /boot/config-%s is unreadable. "
-                            "Check with dmesg | grep -i preempt and uname -v (PREEMPT_RT, PREEMPT_DYNAMIC or "
-                            "PREEMPT), or mount -t debugfs none /sys/kernel/debug.",
-                            a->release ?: "$(uname -r)");
+                            "(debugfs not mounted, or no PREEMPT_DYNAMIC) and /boot/config-%s %s. Check with "
+                            "dmesg | grep -i preempt and uname -v (PREEMPT_RT, PREEMPT_DYNAMIC or PREEMPT), or "
+                            "mount -t debugfs none /sys/kernel/debug.",
+                            a->release ?: "$(uname -r)", a->kconfig_loaded ? "names no preemption model" : "is unreadable");
                 break;
         }
 
@@ -1229,12 +1295,8 @@ static void check_numa(Audit *a) {
                 nodes[n_nodes++] = node;
         }
         closedir(d);
-        for (size_t i = 1; i < n_nodes; i++)
-                for (size_t j = i; j > 0 && nodes[j - 1] > nodes[j]; j--) {
-                        unsigned t = nodes[j];
-                        nodes[j] = nodes[j - 1];
-                        nodes[j - 1] = t;
-                }
+        if (n_nodes > 1)
+                qsort(nodes, n_nodes, sizeof(unsigned), compare_unsigned);
 
         detail = audit_check_alloc(a, strdup(""));
         for (size_t i = 0; i < n_nodes && detail; i++) {
@@ -1449,6 +1511,9 @@ static void check_power(Audit *a) {
         if (a->config->cpu_dma_latency_enabled) {
                 uint64_t target = (uint64_t) a->config->cpu_dma_latency_usec;
                 bool held = a->dma_holder_pid > 0;
+                _cleanup_free_ char *holder = held ? audit_check_alloc(a, strdup_printf(" (by pid %u, %s)", a->dma_holder_pid,
+                                                                                        a->dma_holder_comm ?: "?"))
+                                                   : NULL;
 
                 CPUSET_FOREACH(cpu, &p->isolated)
                         for (unsigned s = 0; s < CPUIDLE_STATES_MAX; s++) {
@@ -1474,18 +1539,20 @@ static void check_power(Audit *a) {
                         _cleanup_free_ char *file = audit_check_alloc(a, strdup_printf("cpuidle/state%" PRIu64 "/disable", g->v1));
                         _cleanup_free_ char *cmd = file ? cpu_write_command(a, &g->cpus, "1", file) : NULL;
                         _cleanup_free_ char *list = cpus_list(a, &g->cpus);
-                        if (!subject || !cmd || !list)
+                        if (!subject || !cmd || !list || (held && !holder))
                                 break;
                         finding_add(a, held ? SEVERITY_INFO : SEVERITY_WARNING, "power.cpuidle", subject,
                                     "Idle state %" PRIu64 " (%s) takes %" PRIu64 " us to leave, more than the %" PRIu64
-                                    " us of [pm] cpu_dma_latency, and is enabled on isolated %s: %s. Disable it "
+                                    " us of [pm] cpu_dma_latency, and is enabled on isolated %s: %s%s%s. Disable it "
                                     "there with %s (or cpupower -c %s idle-set -d %" PRIu64 ").",
                                     g->v1, g->label, g->v2, target, subject,
-                                    held ? "the /dev/cpu_dma_latency request held now keeps the CPU out of it, "
-                                           "but only while that request is held; disabling it on the isolated "
-                                           "CPUs alone also lets the rest of the host sleep deeply"
-                                         : "nobody holds /dev/cpu_dma_latency, so the CPU enters it whenever it "
-                                           "idles and the next wake-up pays the exit latency",
+                                    held ? "the /dev/cpu_dma_latency request held now" : "nobody holds /dev/cpu_dma_latency",
+                                    held ? holder : "",
+                                    held ? " keeps the CPU out of it, but only while that request is held; "
+                                           "disabling it on the isolated CPUs alone also lets the rest of the "
+                                           "host sleep deeply"
+                                         : ", so the CPU enters it whenever it idles and the next wake-up pays "
+                                           "the exit latency",
                                     cmd, list, g->v1);
                 }
         }
@@ -1521,18 +1588,26 @@ static int read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -1;
         const size_t max = 1U << 20;
-        size_t len = 0;
+        size_t len = 0, size = 0;
 
         if (!path)
                 return -ENOMEM;
         fd = host_open_file(a->host, path, O_RDONLY);
         if (fd < 0)
                 return fd;
-        buf = audit_check_alloc(a, malloc(max + 1));
-        if (!buf)
-                return -ENOMEM;
-        while (len < max) {
-                ssize_t n = read(fd, buf + len, max - len);
+        for (;;) {
+                ssize_t n;
+                if (len + 1 >= size) {
+                        char *b;
+                        if (size > max)
+                                break;
+                        size = size ? size * 2 : 4096;
+                        b = audit_check_alloc(a, realloc(buf, size + 1));
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                n = read(fd, buf + len, size - len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
@@ -1587,7 +1662,9 @@ static int irqbalance_banned(const char *text, CPUSet *ret) {
 static void check_irqbalance(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet banned = CPUSET_EMPTY, from_file = CPUSET_EMPTY;
-        _cleanup_free_ char *environ = NULL, *file = NULL, *isolated = NULL, *subject = NULL;
+        _cleanup_free_ char *env = NULL, *file = NULL, *isolated = NULL, *subject = NULL;
+        _cleanup_cpuset_ CPUSet kernel = CPUSET_EMPTY, nohz = CPUSET_EMPTY;
+        bool pins = a->config->n_pins > 0, kernel_covers;
         const char *file_name = "/etc/default/irqbalance (/etc/sysconfig/irqbalance on Fedora and RHEL)";
         size_t environ_len = 0;
         bool env_read, file_covers = false;
@@ -1595,9 +1672,9 @@ static void check_irqbalance(Audit *a) {
 
         if (a->irqbalance_pid == 0 || cpuset_is_empty(&p->isolated))
                 return;
-        env_read = read_environ(a, a->irqbalance_pid, &environ, &environ_len) >= 0;
-        for (size_t off = 0; env_read && off < environ_len; off += strlen(environ + off) + 1) {
-                r = irqbalance_banned(environ + off, &banned);
+        env_read = read_environ(a, a->irqbalance_pid, &env, &environ_len) >= 0;
+        for (size_t off = 0; env_read && off < environ_len; off += strlen(env + off) + 1) {
+                r = irqbalance_banned(env + off, &banned);
                 if (r == -ENOMEM)
                         a->error = r;
         }
@@ -1616,16 +1693,29 @@ static void check_irqbalance(Audit *a) {
         }
         if (cpuset_is_subset(&p->isolated, &banned))
                 return;
+        /* irqbalance 1.8 and later leave the kernel's isolcpus= and nohz_full= CPUs alone
+         * when nothing is banned explicitly; lowlatd's pins it moves all the same. */
+        if (read_cpus(a, &kernel, "sys/devices/system/cpu/isolated") < 0)
+                cpuset_clear(&kernel);
+        if (read_cpus(a, &nohz, "sys/devices/system/cpu/nohz_full") >= 0 && cpuset_or(&kernel, &nohz) < 0)
+                a->error = -ENOMEM;
+        kernel_covers = cpuset_is_subset(&p->isolated, &kernel);
+        for (size_t i = 0; i < a->config->n_nics; i++)
+                pins = pins || a->config->nics[i].irq_cpus_set;
         isolated = cpus_list(a, &p->isolated);
         subject = audit_check_alloc(a, strdup_printf("pid %u (irqbalance)", a->irqbalance_pid));
         if (!isolated || !subject)
                 return;
-        finding_add(a, SEVERITY_WARNING, "irq.irqbalance", subject,
-                    "irqbalance is running without isolated CPUs %s in IRQBALANCE_BANNED_CPULIST: it may move "
-                    "IRQs onto them, and it rewrites the affinities lowlatd sets, so the two fight. %s"
+        finding_add(a, kernel_covers && !pins ? SEVERITY_INFO : SEVERITY_WARNING, "irq.irqbalance", subject,
+                    "irqbalance is running without isolated CPUs %s in IRQBALANCE_BANNED_CPULIST: %s. %s"
                     "Add IRQBALANCE_BANNED_CPULIST=%s to %s and systemctl restart irqbalance, or stop it "
                     "(systemctl disable --now irqbalance) and let lowlatd place the IRQs.",
                     isolated,
+                    !kernel_covers ? "the kernel did not isolate them, so irqbalance spreads IRQs onto them and "
+                                     "rewrites the affinities lowlatd sets; the two fight"
+                    : pins ? "it moves the IRQs lowlatd pins ([irq] pin, [nic] irq_cpus), so the two fight"
+                           : "irqbalance 1.8 and later skip the kernel's isolcpus= and nohz_full= CPUs on their "
+                             "own, older versions do not, and any version rebalances what lowlatd places",
                     file_covers && env_read ? "The file already bans them, but the running irqbalance started "
                                               "before that: restart it. "
                                             : "",
@@ -1843,6 +1933,7 @@ static void scan_process(Audit *a, unsigned pid) {
         const Posture *p = a->posture;
         const Config *c = a->config;
         _cleanup_free_ char *stat = NULL, *status = NULL, *comm = NULL, *allowed = NULL, *ppid_text = NULL;
+        _cleanup_free_ char *kthread_text = NULL;
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
         TaskStat st = {};
         bool have_stat, kthread, is_app = false;
@@ -1860,6 +1951,8 @@ static void scan_process(Audit *a, unsigned pid) {
                 ppid = 0;
         if (have_stat)
                 kthread = st.flags & PF_KTHREAD;
+        else if (status && (kthread_text = field_value(a, status, "Kthread")))
+                kthread = streq(kthread_text, "1"); /* Linux 6.10 and later */
         else {
                 /* No flags: kthreadd and its children have no command line. */
                 _cleanup_free_ char *cmdline = NULL;
@@ -1938,12 +2031,11 @@ static void scan_processes(Audit *a) {
         if (!a->apps)
                 return;
         a->dma_device_exists = path_exists(a, "dev/cpu_dma_latency");
-        a->fd_budget = AUDIT_FDS_MAX;
-        if (list_numbers(a, "proc", AUDIT_PROCESSES_MAX, &pids, &n, &a->n_pids_total) < 0)
+        if (list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
                 return;
-        a->proc_listed = n > 0;
         for (size_t i = 0; i < n && a->error == 0; i++)
                 scan_process(a, pids[i]);
+        a->proc_listed = a->n_examined > 0;
         if (a->fd_budget == 0)
                 a->dma_unknown = true;
 }
@@ -2003,10 +2095,16 @@ static char *app_what(Audit *a, const AppSection *app) {
                                                              : strdup_printf("process %s", app->name));
 }
 
+/* "pid 1300 (engine) of engine.service", or "pid 1234 (matcher)" for a [process]. */
+static char *app_who(Audit *a, const AppSection *app, const char *subject) {
+        return audit_check_alloc(a, app->kind == APP_SERVICE ? strdup_printf("%s of %s.service", subject, app->name)
+                                                             : strdup(subject));
+}
+
 static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         const Posture *p = a->posture;
         _cleanup_free_ unsigned *tids = NULL;
-        _cleanup_free_ char *comm = NULL, *subject = NULL, *what = NULL, *isolated = NULL, *status = NULL;
+        _cleanup_free_ char *comm = NULL, *subject = NULL, *what = NULL, *who = NULL, *isolated = NULL, *status = NULL;
         _cleanup_free_ char *environ = NULL;
         ThreadSummary s = {};
         size_t n_tids = 0, environ_len = 0;
@@ -2021,8 +2119,9 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         }
         subject = app_subject(a, pid, comm);
         what = app_what(a, app);
+        who = subject ? app_who(a, app, subject) : NULL;
         isolated = cpus_list(a, &p->isolated);
-        if (!subject || !what || !isolated)
+        if (!subject || !what || !who || !isolated)
                 return;
 
         /* Threads one by one: a program often makes only its hot thread real-time and
@@ -2054,10 +2153,10 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                                                       pid, isolated));
                 if (fix)
                         finding_add(a, s.n_inside == 0 ? SEVERITY_CRITICAL : SEVERITY_WARNING, "app.affinity", subject,
-                                    "%s (%s) %s (the main thread may use CPUs %s, the isolated ones are %s): "
+                                    "%s %s (the main thread may use CPUs %s, the isolated ones are %s): "
                                     "%s. Fix: %s; then pin each latency-critical thread to one CPU of its own "
                                     "with pthread_setaffinity_np().",
-                                    subject, what,
+                                    who,
                                     s.n_inside == 0 ? "has no thread confined to the isolated CPUs" : "has threads that straddle isolated and other CPUs",
                                     s.main_allowed ?: "?", isolated,
                                     s.n_inside == 0 ? "it runs among the housekeeping load, so the isolation does not protect it"
@@ -2077,9 +2176,9 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                                                       want_priority));
                 if (fix)
                         finding_add(a, SEVERITY_WARNING, "app.policy", subject,
-                                    "No thread of %s (%s) runs %s (the main thread is %s): a normal task can be "
-                                    "made to wait behind other tasks and kernel threads on its CPU. Fix: %s.",
-                                    subject, what, want, policy_name(s.main_policy), fix);
+                                    "No thread of %s runs %s (the main thread is %s): a normal task can be made "
+                                    "to wait behind other tasks and kernel threads on its CPU. Fix: %s.",
+                                    who, want, policy_name(s.main_policy), fix);
         } else if (s.n_rt > 0 && app->priority > 0 && s.max_rt_priority < app->priority &&
                    (app->policy < 0 || app->policy == SCHED_FIFO || app->policy == SCHED_RR)) {
                 _cleanup_free_ char *fix = audit_check_alloc(
@@ -2087,10 +2186,10 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                                       : strdup_printf("chrt %s -a -p %u %u", rr ? "-r" : "-f", app->priority, pid));
                 if (fix)
                         finding_add(a, SEVERITY_WARNING, "app.priority", subject,
-                                    "The highest real-time priority among the threads of %s (%s) is %u, below "
-                                    "the priority = %u configured: real-time threads of higher priority (IRQ "
-                                    "threads run at 50) preempt it. Fix: %s.",
-                                    subject, what, s.max_rt_priority, app->priority, fix);
+                                    "The highest real-time priority among the threads of %s is %u, below the "
+                                    "priority = %u configured: real-time threads of higher priority (IRQ threads "
+                                    "run at 50) preempt it. Fix: %s.",
+                                    who, s.max_rt_priority, app->priority, fix);
         }
 
         /* memlock: mlockall() needs the limit or CAP_IPC_LOCK. */
@@ -2130,10 +2229,10 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                                                                               pid));
                                         if (fix)
                                                 finding_add(a, SEVERITY_WARNING, "app.memlock", subject,
-                                                            "%s (%s) may lock only %s bytes of memory and lacks "
+                                                            "%s may lock only %s bytes of memory and lacks "
                                                             "CAP_IPC_LOCK: mlockall() fails, so its pages can be "
                                                             "reclaimed and fault back in at the worst moment. Fix: %s.",
-                                                            subject, what, soft, fix);
+                                                            who, soft, fix);
                                 }
                         }
                 }
@@ -2141,19 +2240,22 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
 
         /* TZ: without it glibc stat()s /etc/localtime on every localtime(). */
         if (read_environ(a, pid, &environ, &environ_len) >= 0) {
+                _cleanup_free_ char *tz_fix = audit_check_alloc(
+                        a, is_service ? strdup_printf("systemctl edit %s and add Environment=TZ=:/etc/localtime under "
+                                                      "[Service]",
+                                                      what)
+                                      : strdup("start it with TZ=:/etc/localtime in its environment"));
                 bool has_tz = false;
                 for (size_t off = 0; off < environ_len; off += strlen(environ + off) + 1)
                         if (strncmp(environ + off, "TZ=", 3) == 0)
                                 has_tz = true;
                 if (!has_tz)
                         finding_add(a, SEVERITY_INFO, "app.tz", subject,
-                                    "%s (%s) has no TZ in its environment: glibc then checks /etc/localtime with "
-                                    "a stat() system call on every localtime(), thousands of needless syscalls a "
+                                    "%s has no TZ in its environment: glibc then checks /etc/localtime with a "
+                                    "stat() system call on every localtime(), thousands of needless syscalls a "
                                     "minute for a program that logs. Fix: %s.",
-                                    subject, what,
-                                    is_service ? "systemctl edit the unit and add Environment=TZ=:/etc/localtime "
-                                                 "under [Service]"
-                                               : "start it with TZ=:/etc/localtime in its environment");
+                                    who,
+                                    tz_fix ?: "Environment=TZ=:/etc/localtime");
         }
 
         /* Huge pages: transparent ones in smaps_rollup, hugetlbfs ones in status. */
@@ -2175,13 +2277,13 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                         _cleanup_free_ char *thp = NULL;
                         (void) read_value(a, &thp, "sys/kernel/mm/transparent_hugepage/enabled");
                         finding_add(a, SEVERITY_WARNING, "app.hugepages", subject,
-                                    "%s (%s) maps no huge page (AnonHugePages and HugetlbPages are 0), though "
+                                    "%s maps no huge page (AnonHugePages and HugetlbPages are 0), though "
                                     "hugepages = yes: its working set takes TLB misses on 4 KiB pages. %s%s%s"
                                     "Enable transparent huge pages (echo always > "
                                     "/sys/kernel/mm/transparent_hugepage/enabled, or madvise plus "
                                     "madvise(MADV_HUGEPAGE) in the program), or reserve huge pages with "
                                     "vm.nr_hugepages in [sysctl] and map them with MAP_HUGETLB.",
-                                    subject, what, thp ? "Transparent huge pages are set to \"" : "", thp ?: "",
+                                    who, thp ? "Transparent huge pages are set to \"" : "", thp ?: "",
                                     thp ? "\". " : "");
                 }
         }
@@ -2318,11 +2420,18 @@ static void check_sysctls(Audit *a) {
 /* --- the run --- */
 
 int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingList *ret) {
+        return audit_run_with_limits(h, p, t, NULL, ret);
+}
+
+int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t, const AuditLimits *limits,
+                          FindingList *ret) {
         Audit a = {
                 .host = h,
                 .posture = p,
                 .config = p ? p->config : NULL,
                 .table = t,
+                .max_processes = limits && limits->max_processes ? limits->max_processes : AUDIT_PROCESSES_MAX,
+                .fd_budget = limits && limits->max_fds ? limits->max_fds : AUDIT_FDS_MAX,
         };
 
         if (!h || !p || !p->config || !ret)
@@ -2348,11 +2457,11 @@ int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingLis
         check_steal(&a);
         check_apps(&a);
         check_sysctls(&a);
-        if (a.n_pids_total > AUDIT_PROCESSES_MAX)
+        if (a.n_pids_total > a.max_processes)
                 finding_add(&a, SEVERITY_INFO, "audit.limit", "/proc",
                             "%zu processes exist; only the %u with the lowest pids were examined for strays, "
                             "applications and the /dev/cpu_dma_latency holder.",
-                            a.n_pids_total, AUDIT_PROCESSES_MAX);
+                            a.n_pids_total, a.max_processes);
         add_omitted_summaries(&a);
 
         if (a.error < 0) {

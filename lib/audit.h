@@ -65,3 +65,14 @@ const Finding *finding_list_find(const FindingList *l, const char *id, const cha
  * writes. A missing or malformed input skips the checks that need it; the only error is
  * -ENOMEM (or -EINVAL for a posture without a config). *ret is written only on success. */
 int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingList *ret);
+
+/* The bounds of one run; 0 in a field means its default above. */
+typedef struct AuditLimits {
+        unsigned max_processes; /* AUDIT_PROCESSES_MAX */
+        unsigned max_fds;       /* AUDIT_FDS_MAX */
+} AuditLimits;
+
+/* audit_run() with other bounds (limits may be NULL), for a caller that must stay cheaper
+ * than the defaults on a huge host, and for tests. */
+int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t, const AuditLimits *limits,
+                          FindingList *ret);

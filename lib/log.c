@@ -230,7 +230,8 @@ void log_setting_event(EventId id, const Setting *s) {
         if (s->kind == SETTING_IRQ_AFFINITY)
                 what = strdup_printf("IRQ %s%s%s%s", s->object, s->label ? " (" : "", s->label ?: "", s->label ? ")" : "");
         else
-                what = strdup_printf("%s %s", setting_kind_to_string(s->kind), s->object);
+                what = strdup_printf("%s %s%s%s%s", setting_kind_to_string(s->kind), s->object, s->label ? " (" : "",
+                                     s->label ?: "", s->label ? ")" : "");
         if (!what)
                 return;
 

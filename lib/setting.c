@@ -16,6 +16,7 @@ static const char *const kind_names[_SETTING_KIND_MAX] = {
         [SETTING_SYSCTL] = "sysctl",
         [SETTING_CPU_DMA_LATENCY] = "cpu_dma_latency",
         [SETTING_GOVERNOR] = "governor",
+        [SETTING_CPUIDLE] = "cpuidle",
         [SETTING_NIC_COALESCE] = "nic_coalesce",
         [SETTING_NIC_RING] = "nic_ring",
         [SETTING_NIC_CHANNELS] = "nic_channels",
@@ -325,6 +326,22 @@ static int nic_write(Reconciler *rc, Setting *s) {
                 set_reason(s, "%s%s%s", r == -EOPNOTSUPP ? "not supported" : strerror(-r), error ? ": " : "",
                            error ?: "");
         return r;
+}
+
+int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_CPUIDLE);
+
+        if (!s)
+                return -ENOMEM;
+        s->object = strdup_printf("cpu%u/state%u", cpu, state);
+        s->path = strdup_printf("sys/devices/system/cpu/cpu%u/cpuidle/state%u/disable", cpu, state);
+        s->desired = strdup("1");
+        if (name)
+                s->label = strdup(name);
+        if (!s->object || !s->path || !s->desired || (name && !s->label))
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
 }
 
 bool setting_same(const Setting *a, const Setting *b) {

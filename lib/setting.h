@@ -19,6 +19,7 @@ typedef enum SettingKind {
         SETTING_SYSCTL,
         SETTING_CPU_DMA_LATENCY,
         SETTING_GOVERNOR,
+        SETTING_CPUIDLE,
         SETTING_NIC_COALESCE,
         SETTING_NIC_RING,
         SETTING_NIC_CHANNELS,
@@ -139,6 +140,8 @@ int setting_irq_set_target(Setting *s, const char *irq_name, const CPUSet *cpus,
 int setting_new_sysctl(const char *key, const char *value, Setting **ret);
 int setting_new_cpu_dma_latency(int32_t usec, Setting **ret);
 int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
+/* An idle state deeper than the latency target, kept disabled on an isolated CPU. */
+int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret);
 int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
 int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
 int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);

@@ -111,6 +111,39 @@ int table_plan_static(SettingTable *t, const Posture *p) {
         return 0;
 }
 
+int table_plan_cpuidle(SettingTable *t, const Host *h, const Posture *p) {
+        const Config *c = p->config;
+        int r;
+
+        if (!c->cpu_dma_latency_enabled)
+                return 0;
+        CPUSET_FOREACH(cpu, &p->isolated) {
+                for (unsigned state = 0; state < 64; state++) {
+                        _cleanup_free_ char *dir = strdup_printf("sys/devices/system/cpu/cpu%d/cpuidle/state%u", cpu, state);
+                        _cleanup_free_ char *lat_path = NULL, *latency = NULL, *name_path = NULL, *name = NULL;
+                        uint64_t usec;
+                        Setting *s;
+
+                        if (!dir)
+                                return -ENOMEM;
+                        lat_path = strdup_printf("%s/latency", dir);
+                        name_path = strdup_printf("%s/name", dir);
+                        if (!lat_path || !name_path)
+                                return -ENOMEM;
+                        if (host_read_file(h, lat_path, &latency) < 0)
+                                break; /* states are numbered from 0 without gaps */
+                        if (parse_uint64(strstrip(latency), &usec) < 0 || usec <= (uint64_t) c->cpu_dma_latency_usec)
+                                continue;
+                        if (host_read_file(h, name_path, &name) >= 0)
+                                strstrip(name);
+                        r = setting_new_cpuidle((unsigned) cpu, state, name ? strstrip(name) : NULL, &s);
+                        if (r < 0 || (r = add_or_free(t, s)) < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
 static bool parse_irq_dirent(const char *name, unsigned *ret) {
         unsigned v = 0;
 

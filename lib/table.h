@@ -42,6 +42,10 @@ int table_add(SettingTable *t, Setting *s);
 /* Adds the settings that do not depend on IRQs: default affinity, sysctls,
  * cpu_dma_latency, governors. */
 int table_plan_static(SettingTable *t, const Posture *p);
+/* With a cpu_dma_latency target: every cpuidle state of an isolated CPU whose exit latency
+ * is above it, disabled (a state that deep would break the target on that CPU whatever
+ * the latency request says, where the driver ignores PM QoS). Reads the host's states. */
+int table_plan_cpuidle(SettingTable *t, const Host *h, const Posture *p);
 
 /* Lists /proc/irq: adds a setting for each new IRQ (names from /proc/interrupts), drops
  * the ones that are gone. Returns the number of IRQs present, or -errno. */

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <ini.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -366,6 +367,8 @@ static Config *parse_from_files(Piece *pieces, size_t n_pieces, ErrorList *error
 
                 fds[k] = memfd_create("fuzz-config", MFD_CLOEXEC);
                 FUZZ_CHECK(fds[k] >= 0, "memfd_create() failed");
+                /* A memfd is born 0777; lowlatd refuses configs others may write. */
+                FUZZ_CHECK(fchmod(fds[k], 0600) == 0, "fchmod() of the memfd failed");
                 for (size_t done = 0; done < pieces[k].size;) {
                         ssize_t n = write(fds[k], pieces[k].data + done, pieces[k].size - done);
                         FUZZ_CHECK(n > 0, "write() to the memfd failed");
