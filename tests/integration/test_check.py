@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""lowlatctl check end to end: Check() over a private bus, computed by the real daemon from
+a fake tree with a stray task and a configured application; human and --json output,
+exit status by the worst severity, open to an unprivileged caller."""
+
+import json
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import busctl_harness as b  # noqa: E402
+import lowlat_harness as h  # noqa: E402
+
+CONFIG = """\
+[cpus]
+isolated = 2-3
+
+[process "matcher"]
+policy = fifo
+priority = 80
+"""
+
+STAT = ("{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194560 100 0 0 0 5 3 0 0 {prio} 0 1 0 100 1000000 200 "
+        "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 {cpu} {rtprio} {policy} 0 0 0 0 0 0 0 0 0 0 0\n")
+STATUS = ("Name:\t{comm}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t1\nVmLck:\t0 kB\nHugetlbPages:\t0 kB\n"
+          "Threads:\t1\nCapEff:\t0000000000000000\nCpus_allowed_list:\t{allowed}\n")
+LIMITS = ("Limit                     Soft Limit           Hard Limit           Units     \n"
+          "Max locked memory         8388608              8388608              bytes     \n")
+
+
+def add_process(host, pid, comm, allowed, policy=0, rtprio=0, env="PATH=/usr/bin\nTZ=:/etc/localtime"):
+    prio = -1 - rtprio if policy else 20
+    fields = dict(pid=pid, comm=comm, allowed=allowed, policy=policy, rtprio=rtprio, prio=prio,
+                  cpu=min(h.parse_cpulist(allowed)))
+    for d in ("proc/%d" % pid, "proc/%d/task/%d" % (pid, pid)):
+        os.makedirs(host.path(d), exist_ok=True)
+        host.write(d + "/stat", STAT.format(**fields))
+        host.write(d + "/status", STATUS.format(**fields))
+    host.write("proc/%d/comm" % pid, comm + "\n")
+    h.write_bytes(host.path("proc/%d/cmdline" % pid), comm.encode() + b"\0")
+    host.write("proc/%d/cgroup" % pid, "0::/user.slice\n")
+    h.write_bytes(host.path("proc/%d/environ" % pid), env.replace("\n", "\0").encode() + b"\0")
+    host.write("proc/%d/limits" % pid, LIMITS)
+
+
+def run(t):
+    b.require_tools()
+    lowlatctl = os.environ.get("LOWLATCTL")
+    if not lowlatctl:
+        h.skip("LOWLATCTL is not set")
+    h.isolate_from_real_journal()
+    host = h.FakeHost(ncpus=4, nirqs=50, isolated="2-3")
+    add_process(host, 4242, "rogue", "0-3")                       # a stray: may run on 2-3
+    add_process(host, 4243, "matcher", "2-3", policy=1, rtprio=90)  # the app, healthy
+    add_process(host, 4244, "batch", "0-1")                       # housekeeping only: fine
+
+    bus = b.PrivateBus(host.tmp, [b.policy_path()] if hasattr(b, "policy_path") else
+                       [os.path.join(os.environ.get("LOWLATD_SOURCE_ROOT", "."), "conf", "org.lowlatd1.conf")]).start()
+    env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address}
+    d = h.Daemon(host, CONFIG, env=env)
+    d.wait_ready()
+    b.Busctl(bus.address).wait_for_owner("org.lowlatd1", h.scaled(10), alive=d.alive)
+    run_env = dict(os.environ, **env)
+
+    p = subprocess.run([lowlatctl, "check", "--json"], env=run_env, capture_output=True, text=True)
+    try:
+        findings = json.loads(p.stdout)
+    except ValueError:
+        findings = None
+    t.ok(isinstance(findings, list) and all(set(f) == {"severity", "id", "subject", "message"} for f in findings),
+         "check --json is an array of {severity, id, subject, message}", p.stdout[:500] + p.stderr)
+    findings = findings or []
+    strays = [f for f in findings if f["id"] == "sched.stray-task"]
+    t.ok(any("4242" in f["subject"] and "rogue" in f["subject"] for f in strays),
+         "the stray task is found with its pid and comm", repr(strays))
+    t.ok(not any("4243" in f["subject"] or "4244" in f["subject"] for f in strays),
+         "the configured application and a housekeeping-only task are not strays", repr(strays))
+    t.ok(not [f for f in findings if f["id"].startswith("app.") and "matcher" in f["subject"]],
+         "the healthy application has no app.* finding",
+         repr([f for f in findings if f["id"].startswith("app.")]))
+    t.ok(all(f["message"] for f in findings), "every finding has a message with the fix")
+    worst = min(({"critical": 0, "warning": 1, "info": 2}.get(f["severity"], 3) for f in findings), default=3)
+    want = {0: 2, 1: 1}.get(worst, 0)
+    t.ok(p.returncode == want, "check exits %d for the worst severity" % want, "exit %d" % p.returncode)
+
+    p = subprocess.run(b.unprivileged() + [lowlatctl, "check"], env=run_env, capture_output=True, text=True)
+    t.ok(p.returncode == want and "sched.stray-task" in p.stdout and "rogue" in p.stdout,
+         "uid 65534 may run lowlatctl check (human output)", p.stdout[-400:] + p.stderr)
+    t.ok("finding" in p.stdout.splitlines()[-1] if p.stdout else False, "the output ends with a count line",
+         p.stdout[-200:])
+
+    # The application stops running as configured: the audit says so.
+    host.write("proc/4243/stat", STAT.format(pid=4243, comm="matcher", prio=20, cpu=2, rtprio=0, policy=0))
+    host.write("proc/4243/task/4243/stat", STAT.format(pid=4243, comm="matcher", prio=20, cpu=2, rtprio=0, policy=0))
+    p = subprocess.run([lowlatctl, "check", "--json"], env=run_env, capture_output=True, text=True)
+    findings = json.loads(p.stdout) if p.stdout.startswith("[") else []
+    t.ok(any(f["id"] == "app.policy" and "matcher" in f["subject"] for f in findings),
+         "an application that lost SCHED_FIFO is reported (app.policy)", p.stdout[:600])
+
+    t.stopped_cleanly(d)
+    bus.stop()
+
+
+if __name__ == "__main__":
+    h.main(run)
