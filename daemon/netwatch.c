@@ -110,13 +110,51 @@ static void plan_link(void *userdata, const LinkInfo *l) {
         on_link(userdata, l, false);
 }
 
+typedef struct Dumped {
+        LinkInfo *links;
+        size_t n;
+} Dumped;
+
+static void collect_link(void *userdata, const LinkInfo *l) {
+        Dumped *d = userdata;
+        LinkInfo *a = realloc(d->links, (d->n + 1) * sizeof(LinkInfo));
+
+        if (!a)
+                return;
+        d->links = a;
+        d->links[d->n++] = *l;
+}
+
 static void resync(Manager *m) {
-        /* Lost events: forget what we knew and dump every link again. */
-        for (size_t i = 0; i < m->n_links; i++)
-                (void) table_drop_nic(&m->table, m->posture, m->links[i].ifindex);
-        m->n_links = 0;
-        if (rtnl_dump_links(m->rtnl, plan_link, m) < 0)
+        /* Lost events: dump every link and replan each in place (its settings and IRQ pins
+         * are kept while that happens, so nothing moves needlessly); links that are gone
+         * are dropped. */
+        Dumped d = {};
+
+        if (rtnl_dump_links(m->rtnl, collect_link, &d) < 0) {
                 log_warning("Cannot list network interfaces after lost events");
+                free(d.links);
+                return;
+        }
+        for (size_t i = m->n_links; i > 0; i--) {
+                bool present = false;
+                for (size_t j = 0; j < d.n && !present; j++)
+                        present = d.links[j].ifindex == m->links[i - 1].ifindex;
+                if (!present) {
+                        (void) table_drop_nic(&m->table, m->posture, m->links[i - 1].ifindex);
+                        forget_link(m, m->links[i - 1].ifindex);
+                }
+        }
+        for (size_t j = 0; j < d.n; j++) {
+                KnownLink *k;
+                nic_replan(m, &d.links[j], NULL);
+                k = remember_link(m, &d.links[j]);
+                if (k) {
+                        snprintf(k->name, sizeof(k->name), "%s", d.links[j].name);
+                        k->flags = d.links[j].flags;
+                }
+        }
+        free(d.links);
 }
 
 static int on_rtnl_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
