@@ -294,6 +294,11 @@ static int manager_full_pass(Manager *m, bool force) {
         int r;
 
         manager_check_online_cpus(m);
+        if (m->rewatch || force) {
+                m->rewatch = false;
+                for (size_t i = 0; i < m->table.n; i++)
+                        manager_watch(m, m->table.settings[i]);
+        }
         r = table_scan_irqs(&m->table, m->host, m->posture);
         if (r < 0)
                 log_warning_errno(r, "Cannot list %s/proc/irq", streq(m->host->root_path, "/") ? "" : m->host->root_path);
@@ -422,10 +427,13 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
                         } else if (e->wd >= 0 && (size_t) e->wd < m->n_by_watch && m->by_watch[e->wd]) {
                                 Setting *s = m->by_watch[e->wd];
                                 if (e->mask & IN_IGNORED) {
+                                        /* The file was replaced or removed: watch its
+                                         * successor from the next scan on. */
                                         for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
                                                 if (s->watches[i] == e->wd)
                                                         s->watches[i] = -1;
                                         m->by_watch[e->wd] = NULL;
+                                        m->rewatch = true;
                                 }
                                 manager_queue_dirty(m, s);
                         }

@@ -56,6 +56,7 @@ typedef struct Manager {
 
         int inotify_fd;
         bool inotify_full_reported;
+        bool rewatch; /* a watched file went away: re-add missing watches at the next scan */
         Setting **by_watch; /* inotify wd -> setting */
         size_t n_by_watch;
         Setting **dirty;

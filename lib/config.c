@@ -5,6 +5,7 @@
  * indented lines it would treat as continuations, lines without '='), and strips '#'
  * inline comments. Every problem is collected, so one run of --check-config lists all. */
 #include <ctype.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <dirent.h>
@@ -903,13 +904,15 @@ int config_parse_file(Config *c, const char *path, ErrorList *errors) {
         struct stat st;
         int r;
 
-        f = fopen(path, "re");
-        if (!f) {
+        /* O_NONBLOCK: a FIFO (or a device) put in place of the config must not hang the
+         * daemon in open(); anything but a regular file is refused below. */
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
                 r = negative_errno();
                 error_list_add(errors, "%s: cannot open: %s", path, strerror(-r));
                 return r;
         }
-        if (fstat(fileno(f), &st) < 0) {
+        if (fstat(fd, &st) < 0) {
                 r = negative_errno();
                 error_list_add(errors, "%s: cannot stat: %s", path, strerror(-r));
                 return r;
@@ -918,6 +921,13 @@ int config_parse_file(Config *c, const char *path, ErrorList *errors) {
                 error_list_add(errors, "%s: not a regular file", path);
                 return -EINVAL;
         }
+        f = fdopen(fd, "r");
+        if (!f) {
+                r = negative_errno();
+                error_list_add(errors, "%s: cannot read: %s", path, strerror(-r));
+                return r;
+        }
+        fd = -1; /* owned by f */
         r = check_trusted(path, &st, errors);
         if (r < 0)
                 return r;

@@ -362,6 +362,7 @@ void setting_inherit(Setting *n, Setting *old) {
         }
         if (streq(n->desired, old->desired)) {
                 n->hold_fd = TAKE_FD(old->hold_fd);
+                n->held_usec = old->held_usec;
                 n->state = old->state;
                 free(n->observed);
                 n->observed = TAKE_PTR(old->observed);
@@ -373,9 +374,11 @@ void setting_inherit(Setting *n, Setting *old) {
                 n->last_correction_usec = old->last_correction_usec;
                 n->last_drift_usec = old->last_drift_usec;
                 n->retry_after_usec = old->retry_after_usec;
-        } else if (n->kind == SETTING_CPU_DMA_LATENCY)
+        } else if (n->kind == SETTING_CPU_DMA_LATENCY) {
                 /* A new value is written into the same request, without a gap. */
                 n->hold_fd = TAKE_FD(old->hold_fd);
+                n->held_usec = old->held_usec;
+        }
 }
 
 static void emit(Reconciler *rc, SettingEvent e, const Setting *s) {
@@ -666,6 +669,8 @@ static int setting_write(Reconciler *rc, Setting *s) {
                 if (n < 0 && errno == ESPIPE)
                         n = write(s->hold_fd, &v, sizeof(v));
                 r = n < 0 ? negative_errno() : n != (ssize_t) sizeof(v) ? -EIO : 0;
+                if (r >= 0)
+                        s->held_usec = v;
                 break;
         }
         case SETTING_GOVERNOR:
@@ -797,7 +802,21 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
         if (!force && s->state == SETTING_UNSUPPORTED)
                 return 0;
 
+        /* A forced look (reload, Reapply) opens the file afresh: the one we hold may have
+         * been replaced or unlinked (a module unloaded and reloaded its sysctls). */
+        if (force && s->kind != SETTING_CPU_DMA_LATENCY && !setting_kind_is_nic(s->kind)) {
+                s->fd = safe_close(s->fd);
+                s->effective_fd = safe_close(s->effective_fd);
+        }
+
         r = setting_read(rc, s, buf, sizeof(buf));
+        /* A persistent fd that fails may point at a file that is gone: one fresh open. */
+        if (r < 0 && r != -ENOENT && s->fd >= 0 && s->kind != SETTING_CPU_DMA_LATENCY &&
+            !setting_kind_is_nic(s->kind)) {
+                s->fd = safe_close(s->fd);
+                s->effective_fd = safe_close(s->effective_fd);
+                r = setting_read(rc, s, buf, sizeof(buf));
+        }
         if (r == -ENOENT && s->kind == SETTING_IRQ_AFFINITY)
                 return -ENOENT;
         /* An interface that went away mid-apply: its settings go, quietly; the link monitor
@@ -869,8 +888,9 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
 
         /* In enforce mode our own request must exist even when someone else's stricter
          * one makes the system-wide value look fine: theirs may go away at any time. */
-        if (s->kind == SETTING_CPU_DMA_LATENCY && !rc->observe && s->hold_fd < 0)
-                (void) setting_write(rc, s);
+        if (s->kind == SETTING_CPU_DMA_LATENCY && !rc->observe &&
+            (s->hold_fd < 0 || s->held_usec != s->latency_usec))
+                (void) setting_write(rc, s); /* also after a reload changed the value */
 
         matches = setting_matches(rc, s, s->observed);
         if (matches) {

@@ -78,6 +78,7 @@ typedef struct Setting {
         CPUSet cpus;   /* IRQs: desired CPUs; default affinity: the mask */
         bool exact;    /* IRQs: pinned, so the affinity must equal cpus */
         int32_t latency_usec;
+        int32_t held_usec;   /* cpu_dma_latency: the value our request holds now */
 
         uint64_t corrections_at[FIGHT_CORRECTIONS]; /* ring of recent correction times */
         unsigned corrections_pos;
