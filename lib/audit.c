@@ -1581,45 +1581,18 @@ static void check_dma_latency(Audit *a) {
 
 /* --- 6. interrupts --- */
 
-/* /proc/PID/environ: NUL-separated, so its length is returned too (at most 1 MiB is read;
- * the buffer is NUL-terminated past it). */
+/* /proc/PID/environ: NUL-separated, so its length is returned too (the buffer is
+ * NUL-terminated past it). */
 static int read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
         _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/%u/environ", pid));
-        _cleanup_free_ char *buf = NULL;
-        _cleanup_close_ int fd = -1;
-        const size_t max = 1U << 20;
-        size_t len = 0, size = 0;
+        int r;
 
         if (!path)
                 return -ENOMEM;
-        fd = host_open_file(a->host, path, O_RDONLY);
-        if (fd < 0)
-                return fd;
-        for (;;) {
-                ssize_t n;
-                if (len + 1 >= size) {
-                        char *b;
-                        if (size > max)
-                                break;
-                        size = size ? size * 2 : 4096;
-                        b = audit_check_alloc(a, realloc(buf, size + 1));
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                n = read(fd, buf + len, size - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
+        r = host_read_file_len(a->host, path, ret, ret_len);
+        if (r == -ENOMEM && a->error == 0)
+                a->error = r;
+        return r;
 }
 
 /* The CPUs irqbalance is told to leave alone, from an environment or an EnvironmentFile;

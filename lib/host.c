@@ -61,6 +61,10 @@ int host_open_file(const Host *h, const char *relpath, int flags) {
 }
 
 int host_read_file(const Host *h, const char *relpath, char **ret) {
+        return host_read_file_len(h, relpath, ret, NULL);
+}
+
+int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, size = 4096;
@@ -96,6 +100,8 @@ int host_read_file(const Host *h, const char *relpath, char **ret) {
         }
         buf[len] = '\0';
         *ret = TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
         return 0;
 }
 

@@ -23,6 +23,8 @@ DEFINE_POINTER_CLEANUP(Host, host_free);
 int host_open_file(const Host *h, const char *relpath, int flags);
 /* Reads a file whole (at most 16 MiB); newly allocated, NUL-terminated. */
 int host_read_file(const Host *h, const char *relpath, char **ret);
+/* The same, with the length (for contents that hold NULs, like /proc/PID/environ). */
+int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *ret_len);
 /* One write() of value into a freshly opened O_WRONLY|O_TRUNC fd: procfs ignores
  * O_TRUNC, a plain file in a fake tree needs it. */
 int host_write_file(const Host *h, const char *relpath, const char *value);
