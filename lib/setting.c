@@ -939,6 +939,7 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 /* Trust the host, not the write: read it back. */
                 r = setting_read(rc, s, buf, sizeof(buf));
                 if (r >= 0 && set_observed(s, buf) >= 0 && setting_matches(rc, s, s->observed)) {
+                        s->readback_retry = false;
                         s->state = SETTING_CORRECTED;
                         s->reason = mfree(s->reason);
                         rc->counters.corrections++;
@@ -947,6 +948,13 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                         return 0;
                 }
                 set_reason(s, "wrote %s but read back %s", s->desired, s->observed ?: "nothing");
+                /* An interface being torn down answers a write, then reads back empty before
+                 * its removal is announced: give NIC settings one more look before calling
+                 * it a failure (the link monitor drops them if the interface is gone). */
+                if (setting_kind_is_nic(s->kind) && !s->readback_retry) {
+                        s->readback_retry = true;
+                        return 0;
+                }
         }
         s->retry_after_usec = now + FAILED_RETRY_USEC;
         if (before != SETTING_FAILED || force) {

@@ -90,6 +90,7 @@ typedef struct Setting {
         int watches[2]; /* inotify watch descriptors, -1 when none */
         bool seen;      /* scan bookkeeping: still present on the host */
         bool dirty;     /* queued for a look by an event source */
+        bool readback_retry; /* NIC settings: a read-back mismatch gets one more look */
         bool empty_seen; /* the last scan read "" (a writer between O_TRUNC and write?) */
 } Setting;
 
