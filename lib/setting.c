@@ -553,12 +553,16 @@ static bool setting_matches(Reconciler *rc, Setting *s, const char *observed) {
                 if (irq_parse_observed(observed, &rc->scratch, &effective, &has_effective) < 0 ||
                     cpuset_is_empty(&rc->scratch))
                         return false;
-                /* A pin is judged by the affinity asked for: the effective CPU is the one
-                 * the chip picked from it, and may follow only at the next interrupt. */
+                /* An IRQ is judged by the affinity asked for, never by the effective CPU:
+                 * that is the one the chip picked from it, and without interrupt remapping
+                 * x86 moves it only at the IRQ's next interrupt, which for a quiet device
+                 * may be never. Writing the same list again cannot hurry it, so a lagging
+                 * effective CPU is not drift; it stays visible in the observed text
+                 * (ListSettings, lowlatctl list). */
+                (void) has_effective;
                 if (s->exact)
                         return cpuset_equal(&rc->scratch, &s->cpus);
-                return !cpuset_intersects(&rc->scratch, &rc->posture->isolated) &&
-                       (!has_effective || !cpuset_intersects(&effective, &rc->posture->isolated));
+                return !cpuset_intersects(&rc->scratch, &rc->posture->isolated);
         }
         case SETTING_IRQ_DEFAULT_AFFINITY:
                 return cpuset_parse_mask(observed, &rc->scratch) >= 0 && cpuset_equal(&rc->scratch, &s->cpus);
@@ -907,6 +911,8 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                 return 0; /* still off target; watched, never written again */
 
         s->last_drift_usec = now;
+        if (before != SETTING_DRIFTED)
+                s->rewritten = setting_state_is_good(before);
         if (before != SETTING_DRIFTED && before != SETTING_FAILED) {
                 s->state = SETTING_DRIFTED;
                 rc->counters.drift_events++;

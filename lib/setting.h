@@ -83,6 +83,7 @@ typedef struct Setting {
         uint64_t corrections_at[FIGHT_CORRECTIONS]; /* ring of recent correction times */
         unsigned corrections_pos;
         bool fighting;
+        bool rewritten; /* the last drift moved a value lowlatd held (not a new object) */
         uint64_t last_correction_usec;
         uint64_t last_drift_usec;
         uint64_t retry_after_usec;

@@ -257,6 +257,35 @@ static void test_irq_corrected(void) {
         fixture_done(&f);
 }
 
+/* x86 without interrupt remapping moves the effective CPU only at the IRQ's next
+ * interrupt: a quiet IRQ keeps an isolated effective CPU after a good write. That is not
+ * drift (the VM e2e run saw such IRQs marked failed after every correction). */
+static void test_irq_effective_lags(void) {
+        Fixture f;
+        Setting *s = NULL;
+
+        fixture_init(&f);
+        tree_add_irq(&f, 24, "0-3\n");
+        tree_write(&f, "proc/irq/24/effective_affinity_list", "3\n");
+        if (!CHECK(fixture_start(&f, "[cpus]\nisolated = 2-3\n"), "fixture with CPUs 2-3 isolated"))
+                { fixture_done(&f); return; }
+        CHECK(setting_new_irq(f.posture, 24, "ACPI:Ged", &s) == 0, "IRQ 24 setting");
+        CHECK(setting_reconcile(&f.rc, s, T0, false) == 0, "reconcile IRQ 24");
+        CHECK_STR(events_take(&f), "drift corrected", "affinity 0-3: drift, corrected although effective is still 3");
+        CHECK(s->state == SETTING_CORRECTED, "IRQ 24 is corrected, not failed");
+        CHECK_STR(s->observed, "0-1 (effective 3)", "the lagging effective CPU stays visible");
+        CHECK(!s->rewritten, "a first correction is not a rewrite of a held value");
+        CHECK(setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, true) == 0, "forced look");
+        CHECK_STR(events_take(&f), "", "and is not drift on the next look");
+
+        tree_add_irq(&f, 24, "2\n");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 2 * USEC_PER_SEC, false) == 0, "someone moves it");
+        CHECK_STR(events_take(&f), "drift corrected", "a rewrite of the held value: drift, corrected");
+        CHECK(s->rewritten, "and flagged as a rewrite (the IRQ-writer report counts these)");
+        setting_free(s);
+        fixture_done(&f);
+}
+
 static void test_irq_observe(void) {
         Fixture f;
         Setting *s = NULL;
@@ -791,6 +820,7 @@ static void test_inherit(void) {
 
 int main(void) {
         test_irq_corrected();
+        test_irq_effective_lags();
         test_irq_observe();
         test_irq_unmovable();
         test_irq_pin_exact();
