@@ -52,7 +52,9 @@
  *                             info                nobody holds it and it is not configured
  * irq.irqbalance              warning             irqbalance runs without the isolated CPUs in
  *                                                 IRQBALANCE_BANNED_CPULIST, and the kernel did
- *                                                 not isolate them or lowlatd pins IRQs
+ *                                                 not isolate them, a ban list that misses them
+ *                                                 replaces irqbalance's own isolcpus= reading,
+ *                                                 or lowlatd pins IRQs
  *                             info                the same, but irqbalance 1.8+ already skips
  *                                                 the kernel's isolated CPUs
  * irq.unmovable-isolated      warning             an IRQ the kernel refuses to move is served
@@ -1596,7 +1598,7 @@ static int read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
 }
 
 /* The CPUs irqbalance is told to leave alone, from an environment or an EnvironmentFile;
- * 1 when found. */
+ * 1 when a non-empty ban is set. */
 static int irqbalance_banned(const char *text, CPUSet *ret) {
         int found = 0;
 
@@ -1625,7 +1627,9 @@ static int irqbalance_banned(const char *text, CPUSet *ret) {
                         if ((mask ? cpuset_parse_mask(v, &cpus) : cpuset_parse_list(v, &cpus)) >= 0 &&
                             cpuset_or(ret, &cpus) < 0)
                                 return -ENOMEM;
-                        found = 1;
+                        /* irqbalance ignores an empty value, as if it were not set. */
+                        if (*v != '\0')
+                                found = 1;
                 }
                 line = end ? end + 1 : NULL;
         }
@@ -1640,7 +1644,7 @@ static void check_irqbalance(Audit *a) {
         bool pins = a->config->n_pins > 0, kernel_covers;
         const char *file_name = "/etc/default/irqbalance (/etc/sysconfig/irqbalance on Fedora and RHEL)";
         size_t environ_len = 0;
-        bool env_read, file_covers = false;
+        bool env_read, file_covers = false, explicit_ban = false, kernel_isolated;
         int r;
 
         if (a->irqbalance_pid == 0 || cpuset_is_empty(&p->isolated))
@@ -1650,6 +1654,8 @@ static void check_irqbalance(Audit *a) {
                 r = irqbalance_banned(env + off, &banned);
                 if (r == -ENOMEM)
                         a->error = r;
+                else if (r > 0)
+                        explicit_ban = true;
         }
         if (read_file(a, &file, "etc/default/irqbalance") >= 0)
                 file_name = "/etc/default/irqbalance";
@@ -1663,6 +1669,8 @@ static void check_irqbalance(Audit *a) {
                 /* Without the environment (not root), the file is the best evidence. */
                 if (!env_read && cpuset_or(&banned, &from_file) < 0)
                         a->error = -ENOMEM;
+                if (!env_read && r > 0)
+                        explicit_ban = true;
         }
         if (cpuset_is_subset(&p->isolated, &banned))
                 return;
@@ -1672,7 +1680,11 @@ static void check_irqbalance(Audit *a) {
                 cpuset_clear(&kernel);
         if (read_cpus(a, &nohz, "sys/devices/system/cpu/nohz_full") >= 0 && cpuset_or(&kernel, &nohz) < 0)
                 a->error = -ENOMEM;
-        kernel_covers = cpuset_is_subset(&p->isolated, &kernel);
+        /* ...but only when no ban is set at all: irqbalance (cputree.c) reads isolcpus= and
+         * nohz_full= only in the absence of IRQBALANCE_BANNED_CPUS/CPULIST, so a ban that
+         * misses the isolated CPUs puts IRQs on them even on an isolcpus= kernel. */
+        kernel_isolated = cpuset_is_subset(&p->isolated, &kernel);
+        kernel_covers = !explicit_ban && kernel_isolated;
         for (size_t i = 0; i < a->config->n_nics; i++)
                 pins = pins || a->config->nics[i].irq_cpus_set;
         isolated = cpus_list(a, &p->isolated);
@@ -1684,8 +1696,11 @@ static void check_irqbalance(Audit *a) {
                     "Add IRQBALANCE_BANNED_CPULIST=%s to %s and systemctl restart irqbalance, or stop it "
                     "(systemctl disable --now irqbalance) and let lowlatd place the IRQs.",
                     isolated,
-                    !kernel_covers ? "the kernel did not isolate them, so irqbalance spreads IRQs onto them and "
-                                     "rewrites the affinities lowlatd sets; the two fight"
+                    !kernel_isolated ? "the kernel did not isolate them, so irqbalance spreads IRQs onto them and "
+                                       "rewrites the affinities lowlatd sets; the two fight"
+                    : !kernel_covers ? "its ban list replaces its own reading of isolcpus= and nohz_full=, so "
+                                       "irqbalance spreads IRQs onto them although the kernel isolated them, and "
+                                       "rewrites the affinities lowlatd sets; the two fight"
                     : pins ? "it moves the IRQs lowlatd pins ([irq] pin, [nic] irq_cpus), so the two fight"
                            : "irqbalance 1.8 and later skip the kernel's isolcpus= and nohz_full= CPUs on their "
                              "own, older versions do not, and any version rebalances what lowlatd places",

@@ -915,6 +915,23 @@ static void test_irqbalance(void) {
         tree_add_process(&f, &irqbalance);
         if (fixture_run(&f, healthy_config))
                 CHECK(fires(&f, "irq.irqbalance", NULL, SEVERITY_WARNING), "banning CPU 3 only is not enough");
+        /* On an isolcpus= kernel a ban that misses the isolated CPUs is worse than none:
+         * irqbalance then skips its own isolcpus= reading (the e2e guest saw it place IRQs
+         * on 2-3 with IRQBALANCE_BANNED_CPUS=0). An empty value counts as no ban. */
+        tree_write(&f, "sys/devices/system/cpu/isolated", "2-3\n");
+        tree_write(&f, "sys/devices/system/cpu/nohz_full", "2-3\n");
+        tree_write(&f, "etc/default/irqbalance", "IRQBALANCE_BANNED_CPUS=0\n");
+        irqbalance.environ = "IRQBALANCE_BANNED_CPUS=0";
+        tree_add_process(&f, &irqbalance);
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "irq.irqbalance", NULL, SEVERITY_WARNING),
+                      "IRQBALANCE_BANNED_CPUS=0 on an isolcpus=2-3 kernel: warning");
+                CHECK(message_has(&f, "irq.irqbalance", "its ban list replaces its own reading of isolcpus="), "and says why");
+        }
+        irqbalance.environ = "IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_BANNED_CPUS=''";
+        tree_add_process(&f, &irqbalance);
+        if (fixture_run(&f, healthy_config))
+                CHECK(fires(&f, "irq.irqbalance", NULL, SEVERITY_INFO), "empty ban values count as no ban: info");
         fixture_done(&f);
 }
 
