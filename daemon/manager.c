@@ -581,12 +581,19 @@ static int manager_build_posture(Manager *m, Posture **ret, char **ret_error) {
         return 0;
 }
 
+/* The end of a reload. It also pings the watchdog: a reload re-arms the scan timer, which
+ * carries the pings, so reloads coming faster than the tick would otherwise starve
+ * WatchdogSec= and get a healthy daemon killed. A loop that finished a reload is alive. */
+static void manager_notify_ready(Manager *m) {
+        (void) sd_notify(false, m->watchdog_usec > 0 ? "READY=1\nWATCHDOG=1" : "READY=1");
+}
+
 /* Keeps the old posture; takes ownership of error. Returns r. */
 static int manager_reload_failed(Manager *m, int r, char *error) {
         log_event(EVENT_RELOAD_FAILED, "Reload failed, keeping the previous posture: %s", error ?: strerror(-r));
         free(m->last_reload_error);
         m->last_reload_error = error ?: strdup(strerror(-r));
-        (void) sd_notify(false, "READY=1");
+        manager_notify_ready(m);
         manager_update_status(m);
         return r;
 }
@@ -662,7 +669,7 @@ int manager_reload(Manager *m) {
                 manager_arm_scan(m);
         manager_pin_self(m);
         log_event(EVENT_RELOADED, "Reloaded %s: %zu settings", m->config_path, m->table.n);
-        (void) sd_notify(false, "READY=1");
+        manager_notify_ready(m);
         manager_update_status(m);
         return 0;
 }

@@ -151,6 +151,36 @@ def run(t):
     t.ok(d.alive(), "lowlatd still running after two reloads", d.stderr_tail())
     t.stopped_cleanly(d)
 
+    watchdog_during_reloads(t, host)
+
+
+CONFIG_SLOW_SCAN = """\
+[daemon]
+scan_interval = 10s
+
+[cpus]
+isolated = 2-3
+"""
+
+
+def watchdog_during_reloads(t, host):
+    """The scan timer carries the WATCHDOG=1 pings and a reload re-arms it: reloads coming
+    faster than the tick must still ping (the VM e2e run found systemd killing a healthy
+    daemon after three reloads 10 s apart under WatchdogSec=30s)."""
+    d = h.Daemon(host, CONFIG_SLOW_SCAN, env={"WATCHDOG_USEC": "4000000"})
+    d.wait_ready()
+    # The tick is min(10 s, 4 s / 2) = 2 s; a SIGHUP every 1.5 s re-arms it before it fires.
+    cur = d.notify.mark()
+    for _ in range(6):
+        d.sighup()
+        h.settle(1.5)
+    lines = d.notify.lines(cur)
+    pings = sum(1 for l in lines if l == b"WATCHDOG=1")
+    t.ok(pings >= 4, "six reloads 1.5 s apart under a 2 s tick: WATCHDOG=1 still sent (%d times)" % pings,
+         "notify lines: %r" % lines[:40])
+    t.ok(d.alive(), "lowlatd still running after the reloads", d.stderr_tail())
+    t.stopped_cleanly(d)
+
 
 if __name__ == "__main__":
     h.main(run)
