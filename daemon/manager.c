@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <dirent.h>
 #include <limits.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
@@ -125,6 +126,84 @@ static void on_setting_removed(void *userdata, Setting *s) {
                         }
 }
 
+/* The first process whose comm is one of the IRQ balancers we know, as "irqbalance (pid
+ * 812)"; NULL when none runs (or /proc cannot be listed). Runs once per report. */
+static char *find_irq_balancer(Manager *m) {
+        static const char *const known[] = { "irqbalance", "tuned" };
+        int fd = host_open_file(m->host, "proc", O_RDONLY | O_DIRECTORY);
+        char *found = NULL;
+        struct dirent *de;
+        DIR *d;
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return NULL;
+        }
+        while (!found && (de = readdir(d))) {
+                _cleanup_free_ char *path = NULL, *comm = NULL;
+                unsigned pid;
+
+                if (parse_unsigned(de->d_name, &pid) < 0 || pid == 0)
+                        continue;
+                path = strdup_printf("proc/%u/comm", pid);
+                if (!path || host_read_file(m->host, path, &comm) < 0)
+                        continue;
+                comm[strcspn(comm, "\n")] = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(known) && !found; i++)
+                        if (streq(comm, known[i]))
+                                found = strdup_printf("%s (pid %u)", comm, pid);
+        }
+        closedir(d);
+        return found;
+}
+
+/* Called for each correction of an IRQ whose held affinity someone rewrote. A fight is
+ * one setting flipped again and again; an IRQ balancer instead moves many IRQs once
+ * each (irqbalance writes an affinity only when it places an IRQ). Distinct IRQs
+ * rewritten within the fight window are the sign; reported once, until it goes quiet. */
+static void manager_note_irq_rewrite(Manager *m, const Setting *s, uint64_t now) {
+        size_t slot = 0, n_recent = 0;
+        unsigned irq;
+
+        if (parse_unsigned(s->object, &irq) < 0)
+                return;
+        m->irq_writer.last_usec = now;
+        for (size_t i = 0; i < IRQ_WRITER_IRQS; i++) {
+                if (m->irq_writer.at[i] != 0 && m->irq_writer.irq[i] == irq) {
+                        slot = i;
+                        break;
+                }
+                if (m->irq_writer.at[i] < m->irq_writer.at[slot])
+                        slot = i;
+        }
+        m->irq_writer.irq[slot] = irq;
+        m->irq_writer.at[slot] = now;
+        for (size_t i = 0; i < IRQ_WRITER_IRQS; i++)
+                if (m->irq_writer.at[i] != 0 && now - m->irq_writer.at[i] < FIGHT_WINDOW_USEC)
+                        n_recent++;
+        if (n_recent < IRQ_WRITER_IRQS || m->irq_writer.reported)
+                return;
+
+        _cleanup_free_ char *writer = find_irq_balancer(m), *isolated = cpuset_format_list(&m->posture->isolated);
+        _cleanup_free_ char *irqs = strdup_printf("%u %u %u %u %u", m->irq_writer.irq[0], m->irq_writer.irq[1],
+                                                  m->irq_writer.irq[2], m->irq_writer.irq[3], m->irq_writer.irq[4]);
+        m->irq_writer.reported = true;
+        log_irq_writer(writer, irqs, IRQ_WRITER_IRQS, (unsigned) (FIGHT_WINDOW_USEC / USEC_PER_SEC),
+                       isolated ?: "?");
+}
+
+/* From the scan: the other writer has been quiet for a while, a new burst is news again. */
+static void manager_irq_writer_tick(Manager *m, uint64_t now) {
+        if (!m->irq_writer.reported || now - m->irq_writer.last_usec < FIGHT_QUIET_USEC)
+                return;
+        memset(&m->irq_writer, 0, sizeof(m->irq_writer));
+        log_info("IRQ affinities have not been rewritten for %us: the other IRQ writer stopped",
+                 (unsigned) (FIGHT_QUIET_USEC / USEC_PER_SEC));
+}
+
 static void on_setting_event(void *userdata, SettingEvent event, const Setting *s) {
         Manager *m = userdata;
 
@@ -141,6 +220,10 @@ static void on_setting_event(void *userdata, SettingEvent event, const Setting *
         log_setting_event(event_id_from_setting_event(event), s);
         if (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)
                 bus_emit_drift(m, s, event == SETTING_EVENT_CORRECTED);
+        /* Observe mode corrects nothing, so count the drift there. */
+        if (s->kind == SETTING_IRQ_AFFINITY && s->rewritten && !m->rc.applying &&
+            event == (manager_observing(m) ? SETTING_EVENT_DRIFT : SETTING_EVENT_CORRECTED))
+                manager_note_irq_rewrite(m, s, now_usec(CLOCK_MONOTONIC));
 }
 
 void manager_update_status(Manager *m) {
@@ -303,6 +386,7 @@ static int manager_full_pass(Manager *m, bool force) {
         if (r < 0)
                 log_warning_errno(r, "Cannot list %s/proc/irq", streq(m->host->root_path, "/") ? "" : m->host->root_path);
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), force);
+        manager_irq_writer_tick(m, now_usec(CLOCK_MONOTONIC));
         return 0;
 }
 

@@ -38,6 +38,9 @@ typedef struct KnownLink {
         unsigned flags;
 } KnownLink;
 
+/* This many distinct IRQs rewritten within FIGHT_WINDOW_USEC is another IRQ balancer. */
+#define IRQ_WRITER_IRQS 5
+
 typedef struct Manager {
         sd_event *event;
         sd_event_source *scan_timer;
@@ -63,6 +66,15 @@ typedef struct Manager {
         size_t n_dirty, allocated_dirty;
 
         uint64_t watchdog_usec; /* WATCHDOG_USEC from systemd, 0 when off */
+
+        /* IRQ balancers move many IRQs once each, which no single setting sees as a
+         * fight: the last few distinct IRQs whose held affinity was rewritten, and when. */
+        struct {
+                unsigned irq[IRQ_WRITER_IRQS];
+                uint64_t at[IRQ_WRITER_IRQS];
+                bool reported;
+                uint64_t last_usec;
+        } irq_writer;
 
         bool initial_pass;
         bool quiet; /* a pass whose drift is already explained (after a restore) */

@@ -29,6 +29,7 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_RELOAD_FAILED] = { "07d08d0b39ac4007b501c84afc780328", "reload-failed", LOG_ERR },
         [EVENT_STOPPING] = { "325120340cd6432d9d6865d7704385de", "stopping", LOG_INFO },
         [EVENT_RESTORED] = { "cf6e9f4ca18d4057b7e64fc4d170dd0d", "restored", LOG_NOTICE },
+        [EVENT_IRQ_WRITER] = { "9d0feb6bc8ff47ad85b710377c55b0f8", "irq-writer", LOG_WARNING },
 };
 
 static struct {
@@ -267,6 +268,37 @@ void log_setting_event(EventId id, const Setting *s) {
         }
         if (message)
                 log_event_fields(id, message, s);
+}
+
+void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned window_sec, const char *isolated) {
+        const EventInfo *e = event_info(EVENT_IRQ_WRITER);
+        _cleanup_free_ char *message = NULL, *mid = field("MESSAGE_ID", e->message_id),
+                            *kind = field("LOWLATD_KIND", "irq_affinity"), *list = field("LOWLATD_IRQS", irqs),
+                            *who = writer ? field("LOWLATD_WRITER", writer) : NULL,
+                            *cpus = field("LOWLATD_ISOLATED", isolated);
+        struct iovec iov[5];
+        size_t k = 0;
+
+        if (writer)
+                message = strdup_printf("Another program is rewriting IRQ affinities: %u IRQs (%s) moved "
+                                        "within %us, and %s is running; ban CPUs %s in it "
+                                        "(IRQBALANCE_BANNED_CPULIST=%s) or stop it",
+                                        n, irqs, window_sec, writer, isolated, isolated);
+        else
+                message = strdup_printf("Another program is rewriting IRQ affinities: %u IRQs (%s) moved "
+                                        "within %us; no known IRQ balancer is running, look for a script or a tool "
+                                        "writing /proc/irq/*/smp_affinity",
+                                        n, irqs, window_sec);
+        if (!message || !mid || !kind || !list || !cpus || (writer && !who))
+                return;
+        iov[k++] = (struct iovec) { mid, strlen(mid) };
+        iov[k++] = (struct iovec) { kind, strlen(kind) };
+        iov[k++] = (struct iovec) { list, strlen(list) };
+        iov[k++] = (struct iovec) { cpus, strlen(cpus) };
+        if (who)
+                iov[k++] = (struct iovec) { who, strlen(who) };
+        if (e->priority <= log_state.max_level)
+                log_send(e->priority, message, iov, k);
 }
 
 void log_event(EventId id, const char *fmt, ...) {

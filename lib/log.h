@@ -30,6 +30,7 @@ typedef enum EventId {
         EVENT_RELOAD_FAILED,
         EVENT_STOPPING,
         EVENT_RESTORED,
+        EVENT_IRQ_WRITER,
         _EVENT_ID_MAX,
 } EventId;
 
@@ -60,5 +61,8 @@ int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
 /* One event about a setting, with MESSAGE_ID, LOWLATD_KIND/OBJECT/EXPECTED/OBSERVED. */
 void log_setting_event(EventId id, const Setting *s);
+/* Another program moves many IRQs (an IRQ balancer): n distinct IRQs (irqs, space
+ * separated) within window_sec seconds; writer is "irqbalance (pid 812)" or NULL. */
+void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned window_sec, const char *isolated);
 /* One event not tied to a setting (started, reloaded, ...). */
 void log_event(EventId id, const char *fmt, ...) _printf_(2, 3);

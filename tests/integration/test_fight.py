@@ -76,6 +76,63 @@ def run(t):
     t.ok(d.alive(), "lowlatd keeps running", d.stderr_tail())
     t.stopped_cleanly(d)
 
+    irq_balancer(t)
+
+
+IRQ_WRITER_IRQS = 5  # daemon/manager.h
+WRITER_RX = re.compile(r"Another program is rewriting IRQ affinities: (\d+) IRQs \(([\d ]+)\)")
+
+
+def irq_balancer(t):
+    """An IRQ balancer moves many IRQs once each: no single IRQ is a fight, the pattern is
+    (irqbalance 1.9 in the VM e2e guest moved 7 IRQs once each and no fight was reported)."""
+    host = h.FakeHost(ncpus=4, nirqs=200, isolated="2-3")
+    config = CONFIG.replace("isolated = 1-3", "isolated = 2-3")
+    d = h.Daemon(host, config)
+    d.wait_ready()
+    irqs = host.irqs[10:10 + IRQ_WRITER_IRQS + 2]
+    for n in irqs[:IRQ_WRITER_IRQS - 1]:
+        host.set_irq_affinity(n, "0-3")
+        d.poll_until(lambda: host.irq_affinity(n) == "0-1", h.scaled(5))
+    t.ok(not [l for l in d.stderr_lines() if WRITER_RX.search(l)],
+         "%d IRQs rewritten once each: not yet reported" % (IRQ_WRITER_IRQS - 1), d.stderr_tail())
+    # The same IRQ again does not count twice.
+    host.set_irq_affinity(irqs[0], "0-3")
+    d.poll_until(lambda: host.irq_affinity(irqs[0]) == "0-1", h.scaled(5))
+    t.ok(not [l for l in d.stderr_lines() if WRITER_RX.search(l)],
+         "one of them again: still %d distinct IRQs, not reported" % (IRQ_WRITER_IRQS - 1), d.stderr_tail())
+    for n in irqs[IRQ_WRITER_IRQS - 1:]:
+        host.set_irq_affinity(n, "2-3")
+        d.poll_until(lambda: host.irq_affinity(n) == "0-1", h.scaled(5))
+    d.poll_until(lambda: [l for l in d.stderr_lines() if WRITER_RX.search(l)], h.scaled(5))
+    lines = [l for l in d.stderr_lines() if WRITER_RX.search(l)]
+    t.ok(len(lines) == 1, "the %dth distinct IRQ makes it an IRQ writer, reported once (%d IRQs moved)"
+         % (IRQ_WRITER_IRQS, len(irqs)), d.stderr_tail())
+    if lines:
+        m = WRITER_RX.search(lines[0])
+        named = set(int(x) for x in m.group(2).split())
+        t.ok(int(m.group(1)) == IRQ_WRITER_IRQS and named <= set(irqs) and len(named) == IRQ_WRITER_IRQS,
+             "it names %d of the rewritten IRQs" % IRQ_WRITER_IRQS, lines[0])
+        t.ok("no known IRQ balancer is running" in lines[0], "and says no known balancer runs", lines[0])
+    t.ok(all(host.irq_affinity(n) == "0-1" for n in irqs), "every rewritten IRQ was put back",
+         " ".join("%d:%s" % (n, host.irq_affinity(n)) for n in irqs))
+    t.stopped_cleanly(d)
+
+    # With an irqbalance process in the tree's /proc, the report names it.
+    os.makedirs(host.path("proc/4242"), exist_ok=True)
+    host.write("proc/4242/comm", "irqbalance\n")
+    d = h.Daemon(host, config)
+    d.wait_ready()
+    for n in host.irqs[50:50 + IRQ_WRITER_IRQS]:
+        host.set_irq_affinity(n, "3")
+        d.poll_until(lambda: host.irq_affinity(n) == "0-1", h.scaled(5))
+    d.poll_until(lambda: [l for l in d.stderr_lines() if WRITER_RX.search(l)], h.scaled(5))
+    lines = [l for l in d.stderr_lines() if WRITER_RX.search(l)]
+    t.ok(len(lines) == 1 and "irqbalance (pid 4242) is running" in lines[0]
+         and "IRQBALANCE_BANNED_CPULIST=2-3" in lines[0],
+         "with irqbalance running, the report names it and the ban to add", d.stderr_tail())
+    t.stopped_cleanly(d)
+
 
 if __name__ == "__main__":
     h.main(run)
