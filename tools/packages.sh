@@ -10,4 +10,5 @@ TEST_PACKAGES=(
         fuse3 libfuse3-dev
         groff-base man-db
         clang libclang-rt-14-dev
+        qemu-system-x86 mmdebstrap e2fsprogs
 )

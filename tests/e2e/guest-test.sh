@@ -1,0 +1,631 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The e2e checks, run inside the qemu guest by lowlatd-e2e.service (systemd as PID 1,
+# udevd, journald, the system bus, an e1000e and a virtio-net NIC, a virtio-blk root,
+# isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3). The host (run-e2e.sh)
+# passes this script, the `meson install` tree of the build under test (stage/) and
+# params.sh in the 9p share mounted at /run/e2e; results go to /run/e2e/results:
+#   tap.txt      TAP lines, ending with the plan and "N passed, N failed"
+#   summary      the last line alone
+#   journal.*    the whole journal (export and text) when anything failed
+# Everything is driven through the tools a user has: systemctl, journalctl, busctl,
+# lowlatctl, ethtool, ip, sysctl, irqbalance from Debian. Nothing here is timed as a
+# benchmark: software emulation is slow and noisy; waits are generous polls.
+set -u
+export LC_ALL=C
+umask 022
+
+SHARE=/run/e2e
+R=$SHARE/results
+mkdir -p "$R"
+TAP=$R/tap.txt
+: > "$TAP"
+# shellcheck source=/dev/null
+[ -f "$SHARE/params.sh" ] && . "$SHARE/params.sh"
+: "${HOST_OFFLINE_EXPOSURE:=}"
+README_EXPOSURE=2.6
+
+ISOLATED=2-3
+HOUSEKEEPING=0-1
+BUS=(org.lowlatd1 /org/lowlatd1 org.lowlatd1.Manager)
+MID_DRIFT=f04069d9094949389d6cd603580a168f
+MID_CORRECTED=fabaec5540894c8f892a78f8fcca5b77
+MID_FAILED=961a95a2e0124643a8f5d7412069c374
+MID_UNMOVABLE=47ac721808a54ca4862384a8de3d47ed
+MID_FIGHT=7c8f13bfd92945dca46d033877c5c682
+MID_IRQ_WRITER=9d0feb6bc8ff47ad85b710377c55b0f8
+MID_STARTED=be656bd3ee70446a8fe73981a0733db1
+MID_RELOADED=5e183a2eaaac40d6b6fc3c19b6e5d7bd
+MID_RELOAD_FAILED=07d08d0b39ac4007b501c84afc780328
+CONF=/etc/lowlatd/lowlatd.conf
+
+# --- TAP -------------------------------------------------------------------------------
+n=0 npass=0 nfail=0
+say() { printf '%s\n' "$*"; printf '%s\n' "$*" >> "$TAP"; }
+diag() { [ -n "${1:-}" ] && printf '%s\n' "$1" | head -n 40 | sed 's/^/#   /' | tee -a "$TAP"; return 0; }
+note() { local l; while IFS= read -r l; do say "# $l"; done <<< "$*"; }
+pass() { n=$((n + 1)); npass=$((npass + 1)); say "ok $n - $1"; }
+fail() { n=$((n + 1)); nfail=$((nfail + 1)); say "not ok $n - $1"; diag "${2:-}"; }
+# todo DESCRIPTION REASON [DIAGNOSTIC]: a known gap, not counted as a failure
+ntodo=0
+todo() { n=$((n + 1)); ntodo=$((ntodo + 1)); say "not ok $n - $1 # TODO $2"; diag "${3:-}"; }
+# verdict CONDITION-STATUS DESCRIPTION [DIAGNOSTIC]
+verdict() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2" "${3:-}"; fi; }
+section() { say "# --- $*"; }
+
+# --- helpers ---------------------------------------------------------------------------
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+WAITED_MS=0
+# wait_until SECONDS COMMAND...: poll every 50 ms; WAITED_MS is how long it took.
+wait_until() {
+        local limit=$(($1 * 1000)) start
+        shift
+        start=$(now_ms)
+        while :; do
+                if "$@"; then WAITED_MS=$(($(now_ms) - start)); return 0; fi
+                WAITED_MS=$(($(now_ms) - start))
+                [ "$WAITED_MS" -ge "$limit" ] && return 1
+                sleep 0.05
+        done
+}
+# CPU list -> space-separated CPU numbers
+expand() {
+        local part a b i out=""
+        local IFS=,
+        for part in $1; do
+                part=${part//[[:space:]]/}
+                [ -z "$part" ] && continue
+                if [[ $part == *-* ]]; then
+                        a=${part%-*} b=${part#*-}
+                        for ((i = a; i <= b; i++)); do out+=" $i"; done
+                else
+                        out+=" $part"
+                fi
+        done
+        echo $out
+}
+touches_isolated() {
+        local c
+        for c in $(expand "$1"); do
+                [[ " $(expand $ISOLATED) " == *" $c "* ]] && return 0
+        done
+        return 1
+}
+rd() { local v; v=$(cat "$1" 2>/dev/null) || return 1; printf '%s' "${v//[[:space:]]/}"; }
+# Journal queries. A mark is a realtime timestamp in microseconds; entries are selected
+# with journalctl's own field matches, as JSON, and kept if journald received them after
+# the mark. Not --after-cursor: journalctl 252 returned nothing for a cursor combined
+# with field matches here. Not -o export: a binary field (e.g. _SELINUX_CONTEXT ending
+# in a newline) puts an empty line inside an entry.
+mark() { echo "${EPOCHREALTIME/./}"; }
+jentries() {
+        local m=$1
+        shift
+        journalctl --sync 2>/dev/null
+        journalctl -q -o json --no-pager "$@" 2>/dev/null |
+                jq -c --argjson m "${m:-0}" 'select((.__REALTIME_TIMESTAMP | tonumber) >= $m)'
+}
+jcount() { jentries "$@" | wc -l; }
+# jtext MARK MATCHES...: "IDENTIFIER: MESSAGE" lines, for diagnostics
+jtext() { jentries "$@" | jq -r '"\(.SYSLOG_IDENTIFIER // "?"): \(.MESSAGE)"'; }
+# jfields: KEY=VALUE lines of the fields a user looks at, from jentries output
+jfields() {
+        jq -r 'to_entries[] | select(.key | test("^(MESSAGE|MESSAGE_ID|PRIORITY|SYSLOG_IDENTIFIER|_SYSTEMD_UNIT|LOWLATD_.*)$")) |
+                "\(.key)=\(.value)"'
+}
+# jtime MARK MATCHES...: milliseconds from MARK to the last matching entry
+jtime() {
+        local m=$1 t
+        t=$(jentries "$@" | jq -r '.__REALTIME_TIMESTAMP' | sort -n | tail -n1)
+        [ -n "$t" ] && echo $(((t - m) / 1000))
+}
+jhas() { [ "$(jcount "$@")" -gt 0 ]; }
+prop() { busctl get-property "${BUS[@]}" "$1" 2>&1; }
+prop_s() { prop "$1" | sed -n 's/^[a-z]* "\{0,1\}\([^"]*\)"\{0,1\}$/\1/p'; }
+irq_name() { awk -v irq="$1:" '$1 == irq { print $NF }' /proc/interrupts; }
+# IRQ numbers whose /proc/interrupts name matches an extended regex
+irqs_named() { awk -v re="$1" '$1 ~ /^[0-9]+:$/ && $NF ~ re { sub(":", "", $1); print $1 }' /proc/interrupts; }
+listed_irqs() { awk '$1 ~ /^[0-9]+:$/ { sub(":", "", $1); print $1 }' /proc/interrupts; }
+settings_in_state() { lowlatctl --no-legend --state="$1" list 2>/dev/null | awk -v k="$2" '$1 == k { print $2 }'; }
+coalesce() { ethtool -c "$1" 2>/dev/null | awk -v k="$2:" '$1 == k { print $2 }'; }
+dma_latency() { od -An -t d4 -N4 /dev/cpu_dma_latency 2>/dev/null | tr -d ' \n'; }
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+main_pid() { systemctl show -P MainPID lowlatd; }
+nic_by_driver() {
+        local d
+        for d in /sys/class/net/*; do
+                [ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = "$1" ] && { basename "$d"; return; }
+        done
+}
+
+write_config() {
+        # $1: extra lines for the [nic] section, $2: extra sections
+        cat > "$CONF" <<EOF
+# Written by the lowlatd e2e test (tests/e2e/guest-test.sh).
+[daemon]
+mode = enforce
+# Long, so that a correction within a second or two can only have come from an event
+# (inotify, rtnetlink, ethtool netlink, udev). WatchdogSec=30s makes the scan run every
+# 15 s all the same (lowlatd(8), NOTIFY).
+scan_interval = 60s
+
+[cpus]
+isolated = auto
+
+[irq]
+default_affinity = housekeeping
+
+[pm]
+cpu_dma_latency = 0
+
+[nic "$E1K"]
+${1}
+${2:-}
+EOF
+        chmod 0644 "$CONF"
+}
+
+finish() {
+        section "end"
+        say "1..$n"
+        [ "$ntodo" -gt 0 ] && say "# $ntodo TODO (known gaps, not counted)"
+        say "$npass passed, $nfail failed"
+        echo "$npass passed, $nfail failed" > "$R/summary"
+        journalctl -o short-precise --no-pager -u lowlatd > "$R/lowlatd.journal.txt" 2>&1
+        if [ "$nfail" -gt 0 ]; then
+                journalctl -o export --no-pager > "$R/journal.export" 2>/dev/null
+                journalctl -o short-precise --no-pager > "$R/journal.txt" 2>/dev/null
+        fi
+        sync
+        [ "$nfail" -eq 0 ]
+        exit $?
+}
+
+# ===== setup ===========================================================================
+section "setup: install the build under test"
+note "kernel $(uname -r), systemd $(systemctl --version | head -n1 | awk '{print $2}'), cmdline: $(cat /proc/cmdline)"
+out=$(tar -C "$SHARE/stage" -cf - . | tar -C / -xf - --no-same-owner --no-overwrite-dir 2>&1)
+verdict $? "meson install tree copied into the guest's /" "$out"
+ldconfig
+systemctl daemon-reload
+journalctl --update-catalog
+systemctl reload dbus.service
+LOWLATD=$(command -v lowlatd) LOWLATCTL=$(command -v lowlatctl)
+note "lowlatd: $LOWLATD, lowlatctl: $LOWLATCTL, unit: $(systemctl show -P FragmentPath lowlatd)"
+out=$(journalctl --list-catalog 2>&1 | grep -c -e "$MID_DRIFT" -e "$MID_FIGHT" -e "$MID_UNMOVABLE")
+[ "$out" -eq 3 ]
+verdict $? "journalctl --update-catalog picked up the installed catalog" \
+        "$(ls -l /usr/local/lib/systemd/catalog/ /usr/lib/systemd/catalog/ 2>&1)"
+
+E1K=$(nic_by_driver e1000e)
+VNET=$(nic_by_driver virtio_net)
+[ -n "$E1K" ] && [ -n "$VNET" ]
+verdict $? "NICs found: e1000e '$E1K', virtio-net '$VNET'" "$(ip -br link)"
+[ "$(rd /sys/devices/system/cpu/isolated)" = "$ISOLATED" ]
+verdict $? \
+        "the kernel isolated CPUs $ISOLATED" "isolated: $(rd /sys/devices/system/cpu/isolated)"
+
+write_config "rx_usecs = 50
+irq_cpus = 1"
+out=$(lowlatd --check-config 2>&1)
+verdict $? "lowlatd --check-config accepts the test config" "$out"
+
+# ===== 1 ===============================================================================
+section "1: systemctl start reaches active (Type=notify); isolated = auto reads $ISOLATED"
+m0=$(mark)
+start_ms=$(now_ms)
+out=$(timeout 120 systemctl start lowlatd 2>&1)
+rc=$?
+STARTED_AT=$(now_ms)
+verdict $rc "systemctl start lowlatd returns 0 (took $((STARTED_AT - start_ms)) ms)" "$out
+$(systemctl status --no-pager lowlatd 2>&1)"
+[ "$(systemctl is-active lowlatd)" = active ]
+verdict $? "lowlatd.service is active" "$(systemctl status --no-pager lowlatd 2>&1)"
+type=$(systemctl show -P Type lowlatd) status=$(systemctl show -P StatusText lowlatd)
+[ "$type" = notify ] && [ -n "$status" ]
+verdict $? "Type=notify and a STATUS= line: '$status'" "Type=$type"
+jhas "$m0" MESSAGE_ID=$MID_STARTED _SYSTEMD_UNIT=lowlatd.service
+verdict $? "the started message (READY=1) is in the journal from _SYSTEMD_UNIT=lowlatd.service" "$(jtext "$m0" _SYSTEMD_UNIT=lowlatd.service)"
+iso=$(prop_s IsolatedCPUs) hk=$(prop_s HousekeepingCPUs)
+[ "$iso" = "$ISOLATED" ] && [ "$hk" = "$HOUSEKEEPING" ]
+verdict $? "isolated = auto resolved to IsolatedCPUs '$iso', HousekeepingCPUs '$hk'" "$(prop IsolatedCPUs)"
+
+# ===== 2 ===============================================================================
+section "2: every movable IRQ off CPUs $ISOLATED; managed virtio-blk queues unmovable"
+mapfile -t UNMOVABLE < <(settings_in_state unmovable irq_affinity)
+note "unmovable according to lowlatd: ${UNMOVABLE[*]:-none}"
+bad="" pending=() checked=0
+for irq in $(listed_irqs); do
+        [ -f "/proc/irq/$irq/smp_affinity_list" ] || continue
+        [[ " ${UNMOVABLE[*]} " == *" $irq "* ]] && continue
+        aff=$(rd "/proc/irq/$irq/smp_affinity_list") eff=$(rd "/proc/irq/$irq/effective_affinity_list")
+        checked=$((checked + 1))
+        if touches_isolated "$aff"; then
+                bad+="IRQ $irq ($(irq_name "$irq")): smp_affinity_list $aff, effective $eff"$'\n'
+        elif [ -n "$eff" ] && touches_isolated "$eff"; then
+                pending+=("$irq")
+        fi
+done
+[ -z "$bad" ] && [ "$checked" -gt 0 ]
+verdict $? "all $checked movable IRQs in /proc/interrupts have smp_affinity_list off $ISOLATED" "$bad"
+pend_text=$(for irq in "${pending[@]}"; do
+        echo "IRQ $irq ($(irq_name "$irq")): smp_affinity_list $(rd /proc/irq/$irq/smp_affinity_list), effective $(rd /proc/irq/$irq/effective_affinity_list), interrupts per CPU: $(awk -v i="$irq:" '$1 == i { print $2, $3, $4, $5 }' /proc/interrupts)"
+done)
+[ ${#pending[@]} -gt 0 ] && note "effective_affinity_list still on $ISOLATED (x86 without interrupt remapping moves an IRQ at its next interrupt):" && diag "$pend_text"
+dflt=$(rd /proc/irq/default_smp_affinity)
+[ $((16#$dflt)) -eq 3 ]
+verdict $? "/proc/irq/default_smp_affinity is the housekeeping mask (3): '$dflt'"
+unheld=""
+for d in /proc/irq/[0-9]*; do
+        irq=${d##*/}
+        grep -qE "^ *$irq:" /proc/interrupts && continue
+        aff=$(rd "/proc/irq/$irq/smp_affinity_list")
+        touches_isolated "$aff" && unheld+=" $irq($aff)"
+done
+[ -n "$unheld" ] && note "IRQs with no handler (not in /proc/interrupts) on isolated CPUs:$unheld"
+
+# The managed queues of the virtio-blk root disk that sit on an isolated CPU
+managed_iso=()
+for irq in $(irqs_named '^virtio[0-9]+-req\.[0-9]+$'); do
+        touches_isolated "$(rd /proc/irq/$irq/smp_affinity_list)" && managed_iso+=("$irq")
+done
+note "virtio-blk request-queue IRQs on isolated CPUs: ${managed_iso[*]:-none}"
+missing=""
+for irq in "${managed_iso[@]}"; do
+        [[ " ${UNMOVABLE[*]} " == *" $irq "* ]] || missing+=" $irq"
+done
+[ ${#managed_iso[@]} -gt 0 ] && [ -z "$missing" ]
+verdict $? "the managed virtio-blk queue IRQs on $ISOLATED (${managed_iso[*]:-none}) are in state unmovable" \
+        "not unmovable:$missing
+$(lowlatctl list 2>&1 | grep -E 'unmovable|failed')"
+# Does the kernel agree? Each IRQ lowlatd calls unmovable must refuse a write.
+refused="" accepted=""
+for irq in "${UNMOVABLE[@]}"; do
+        err=$( (echo "$HOUSEKEEPING" > "/proc/irq/$irq/smp_affinity_list") 2>&1) && accepted+=" $irq" || refused+=" $irq(${err##*: })"
+done
+[ -z "$accepted" ]
+verdict $? "the kernel refuses an affinity write to every IRQ lowlatd reports unmovable:$refused" \
+        "accepted (so they were movable):$accepted"
+for irq in "${managed_iso[@]}"; do
+        note "unmovable IRQ $irq: LOWLATD_ERROR=$(jentries "$m0" MESSAGE_ID=$MID_UNMOVABLE LOWLATD_OBJECT="$irq" | jq -r .LOWLATD_ERROR | head -n1)"
+done
+failed=$(lowlatctl --no-legend --state=failed list 2>&1)
+[ -z "$failed" ]
+verdict $? "no setting is in state failed" "$failed
+$(jtext "$m0" MESSAGE_ID=$MID_FAILED)"
+
+# Traffic on the virtio-net NIC makes its IRQs fire: the kernel completes the move.
+ip link set "$VNET" up && ip addr add 10.0.2.15/24 dev "$VNET"
+ping -q -c 10 -i 0.2 -W 2 -I "$VNET" 10.0.2.2 > /dev/null 2>&1
+vin=$(irqs_named '^virtio[0-9]+-input\.0$' | head -n1)
+n_vin=$(awk -v i="$vin:" '$1 == i { print $2 + $3 + $4 + $5 }' /proc/interrupts)
+note "after 10 pings on $VNET: IRQ $vin ($(irq_name "$vin")) fired $n_vin times; effective $(rd /proc/irq/$vin/effective_affinity_list)"
+vin_ok() { ! touches_isolated "$(rd /proc/irq/$vin/effective_affinity_list)"; }
+vin_state() { lowlatctl --no-legend list | awk -v o="$vin" '$1 == "irq_affinity" && $2 == o { print $NF }'; }
+vin_settled() { vin_ok && [[ $(vin_state) =~ ^(ok|corrected)$ ]]; }
+wait_until 25 vin_settled
+verdict $? "IRQ $vin fired: effective_affinity_list $(rd /proc/irq/$vin/effective_affinity_list), lowlatd's state for it '$(vin_state)' after $WAITED_MS ms" \
+        "$(lowlatctl list 2>&1 | awk -v o="$vin" '$2 == o')"
+ip addr flush dev "$VNET"
+ip link set "$VNET" down
+
+# ===== 3 ===============================================================================
+section "3: ip link set $E1K up creates IRQs; they are pinned (irq_cpus = 1) at once"
+before=$(irqs_named "^$E1K" | xargs)
+note "e1000e IRQs before link up: ${before:-none}"
+e1k_pinned() {
+        local irq ids
+        ids=$(irqs_named "^$E1K")
+        [ "$(echo $ids | wc -w)" -ge 3 ] || return 1
+        for irq in $ids; do
+                [ "$(rd /proc/irq/$irq/smp_affinity_list)" = 1 ] || return 1
+        done
+}
+m3=$(mark)
+out=$(ip link set "$E1K" up 2>&1)
+verdict $? "ip link set $E1K up" "$out"
+wait_until 20 e1k_pinned
+rc=$? waited=$WAITED_MS
+E1K_IRQS=$(irqs_named "^$E1K" | xargs)
+after=$(for irq in $E1K_IRQS; do echo "IRQ $irq $(irq_name $irq): $(rd /proc/irq/$irq/smp_affinity_list) (effective $(rd /proc/irq/$irq/effective_affinity_list))"; done)
+lat=""
+for irq in $E1K_IRQS; do lat+=" $irq:$(jtime "$m3" MESSAGE_ID=$MID_CORRECTED LOWLATD_OBJECT="$irq")ms"; done
+note "$after"
+note "lowlatd's corrected entries, time after link up (IRQ:ms):$lat"
+[ $rc -eq 0 ] && [ "$waited" -le 2000 ]
+verdict $? "the $(echo $E1K_IRQS | wc -w) new e1000e IRQs have smp_affinity_list 1 after $waited ms (limit 2000; the scan runs every 15 s)" \
+        "$after
+$(jtext "$m3" SYSLOG_IDENTIFIER=lowlatd)"
+notok=$(for irq in $E1K_IRQS; do lowlatctl --no-legend list | awk -v o="$irq" '$1 == "irq_affinity" && $2 == o && $NF != "ok" && $NF != "corrected"'; done)
+[ -z "$notok" ] && [ -n "$E1K_IRQS" ]
+verdict $? "lowlatctl list shows the new IRQs ok or corrected" "$notok"
+
+# ===== 4 ===============================================================================
+section "4: a write of $ISOLATED to smp_affinity_list is reverted, journaled, explained"
+victim=$(irqs_named '^virtio[0-9]+-input\.0$' | head -n1)
+[ -n "$victim" ] || victim=$(irqs_named '^virtio[0-9]+-config$' | head -n1)
+note "victim IRQ $victim ($(irq_name "$victim")), now $(rd /proc/irq/$victim/smp_affinity_list)"
+m4=$(mark)
+out=$( (echo "$ISOLATED" > "/proc/irq/$victim/smp_affinity_list") 2>&1)
+verdict $? "echo $ISOLATED > /proc/irq/$victim/smp_affinity_list" "$out"
+off_isolated() { ! touches_isolated "$(rd /proc/irq/$victim/smp_affinity_list)"; }
+wait_until 20 off_isolated
+rc=$? waited=$WAITED_MS
+verdict $rc "IRQ $victim is back off $ISOLATED after $waited ms: $(rd /proc/irq/$victim/smp_affinity_list)"
+[ $rc -eq 0 ] && [ "$waited" -le 2000 ]
+verdict $? "IRQ $victim was reverted within 2 s, so through the inotify hint (the scan runs every 15 s)" "$(jtext "$m4" SYSLOG_IDENTIFIER=lowlatd)"
+wait_until 10 jhas "$m4" MESSAGE_ID=$MID_DRIFT LOWLATD_OBJECT="$victim"
+fields=$(jentries "$m4" MESSAGE_ID=$MID_DRIFT LOWLATD_OBJECT="$victim" | head -n1 | jfields)
+expect_ok=0
+for f in "LOWLATD_KIND=irq_affinity" "LOWLATD_OBJECT=$victim" "LOWLATD_EXPECTED=$HOUSEKEEPING" "PRIORITY=4" \
+         "SYSLOG_IDENTIFIER=lowlatd" "_SYSTEMD_UNIT=lowlatd.service"; do
+        grep -qxF "$f" <<< "$fields" || expect_ok=1
+done
+obs=$(printf '%s\n' "$fields" | sed -n 's/^LOWLATD_OBSERVED=//p' | head -n1)
+[[ $obs == "$ISOLATED"* ]] || expect_ok=1
+verdict $expect_ok "journalctl MESSAGE_ID=$MID_DRIFT LOWLATD_OBJECT=$victim: kind, object, expected $HOUSEKEEPING, observed '$obs', priority 4, unit" "${fields:-no entry}
+$(jtext "$m4" SYSLOG_IDENTIFIER=lowlatd)"
+diag "$fields"
+jhas "$m4" MESSAGE_ID=$MID_CORRECTED LOWLATD_OBJECT="$victim"
+verdict $? "a corrected entry ($MID_CORRECTED) follows" "$(jtext "$m4" SYSLOG_IDENTIFIER=lowlatd)"
+x=$(journalctl -x -q --no-pager MESSAGE_ID=$MID_DRIFT LOWLATD_OBJECT="$victim" 2>&1 | tail -n 30)
+grep -q "Subject: Low-latency setting drifted: irq_affinity $victim" <<< "$x" &&
+        grep -q "Something other than lowlatd changed it" <<< "$x"
+verdict $? "journalctl -x shows the catalog text with the fields filled in" "$x"
+
+# ===== 5 ===============================================================================
+section "5: [nic \"$E1K\"] rx_usecs = 50 is applied; ethtool -C rx-usecs 100 is reverted"
+v=$(coalesce "$E1K" rx-usecs)
+[ "$v" = 50 ]
+verdict $? "ethtool -c $E1K: rx-usecs $v (configured 50)" "$(ethtool -c "$E1K" 2>&1 | grep rx-usecs)"
+m5=$(mark)
+out=$(ethtool -C "$E1K" rx-usecs 100 2>&1)
+verdict $? "ethtool -C $E1K rx-usecs 100" "$out"
+back50() { [ "$(coalesce "$E1K" rx-usecs)" = 50 ]; }
+wait_until 20 back50
+rc=$?
+[ $rc -eq 0 ] && [ "$WAITED_MS" -le 2000 ]
+verdict $? "rx-usecs is 50 again after $WAITED_MS ms (limit 2000: ethtool netlink notification)" "$(ethtool -c "$E1K" 2>&1 | grep rx-usecs)"
+wait_until 5 jhas "$m5" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=nic_coalesce
+ent=$(jentries "$m5" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=nic_coalesce | jfields)
+grep -qxF "LOWLATD_OBJECT=$E1K/rx_usecs" <<< "$ent" && grep -qxF "LOWLATD_OBSERVED=100" <<< "$ent"
+verdict $? "drift entry LOWLATD_KIND=nic_coalesce LOWLATD_OBJECT=$E1K/rx_usecs observed 100" "${ent:-no entry}
+$(jtext "$m5" SYSLOG_IDENTIFIER=lowlatd)"
+
+# ===== 6 ===============================================================================
+section "6: busctl on the system bus and lowlatctl status; unprivileged reads, Reapply refused"
+state=$(prop_s State) mode=$(prop_s Mode) nset=$(prop Settings | awk '{print $2}')
+[ "$mode" = enforce ] && [ -n "$nset" ]
+verdict $? "busctl get-property on the system bus: Mode '$mode', State '$state', Settings $nset" "$(prop Mode)"
+nlist=$(busctl call "${BUS[@]}" ListSettings 2>&1 | awk '{print $2}')
+[ -n "$nset" ] && [ "$nlist" = "$nset" ]
+verdict $? "busctl call ListSettings returns the $nset settings" "ListSettings: $nlist"
+intro=$(busctl introspect "${BUS[@]}" 2>&1)
+grep -q '^\.Reapply ' <<< "$intro" && grep -q '^\.Drift ' <<< "$intro"
+verdict $? "busctl introspect lists Reapply and the Drift signal" "$intro"
+out=$(lowlatctl status 2>&1)
+rc=$?
+[ $rc -eq 0 ] && grep -q '^LOWLATD OK: enforcing' <<< "$out" && grep -q "Isolated CPUs: $ISOLATED" <<< "$out" && [ "$state" = enforcing ]
+verdict $? "lowlatctl status exits 0, State enforcing: $(head -n1 <<< "$out")" "exit $rc
+$out"
+root_first=$(head -n1 <<< "$out")
+out=$(as_nobody lowlatctl status 2>&1)
+rc=$?
+[ $rc -ne 3 ] && [ "$(head -n1 <<< "$out")" = "$root_first" ]
+verdict $? "as uid 65534: lowlatctl status reads the same (exit $rc)" "$out"
+out=$(as_nobody busctl get-property "${BUS[@]}" State 2>&1)
+[ "$out" = "s \"$state\"" ]
+verdict $? "as uid 65534: busctl get-property State: $out" "$out"
+out=$(as_nobody busctl call "${BUS[@]}" ListSettings 2>&1)
+verdict $? "as uid 65534: busctl call ListSettings works" "$out"
+out=$(as_nobody lowlatctl check 2>&1)
+rc=$?
+[ $rc -ne 3 ] && grep -q 'boot\.\|irq\.' <<< "$out"
+verdict $? "as uid 65534: lowlatctl check works (exit $rc)" "$out"
+out=$(as_nobody lowlatctl reapply 2>&1)
+rc=$?
+[ $rc -eq 1 ] && grep -q AccessDenied <<< "$out"
+verdict $? "as uid 65534: lowlatctl reapply is refused (exit $rc): $out" "$out"
+out=$(as_nobody busctl call "${BUS[@]}" Reapply 2>&1)
+rc=$?
+[ $rc -ne 0 ] && grep -qi 'access denied\|AccessDenied' <<< "$out"
+verdict $? "as uid 65534: busctl call Reapply is refused: $out" "$out"
+out=$(lowlatctl reapply 2>&1)
+verdict $? "as root: lowlatctl reapply works" "$out"
+
+# ----- 2, continued: reported once ------------------------------------------------------
+elapsed=$(($(now_ms) - STARTED_AT))
+[ "$elapsed" -lt 35000 ] && sleep $(((35000 - elapsed) / 1000 + 1))
+section "2, continued: unmovable IRQs reported once over $((($(now_ms) - STARTED_AT) / 1000)) s (2+ scans, a reapply)"
+counts="" once=0
+for irq in "${UNMOVABLE[@]}"; do
+        k=$(jcount "$m0" MESSAGE_ID=$MID_UNMOVABLE LOWLATD_OBJECT="$irq")
+        f=$(jcount "$m0" MESSAGE_ID=$MID_FAILED LOWLATD_OBJECT="$irq")
+        counts+=" $irq:$k/$f"
+        [ "$k" -eq 1 ] && [ "$f" -eq 0 ] || once=1
+done
+[ ${#UNMOVABLE[@]} -gt 0 ] && [ $once -eq 0 ]
+verdict $? "each unmovable IRQ has exactly one unmovable entry and no correction-failed entry (IRQ:unmovable/failed$counts)" \
+        "$(jtext "$m0" MESSAGE_ID=$MID_UNMOVABLE)"
+
+# ===== 7 ===============================================================================
+section "7: systemctl reload applies a changed config; a broken one keeps the old posture"
+pid=$(main_pid)
+write_config "rx_usecs = 60
+irq_cpus = 1" "[sysctl]
+net.core.busy_poll = 50"
+m7=$(mark)
+out=$(timeout 60 systemctl reload lowlatd 2>&1)
+verdict $? "systemctl reload lowlatd (new: rx_usecs 60, net.core.busy_poll 50)" "$out"
+applied() { [ "$(sysctl -n net.core.busy_poll)" = 50 ] && [ "$(coalesce "$E1K" rx-usecs)" = 60 ]; }
+wait_until 10 applied
+verdict $? "the new posture is applied: busy_poll $(sysctl -n net.core.busy_poll), rx-usecs $(coalesce "$E1K" rx-usecs)"
+wait_until 10 jhas "$m7" MESSAGE_ID=$MID_RELOADED
+verdict $? "the reloaded message ($MID_RELOADED) is in the journal" "$(jtext "$m7" SYSLOG_IDENTIFIER=lowlatd)"
+[ "$(main_pid)" = "$pid" ] && [ "$(systemctl is-active lowlatd)" = active ]
+verdict $? "same main PID $pid, active"
+cp "$CONF" /run/e2e-good.conf
+printf '\n[daemon]\nscan_interval = banana\n' >> "$CONF"
+badline=$(grep -n 'banana' "$CONF" | cut -d: -f1)
+m7b=$(mark)
+out=$(timeout 60 systemctl reload lowlatd 2>&1)
+note "systemctl reload with the broken config: exit $?${out:+: $out}"
+wait_until 10 jhas "$m7b" MESSAGE_ID=$MID_RELOAD_FAILED
+rc=$?
+msg=$(journalctl -q -o cat --no-pager MESSAGE_ID=$MID_RELOAD_FAILED 2>&1)
+[ $rc -eq 0 ] && grep -q "$CONF:$badline" <<< "$msg"
+verdict $? "reload-failed ($MID_RELOAD_FAILED) says why: $(tr '\n' ' ' <<< "$msg")" "$(jtext "$m7b" SYSLOG_IDENTIFIER=lowlatd)"
+[ "$(systemctl is-active lowlatd)" = active ] && [ "$(main_pid)" = "$pid" ]
+verdict $? "the service stays active, same PID" "$(systemctl status --no-pager lowlatd 2>&1)"
+err=$(prop_s LastReloadError)
+[ -n "$err" ]
+verdict $? "busctl LastReloadError: $err"
+applied
+verdict $? "the old posture holds: busy_poll $(sysctl -n net.core.busy_poll), rx-usecs $(coalesce "$E1K" rx-usecs)"
+m7c=$(mark)
+sysctl -q -w net.core.busy_poll=0
+busy50() { [ "$(sysctl -n net.core.busy_poll)" = 50 ]; }
+wait_until 20 busy50
+rc=$? waited=$WAITED_MS
+verdict $rc "and is still enforced: sysctl -w net.core.busy_poll=0 reverted after $waited ms" "$(jtext "$m7c" SYSLOG_IDENTIFIER=lowlatd)"
+[ $rc -eq 0 ] && [ "$waited" -le 2000 ]
+verdict $? "net.core.busy_poll was reverted within 2 s, so through the inotify hint (the scan runs every 15 s)" "$(jtext "$m7c" SYSLOG_IDENTIFIER=lowlatd)"
+cp /run/e2e-good.conf "$CONF"
+timeout 60 systemctl reload lowlatd
+no_reload_error() { [ -z "$(prop_s LastReloadError)" ]; }
+wait_until 10 no_reload_error
+verdict $? "a good reload clears LastReloadError"
+
+# ===== 8 ===============================================================================
+section "8: /dev/cpu_dma_latency is 0 while lowlatd runs; stop releases it"
+v=$(dma_latency)
+[ "$v" = 0 ]
+verdict $? "/dev/cpu_dma_latency reads $v while lowlatd runs" "CpuDmaLatencyUSec: $(prop CpuDmaLatencyUSec)"
+out=$(timeout 60 systemctl stop lowlatd 2>&1)
+verdict $? "systemctl stop lowlatd" "$out"
+v=$(dma_latency)
+[ "$v" = 2000000000 ]
+verdict $? "after stop it reads $v (no request held)"
+out=$(timeout 120 systemctl start lowlatd 2>&1)
+[ $? -eq 0 ] && [ "$(dma_latency)" = 0 ]
+verdict $? "systemctl start: it reads $(dma_latency) again" "$out"
+
+# ===== 9 ===============================================================================
+section "9: irqbalance without the isolated CPUs banned conflicts; with them banned it does not"
+# No pins for this part: irqbalance moves pinned IRQs whatever CPUs it bans.
+write_config "rx_usecs = 60" ""
+timeout 60 systemctl reload lowlatd
+ip addr add 10.0.2.15/24 dev "$E1K" 2>/dev/null
+irqbalance_phase() {
+        # $1: /etc/default/irqbalance contents, $2: seconds to watch
+        local load_pid
+        printf '%s\n' "$1" > /etc/default/irqbalance
+        PHASE_MARK=$(mark)
+        timeout 60 systemctl start irqbalance.service
+        ping -f -q -w "$2" 10.0.2.2 > /dev/null 2>&1 &
+        load_pid=$!
+        sleep 5
+        CHECK=$(lowlatctl --json check 2>&1)
+        IRQB_FINDING=$(jq -r '.[] | select(.id == "irq.irqbalance") | "\(.severity): \(.message)"' <<< "$CHECK" 2>/dev/null)
+        wait_until "$2" jhas "$PHASE_MARK" MESSAGE_ID=$MID_IRQ_WRITER
+        FIGHT=$?
+        FIGHT_MS=$WAITED_MS
+        IRQB_DRIFTS=$(jentries "$PHASE_MARK" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=irq_affinity | jq -r .LOWLATD_OBSERVED |
+                while read -r o; do touches_isolated "${o%% *}" && echo "$o"; done | wc -l)
+        # The most drift entries any one IRQ got (a fight needs 5 within 60 s)
+        IRQB_MAX=$(jentries "$PHASE_MARK" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=irq_affinity | jq -r .LOWLATD_OBJECT |
+                sort | uniq -c | sort -rn | head -n1 | awk '{print $1 + 0}')
+        IRQB_LOG=$(jtext "$PHASE_MARK" SYSLOG_IDENTIFIER=lowlatd | grep -v ' is back at ' | tail -n 40)
+        IRQB_ACTIVE=$(systemctl is-active irqbalance.service)
+        kill "$load_pid" 2>/dev/null
+        wait "$load_pid" 2>/dev/null
+        timeout 60 systemctl stop irqbalance.service
+}
+# IRQBALANCE_BANNED_CPUS=0: an explicit, empty ban. irqbalance then skips its own
+# isolcpus=/nohz_full= detection (cputree.c, setup_banned_cpus) and places IRQs on 2-3.
+irqbalance_phase "IRQBALANCE_BANNED_CPUS=0" 35
+note "unbanned: irqbalance $IRQB_ACTIVE; $IRQB_DRIFTS irq_affinity drift entries observed on an isolated CPU, at most ${IRQB_MAX:-0} for one IRQ; IRQ writer report: $([ $FIGHT = 0 ] && echo "after $FIGHT_MS ms" || echo none)"
+[ -n "$IRQB_FINDING" ]
+verdict $? "lowlatctl check reports irq.irqbalance: ${IRQB_FINDING%%: *}" "$CHECK"
+diag "$IRQB_FINDING"
+[ "$IRQB_DRIFTS" -gt 0 ]
+verdict $? "irqbalance moved IRQs onto $ISOLATED; lowlatd logged and corrected each ($IRQB_DRIFTS drift entries)" "$IRQB_LOG"
+[[ $IRQB_FINDING == warning:* ]]
+verdict $? "the irq.irqbalance finding is a warning: this irqbalance did put IRQs on $ISOLATED" "$IRQB_FINDING"
+writer=$(jentries "$PHASE_MARK" MESSAGE_ID=$MID_IRQ_WRITER | head -n1 | jfields)
+[ $FIGHT -eq 0 ] && grep -q "^LOWLATD_WRITER=irqbalance (pid [0-9]*)$" <<< "$writer" &&
+        grep -qxF "PRIORITY=4" <<< "$writer"
+verdict $? "irqbalance is reported as the other IRQ writer ($MID_IRQ_WRITER, LOWLATD_WRITER) after $FIGHT_MS ms" \
+        "${writer:-no entry}
+$IRQB_LOG"
+x=$(journalctl -x -q --no-pager MESSAGE_ID=$MID_IRQ_WRITER 2>&1 | tail -n 25)
+grep -q "Another program is rewriting IRQ affinities" <<< "$x" && grep -q "IRQBALANCE_BANNED_CPULIST=$ISOLATED" <<< "$x"
+verdict $? "journalctl -x explains the IRQ writer report from the catalog" "$x"
+irqbalance_phase "IRQBALANCE_BANNED_CPULIST=$ISOLATED" 20
+note "banned: irqbalance $IRQB_ACTIVE; $IRQB_DRIFTS drift entries observed on an isolated CPU over 20 s"
+[ -z "$IRQB_FINDING" ]
+verdict $? "with IRQBALANCE_BANNED_CPULIST=$ISOLATED lowlatctl check does not report irq.irqbalance" "$IRQB_FINDING"
+[ $FIGHT -ne 0 ] && [ "$IRQB_DRIFTS" -eq 0 ]
+verdict $? "and over 20 s irqbalance moved nothing onto $ISOLATED and no IRQ writer was reported" "$IRQB_LOG"
+
+# A writer that does keep rewriting one IRQ, as a script or a colleague would: the fight
+# report itself, end to end. The scan runs every 250 ms here, so this does not depend on
+# inotify.
+write_config "rx_usecs = 60" ""
+sed -i 's/^scan_interval = .*/scan_interval = 250ms/' "$CONF"
+timeout 60 systemctl reload lowlatd
+fvictim=$victim
+mf=$(mark)
+( for _ in $(seq 60); do echo "$ISOLATED" > "/proc/irq/$fvictim/smp_affinity_list"; sleep 0.5; done ) &
+writer=$!
+wait_until 30 jhas "$mf" MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim"
+rc=$? waited=$WAITED_MS
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+fight=$(jentries "$mf" MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim" | head -n1 | jfields)
+[ $rc -eq 0 ] && grep -qxF "LOWLATD_KIND=irq_affinity" <<< "$fight" && grep -qxF "PRIORITY=4" <<< "$fight"
+verdict $? "a script rewriting IRQ $fvictim every 0.5 s is reported as a fight after $waited ms (kind, object, priority 4)" \
+        "${fight:-no entry}
+$(jtext "$mf" SYSLOG_IDENTIFIER=lowlatd | tail -n 20)"
+x=$(journalctl -x -q --no-pager MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim" 2>&1 | tail -n 20)
+grep -q "Another writer keeps changing irq_affinity $fvictim" <<< "$x"
+verdict $? "journalctl -x explains the fight from the catalog" "$x"
+write_config "rx_usecs = 60" ""
+timeout 60 systemctl reload lowlatd
+back_off() { ! touches_isolated "$(rd /proc/irq/$fvictim/smp_affinity_list)"; }
+wait_until 30 back_off
+verdict $? "once the writer stops, IRQ $fvictim is put back off $ISOLATED (after $WAITED_MS ms)" "$(lowlatctl list 2>&1 | awk -v o="$fvictim" '$2 == o')"
+
+# ===== 10 ==============================================================================
+section "10: systemd-analyze security in the guest matches the offline figure"
+exposure() { sed -n 's/.*Overall exposure level for lowlatd\.service: *\([0-9.]*\).*/\1/p'; }
+online=$(systemd-analyze security --no-pager lowlatd.service 2>&1 | exposure)
+offline=$(systemd-analyze security --no-pager --offline=yes "$(systemctl show -P FragmentPath lowlatd)" 2>&1 | exposure)
+note "guest: running unit $online, offline $offline; host build offline ${HOST_OFFLINE_EXPOSURE:-n/a}; README $README_EXPOSURE"
+[ -n "$online" ] && [ "$online" = "$offline" ] && [ "$online" = "$README_EXPOSURE" ] &&
+          { [ -z "$HOST_OFFLINE_EXPOSURE" ] || [ "$online" = "$HOST_OFFLINE_EXPOSURE" ]; }
+verdict $? \
+        "systemd-analyze security lowlatd.service: $online, the offline figure $offline" \
+        "$(systemd-analyze security --no-pager lowlatd.service 2>&1 | grep -v '^  *✓' | head -n 40)"
+
+out=$(systemctl is-active lowlatd; systemctl show -P NRestarts lowlatd)
+[ "$out" = "active
+0" ]
+verdict $? "lowlatd is still active and never restarted" "$out
+$(jtext "$m0" UNIT=lowlatd.service | grep -iE 'watchdog|restart|fail')"
+
+# ===== 11 ==============================================================================
+# Last, because it may kill the daemon. The watchdog ping rides on the scan; a reload
+# re-arms the scan timer. Reloads 10 s apart must not keep the ping away for WatchdogSec.
+section "11: reloads 10 s apart do not starve the watchdog (WatchdogSec=30s, scan every 15 s)"
+restarts0=$(systemctl show -P NRestarts lowlatd)
+m11=$(mark)
+for _ in 1 2 3; do
+        timeout 30 systemctl reload lowlatd
+        sleep 10
+done
+sleep 3
+wd=$(jtext "$m11" UNIT=lowlatd.service | grep -iE 'watchdog|restart|fail')
+[ -z "$wd" ] && [ "$(systemctl show -P NRestarts lowlatd)" = "$restarts0" ] && [ "$(systemctl is-active lowlatd)" = active ]
+verdict $? "three reloads 10 s apart: no watchdog timeout, no restart" "$wd"
+finish

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Builds the e2e guest image: a Debian 12 root made with mmdebstrap from the host's own
+# apt sources, turned into an ext4 image, plus the image's own kernel and initrd for a
+# direct kernel boot. Usage: mkimage.sh OUTDIR (OUTDIR must not exist; it appears only
+# when complete). run-e2e.sh keys the cache by a hash of this file, the two units it
+# bakes in and the apt sources, so any change here builds a new image.
+# Needs root, mmdebstrap and e2fsprogs (mkfs.ext4 -d).
+set -euo pipefail
+
+out=$1
+here=$(cd "$(dirname "$0")" && pwd)
+sources=${LOWLATD_E2E_APT_SOURCES:-}
+if [ -z "$sources" ]; then
+        for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+                if [ -s "$f" ]; then sources=$f; break; fi
+        done
+fi
+[ -n "$sources" ] || { echo "mkimage: no apt sources file found" >&2; exit 1; }
+
+# What the guest needs: systemd as PID 1 with udevd, journald and the system bus; the
+# tools the tests drive (jq reads journalctl -o json, ping makes NIC interrupts); the
+# daemon's shared libraries (the binaries come from the build under test, over 9p);
+# irqbalance for the conflicting-writer test; a kernel and an initramfs that can find a
+# virtio-blk root. No getty, no apt timers: nothing in the guest but the test.
+packages=(
+        systemd systemd-sysv udev dbus libpam-systemd
+        ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
+        irqbalance
+        libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200 libinih1
+        linux-image-amd64 initramfs-tools
+)
+
+work=$(mktemp -d "${out%/}.tmp.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+
+mmdebstrap --variant=minbase --mode=root --format=directory \
+        --include="$(IFS=,; echo "${packages[*]}")" \
+        --customize-hook='echo lowlatd-e2e > "$1/etc/hostname"' \
+        --customize-hook='printf "127.0.0.1 localhost\n127.0.1.1 lowlatd-e2e\n" > "$1/etc/hosts"' \
+        --customize-hook='echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" > "$1/etc/fstab"' \
+        --customize-hook='printf "%s\n" virtio_pci virtio_blk ext4 9p 9pnet_virtio >> "$1/etc/initramfs-tools/modules"' \
+        --customize-hook='chroot "$1" update-initramfs -u -k all' \
+        --customize-hook="cp '$here/lowlatd-e2e.service' '$here/lowlatd-e2e.target' \"\$1/etc/systemd/system/\"" \
+        --customize-hook='systemctl --root="$1" disable irqbalance.service' \
+        --customize-hook='systemctl --root="$1" mask getty@.service serial-getty@.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer' \
+        --customize-hook='rm -rf "$1/var/cache/apt/archives/"*.deb "$1/var/lib/apt/lists/"*_Packages' \
+        --customize-hook='chroot "$1" passwd -d root' \
+        bookworm "$root" "$sources"
+
+mkdir -p "$work/img"
+cp "$root"/boot/vmlinuz-* "$work/img/vmlinuz"
+cp "$root"/boot/initrd.img-* "$work/img/initrd.img"
+# The root file system with room to spare for what the tests install and log; the
+# guest writes to a throwaway overlay (snapshot=on), so this file never changes.
+size_mb=$(( $(du -sm "$root" | cut -f1) + 1024 ))
+mkfs.ext4 -q -L lowlatd-e2e -d "$root" "$work/img/root.ext4" "${size_mb}M"
+mv "$work/img" "$out"
