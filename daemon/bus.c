@@ -13,6 +13,7 @@
 #include "audit.h"
 #include "build-config.h"
 #include "bus.h"
+#include "checkjob.h"
 #include "log.h"
 #include "util.h"
 
@@ -119,31 +120,8 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
 }
 
 static int method_check(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_finding_list_ FindingList findings = FINDING_LIST_EMPTY;
-        Manager *m = userdata;
-        int r;
-
-        r = audit_run(m->host, m->posture, &m->table, &findings);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "The audit failed: %s", strerror(-r));
-        r = sd_bus_message_new_method_return(message, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssss)");
-        for (size_t i = 0; r >= 0 && i < findings.n; i++) {
-                const Finding *f = &findings.items[i];
-                /* Findings quote host text (comms, cmdline); the bus takes only UTF-8. */
-                _cleanup_free_ char *subject = utf8_escape(f->subject), *text = utf8_escape(f->message);
-                if (!subject || !text)
-                        return -ENOMEM;
-                r = sd_bus_message_append(reply, "(ssss)", severity_to_string(f->severity), f->id, subject, text);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        /* Off the event loop: any user may call this, and the audit takes milliseconds. */
+        return check_job_submit(userdata, message);
 }
 
 static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -363,6 +341,7 @@ void bus_setup(Manager *m) {
 }
 
 void bus_done(Manager *m) {
+        check_job_abandon(m);
         m->bus_retry = sd_event_source_disable_unref(m->bus_retry);
         m->bus_socket_watch = sd_event_source_disable_unref(m->bus_socket_watch);
         m->bus_socket_name = mfree(m->bus_socket_name);

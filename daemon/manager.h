@@ -41,6 +41,8 @@ typedef struct KnownLink {
 /* This many distinct IRQs rewritten within FIGHT_WINDOW_USEC is another IRQ balancer. */
 #define IRQ_WRITER_IRQS 5
 
+typedef struct CheckJob CheckJob;
+
 typedef struct Manager {
         sd_event *event;
         sd_event_source *scan_timer;
@@ -102,6 +104,7 @@ typedef struct Manager {
         uint64_t bus_retry_usec;
         bool bus_failure_logged;
         BusSnapshot bus_emitted;
+        CheckJob *check_job; /* the running Check() audit, NULL when none */
 } Manager;
 
 int manager_new(const char *config_path, Host *host, Posture *posture, bool observe_override, Manager **ret);

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Check() in a forked child, so the audit never blocks the event loop. */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "manager.h"
+
+/* Answers call with the findings, later: joins the running audit or starts one. Returns
+ * 1 (the reply will come), or -errno when call could not be queued. */
+int check_job_submit(Manager *m, sd_bus_message *call);
+/* Kills a running audit and drops its callers unanswered (the daemon is exiting). */
+void check_job_abandon(Manager *m);
