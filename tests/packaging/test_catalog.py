@@ -41,7 +41,13 @@ def parse_log_c(text):
     setting_events = set(re.findall(r"\[\s*SETTING_EVENT_\w+\s*\]\s*=\s*(EVENT_\w+)", text))
     fields = set(re.findall(r'\bfield\(\s*"([A-Z0-9_]+)"', text))
     fields |= {"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"}
-    return events, setting_events, fields
+    # Events with a writer of their own (log_irq_writer): the fields that function sends.
+    own_fields = {}
+    for fn in re.finditer(r"^\w[^\n;]*\)\s*\{\n(.*?)^\}", text, re.M | re.S):
+        ids = set(re.findall(r"event_info\(\s*(EVENT_\w+)\s*\)", fn.group(1)))
+        if len(ids) == 1:
+            own_fields[ids.pop()] = set(re.findall(r'\bfield\(\s*"([A-Z0-9_]+)"', fn.group(1)))
+    return events, setting_events, fields, own_fields
 
 
 def parse_catalog(text):
@@ -87,7 +93,7 @@ def parse_dump(text):
 
 
 def test(t):
-    events, setting_events, fields = parse_log_c(u.read(u.src("lib", "log.c")))
+    events, setting_events, fields, own_fields = parse_log_c(u.read(u.src("lib", "log.c")))
     catalog_path = u.src("conf", "lowlatd.catalog")
     entries = parse_catalog(u.read(catalog_path))
 
@@ -145,6 +151,10 @@ def test(t):
                 continue
             if var not in fields:
                 bad.append("%s (%s): @%s@ is not a field lowlatd sends" % (e["id"], name, var))
+            elif key in own_fields:
+                if var not in own_fields[key] | {"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"}:
+                    bad.append("%s (%s): @%s@ is not among the fields this event sends (%s)" %
+                               (e["id"], name, var, ", ".join(sorted(own_fields[key]))))
             elif var in setting_fields and key not in setting_events:
                 bad.append("%s (%s): @%s@, but this event is not about a setting" % (e["id"], name, var))
             elif var == "LOWLATD_ERROR" and name not in EVENTS_WITH_ERROR:
