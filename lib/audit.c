@@ -100,9 +100,9 @@
 #include <sys/stat.h>
 
 #include "audit.h"
+#include "strays.h"
 #include "util.h"
 
-#define PF_KTHREAD 0x00200000U
 #define CAP_IPC_LOCK_BIT 14
 #define CPUIDLE_STATES_MAX 64U
 #define NUMA_NODES_MAX 4096U
@@ -1402,8 +1402,12 @@ static void check_strays(Audit *a) {
                             "configured application: when it wakes up it can run there and preempt the "
                             "application. Move it with taskset -apc %s %u; keep services off the isolated CPUs "
                             "with CPUAffinity=%s in /etc/systemd/system.conf (or the unit), or boot with "
-                            "isolcpus=domain so new tasks start on housekeeping CPUs.",
-                            s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping);
+                            "isolcpus=domain so new tasks start on housekeeping CPUs.%s",
+                            s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping,
+                            a->config->evict_strays || s->pid == 1
+                                    ? ""
+                                    : " Or set evict_strays = yes in [cpus] and lowlatd moves such tasks as they "
+                                      "appear.");
         }
 }
 
@@ -1796,80 +1800,6 @@ static void check_steal(Audit *a) {
 
 /* --- processes: one pass over /proc --- */
 
-typedef struct TaskStat {
-        char comm[64];
-        unsigned ppid;
-        uint64_t flags;
-        unsigned rt_priority;
-        unsigned policy;
-        bool have_policy;
-} TaskStat;
-
-/* "pid (comm) state ppid ... flags(9) ... rt_priority(40) policy(41) ...". comm may hold
- * spaces and parentheses: the fields start after the last ')'. */
-static int parse_stat(const char *text, TaskStat *ret) {
-        const char *open = strchr(text, '('), *close = strrchr(text, ')'), *p;
-        TaskStat st = {};
-        unsigned field = 3;
-        bool have_ppid = false, have_flags = false, have_prio = false;
-
-        if (!open || !close || close < open)
-                return -EINVAL;
-        snprintf(st.comm, sizeof(st.comm), "%.*s", (int) MIN((size_t) (close - open - 1), sizeof(st.comm) - 1), open + 1);
-        p = close + 1;
-        while (*p && field <= 41) {
-                char token[32];
-                size_t n;
-
-                while (*p == ' ')
-                        p++;
-                n = strcspn(p, " \n");
-                if (n == 0)
-                        break;
-                if (n < sizeof(token) && (field == 4 || field == 9 || field == 40 || field == 41)) {
-                        memcpy(token, p, n);
-                        token[n] = '\0';
-                        if (field == 4)
-                                have_ppid = parse_unsigned(token, &st.ppid) >= 0;
-                        else if (field == 9)
-                                have_flags = parse_uint64(token, &st.flags) >= 0;
-                        else if (field == 40)
-                                have_prio = parse_unsigned(token, &st.rt_priority) >= 0;
-                        else
-                                st.have_policy = have_prio && parse_unsigned(token, &st.policy) >= 0;
-                }
-                p += n;
-                field++;
-        }
-        if (!have_ppid || !have_flags)
-                return -EINVAL;
-        *ret = st;
-        return 0;
-}
-
-/* Whether a cgroup file (one "hierarchy:controllers:path" per line) puts the task in
- * unit or below it. */
-static bool cgroup_in_unit(const char *text, const char *unit) {
-        size_t ulen = strlen(unit);
-
-        for (const char *line = text; line && *line;) {
-                const char *end = strchr(line, '\n'), *path;
-                const char *stop = end ?: line + strlen(line);
-
-                path = memchr(line, ':', (size_t) (stop - line));
-                path = path ? memchr(path + 1, ':', (size_t) (stop - path - 1)) : NULL;
-                for (const char *s = path; s && s < stop;) {
-                        const char *seg = s + 1, *next = memchr(seg, '/', (size_t) (stop - seg));
-                        size_t len = (size_t) ((next ?: stop) - seg);
-                        if (len == ulen && strncmp(seg, unit, ulen) == 0)
-                                return true;
-                        s = next;
-                }
-                line = end ? end + 1 : NULL;
-        }
-        return false;
-}
-
 static void app_add_pid(Audit *a, size_t app, unsigned pid) {
         AppPids *ap = &a->apps[app];
         unsigned *pids = audit_check_alloc(a, realloc(ap->pids, (ap->n + 1) * sizeof(unsigned)));
@@ -1927,7 +1857,7 @@ static void scan_process(Audit *a, unsigned pid) {
         bool have_stat, kthread, is_app = false;
         unsigned ppid = 0;
 
-        have_stat = read_file(a, &stat, "proc/%u/stat", pid) >= 0 && parse_stat(stat, &st) >= 0;
+        have_stat = read_file(a, &stat, "proc/%u/stat", pid) >= 0 && task_stat_parse(stat, &st) >= 0;
         (void) read_file(a, &status, "proc/%u/status", pid);
         if (!have_stat && !status)
                 return; /* gone, or not a process */
@@ -2050,7 +1980,7 @@ static void summarize_task(Audit *a, const AppSection *app, const char *dir, boo
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
         TaskStat st = {};
 
-        if (read_file(a, &stat, "%s/stat", dir) >= 0 && parse_stat(stat, &st) >= 0 && st.have_policy) {
+        if (read_file(a, &stat, "%s/stat", dir) >= 0 && task_stat_parse(stat, &st) >= 0 && st.have_policy) {
                 s->n++;
                 if (policy_matches(app, st.policy)) {
                         s->n_rt++;

@@ -172,6 +172,12 @@ static void handle_cpus(ParseState *s, const char *key, const char *value) {
                 if (parse_cpu_list_value(s, key, value, &c->housekeeping) >= 0)
                         c->housekeeping_explicit = true;
                 c->housekeeping_source = here(s);
+        } else if (streq(key, "evict_strays")) {
+                bool b;
+                if (parse_boolean(value, &b) < 0)
+                        parse_error(s, "evict_strays: '%s' is not yes or no", value);
+                else
+                        c->evict_strays = b;
         } else
                 parse_error(s, "unknown key '%s' in section [cpus]", key);
 }

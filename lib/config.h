@@ -113,6 +113,8 @@ typedef struct Config {
         CPUSet housekeeping;
         ConfigSource housekeeping_source;
 
+        bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/strays.c) */
+
         bool default_affinity_is_housekeeping;
         CPUSet default_affinity;
         ConfigSource default_affinity_source;

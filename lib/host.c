@@ -127,6 +127,23 @@ char *host_path(const Host *h, const char *relpath) {
         return strdup_printf("%s/%s", streq(h->root_path, "/") ? "" : h->root_path, relpath);
 }
 
+bool host_is_live(const Host *h) {
+        struct stat root, real;
+        char link[32], self[32];
+        ssize_t n;
+
+        if (fstat(h->root_fd, &root) < 0 || stat("/", &real) < 0 || root.st_dev != real.st_dev ||
+            root.st_ino != real.st_ino)
+                return false;
+        /* The root is "/", so this resolves within it. */
+        n = readlinkat(h->root_fd, "proc/self", link, sizeof(link) - 1);
+        if (n <= 0)
+                return false;
+        link[n] = '\0';
+        snprintf(self, sizeof(self), "%d", (int) getpid());
+        return streq(link, self);
+}
+
 void host_cpus_done(HostCpus *c) {
         cpuset_done(&c->online);
         cpuset_done(&c->possible);

@@ -30,6 +30,10 @@ int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *r
 int host_write_file(const Host *h, const char *relpath, const char *value);
 /* The absolute path (root prefix + relpath); newly allocated. */
 char *host_path(const Host *h, const char *relpath);
+/* Whether the root is this system's own "/" and its /proc is that of lowlatd's PID
+ * namespace (proc/self is our pid): only then are the PIDs under it tasks that may be
+ * acted on (sched_setaffinity). A fake tree under --root never is. */
+bool host_is_live(const Host *h);
 
 typedef struct HostCpus {
         CPUSet online;

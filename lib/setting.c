@@ -17,6 +17,7 @@ static const char *const kind_names[_SETTING_KIND_MAX] = {
         [SETTING_CPU_DMA_LATENCY] = "cpu_dma_latency",
         [SETTING_GOVERNOR] = "governor",
         [SETTING_CPUIDLE] = "cpuidle",
+        [SETTING_STRAY_TASKS] = "stray_tasks",
         [SETTING_NIC_COALESCE] = "nic_coalesce",
         [SETTING_NIC_RING] = "nic_ring",
         [SETTING_NIC_CHANNELS] = "nic_channels",
@@ -65,6 +66,7 @@ Setting *setting_free(Setting *s) {
         free(s->reason);
         free(s->feature);
         cpuset_done(&s->cpus);
+        strays_free(s->strays);
         free(s);
         return NULL;
 }
@@ -344,6 +346,22 @@ int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting 
         return 0;
 }
 
+int setting_new_stray_tasks(const Posture *p, Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(SETTING_STRAY_TASKS);
+
+        if (!s)
+                return -ENOMEM;
+        /* No path: nothing to watch with inotify (procfs sends no events for affinity
+         * changes or new tasks); the periodic scan looks. */
+        s->object = cpuset_format_list(&p->isolated);
+        s->desired = strdup("none");
+        s->strays = strays_new();
+        if (!s->object || !s->desired || !s->strays)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
 bool setting_same(const Setting *a, const Setting *b) {
         return a->kind == b->kind && streq(a->object, b->object) && streq(a->desired, b->desired) &&
                a->exact == b->exact;
@@ -356,6 +374,11 @@ void setting_inherit(Setting *n, Setting *old) {
          * moment, and the persistent read fds are what makes a scan cheap. */
         n->fd = TAKE_FD(old->fd);
         n->effective_fd = TAKE_FD(old->effective_fd);
+        if (n->kind == SETTING_STRAY_TASKS && old->strays) {
+                /* The tasks left alone stay left alone (and reported) across a reload. */
+                strays_free(n->strays);
+                n->strays = TAKE_PTR(old->strays);
+        }
         for (size_t i = 0; i < ELEMENTSOF(n->watches); i++) {
                 n->watches[i] = old->watches[i];
                 old->watches[i] = -1;
@@ -425,6 +448,19 @@ static int setting_tidy_text(const Setting *s, char *buf, size_t size) {
         return 0;
 }
 
+/* The PIDs under a fake root are not this host's tasks: moving "pid 1234" there would
+ * move whatever real task has that number. So without a live host (and no test's own
+ * mover) the setting is unsupported, and nothing is looked at or moved. */
+static int stray_tasks_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
+        if (!rc->set_task_affinity && !host_is_live(rc->host)) {
+                set_reason(s, "evict_strays needs --root / (the PIDs under %s are not this host's tasks, so none is "
+                              "moved; lowlatctl check lists stray tasks)",
+                           rc->host->root_path);
+                return -EOPNOTSUPP;
+        }
+        return strays_scan(s->strays, rc->host, rc->posture, getpid(), buf, size);
+}
+
 /* Reads the current value into buf as text. -ENOENT: the object does not exist. Out of
  * fds (EMFILE), the read falls back to open/read/close: slower, never wrong. */
 static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
@@ -432,6 +468,8 @@ static int setting_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
 
         if (setting_kind_is_nic(s->kind))
                 return nic_read(rc, s, buf, size);
+        if (s->kind == SETTING_STRAY_TASKS)
+                return stray_tasks_read(rc, s, buf, size);
 
         r = setting_read_persistent(rc, s, buf, size);
 
@@ -566,6 +604,9 @@ static bool setting_matches(Reconciler *rc, Setting *s, const char *observed) {
         }
         case SETTING_IRQ_DEFAULT_AFFINITY:
                 return cpuset_parse_mask(observed, &rc->scratch) >= 0 && cpuset_equal(&rc->scratch, &s->cpus);
+        case SETTING_STRAY_TASKS:
+                /* Tasks left alone follow "; left alone:" and are not drift. */
+                return strncmp(observed, "none", 4) == 0 && (observed[4] == '\0' || observed[4] == ';');
         case SETTING_CPU_DMA_LATENCY: {
                 /* The kernel reports the strictest request; stricter than ours is fine. */
                 char *end;
@@ -632,6 +673,15 @@ static int setting_write(Reconciler *rc, Setting *s) {
                 return nic_write(rc, s);
 
         switch (s->kind) {
+        case SETTING_STRAY_TASKS:
+                /* Belt and braces: stray_tasks_read() already refused a fake tree. */
+                if (!rc->set_task_affinity && !host_is_live(rc->host))
+                        return -EOPNOTSUPP;
+                r = strays_evict(s->strays, rc->posture, rc->set_task_affinity ?: task_set_affinity,
+                                 rc->task_affinity_userdata);
+                if (r < 0)
+                        set_reason(s, "moving stray tasks failed: %s", strerror(-r));
+                return r; /* the number moved */
         case SETTING_IRQ_AFFINITY: {
                 struct stat st;
                 /* Root ignores file modes, so check the bits the kernel uses to say "no". */
@@ -703,7 +753,8 @@ static int setting_record_original(Reconciler *rc, Setting *s) {
         _cleanup_free_ char *value = NULL;
         int r;
 
-        if (!rc->originals || !s->observed)
+        /* Evicted tasks have nothing recorded: see setting_restore(). */
+        if (!rc->originals || !s->observed || s->kind == SETTING_STRAY_TASKS)
                 return 0;
         if (s->kind == SETTING_CPU_DMA_LATENCY)
                 value = strdup(ORIGINAL_NO_REQUEST);
@@ -729,6 +780,13 @@ int setting_restore(Reconciler *rc, Setting *s) {
         uint32_t saved_value = s->value;
         int r;
 
+        /* Evicted tasks are not put back on the isolated CPUs. A PID recorded at the move
+         * may belong to another task by the time of a restore, and what was taken away is
+         * only the isolated CPUs, which no task but the applications should use; a task
+         * that needs them back gets them with taskset(1). Nothing was recorded, so nothing
+         * is restored. */
+        if (s->kind == SETTING_STRAY_TASKS)
+                return 0;
         if (!rc->originals || !(original = originals_get(rc->originals, s->kind, s->object)))
                 return 0;
 
@@ -767,6 +825,18 @@ int setting_restore(Reconciler *rc, Setting *s) {
         s->state = SETTING_PENDING;
         originals_forget(rc->originals, s->kind, s->object);
         return 1;
+}
+
+/* Tasks newly left alone because the kernel refused to move them: one report (a failed
+ * correction naming them), then never again while they live. */
+static void stray_tasks_report(Reconciler *rc, Setting *s) {
+        _cleanup_free_ char *text = NULL;
+
+        if (strays_take_unreported(s->strays, &text) <= 0)
+                return;
+        set_reason(s, "left alone, cannot be moved: %s", text);
+        rc->counters.failures++;
+        emit(rc, SETTING_EVENT_CORRECTION_FAILED, s);
 }
 
 static void record_correction(Reconciler *rc, Setting *s, uint64_t now) {
@@ -842,7 +912,7 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                                            s->kind == SETTING_SYSCTL     ? "no such sysctl on this kernel"
                                            : s->kind == SETTING_GOVERNOR ? "no cpufreq driver for this CPU"
                                                                          : "not present on this host",
-                                           s->path);
+                                           s->path ?: "proc");
                                 emit(rc, SETTING_EVENT_UNSUPPORTED, s);
                         }
                         return 0;
@@ -853,7 +923,8 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                         return -ENOENT;
                 if (s->state != SETTING_FAILED) {
                         s->state = SETTING_FAILED;
-                        set_reason(s, "reading %s failed: %s", s->path, strerror(-r));
+                        set_reason(s, "reading %s failed: %s",
+                                   s->path ?: (s->kind == SETTING_STRAY_TASKS ? "proc" : s->object), strerror(-r));
                         rc->counters.failures++;
                         emit(rc, SETTING_EVENT_CORRECTION_FAILED, s);
                 }
@@ -898,6 +969,8 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
 
         matches = setting_matches(rc, s, s->observed);
         if (matches) {
+                if (s->kind == SETTING_STRAY_TASKS && !rc->observe)
+                        stray_tasks_report(rc, s); /* a PF_NO_SETAFFINITY task, found alone */
                 if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED || s->state == SETTING_UNSUPPORTED ||
                     s->state == SETTING_UNMOVABLE)
                         emit(rc, SETTING_EVENT_RECOVERED, s);
@@ -944,7 +1017,20 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
         if (r >= 0) {
                 /* Trust the host, not the write: read it back. */
                 r = setting_read(rc, s, buf, sizeof(buf));
-                if (r >= 0 && set_observed(s, buf) >= 0 && setting_matches(rc, s, s->observed)) {
+                if (s->kind == SETTING_STRAY_TASKS)
+                        stray_tasks_report(rc, s);
+                if (r >= 0 && set_observed(s, buf) < 0)
+                        r = -ENOMEM;
+                matches = r >= 0 && setting_matches(rc, s, s->observed);
+                if (matches && s->kind == SETTING_STRAY_TASKS && s->strays->n_confirmed == 0) {
+                        /* Nothing was moved: the strays exited, or are left alone now (and
+                         * were reported so). Not a correction. */
+                        s->state = SETTING_OK;
+                        s->reason = mfree(s->reason);
+                        emit(rc, SETTING_EVENT_RECOVERED, s);
+                        return 0;
+                }
+                if (matches) {
                         s->readback_retry = false;
                         s->state = SETTING_CORRECTED;
                         s->reason = mfree(s->reason);
@@ -953,6 +1039,11 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force) {
                         record_correction(rc, s, now);
                         return 0;
                 }
+                /* The tasks just moved are off the isolated CPUs or left alone now, so a
+                 * stray in the read-back is one that appeared since the scan (a busy host
+                 * forks all the time): still drift, moved at the next scan, no failure. */
+                if (s->kind == SETTING_STRAY_TASKS && r >= 0)
+                        return 0;
                 set_reason(s, "wrote %s but read back %s", s->desired, s->observed ?: "nothing");
                 /* An interface being torn down answers a write, then reads back empty before
                  * its removal is announced: give NIC settings one more look before calling

@@ -12,6 +12,7 @@
 #include "host.h"
 #include "posture.h"
 #include "rtnl.h"
+#include "strays.h"
 
 typedef enum SettingKind {
         SETTING_IRQ_AFFINITY,
@@ -20,6 +21,7 @@ typedef enum SettingKind {
         SETTING_CPU_DMA_LATENCY,
         SETTING_GOVERNOR,
         SETTING_CPUIDLE,
+        SETTING_STRAY_TASKS,
         SETTING_NIC_COALESCE,
         SETTING_NIC_RING,
         SETTING_NIC_CHANNELS,
@@ -79,6 +81,7 @@ typedef struct Setting {
         bool exact;    /* IRQs: pinned, so the affinity must equal cpus */
         int32_t latency_usec;
         int32_t held_usec;   /* cpu_dma_latency: the value our request holds now */
+        Strays *strays;      /* stray_tasks: the last scan, and the tasks left alone */
 
         uint64_t corrections_at[FIGHT_CORRECTIONS]; /* ring of recent correction times */
         unsigned corrections_pos;
@@ -127,6 +130,10 @@ typedef struct Reconciler {
         unsigned fd_limit; /* RLIMIT_NOFILE; persistent fds stop short of it, 0 = no check */
         SettingEventHandler handler;
         void *userdata;
+        /* stray_tasks: how a task is moved. NULL: sched_setaffinity(), and only on a live
+         * host (host_is_live()); tests set their own to act on a fake tree. */
+        TaskAffinitySetter set_task_affinity;
+        void *task_affinity_userdata;
         ReconcileCounters counters;
         CPUSet scratch; /* parse buffer, so a scan does not allocate */
 } Reconciler;
@@ -145,6 +152,9 @@ int setting_new_cpu_dma_latency(int32_t usec, Setting **ret);
 int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
 /* An idle state deeper than the latency target, kept disabled on an isolated CPU. */
 int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret);
+/* [cpus] evict_strays: user tasks allowed on the isolated CPUs, desired "none" (see
+ * lib/strays.c for what is never moved). The object is the isolated CPU list. */
+int setting_new_stray_tasks(const Posture *p, Setting **ret);
 int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
 int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
 int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);

@@ -108,6 +108,12 @@ int table_plan_static(SettingTable *t, const Posture *p) {
                 if (r < 0 || (r = add_or_free(t, s)) < 0)
                         return r;
         }
+        /* With no isolated CPU no task can stray onto one. */
+        if (c->evict_strays && !cpuset_is_empty(&p->isolated)) {
+                r = setting_new_stray_tasks(p, &s);
+                if (r < 0 || (r = add_or_free(t, s)) < 0)
+                        return r;
+        }
         return 0;
 }
 

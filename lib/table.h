@@ -40,7 +40,7 @@ void table_done(SettingTable *t);
 int table_add(SettingTable *t, Setting *s);
 
 /* Adds the settings that do not depend on IRQs: default affinity, sysctls,
- * cpu_dma_latency, governors. */
+ * cpu_dma_latency, governors, and stray_tasks ([cpus] evict_strays). */
 int table_plan_static(SettingTable *t, const Posture *p);
 /* With a cpu_dma_latency target: every cpuidle state of an isolated CPU whose exit latency
  * is above it, disabled (a state that deep would break the target on that CPU whatever

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Stray user tasks: found through /proc under the root, moved with sched_setaffinity().
+ *
+ * Never a stray, so never moved:
+ * - kernel threads: PF_KTHREAD in /proc/PID/stat; also kthreadd (pid 2) and its children
+ *   when their command line is empty. The empty command line matters: in a PID namespace
+ *   pid 2 is an ordinary process, and so are its children.
+ * - the configured applications, all their threads: a process whose comm is a [process
+ *   "COMM"] section's, or whose cgroup is in a [service "NAME"] section's unit, the same
+ *   rule as the audit (lib/audit.c), so a forked child of the application counts too;
+ * - lowlatd itself (it pins itself to the housekeeping CPUs);
+ * - PID 1: listed as "left alone", not moved. systemd applies its own CPUAffinity=
+ *   (system.conf) and resets the affinity it does not configure on daemon-reexec, so
+ *   moving it would start a fight with init; CPUAffinity= is the right place, and it also
+ *   keeps every service started later off the isolated CPUs.
+ * - zombies, and threads that exit during the scan.
+ * A thread with PF_NO_SETAFFINITY (io_uring workers) or that the kernel refuses to move
+ * (EINVAL: a cpuset cgroup with only isolated CPUs; EPERM) is excluded, with the reason,
+ * for as long as that task lives: reported once, not retried on every scan. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "strays.h"
+#include "util.h"
+
+int task_stat_parse(const char *text, TaskStat *ret) {
+        const char *open = strchr(text, '('), *close = strrchr(text, ')'), *p;
+        TaskStat st = {};
+        unsigned field = 3;
+        bool have_ppid = false, have_flags = false, have_prio = false;
+
+        if (!open || !close || close < open)
+                return -EINVAL;
+        snprintf(st.comm, sizeof(st.comm), "%.*s", (int) MIN((size_t) (close - open - 1), sizeof(st.comm) - 1), open + 1);
+        p = close + 1;
+        while (*p && field <= 41) {
+                char token[32];
+                size_t n;
+
+                while (*p == ' ')
+                        p++;
+                n = strcspn(p, " \n");
+                if (n == 0)
+                        break;
+                if (field == 3)
+                        st.state = *p;
+                if (n < sizeof(token) && (field == 4 || field == 9 || field == 22 || field == 40 || field == 41)) {
+                        memcpy(token, p, n);
+                        token[n] = '\0';
+                        if (field == 4)
+                                have_ppid = parse_unsigned(token, &st.ppid) >= 0;
+                        else if (field == 9)
+                                have_flags = parse_uint64(token, &st.flags) >= 0;
+                        else if (field == 22)
+                                (void) parse_uint64(token, &st.start_time);
+                        else if (field == 40)
+                                have_prio = parse_unsigned(token, &st.rt_priority) >= 0;
+                        else
+                                st.have_policy = have_prio && parse_unsigned(token, &st.policy) >= 0;
+                }
+                p += n;
+                field++;
+        }
+        if (!have_ppid || !have_flags)
+                return -EINVAL;
+        *ret = st;
+        return 0;
+}
+
+bool cgroup_in_unit(const char *text, const char *unit) {
+        size_t ulen = strlen(unit);
+
+        for (const char *line = text; line && *line;) {
+                const char *end = strchr(line, '\n'), *path;
+                const char *stop = end ?: line + strlen(line);
+
+                path = memchr(line, ':', (size_t) (stop - line));
+                path = path ? memchr(path + 1, ':', (size_t) (stop - path - 1)) : NULL;
+                for (const char *s = path; s && s < stop;) {
+                        const char *seg = s + 1, *next = memchr(seg, '/', (size_t) (stop - seg));
+                        size_t len = (size_t) ((next ?: stop) - seg);
+                        if (len == ulen && strncmp(seg, unit, ulen) == 0)
+                                return true;
+                        s = next;
+                }
+                line = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
+bool app_matches(const AppSection *app, const char *comm, const char *cgroup) {
+        char unit[256];
+
+        if (app->kind == APP_PROCESS)
+                return comm && streq(comm, app->name);
+        if (!cgroup || snprintf(unit, sizeof(unit), "%s.service", app->name) >= (int) sizeof(unit))
+                return false;
+        return cgroup_in_unit(cgroup, unit);
+}
+
+int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus) {
+        int last = cpuset_last(cpus);
+        size_t size;
+        cpu_set_t *set;
+        int r = 0;
+
+        (void) userdata;
+        if (last < 0)
+                return -EINVAL;
+        size = CPU_ALLOC_SIZE((size_t) last + 1);
+        set = CPU_ALLOC((size_t) last + 1);
+        if (!set)
+                return -ENOMEM;
+        CPU_ZERO_S(size, set);
+        CPUSET_FOREACH(cpu, cpus)
+                CPU_SET_S((size_t) cpu, size, set);
+        if (sched_setaffinity(tid, size, set) < 0)
+                r = negative_errno();
+        CPU_FREE(set);
+        return r;
+}
+
+Strays *strays_new(void) {
+        return calloc(1, sizeof(Strays));
+}
+
+static void strays_clear_threads(Strays *st) {
+        for (size_t i = 0; i < st->n_threads; i++)
+                cpuset_done(&st->threads[i].allowed);
+        st->threads = mfree(st->threads);
+        st->n_threads = 0;
+}
+
+static void excluded_done(StrayExcluded *e) {
+        free(e->what);
+        free(e->why);
+}
+
+Strays *strays_free(Strays *st) {
+        if (!st)
+                return NULL;
+        strays_clear_threads(st);
+        for (size_t i = 0; i < st->n_excluded; i++)
+                excluded_done(&st->excluded[i]);
+        free(st->excluded);
+        free(st->moved);
+        free(st);
+        return NULL;
+}
+
+/* comm is the task's to choose: anything but printable ASCII becomes '?', for the
+ * journal, the bus (UTF-8 only) and the ", " and "; " the observed text is made of. */
+static void printable(char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || (unsigned char) *s >= 0x7f)
+                        *s = '?';
+}
+
+static StrayExcluded *excluded_find(Strays *st, pid_t tid, uint64_t start_time) {
+        for (size_t i = 0; i < st->n_excluded; i++)
+                if (st->excluded[i].tid == tid && st->excluded[i].start_time == start_time)
+                        return &st->excluded[i];
+        return NULL;
+}
+
+_printf_(6, 7) static int excluded_add(Strays *st, pid_t pid, pid_t tid, uint64_t start_time, const char *comm,
+                                       const char *why_fmt, ...) {
+        StrayExcluded *a, e = { .pid = pid, .tid = tid, .start_time = start_time, .seen = true };
+        va_list ap;
+        int r;
+
+        va_start(ap, why_fmt);
+        r = vasprintf(&e.why, why_fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        e.what = pid == tid ? strdup_printf("pid %d (%s)", (int) pid, comm)
+                            : strdup_printf("pid %d (%s) thread %d", (int) pid, comm, (int) tid);
+        a = e.what ? realloc(st->excluded, (st->n_excluded + 1) * sizeof(StrayExcluded)) : NULL;
+        if (!a) {
+                excluded_done(&e);
+                return -ENOMEM;
+        }
+        st->excluded = a;
+        st->excluded[st->n_excluded++] = e;
+        return 0;
+}
+
+static bool was_moved(const Strays *st, pid_t tid, uint64_t start_time) {
+        for (size_t i = 0; i < st->n_moved; i++)
+                if (st->moved[i].tid == tid && st->moved[i].start_time == start_time)
+                        return true;
+        return false;
+}
+
+/* The value of "Key:\tvalue\n" in a status file, in place; NULL when absent. */
+static char *status_field(char *text, const char *key) {
+        size_t len = strlen(key);
+
+        for (char *line = text; line && *line;) {
+                char *end = strchr(line, '\n');
+                if (strncmp(line, key, len) == 0 && line[len] == ':') {
+                        if (end)
+                                *end = '\0';
+                        return strstrip(line + len + 1);
+                }
+                line = end ? end + 1 : NULL;
+        }
+        return NULL;
+}
+
+static int compare_pid(const void *a, const void *b) {
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* The numeric entries of a directory, sorted, at most max of the lowest. */
+static int list_ids(const Host *h, const char *relpath, size_t max, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ pid_t *ids = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        DIR *d;
+        int fd;
+
+        fd = host_open_file(h, relpath, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                unsigned v;
+
+                if (parse_unsigned(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX)
+                        continue;
+                if (n == allocated) {
+                        size_t m = MAX(allocated * 2, 64U);
+                        pid_t *a = realloc(ids, m * sizeof(pid_t));
+                        if (!a) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        ids = a;
+                        allocated = m;
+                }
+                ids[n++] = (pid_t) v;
+        }
+        closedir(d);
+        if (n > 1)
+                qsort(ids, n, sizeof(pid_t), compare_pid);
+        *ret = TAKE_PTR(ids);
+        *ret_n = MIN(n, max);
+        return 0;
+}
+
+_printf_(3, 4) static int read_proc(const Host *h, char **ret, const char *fmt, ...) {
+        _cleanup_free_ char *path = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&path, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        return host_read_file(h, path, ret);
+}
+
+static bool is_kernel_thread(const Host *h, pid_t pid, const TaskStat *ts) {
+        _cleanup_free_ char *cmdline = NULL;
+
+        if (ts->flags & PF_KTHREAD)
+                return true;
+        if (pid != 2 && ts->ppid != 2)
+                return false;
+        return read_proc(h, &cmdline, "proc/%d/cmdline", (int) pid) >= 0 && isempty(cmdline);
+}
+
+static bool is_application(const Host *h, const Config *c, pid_t pid, const char *comm) {
+        _cleanup_free_ char *cgroup = NULL;
+        bool cgroup_read = false;
+
+        for (size_t i = 0; i < c->n_apps; i++) {
+                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
+                        if (read_proc(h, &cgroup, "proc/%d/cgroup", (int) pid) < 0)
+                                cgroup = NULL;
+                        cgroup_read = true;
+                }
+                if (app_matches(&c->apps[i], comm, cgroup))
+                        return true;
+        }
+        return false;
+}
+
+static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, pid_t tid, const char *comm,
+                       size_t *n_still_stray) {
+        _cleanup_free_ char *status = NULL, *stat = NULL;
+        _cleanup_cpuset_ CPUSet allowed = CPUSET_EMPTY;
+        StrayExcluded *e;
+        StrayThread *a;
+        TaskStat ts;
+        const char *list;
+
+        if (read_proc(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
+                return 0; /* exited */
+        list = status_field(status, "Cpus_allowed_list");
+        if (!list || cpuset_parse_list(list, &allowed) < 0 || !cpuset_intersects(&allowed, &p->isolated))
+                return 0;
+        if (read_proc(h, &stat, "proc/%d/task/%d/stat", (int) pid, (int) tid) < 0 || task_stat_parse(stat, &ts) < 0)
+                return 0;
+        if (ts.state == 'Z' || ts.state == 'X' || (ts.flags & PF_KTHREAD))
+                return 0;
+
+        e = excluded_find(st, tid, ts.start_time);
+        if (e) {
+                e->seen = true;
+                return 0;
+        }
+        if (pid == 1) {
+                int r = excluded_add(st, pid, tid, ts.start_time, comm, "PID 1");
+                if (r >= 0)
+                        st->excluded[st->n_excluded - 1].reported = true; /* a choice, not a failure */
+                return r;
+        }
+        if (ts.flags & PF_NO_SETAFFINITY)
+                return excluded_add(st, pid, tid, ts.start_time, comm, "PF_NO_SETAFFINITY");
+        if (was_moved(st, tid, ts.start_time)) {
+                (*n_still_stray)++;
+                return excluded_add(st, pid, tid, ts.start_time, comm, "still allowed on %s after the move", list);
+        }
+
+        a = realloc(st->threads, (st->n_threads + 1) * sizeof(StrayThread));
+        if (!a)
+                return -ENOMEM;
+        st->threads = a;
+        a[st->n_threads] = (StrayThread) { .pid = pid, .tid = tid, .start_time = ts.start_time, .allowed = allowed };
+        allowed = CPUSET_EMPTY;
+        snprintf(a[st->n_threads].comm, sizeof(a[st->n_threads].comm), "%s", comm);
+        st->n_threads++;
+        return 0;
+}
+
+static int scan_process(Strays *st, const Host *h, const Posture *p, pid_t self, pid_t pid, size_t *n_still_stray) {
+        _cleanup_free_ char *stat = NULL, *task_dir = NULL;
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n_tids = 0;
+        TaskStat ts;
+        int r;
+
+        if (pid == self)
+                return 0;
+        if (read_proc(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
+                return 0; /* exited, or not a process */
+        if (is_kernel_thread(h, pid, &ts))
+                return 0;
+        if (is_application(h, p->config, pid, ts.comm))
+                return 0;
+        printable(ts.comm);
+
+        task_dir = strdup_printf("proc/%d/task", (int) pid);
+        if (!task_dir)
+                return -ENOMEM;
+        r = list_ids(h, task_dir, STRAYS_THREADS_MAX, &tids, &n_tids);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        for (size_t i = 0; i < n_tids; i++) {
+                r = scan_thread(st, h, p, pid, tids[i], ts.comm, n_still_stray);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Appends to buf (of size) at *len unless that would pass limit; false when it did not
+ * fit. */
+_printf_(5, 6) static bool append(char *buf, size_t size, size_t *len, size_t limit, const char *fmt, ...) {
+        char entry[512];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(entry, sizeof(entry), fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t) n >= sizeof(entry) || *len + (size_t) n >= MIN(size, limit))
+                return false;
+        memcpy(buf + *len, entry, (size_t) n + 1);
+        *len += (size_t) n;
+        return true;
+}
+
+/* Room kept at the end for ", and 65535 more". */
+#define MORE_RESERVE 24U
+
+static void format_text(const Strays *st, char *buf, size_t size) {
+        size_t len = 0, limit = MIN(size, (size_t) STRAYS_TEXT_MAX) - MORE_RESERVE, shown = 0, groups = 0;
+        size_t excluded_left = 0;
+
+        buf[0] = '\0';
+        if (st->n_threads == 0)
+                (void) append(buf, size, &len, SIZE_MAX, "none");
+        for (size_t i = 0; i < st->n_threads;) {
+                const StrayThread *t = &st->threads[i];
+                char cpus[256];
+                size_t j = i;
+
+                while (j < st->n_threads && st->threads[j].pid == t->pid)
+                        j++;
+                groups++;
+                if (cpuset_format_list_buf(&t->allowed, cpus, sizeof(cpus)) < 0)
+                        snprintf(cpus, sizeof(cpus), "?");
+                if (shown == groups - 1 &&
+                    append(buf, size, &len, limit, "%spid %d (%s) on %s", shown ? ", " : "", (int) t->pid, t->comm, cpus)) {
+                        if (j - i > 1)
+                                (void) append(buf, size, &len, limit, " (%zu threads)", j - i);
+                        shown++;
+                }
+                i = j;
+        }
+        if (groups > shown)
+                (void) append(buf, size, &len, SIZE_MAX, ", and %zu more", groups - shown);
+
+        for (size_t i = 0; i < st->n_excluded; i++) {
+                const StrayExcluded *e = &st->excluded[i];
+                if (excluded_left == 0 &&
+                    append(buf, size, &len, limit, "%s%s: %s", i == 0 ? "; left alone: " : ", ", e->what, e->why))
+                        continue;
+                excluded_left++;
+        }
+        if (excluded_left > 0)
+                (void) append(buf, size, &len, SIZE_MAX, "%s%zu more", st->n_excluded == excluded_left ? "; left alone: " : ", and ",
+                              excluded_left);
+}
+
+static int compare_threads(const void *a, const void *b) {
+        const StrayThread *x = a, *y = b;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+int strays_scan(Strays *st, const Host *h, const Posture *p, pid_t self, char *buf, size_t size) {
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n_pids = 0, n_still_stray = 0;
+        int r;
+
+        if (size < 64)
+                return -ENOBUFS;
+        strays_clear_threads(st);
+        r = list_ids(h, "proc", STRAYS_PROCESSES_MAX, &pids, &n_pids);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < st->n_excluded; i++)
+                st->excluded[i].seen = false;
+        for (size_t i = 0; i < n_pids; i++) {
+                r = scan_process(st, h, p, self, pids[i], &n_still_stray);
+                if (r < 0)
+                        return r;
+        }
+        /* A task that exited (or was moved off by someone else) is forgotten: its tid may
+         * come back as another task. */
+        for (size_t i = st->n_excluded; i > 0; i--)
+                if (!st->excluded[i - 1].seen) {
+                        excluded_done(&st->excluded[i - 1]);
+                        memmove(st->excluded + i - 1, st->excluded + i, (st->n_excluded - i) * sizeof(StrayExcluded));
+                        st->n_excluded--;
+                }
+        st->n_confirmed = st->n_moved >= n_still_stray ? st->n_moved - n_still_stray : 0;
+        st->moved = mfree(st->moved);
+        st->n_moved = 0;
+
+        if (st->n_threads > 1)
+                qsort(st->threads, st->n_threads, sizeof(StrayThread), compare_threads);
+        format_text(st, buf, size);
+        return 0;
+}
+
+int strays_evict(Strays *st, const Posture *p, TaskAffinitySetter set, void *userdata) {
+        int first_error = 0;
+
+        st->moved = mfree(st->moved);
+        st->n_moved = 0;
+        st->n_confirmed = 0;
+        if (st->n_threads == 0)
+                return 0;
+        st->moved = calloc(st->n_threads, sizeof(StrayMoved));
+        if (!st->moved)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < st->n_threads; i++) {
+                const StrayThread *t = &st->threads[i];
+                _cleanup_cpuset_ CPUSet target = CPUSET_EMPTY;
+                int r;
+
+                if (cpuset_copy(&target, &t->allowed) < 0)
+                        return -ENOMEM;
+                cpuset_subtract(&target, &p->isolated);
+                cpuset_and(&target, &p->online);
+                if (cpuset_is_empty(&target) && cpuset_copy(&target, &p->housekeeping) < 0)
+                        return -ENOMEM;
+
+                r = set(userdata, t->tid, &target);
+                if (r >= 0) {
+                        st->moved[st->n_moved++] = (StrayMoved) { t->tid, t->start_time };
+                        continue;
+                }
+                if (r == -ESRCH)
+                        continue; /* exited: nothing to move */
+                if (r == -EINVAL || r == -EPERM || r == -EACCES) {
+                        r = excluded_add(st, t->pid, t->tid, t->start_time, t->comm, "sched_setaffinity: %s", strerror(-r));
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (first_error == 0)
+                        first_error = r;
+        }
+        return st->n_moved > 0 || first_error == 0 ? (int) st->n_moved : first_error;
+}
+
+int strays_take_unreported(Strays *st, char **ret) {
+        char buf[STRAYS_TEXT_MAX];
+        size_t len = 0, n = 0, left = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < st->n_excluded; i++) {
+                StrayExcluded *e = &st->excluded[i];
+                if (e->reported)
+                        continue;
+                e->reported = true;
+                if (left == 0 && append(buf, sizeof(buf), &len, sizeof(buf) - MORE_RESERVE, "%s%s: %s", n ? ", " : "",
+                                        e->what, e->why))
+                        n++;
+                else
+                        left++;
+        }
+        if (n == 0 && left == 0)
+                return 0;
+        if (left > 0)
+                (void) append(buf, sizeof(buf), &len, SIZE_MAX, "%s%zu more", n ? ", and " : "", left);
+        *ret = strdup(buf);
+        return *ret ? 1 : -ENOMEM;
+}
