@@ -357,20 +357,46 @@ void manager_log_applied(Manager *m, const char *what) {
 
 /* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
  * no inotify event for it, so the scan compares the online list (one small read). */
+static int manager_reload_because(Manager *m, const char *why);
+
+/* A CPU came online or went offline. The posture depends on the online CPUs (the default
+ * housekeeping set is "online minus isolated"; governors and idle states are per online
+ * CPU), so it is built again, from the configuration in force. That configuration is
+ * known only as it was read from disk: if the files changed since, rebuilding would
+ * apply an edit nobody reloaded, so then only failed settings get another try and the
+ * rebuild waits for the reload. */
+static void manager_online_cpus_changed(Manager *m, const char *online) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        for (size_t i = 0; i < m->table.n; i++)
+                if (m->table.settings[i]->state == SETTING_FAILED)
+                        m->table.settings[i]->retry_after_usec = 0;
+        r = config_load(m->config_path, &c, &errors);
+        if (r < 0 || c->digest != m->posture->config->digest) {
+                log_notice("Online CPUs changed to %s; the configuration on disk %s since the last reload, so the "
+                           "posture is rebuilt for these CPUs only at the next reload (systemctl reload lowlatd)",
+                           online, r < 0 ? "is no longer valid" : "changed");
+                return;
+        }
+        why = strdup_printf("online CPUs changed to %s", online);
+        (void) manager_reload_because(m, why ?: "online CPUs changed");
+}
+
 static void manager_check_online_cpus(Manager *m) {
         _cleanup_free_ char *text = NULL, *online = NULL;
+        bool changed;
 
         if (host_read_file(m->host, "sys/devices/system/cpu/online", &text) < 0 ||
             !(online = normalize_whitespace(text)))
                 return;
-        if (m->last_online && !streq(m->last_online, online)) {
-                log_info("Online CPUs changed to %s", online);
-                for (size_t i = 0; i < m->table.n; i++)
-                        if (m->table.settings[i]->state == SETTING_FAILED)
-                                m->table.settings[i]->retry_after_usec = 0;
-        }
+        changed = m->last_online && !streq(m->last_online, online);
         free(m->last_online);
         m->last_online = TAKE_PTR(online);
+        if (changed)
+                manager_online_cpus_changed(m, m->last_online);
 }
 
 static int manager_full_pass(Manager *m, bool force) {
@@ -683,6 +709,11 @@ static int manager_reload_failed(Manager *m, int r, char *error) {
 }
 
 int manager_reload(Manager *m) {
+        return manager_reload_because(m, NULL);
+}
+
+/* why: NULL for a reload asked for (SIGHUP, Reload()), else what made lowlatd rebuild. */
+static int manager_reload_because(Manager *m, const char *why) {
         _cleanup_free_ char *error = NULL;
         Posture *posture = NULL;
         SettingTable table;
@@ -752,7 +783,8 @@ int manager_reload(Manager *m) {
         if (m->scan_timer)
                 manager_arm_scan(m);
         manager_pin_self(m);
-        log_event(EVENT_RELOADED, "Reloaded %s: %zu settings", m->config_path, m->table.n);
+        log_event(EVENT_RELOADED, "Reloaded %s%s%s%s: %zu settings", m->config_path, why ? " (" : "", why ?: "",
+                  why ? ")" : "", m->table.n);
         manager_notify_ready(m);
         manager_update_status(m);
         return 0;

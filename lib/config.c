@@ -22,6 +22,10 @@ const char *daemon_mode_to_string(DaemonMode m) {
         return m == DAEMON_MODE_OBSERVE ? "observe" : "enforce";
 }
 
+/* The digest that tells whether the files changed: FNV-1a, 64 bits. */
+#define FNV1A_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV1A_PRIME UINT64_C(0x100000001b3)
+
 Config *config_new(void) {
         Config *c = calloc(1, sizeof(Config));
         if (!c)
@@ -30,6 +34,7 @@ Config *config_new(void) {
         c->scan_interval_usec = SCAN_INTERVAL_DEFAULT_USEC;
         c->isolated_auto = true;
         c->default_affinity_is_housekeeping = true;
+        c->digest = FNV1A_OFFSET;
         return c;
 }
 
@@ -785,12 +790,20 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
         snprintf(out, (size_t) num, "%s=%s\n", key, value);
 }
 
+static void digest_byte(Config *c, unsigned char b) {
+        c->digest = (c->digest ^ b) * FNV1A_PRIME;
+}
+
 static int next_char(ParseState *s) {
+        int ch;
+
         if (s->f)
-                return getc(s->f);
-        if (*s->cursor == '\0')
-                return EOF;
-        return (unsigned char) *s->cursor++;
+                ch = getc(s->f);
+        else
+                ch = *s->cursor == '\0' ? EOF : (unsigned char) *s->cursor++;
+        if (ch != EOF)
+                digest_byte(s->config, (unsigned char) ch);
+        return ch;
 }
 
 static char *config_ini_reader(char *str, int num, void *stream) {
@@ -836,6 +849,12 @@ static int config_add_file_name(Config *c, const char *name, const char **ret) {
         if (!files)
                 return -ENOMEM;
         c->files = files;
+        /* The name and a NUL separate one file's bytes from the next one's in the digest. */
+        for (const char *p = name;; p++) {
+                digest_byte(c, (unsigned char) *p);
+                if (*p == '\0')
+                        break;
+        }
         c->files[c->n_files] = strdup(name);
         if (!c->files[c->n_files])
                 return -ENOMEM;

@@ -99,6 +99,7 @@ typedef struct Config {
         char **files; /* every file read, main file first */
         size_t n_files;
         size_t content_lines; /* lines that were not blank or comments, in all files */
+        uint64_t digest; /* FNV-1a over the file names and every byte read, in order */
 
         DaemonMode mode;
         uint64_t scan_interval_usec;

@@ -152,6 +152,7 @@ def run(t):
     t.stopped_cleanly(d)
 
     watchdog_during_reloads(t, host)
+    cpu_hotplug(t)
 
 
 CONFIG_SLOW_SCAN = """\
@@ -179,6 +180,68 @@ def watchdog_during_reloads(t, host):
     t.ok(pings >= 4, "six reloads 1.5 s apart under a 2 s tick: WATCHDOG=1 still sent (%d times)" % pings,
          "notify lines: %r" % lines[:40])
     t.ok(d.alive(), "lowlatd still running after the reloads", d.stderr_tail())
+    t.stopped_cleanly(d)
+
+
+
+CONFIG_HOTPLUG = """\
+[daemon]
+scan_interval = 200ms
+
+[cpus]
+isolated = 2-3
+
+[pm]
+governor = performance
+"""
+
+
+def set_online(host, cpus):
+    host.online = set(cpus)
+    host.write("sys/devices/system/cpu/online", h.format_cpulist(host.online) + "\n")
+    for c in host.all_cpus - {0}:
+        host.write("sys/devices/system/cpu/cpu%d/online" % c, "1\n" if c in host.online else "0\n")
+
+
+def cpu_hotplug(t):
+    """The posture depends on the online CPUs: a CPU coming online is rebuilt for (its
+    governor, the default housekeeping set), from the configuration in force, but never
+    from a configuration edited on disk and not reloaded."""
+    host = h.FakeHost(ncpus=4, nirqs=50, isolated="2-3", offline=(1,))
+    d = h.Daemon(host, CONFIG_HOTPLUG)
+    d.wait_ready()
+    t.ok(host.read("proc/irq/default_smp_affinity").strip().lstrip("0,") == "1",
+         "CPU 1 offline: default_smp_affinity is CPU 0 alone",
+         host.read("proc/irq/default_smp_affinity"))
+
+    # CPU 1 comes online with its cpufreq directory, as the kernel creates it.
+    cpufreq = "sys/devices/system/cpu/cpu1/cpufreq"
+    os.makedirs(host.path(cpufreq), exist_ok=True)
+    host.write(cpufreq + "/scaling_governor", "powersave\n")
+    host.write(cpufreq + "/scaling_available_governors", "performance powersave\n")
+    set_online(host, {0, 1, 2, 3})
+    t.ok(d.poll_until(lambda: host.governor(1) == "performance", h.scaled(5)),
+         "CPU 1 online: its governor is set to performance", "holds %r" % host.governor(1))
+    t.ok(d.poll_until(lambda: host.read("proc/irq/default_smp_affinity").strip().lstrip("0,") == "3",
+                      h.scaled(5)),
+         "... and the housekeeping set is 0-1 again (default_smp_affinity 3)",
+         host.read("proc/irq/default_smp_affinity"))
+    t.ok([l for l in d.stderr_lines() if "(online CPUs changed to 0-3)" in l],
+         "the journal says why the posture was rebuilt", d.stderr_tail())
+
+    # An edit on disk that nobody reloaded must not ride along with a hotplug rebuild.
+    d.rewrite_config(CONFIG_HOTPLUG + "\n[sysctl]\nnet.core.somaxconn = 777\n")
+    before = host.sysctl("net.core.somaxconn")
+    set_online(host, {0, 2, 3})
+    noticed = d.poll_until(lambda: [l for l in d.stderr_lines() if "configuration on disk changed" in l],
+                           h.scaled(5))
+    t.ok(noticed, "CPU 1 offline after an unreloaded edit: not rebuilt, and the journal says why",
+         d.stderr_tail())
+    h.settle(1)
+    t.ok(host.sysctl("net.core.somaxconn") == before,
+         "the edit is not applied (net.core.somaxconn still %s)" % before,
+         "holds %r" % host.sysctl("net.core.somaxconn"))
+    t.ok(d.alive(), "lowlatd still running after the CPU changes", d.stderr_tail())
     t.stopped_cleanly(d)
 
 

@@ -810,6 +810,27 @@ static void test_nic_errors(void) {
         check_error("[daemon]\nudev_source = systemd\n", 2, "udev_source", "udev_source must be udev or kernel");
 }
 
+/* The digest tells a CPU-hotplug rebuild whether the files changed since they were read. */
+static void test_digest(void) {
+        const char *a = "[cpus]\nisolated = 2-3\n", *b = "[cpus]\nisolated = 1-3\n";
+        Config *c1 = parse_ok(a, "digest: first parse"), *c2 = parse_ok(a, "digest: same text again");
+        Config *c3 = parse_ok(b, "digest: other text"), *c4 = config_new(), *c5 = config_new();
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+
+        CHECK(c1->digest == c2->digest, "the same text has the same digest");
+        CHECK(c1->digest != c3->digest, "one changed character changes it");
+        (void) config_parse_string(c4, "other.conf", a, &errors);
+        CHECK(c4->digest != c1->digest, "the same text under another file name differs");
+        (void) config_parse_string(c5, NAME, "[cpus]\n", &errors);
+        (void) config_parse_string(c5, "b.conf", "isolated = 2-3\n", &errors);
+        CHECK(c5->digest != c1->digest, "a split across two files differs from one file");
+        config_free(c1);
+        config_free(c2);
+        config_free(c3);
+        config_free(c4);
+        config_free(c5);
+}
+
 int main(void) {
         test_sections_and_keys();
         test_scan_interval();
@@ -829,5 +850,6 @@ int main(void) {
         test_fuzzer_findings();
         test_app_sections();
         test_strict_modes();
+        test_digest();
         return tap_finish();
 }
