@@ -226,7 +226,7 @@ def cpu_hotplug(t):
                       h.scaled(5)),
          "... and the housekeeping set is 0-1 again (default_smp_affinity 3)",
          host.read("proc/irq/default_smp_affinity"))
-    t.ok([l for l in d.stderr_lines() if "(online CPUs changed to 0-3)" in l],
+    t.ok(d.poll_until(lambda: [l for l in d.stderr_lines() if "(online CPUs changed to 0-3)" in l], h.scaled(5)),
          "the journal says why the posture was rebuilt", d.stderr_tail())
 
     # An edit on disk that nobody reloaded must not ride along with a hotplug rebuild.
