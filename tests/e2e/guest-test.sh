@@ -614,6 +614,38 @@ out=$(systemctl is-active lowlatd; systemctl show -P NRestarts lowlatd)
 verdict $? "lowlatd is still active and never restarted" "$out
 $(jtext "$m0" UNIT=lowlatd.service | grep -iE 'watchdog|restart|fail')"
 
+# ===== 12 ==============================================================================
+# [cpus] evict_strays on a real systemd host. With isolcpus=domain the kernel confines
+# init to the housekeeping CPUs and its children inherit that, so a stray has to ask for
+# the isolated CPUs: a service with CPUAffinity=0-3. lowlatd moves it; never PID 1 or a
+# per-CPU kernel thread.
+section "12: evict_strays moves a stray service off $ISOLATED; PID 1 and kernel threads stay"
+allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
+pid1_before=$(allowed 1)
+write_config "rx_usecs = 60" ""
+sed -i 's/^isolated = auto$/isolated = auto\nevict_strays = yes/; s/^scan_interval = .*/scan_interval = 1s/' "$CONF"
+out=$(timeout 60 systemctl reload lowlatd 2>&1)
+verdict $? "systemctl reload with evict_strays = yes" "$out
+$(cat "$CONF")"
+m12=$(mark)
+systemd-run --unit=e2e-stray --quiet -p CPUAffinity=0-3 sleep 600
+stray=$(systemctl show -P MainPID e2e-stray.service)
+moved() { [ "$(allowed "$stray")" = "$HOUSEKEEPING" ]; }
+wait_until 30 moved
+verdict $? "a service started with CPUAffinity=0-3 (pid $stray) is moved to $HOUSEKEEPING after $WAITED_MS ms" \
+        "Cpus_allowed_list: $(allowed "$stray")
+$(lowlatctl list 2>&1 | grep stray_tasks)
+$(jtext "$m12" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
+jhas "$m12" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=stray_tasks && jhas "$m12" MESSAGE_ID=$MID_CORRECTED LOWLATD_KIND=stray_tasks
+verdict $? "the journal has the stray_tasks drift and its correction" "$(jtext "$m12" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
+kthread=$(pgrep -x ksoftirqd/2 | head -n1)
+[ "$(allowed 1)" = "$pid1_before" ] && [ -n "$kthread" ] && [ "$(allowed "$kthread")" = 2 ]
+verdict $? "PID 1 keeps $pid1_before and ksoftirqd/2 keeps CPU 2" \
+        "PID 1: $(allowed 1), ksoftirqd/2 ($kthread): $(allowed "$kthread")"
+systemctl stop e2e-stray.service 2>/dev/null
+write_config "rx_usecs = 60" ""
+timeout 60 systemctl reload lowlatd
+
 # ===== 11 ==============================================================================
 # Last, because it may kill the daemon. The watchdog ping rides on the scan; a reload
 # re-arms the scan timer. Reloads 10 s apart must not keep the ping away for WatchdogSec.
