@@ -534,88 +534,14 @@ static int compare_unsigned(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-/* Restores the max-heap property below position i. */
-static void heap_sift_down(unsigned *heap, size_t n, size_t i) {
-        for (;;) {
-                size_t largest = i, l = 2 * i + 1, r = 2 * i + 2;
-                unsigned t;
-                if (l < n && heap[l] > heap[largest])
-                        largest = l;
-                if (r < n && heap[r] > heap[largest])
-                        largest = r;
-                if (largest == i)
-                        return;
-                t = heap[i];
-                heap[i] = heap[largest];
-                heap[largest] = t;
-                i = largest;
-        }
-}
-
-static void heap_push(unsigned *heap, size_t *n, unsigned v) {
-        size_t i = (*n)++;
-        heap[i] = v;
-        while (i > 0 && heap[(i - 1) / 2] < heap[i]) {
-                unsigned t = heap[i];
-                heap[i] = heap[(i - 1) / 2];
-                heap[(i - 1) / 2] = t;
-                i = (i - 1) / 2;
-        }
-}
-
-/* Lists the numeric entries of a directory (pids, tids): the max lowest ones, sorted, in
- * memory bounded by max whatever the directory holds. *ret_total counts them all. */
-static int list_numbers(Audit *a, const char *relpath, size_t max, unsigned **ret, size_t *ret_n, size_t *ret_total) {
-        _cleanup_free_ unsigned *heap = NULL; /* a max-heap of the lowest seen so far */
-        size_t n = 0, allocated = 0, total = 0;
-        struct dirent *de;
-        DIR *d;
-        int fd;
-
-        if (max == 0)
-                return -EINVAL;
-        fd = host_open_file(a->host, relpath, O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-                return fd;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
-        while ((de = readdir(d))) {
-                unsigned v;
-
-                if (parse_unsigned(de->d_name, &v) < 0)
-                        continue;
-                total++;
-                if (n == max) {
-                        if (v < heap[0]) {
-                                heap[0] = v;
-                                heap_sift_down(heap, n, 0);
-                        }
-                        continue;
-                }
-                if (n == allocated) {
-                        size_t m = MIN(MAX(allocated * 2, 64U), max);
-                        unsigned *p = realloc(heap, m * sizeof(unsigned));
-                        if (!p) {
-                                closedir(d);
-                                return a->error = -ENOMEM;
-                        }
-                        heap = p;
-                        allocated = m;
-                }
-                heap_push(heap, &n, v);
-        }
-        closedir(d);
-        /* Sorted, so the output is the same from one run to the next. */
-        if (n > 1)
-                qsort(heap, n, sizeof(unsigned), compare_unsigned);
-        *ret = TAKE_PTR(heap);
-        *ret_n = n;
-        if (ret_total)
-                *ret_total = total;
-        return 0;
+/* The lowest max numeric entries of a directory (pids, tids), sorted: host_list_numbers(),
+ * noting an allocation failure in the audit. */
+static int audit_list_numbers(Audit *a, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
+                              size_t *ret_total) {
+        int r = host_list_numbers(a->host, relpath, max, ret, ret_n, ret_total);
+        if (r == -ENOMEM)
+                a->error = r;
+        return r;
 }
 
 /* --- formatting --- */
@@ -1949,7 +1875,7 @@ static void scan_processes(Audit *a) {
         if (!a->apps)
                 return;
         a->dma_device_exists = path_exists(a, "dev/cpu_dma_latency");
-        if (list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
+        if (audit_list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
                 return;
         for (size_t i = 0; i < n && a->error == 0; i++)
                 scan_process(a, pids[i]);
@@ -2046,7 +1972,7 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
          * pins it, leaving helpers on housekeeping CPUs. */
         {
                 _cleanup_free_ char *task = audit_check_alloc(a, strdup_printf("proc/%u/task", pid));
-                if (task && list_numbers(a, task, AUDIT_THREADS_MAX, &tids, &n_tids, NULL) < 0)
+                if (task && audit_list_numbers(a, task, AUDIT_THREADS_MAX, &tids, &n_tids, NULL) < 0)
                         n_tids = 0;
         }
         for (size_t i = 0; i < n_tids; i++) {

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The host-access layer: opening paths relative to the root fd. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -186,5 +189,93 @@ int host_read_cpus(const Host *h, HostCpus *ret) {
                 return r;
         }
         *ret = c;
+        return 0;
+}
+
+static int compare_unsigned(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* Restores the max-heap property below position i. */
+static void heap_sift_down(unsigned *heap, size_t n, size_t i) {
+        for (;;) {
+                size_t largest = i, l = 2 * i + 1, r = 2 * i + 2;
+                unsigned t;
+                if (l < n && heap[l] > heap[largest])
+                        largest = l;
+                if (r < n && heap[r] > heap[largest])
+                        largest = r;
+                if (largest == i)
+                        return;
+                t = heap[i];
+                heap[i] = heap[largest];
+                heap[largest] = t;
+                i = largest;
+        }
+}
+
+static void heap_push(unsigned *heap, size_t *n, unsigned v) {
+        size_t i = (*n)++;
+        heap[i] = v;
+        while (i > 0 && heap[(i - 1) / 2] < heap[i]) {
+                unsigned t = heap[i];
+                heap[i] = heap[(i - 1) / 2];
+                heap[(i - 1) / 2] = t;
+                i = (i - 1) / 2;
+        }
+}
+
+int host_list_numbers(const Host *h, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
+                      size_t *ret_total) {
+        _cleanup_free_ unsigned *heap = NULL; /* a max-heap of the lowest seen so far */
+        size_t n = 0, allocated = 0, total = 0;
+        struct dirent *de;
+        DIR *d;
+        int fd;
+
+        if (max == 0)
+                return -EINVAL;
+        fd = host_open_file(h, relpath, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                unsigned v;
+
+                if (parse_unsigned(de->d_name, &v) < 0)
+                        continue;
+                total++;
+                if (n == max) {
+                        if (v < heap[0]) {
+                                heap[0] = v;
+                                heap_sift_down(heap, n, 0);
+                        }
+                        continue;
+                }
+                if (n == allocated) {
+                        size_t m = MIN(MAX(allocated * 2, 64U), max);
+                        unsigned *p = realloc(heap, m * sizeof(unsigned));
+                        if (!p) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        heap = p;
+                        allocated = m;
+                }
+                heap_push(heap, &n, v);
+        }
+        closedir(d);
+        /* Sorted, so the output is the same from one run to the next. */
+        if (n > 1)
+                qsort(heap, n, sizeof(unsigned), compare_unsigned);
+        *ret = TAKE_PTR(heap);
+        *ret_n = n;
+        if (ret_total)
+                *ret_total = total;
         return 0;
 }

@@ -44,3 +44,9 @@ typedef struct HostCpus {
 
 void host_cpus_done(HostCpus *c);
 int host_read_cpus(const Host *h, HostCpus *ret);
+
+/* The numeric entries of a directory under the root (pids, tids): the max lowest ones,
+ * sorted, in memory bounded by max whatever the directory holds. *ret_total (may be NULL)
+ * counts them all. */
+int host_list_numbers(const Host *h, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
+                      size_t *ret_total);

@@ -212,52 +212,6 @@ static char *status_field(char *text, const char *key) {
         return NULL;
 }
 
-static int compare_pid(const void *a, const void *b) {
-        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-        return x < y ? -1 : x > y;
-}
-
-/* The numeric entries of a directory, sorted, at most max of the lowest. */
-static int list_ids(const Host *h, const char *relpath, size_t max, pid_t **ret, size_t *ret_n) {
-        _cleanup_free_ pid_t *ids = NULL;
-        size_t n = 0, allocated = 0;
-        struct dirent *de;
-        DIR *d;
-        int fd;
-
-        fd = host_open_file(h, relpath, O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-                return fd;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
-        while ((de = readdir(d))) {
-                unsigned v;
-
-                if (parse_unsigned(de->d_name, &v) < 0 || v == 0 || v > INT32_MAX)
-                        continue;
-                if (n == allocated) {
-                        size_t m = MAX(allocated * 2, 64U);
-                        pid_t *a = realloc(ids, m * sizeof(pid_t));
-                        if (!a) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        ids = a;
-                        allocated = m;
-                }
-                ids[n++] = (pid_t) v;
-        }
-        closedir(d);
-        if (n > 1)
-                qsort(ids, n, sizeof(pid_t), compare_pid);
-        *ret = TAKE_PTR(ids);
-        *ret_n = MIN(n, max);
-        return 0;
-}
-
 _printf_(3, 4) static int read_proc(const Host *h, char **ret, const char *fmt, ...) {
         _cleanup_free_ char *path = NULL;
         va_list ap;
@@ -349,13 +303,13 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
 
 static int scan_process(Strays *st, const Host *h, const Posture *p, pid_t self, pid_t pid, size_t *n_still_stray) {
         _cleanup_free_ char *stat = NULL, *task_dir = NULL;
-        _cleanup_free_ pid_t *tids = NULL;
+        _cleanup_free_ unsigned *tids = NULL;
         size_t n_tids = 0;
         TaskStat ts;
         int r;
 
-        if (pid == self)
-                return 0;
+        if (pid <= 0 || pid == self)
+                return 0; /* pid <= 0: a number beyond pid_t, only ever in a fake tree */
         if (read_proc(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
                 return 0; /* exited, or not a process */
         if (is_kernel_thread(h, pid, &ts))
@@ -367,13 +321,15 @@ static int scan_process(Strays *st, const Host *h, const Posture *p, pid_t self,
         task_dir = strdup_printf("proc/%d/task", (int) pid);
         if (!task_dir)
                 return -ENOMEM;
-        r = list_ids(h, task_dir, STRAYS_THREADS_MAX, &tids, &n_tids);
+        r = host_list_numbers(h, task_dir, STRAYS_THREADS_MAX, &tids, &n_tids, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 return 0;
         for (size_t i = 0; i < n_tids; i++) {
-                r = scan_thread(st, h, p, pid, tids[i], ts.comm, n_still_stray);
+                if ((pid_t) tids[i] <= 0)
+                        continue;
+                r = scan_thread(st, h, p, pid, (pid_t) tids[i], ts.comm, n_still_stray);
                 if (r < 0)
                         return r;
         }
@@ -448,20 +404,20 @@ static int compare_threads(const void *a, const void *b) {
 }
 
 int strays_scan(Strays *st, const Host *h, const Posture *p, pid_t self, char *buf, size_t size) {
-        _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_free_ unsigned *pids = NULL;
         size_t n_pids = 0, n_still_stray = 0;
         int r;
 
         if (size < 64)
                 return -ENOBUFS;
         strays_clear_threads(st);
-        r = list_ids(h, "proc", STRAYS_PROCESSES_MAX, &pids, &n_pids);
+        r = host_list_numbers(h, "proc", STRAYS_PROCESSES_MAX, &pids, &n_pids, NULL);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < st->n_excluded; i++)
                 st->excluded[i].seen = false;
         for (size_t i = 0; i < n_pids; i++) {
-                r = scan_process(st, h, p, self, pids[i], &n_still_stray);
+                r = scan_process(st, h, p, self, (pid_t) pids[i], &n_still_stray);
                 if (r < 0)
                         return r;
         }
