@@ -130,26 +130,18 @@ static void on_setting_removed(void *userdata, Setting *s) {
  * 812)"; NULL when none runs (or /proc cannot be listed). Runs once per report. */
 static char *find_irq_balancer(Manager *m) {
         static const char *const known[] = { "irqbalance", "tuned" };
-        int fd = host_open_file(m->host, "proc", O_RDONLY | O_DIRECTORY);
         char *found = NULL;
         struct dirent *de;
         DIR *d;
 
-        if (fd < 0)
+        if (host_opendir(m->host, "proc", &d) < 0)
                 return NULL;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return NULL;
-        }
         while (!found && (de = readdir(d))) {
-                _cleanup_free_ char *path = NULL, *comm = NULL;
+                _cleanup_free_ char *comm = NULL;
                 unsigned pid;
 
-                if (parse_unsigned(de->d_name, &pid) < 0 || pid == 0)
-                        continue;
-                path = strdup_printf("proc/%u/comm", pid);
-                if (!path || host_read_file(m->host, path, &comm) < 0)
+                if (parse_unsigned(de->d_name, &pid) < 0 || pid == 0 ||
+                    host_read_filef(m->host, &comm, "proc/%u/comm", pid) < 0)
                         continue;
                 comm[strcspn(comm, "\n")] = '\0';
                 for (size_t i = 0; i < ELEMENTSOF(known) && !found; i++)

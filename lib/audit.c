@@ -1199,18 +1199,11 @@ static void check_numa(Audit *a) {
         size_t n_nodes = 0, n_spanned = 0;
         struct dirent *de;
         DIR *d;
-        int fd;
 
         if (cpuset_is_empty(&p->isolated))
                 return;
-        fd = host_open_file(a->host, "sys/devices/system/node", O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
+        if (host_opendir(a->host, "sys/devices/system/node", &d) < 0)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return;
-        }
         while ((de = readdir(d)) && n_nodes < NUMA_NODES_MAX) {
                 unsigned node;
                 unsigned *n;
@@ -1741,19 +1734,14 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
         _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/%u/fd", pid));
         struct dirent *de;
         size_t seen = 0;
-        int fd, found = 0;
+        int r, found = 0;
         DIR *d;
 
         if (!path)
                 return -ENOMEM;
-        fd = host_open_file(a->host, path, O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-                return fd;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = host_opendir(a->host, path, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d)) && !found) {
                 char target[64];
                 ssize_t n;

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <linux/openat2.h>
 #include <string.h>
@@ -192,6 +194,37 @@ int host_read_cpus(const Host *h, HostCpus *ret) {
         return 0;
 }
 
+int host_opendir(const Host *h, const char *relpath, DIR **ret) {
+        int fd = host_open_file(h, relpath, O_RDONLY | O_DIRECTORY);
+        DIR *d;
+
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}
+
+int host_read_filef(const Host *h, char **ret, const char *fmt, ...) {
+        _cleanup_free_ char *path = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&path, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        return host_read_file(h, path, ret);
+}
+
 static int compare_unsigned(const void *a, const void *b) {
         unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
         return x < y ? -1 : x > y;
@@ -232,18 +265,13 @@ int host_list_numbers(const Host *h, const char *relpath, size_t max, unsigned *
         size_t n = 0, allocated = 0, total = 0;
         struct dirent *de;
         DIR *d;
-        int fd;
+        int r;
 
         if (max == 0)
                 return -EINVAL;
-        fd = host_open_file(h, relpath, O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-                return fd;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = host_opendir(h, relpath, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 unsigned v;
 

@@ -4,6 +4,8 @@
  * another tree with --root. Nothing outside this file opens a host path. */
 #pragma once
 
+#include <dirent.h>
+
 #include <stdbool.h>
 
 #include "cpuset.h"
@@ -48,5 +50,10 @@ int host_read_cpus(const Host *h, HostCpus *ret);
 /* The numeric entries of a directory under the root (pids, tids): the max lowest ones,
  * sorted, in memory bounded by max whatever the directory holds. *ret_total (may be NULL)
  * counts them all. */
+/* Opens a directory under the root for readdir(); 0 or -errno. */
+int host_opendir(const Host *h, const char *relpath, DIR **ret);
+/* host_read_file() with the path built from a format. */
+int host_read_filef(const Host *h, char **ret, const char *fmt, ...) _printf_(3, 4);
+
 int host_list_numbers(const Host *h, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
                       size_t *ret_total);

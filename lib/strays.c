@@ -212,21 +212,6 @@ static char *status_field(char *text, const char *key) {
         return NULL;
 }
 
-_printf_(3, 4) static int read_proc(const Host *h, char **ret, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&path, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                path = NULL;
-                return -ENOMEM;
-        }
-        return host_read_file(h, path, ret);
-}
-
 static bool is_kernel_thread(const Host *h, pid_t pid, const TaskStat *ts) {
         _cleanup_free_ char *cmdline = NULL;
 
@@ -234,7 +219,7 @@ static bool is_kernel_thread(const Host *h, pid_t pid, const TaskStat *ts) {
                 return true;
         if (pid != 2 && ts->ppid != 2)
                 return false;
-        return read_proc(h, &cmdline, "proc/%d/cmdline", (int) pid) >= 0 && isempty(cmdline);
+        return host_read_filef(h, &cmdline, "proc/%d/cmdline", (int) pid) >= 0 && isempty(cmdline);
 }
 
 static bool is_application(const Host *h, const Config *c, pid_t pid, const char *comm) {
@@ -243,7 +228,7 @@ static bool is_application(const Host *h, const Config *c, pid_t pid, const char
 
         for (size_t i = 0; i < c->n_apps; i++) {
                 if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
-                        if (read_proc(h, &cgroup, "proc/%d/cgroup", (int) pid) < 0)
+                        if (host_read_filef(h, &cgroup, "proc/%d/cgroup", (int) pid) < 0)
                                 cgroup = NULL;
                         cgroup_read = true;
                 }
@@ -262,12 +247,12 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
         TaskStat ts;
         const char *list;
 
-        if (read_proc(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
+        if (host_read_filef(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
                 return 0; /* exited */
         list = status_field(status, "Cpus_allowed_list");
         if (!list || cpuset_parse_list(list, &allowed) < 0 || !cpuset_intersects(&allowed, &p->isolated))
                 return 0;
-        if (read_proc(h, &stat, "proc/%d/task/%d/stat", (int) pid, (int) tid) < 0 || task_stat_parse(stat, &ts) < 0)
+        if (host_read_filef(h, &stat, "proc/%d/task/%d/stat", (int) pid, (int) tid) < 0 || task_stat_parse(stat, &ts) < 0)
                 return 0;
         if (ts.state == 'Z' || ts.state == 'X' || (ts.flags & PF_KTHREAD))
                 return 0;
@@ -310,7 +295,7 @@ static int scan_process(Strays *st, const Host *h, const Posture *p, pid_t self,
 
         if (pid <= 0 || pid == self)
                 return 0; /* pid <= 0: a number beyond pid_t, only ever in a fake tree */
-        if (read_proc(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
+        if (host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
                 return 0; /* exited, or not a process */
         if (is_kernel_thread(h, pid, &ts))
                 return 0;
