@@ -25,6 +25,21 @@ static const char *const kind_names[_SETTING_KIND_MAX] = {
         [SETTING_NIC_QDISC] = "nic_qdisc",
 };
 
+static const char *const event_names[_SETTING_EVENT_MAX] = {
+        [SETTING_EVENT_DRIFT] = "drift",
+        [SETTING_EVENT_CORRECTED] = "corrected",
+        [SETTING_EVENT_CORRECTION_FAILED] = "correction-failed",
+        [SETTING_EVENT_UNSUPPORTED] = "unsupported",
+        [SETTING_EVENT_UNMOVABLE] = "unmovable",
+        [SETTING_EVENT_FIGHT] = "fight",
+        [SETTING_EVENT_FIGHT_ENDED] = "fight-ended",
+        [SETTING_EVENT_RECOVERED] = "recovered",
+};
+
+const char *setting_event_to_string(SettingEvent e) {
+        return e < _SETTING_EVENT_MAX ? event_names[e] : NULL;
+}
+
 static const char *const state_names[_SETTING_STATE_MAX] = {
         [SETTING_PENDING] = "pending",
         [SETTING_OK] = "ok",

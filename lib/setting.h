@@ -116,6 +116,8 @@ typedef struct ReconcileCounters {
         uint64_t failures;
 } ReconcileCounters;
 
+const char *setting_event_to_string(SettingEvent e);
+
 typedef void (*SettingEventHandler)(void *userdata, SettingEvent event, const Setting *s);
 
 typedef struct Reconciler {

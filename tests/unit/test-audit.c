@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "audit.h"
+#include "faketree.h"
 #include "tap.h"
 #include "util.h"
 
@@ -20,19 +21,6 @@ typedef struct Fixture {
 } Fixture;
 
 /* --- the fake tree --- */
-
-static void make_parents(const char *path) {
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                abort();
-        for (char *p = copy + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                                abort();
-                        *p = '/';
-                }
-}
 
 static void tree_write_bytes(Fixture *f, const char *rel, const void *data, size_t len) {
         _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
@@ -80,14 +68,10 @@ static void tree_symlink(Fixture *f, const char *rel, const char *target) {
                 abort();
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
 static void tree_remove(Fixture *f, const char *rel) {
         _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
         if (path)
-                (void) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                faketree_remove(path);
 }
 
 /* A process as the audit sees it in /proc. Unset fields take the healthy defaults. */
@@ -374,7 +358,7 @@ static void fixture_done(Fixture *f) {
         finding_list_done(&f->findings);
         posture_free(f->posture);
         host_free(f->host);
-        (void) nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        faketree_remove(f->root);
 }
 
 static void dump(const Fixture *f) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "table.h"
+#include "faketree.h"
 #include "tap.h"
 #include "util.h"
 
@@ -21,23 +22,12 @@ typedef struct Fixture {
         char events[512]; /* "drift corrected ..." since the last events_take() */
 } Fixture;
 
-static const char *const event_names[_SETTING_EVENT_MAX] = {
-        [SETTING_EVENT_DRIFT] = "drift",
-        [SETTING_EVENT_CORRECTED] = "corrected",
-        [SETTING_EVENT_CORRECTION_FAILED] = "correction-failed",
-        [SETTING_EVENT_UNSUPPORTED] = "unsupported",
-        [SETTING_EVENT_UNMOVABLE] = "unmovable",
-        [SETTING_EVENT_FIGHT] = "fight",
-        [SETTING_EVENT_FIGHT_ENDED] = "fight-ended",
-        [SETTING_EVENT_RECOVERED] = "recovered",
-};
-
 static void record_event(void *userdata, SettingEvent e, const Setting *s) {
         Fixture *f = userdata;
         size_t len = strlen(f->events);
 
         snprintf(f->events + len, sizeof(f->events) - len, "%s%s", len ? " " : "",
-                 e < _SETTING_EVENT_MAX ? event_names[e] : "?");
+                 setting_event_to_string(e) ?: "?");
 }
 
 /* The events recorded since the last call, and forgets them. */
@@ -49,19 +39,6 @@ static const char *events_take(Fixture *f) {
 }
 
 /* --- the fake tree --- */
-
-static void make_parents(const char *path) {
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                abort();
-        for (char *p = copy + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                                abort();
-                        *p = '/';
-                }
-}
 
 /* Writes in place (O_TRUNC, like python open(path, 'w')): persistent fds see it. */
 static void tree_write_bytes(Fixture *f, const char *rel, const void *data, size_t len) {
@@ -121,14 +98,10 @@ static void tree_chmod(Fixture *f, const char *rel, mode_t mode) {
                 abort();
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
 static void tree_remove(Fixture *f, const char *rel) {
         _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
         if (path)
-                (void) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                faketree_remove(path);
 }
 
 static void tree_add_irq(Fixture *f, unsigned irq, const char *list) {
@@ -205,7 +178,7 @@ static void fixture_done(Fixture *f) {
         cpuset_done(&f->rc.scratch);
         posture_free(f->posture);
         host_free(f->host);
-        (void) nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        faketree_remove(f->root);
 }
 
 static bool fd_is_open(int fd) {

@@ -12,6 +12,7 @@
 
 #include "originals.h"
 #include "table.h"
+#include "faketree.h"
 #include "tap.h"
 #include "util.h"
 
@@ -30,23 +31,12 @@ typedef struct Fixture {
         pid_t spawn_pid;    /* a new stray process appears during the next move */
 } Fixture;
 
-static const char *const event_names[_SETTING_EVENT_MAX] = {
-        [SETTING_EVENT_DRIFT] = "drift",
-        [SETTING_EVENT_CORRECTED] = "corrected",
-        [SETTING_EVENT_CORRECTION_FAILED] = "correction-failed",
-        [SETTING_EVENT_UNSUPPORTED] = "unsupported",
-        [SETTING_EVENT_UNMOVABLE] = "unmovable",
-        [SETTING_EVENT_FIGHT] = "fight",
-        [SETTING_EVENT_FIGHT_ENDED] = "fight-ended",
-        [SETTING_EVENT_RECOVERED] = "recovered",
-};
-
 static void record_event(void *userdata, SettingEvent e, const Setting *s) {
         Fixture *f = userdata;
         size_t len = strlen(f->events);
 
         snprintf(f->events + len, sizeof(f->events) - len, "%s%s", len ? " " : "",
-                 e < _SETTING_EVENT_MAX ? event_names[e] : "?");
+                 setting_event_to_string(e) ?: "?");
 }
 
 static const char *take(char *buf, size_t size) {
@@ -57,19 +47,6 @@ static const char *take(char *buf, size_t size) {
 }
 #define events_take(f) take((f)->events, sizeof((f)->events))
 #define moves_take(f) take((f)->moves, sizeof((f)->moves))
-
-static void make_parents(const char *path) {
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                abort();
-        for (char *p = copy + 1; *p; p++)
-                if (*p == '/') {
-                        *p = '\0';
-                        if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                                abort();
-                        *p = '/';
-                }
-}
 
 _printf_(3, 4) static void tree_write(Fixture *f, const char *text, const char *rel_fmt, ...) {
         _cleanup_free_ char *rel = NULL, *path = NULL;
@@ -89,14 +66,10 @@ _printf_(3, 4) static void tree_write(Fixture *f, const char *text, const char *
                 abort();
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
 static void tree_remove_process(Fixture *f, pid_t pid) {
         _cleanup_free_ char *path = strdup_printf("%s/proc/%d", f->root, (int) pid);
         if (path)
-                (void) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                faketree_remove(path);
 }
 
 static void tree_set_allowed(Fixture *f, pid_t pid, pid_t tid, const char *allowed) {
@@ -264,7 +237,7 @@ static void fixture_done(Fixture *f) {
         cpuset_done(&f->rc.scratch);
         posture_free(f->posture);
         host_free(f->host);
-        (void) nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        faketree_remove(f->root);
 }
 
 static const char config_text[] = "[cpus]\nisolated = 2-3\nevict_strays = yes\n"
