@@ -309,29 +309,13 @@ static void record_ids(const FindingList *l) {
 
 /* Builds the posture from config_text and runs the audit (t and limits may be NULL). */
 static bool fixture_run_full(Fixture *f, const char *config_text, const SettingTable *t, const AuditLimits *limits) {
-        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
-        _cleanup_config_ Config *c = config_new();
-        HostCpus cpus = {};
         int r;
 
         finding_list_done(&f->findings);
         f->posture = posture_free(f->posture);
         f->host = host_free(f->host);
-        r = host_open(f->root, &f->host);
-        if (r >= 0)
-                r = host_read_cpus(f->host, &cpus);
-        if (r >= 0 && c && config_parse_string(c, "audit.conf", config_text, &errors) >= 0) {
-                config_validate(c, &errors);
-                if (errors.n == 0)
-                        r = posture_build(&c, &cpus, &f->posture, &errors);
-        }
-        host_cpus_done(&cpus);
-        for (size_t i = 0; i < errors.n; i++)
-                printf("#   error: %s\n", errors.items[i]);
-        if (r < 0 || !f->posture) {
-                printf("# fixture does not start: %s\n", strerror(r < 0 ? -r : EINVAL));
+        if (!faketree_posture(f->root, "audit.conf", config_text, &f->host, &f->posture))
                 return false;
-        }
         r = limits ? audit_run_with_limits(f->host, f->posture, t, limits, &f->findings)
                    : audit_run(f->host, f->posture, t, &f->findings);
         if (r < 0) {

@@ -144,26 +144,8 @@ static void fixture_init(Fixture *f) {
 
 /* Opens the tree and builds the posture; call after the tree is complete. */
 static bool fixture_start(Fixture *f, const char *config_text) {
-        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
-        _cleanup_config_ Config *c = config_new();
-        HostCpus cpus = {};
-        int r;
-
-        r = host_open(f->root, &f->host);
-        if (r >= 0)
-                r = host_read_cpus(f->host, &cpus);
-        if (r >= 0 && c && config_parse_string(c, "s.conf", config_text, &errors) >= 0) {
-                config_validate(c, &errors);
-                if (errors.n == 0)
-                        r = posture_build(&c, &cpus, &f->posture, &errors);
-        }
-        host_cpus_done(&cpus);
-        for (size_t i = 0; i < errors.n; i++)
-                printf("#   error: %s\n", errors.items[i]);
-        if (r < 0 || !f->posture) {
-                printf("# fixture does not start: %s\n", strerror(r < 0 ? -r : EINVAL));
+        if (!faketree_posture(f->root, "s.conf", config_text, &f->host, &f->posture))
                 return false;
-        }
         f->rc = (Reconciler) {
                 .host = f->host,
                 .posture = f->posture,
