@@ -467,7 +467,8 @@ static int setting_tidy_text(const Setting *s, char *buf, size_t size) {
  * move whatever real task has that number. So without a live host (and no test's own
  * mover) the setting is unsupported, and nothing is looked at or moved. */
 static int stray_tasks_read(Reconciler *rc, Setting *s, char *buf, size_t size) {
-        if (!rc->set_task_affinity && !host_is_live(rc->host)) {
+        s->strays->live = host_is_live(rc->host);
+        if (!rc->set_task_affinity && !s->strays->live) {
                 set_reason(s, "evict_strays needs --root / (the PIDs under %s are not this host's tasks, so none is "
                               "moved; lowlatctl check lists stray tasks)",
                            rc->host->root_path);

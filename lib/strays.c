@@ -123,6 +123,29 @@ int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus) {
         return r;
 }
 
+/* A thread's allowed CPUs from the kernel itself; -errno (ESRCH: it exited). */
+static int task_get_affinity(pid_t tid, CPUSet *ret) {
+        for (size_t ncpus = 1024; ncpus <= (1U << 20); ncpus *= 2) {
+                size_t size = CPU_ALLOC_SIZE(ncpus);
+                cpu_set_t *set = CPU_ALLOC(ncpus);
+                int r = 0;
+
+                if (!set)
+                        return -ENOMEM;
+                CPU_ZERO_S(size, set);
+                if (sched_getaffinity(tid, size, set) < 0)
+                        r = negative_errno();
+                for (size_t cpu = 0; r == 0 && cpu < ncpus; cpu++)
+                        if (CPU_ISSET_S(cpu, size, set))
+                                r = cpuset_add(ret, (unsigned) cpu);
+                CPU_FREE(set);
+                if (r != -EINVAL)
+                        return r; /* EINVAL: the kernel has more CPUs than the mask holds */
+                cpuset_clear(ret);
+        }
+        return -EINVAL;
+}
+
 Strays *strays_new(void) {
         return calloc(1, sizeof(Strays));
 }
@@ -238,20 +261,58 @@ static bool is_application(const Host *h, const Config *c, pid_t pid, const char
         return false;
 }
 
-static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, pid_t tid, const char *comm,
+/* What a process is, found out only once one of its threads is allowed on an isolated
+ * CPU: on a host in order that is almost never, and reading /proc/PID/stat for every
+ * process would cost more than the whole affinity scan. */
+typedef struct ProcessInfo {
+        bool looked;
+        bool left_alone; /* a kernel thread, a configured application, or gone */
+        char comm[64];
+} ProcessInfo;
+
+static void process_look(const Host *h, const Posture *p, pid_t pid, ProcessInfo *info) {
+        _cleanup_free_ char *stat = NULL;
+        TaskStat ts;
+
+        info->looked = true;
+        info->left_alone = host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0 ||
+                           is_kernel_thread(h, pid, &ts) || is_application(h, p->config, pid, ts.comm);
+        if (!info->left_alone) {
+                printable(ts.comm);
+                snprintf(info->comm, sizeof(info->comm), "%s", ts.comm);
+        }
+}
+
+static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, pid_t tid, ProcessInfo *info,
                        size_t *n_still_stray) {
-        _cleanup_free_ char *status = NULL, *stat = NULL;
+        _cleanup_free_ char *status = NULL, *stat = NULL, *formatted = NULL;
         _cleanup_cpuset_ CPUSet allowed = CPUSET_EMPTY;
         StrayExcluded *e;
         StrayThread *a;
         TaskStat ts;
-        const char *list;
+        const char *list, *comm;
 
-        if (host_read_filef(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
-                return 0; /* exited */
-        list = status_field(status, "Cpus_allowed_list");
-        if (!list || cpuset_parse_list(list, &allowed) < 0 || !cpuset_intersects(&allowed, &p->isolated))
+        if (st->live) {
+                int r = task_get_affinity(tid, &allowed);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !cpuset_intersects(&allowed, &p->isolated))
+                        return 0; /* exited, or not a stray */
+                list = formatted = cpuset_format_list(&allowed);
+                if (!list)
+                        return -ENOMEM;
+        } else {
+                if (host_read_filef(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
+                        return 0; /* exited */
+                list = status_field(status, "Cpus_allowed_list");
+                if (!list || cpuset_parse_list(list, &allowed) < 0 || !cpuset_intersects(&allowed, &p->isolated))
+                        return 0;
+        }
+        if (!info->looked)
+                process_look(h, p, pid, info);
+        if (info->left_alone)
                 return 0;
+        comm = info->comm;
         if (host_read_filef(h, &stat, "proc/%d/task/%d/stat", (int) pid, (int) tid) < 0 || task_stat_parse(stat, &ts) < 0)
                 return 0;
         if (ts.state == 'Z' || ts.state == 'X' || (ts.flags & PF_KTHREAD))
@@ -287,22 +348,14 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
 }
 
 static int scan_process(Strays *st, const Host *h, const Posture *p, pid_t self, pid_t pid, size_t *n_still_stray) {
-        _cleanup_free_ char *stat = NULL, *task_dir = NULL;
+        _cleanup_free_ char *task_dir = NULL;
         _cleanup_free_ unsigned *tids = NULL;
+        ProcessInfo info = {};
         size_t n_tids = 0;
-        TaskStat ts;
         int r;
 
         if (pid <= 0 || pid == self)
                 return 0; /* pid <= 0: a number beyond pid_t, only ever in a fake tree */
-        if (host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
-                return 0; /* exited, or not a process */
-        if (is_kernel_thread(h, pid, &ts))
-                return 0;
-        if (is_application(h, p->config, pid, ts.comm))
-                return 0;
-        printable(ts.comm);
-
         task_dir = strdup_printf("proc/%d/task", (int) pid);
         if (!task_dir)
                 return -ENOMEM;
@@ -314,7 +367,7 @@ static int scan_process(Strays *st, const Host *h, const Posture *p, pid_t self,
         for (size_t i = 0; i < n_tids; i++) {
                 if ((pid_t) tids[i] <= 0)
                         continue;
-                r = scan_thread(st, h, p, pid, (pid_t) tids[i], ts.comm, n_still_stray);
+                r = scan_thread(st, h, p, pid, (pid_t) tids[i], &info, n_still_stray);
                 if (r < 0)
                         return r;
         }

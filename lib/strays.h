@@ -87,6 +87,9 @@ typedef struct Strays {
         StrayMoved *moved; /* moved by the last strays_evict(), judged by the next scan */
         size_t n_moved;
         size_t n_confirmed; /* of those, how many the scan after the move found moved */
+        /* A live host: a thread's CPUs come from sched_getaffinity(), one syscall, instead
+         * of parsing /proc/PID/task/TID/status, which costs several times more. */
+        bool live;
 } Strays;
 
 Strays *strays_new(void);
