@@ -1937,7 +1937,7 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         const Posture *p = a->posture;
         _cleanup_free_ unsigned *tids = NULL;
         _cleanup_free_ char *comm = NULL, *subject = NULL, *what = NULL, *who = NULL, *isolated = NULL, *status = NULL;
-        _cleanup_free_ char *environ = NULL;
+        _cleanup_free_ char *env = NULL;
         ThreadSummary s = {};
         size_t n_tids = 0, environ_len = 0;
         bool is_service = app->kind == APP_SERVICE;
@@ -2071,15 +2071,15 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         }
 
         /* TZ: without it glibc stat()s /etc/localtime on every localtime(). */
-        if (read_environ(a, pid, &environ, &environ_len) >= 0) {
+        if (read_environ(a, pid, &env, &environ_len) >= 0) {
                 _cleanup_free_ char *tz_fix = audit_check_alloc(
                         a, is_service ? strdup_printf("systemctl edit %s and add Environment=TZ=:/etc/localtime under "
                                                       "[Service]",
                                                       what)
                                       : strdup("start it with TZ=:/etc/localtime in its environment"));
                 bool has_tz = false;
-                for (size_t off = 0; off < environ_len; off += strlen(environ + off) + 1)
-                        if (strncmp(environ + off, "TZ=", 3) == 0)
+                for (size_t off = 0; off < environ_len; off += strlen(env + off) + 1)
+                        if (strncmp(env + off, "TZ=", 3) == 0)
                                 has_tz = true;
                 if (!has_tz)
                         finding_add(a, SEVERITY_INFO, "app.tz", subject,

@@ -752,12 +752,8 @@ static int setting_write(Reconciler *rc, Setting *s) {
                 r = host_write_file(rc->host, s->path, s->desired);
                 break;
         }
-        if (r < 0 && !s->reason)
+        if (r < 0)
                 set_reason(s, "writing %s failed: %s", s->path, strerror(-r));
-        else if (r < 0) {
-                _cleanup_free_ char *old = TAKE_PTR(s->reason);
-                set_reason(s, "writing %s failed: %s", s->path, strerror(-r));
-        }
         return r;
 }
 
