@@ -802,6 +802,28 @@ int setting_restore(Reconciler *rc, Setting *s) {
         if (!rc->originals || !(original = originals_get(rc->originals, s->kind, s->object)))
                 return 0;
 
+        /* The original is written down before the first write, so an IRQ the kernel then
+         * refused (the VM e2e run: the timer, the cascade, managed virtio queues) has one
+         * although lowlatd never changed it, and writing it back fails the same way. Put
+         * back only what differs from the original now. */
+        if (s->kind != SETTING_CPU_DMA_LATENCY) {
+                char buf[4096];
+                bool same = false;
+
+                if (s->state == SETTING_UNMOVABLE && s->last_correction_usec == 0)
+                        same = true; /* the kernel refused the very first write */
+                else if (setting_read(rc, s, buf, sizeof(buf)) >= 0) {
+                        char *eff = s->kind == SETTING_IRQ_AFFINITY ? strstr(buf, " (effective ") : NULL;
+                        if (eff)
+                                *eff = '\0';
+                        same = streq(buf, original);
+                }
+                if (same) {
+                        originals_forget(rc->originals, s->kind, s->object);
+                        return 0;
+                }
+        }
+
         if (s->kind == SETTING_CPU_DMA_LATENCY) {
                 /* Our request ends when its fd closes; the kernel's value is then what the
                  * other holders ask for, as before lowlatd. */
