@@ -37,6 +37,7 @@ MID_IRQ_WRITER=9d0feb6bc8ff47ad85b710377c55b0f8
 MID_STARTED=be656bd3ee70446a8fe73981a0733db1
 MID_RELOADED=5e183a2eaaac40d6b6fc3c19b6e5d7bd
 MID_RELOAD_FAILED=07d08d0b39ac4007b501c84afc780328
+MID_RESTORED=cf6e9f4ca18d4057b7e64fc4d170dd0d
 CONF=/etc/lowlatd/lowlatd.conf
 
 # --- TAP -------------------------------------------------------------------------------
@@ -211,6 +212,14 @@ out=$(lowlatd --check-config 2>&1)
 verdict $? "lowlatd --check-config accepts the test config" "$out"
 
 # ===== 1 ===============================================================================
+# What the host had before lowlatd ever ran, for section 13 (restore).
+declare -A PRE_IRQ
+for f in /proc/irq/[0-9]*/smp_affinity_list; do
+        irq=${f#/proc/irq/}
+        PRE_IRQ[${irq%%/*}]=$(rd "$f")
+done
+PRE_DEFAULT=$(rd /proc/irq/default_smp_affinity)
+
 section "1: systemctl start reaches active (Type=notify); isolated = auto reads $ISOLATED"
 m0=$(mark)
 start_ms=$(now_ms)
@@ -645,6 +654,41 @@ verdict $? "PID 1 keeps $pid1_before and ksoftirqd/2 keeps CPU 2" \
 systemctl stop e2e-stray.service 2>/dev/null
 write_config "rx_usecs = 60" ""
 timeout 60 systemctl reload lowlatd
+
+# ===== 13 ==============================================================================
+# lowlatctl restore on the real host: every value lowlatd changed goes back to what the
+# host had before lowlatd first ran (kept in /run/lowlatd/originals), the latency request
+# is released, and lowlatd observes until the next reload.
+section "13: lowlatctl restore puts the host back as it was before lowlatd; a reload enforces again"
+m13=$(mark)
+out=$(lowlatctl restore 2>&1)
+verdict $? "lowlatctl restore exits 0${out:+: $out}" "$out"
+mode=$(prop_s Mode) state=$(prop_s State)
+[ "$mode" = observe ] && [ "$state" = observing ]
+verdict $? "after restore: Mode $mode, State $state" "$(prop Mode) $(prop State)"
+moved_before=0 differ=""
+for irq in "${!PRE_IRQ[@]}"; do
+        [ -e "/proc/irq/$irq/smp_affinity_list" ] || continue
+        touches_isolated "${PRE_IRQ[$irq]}" && moved_before=$((moved_before + 1))
+        now=$(rd "/proc/irq/$irq/smp_affinity_list")
+        [ "$now" = "${PRE_IRQ[$irq]}" ] || differ+=" $irq:${PRE_IRQ[$irq]}->$now"
+done
+[ -z "$differ" ] && [ "$moved_before" -gt 0 ]
+verdict $? "every IRQ that existed before lowlatd has its pre-lowlatd affinity again ($moved_before of them were on $ISOLATED)" \
+        "differ:$differ"
+[ "$(rd /proc/irq/default_smp_affinity)" = "$PRE_DEFAULT" ]
+verdict $? "default_smp_affinity is back to $PRE_DEFAULT" "reads $(rd /proc/irq/default_smp_affinity)"
+lat=$(dma_latency)
+[ "$lat" = 2000000000 ]
+verdict $? "the /dev/cpu_dma_latency request is released (reads $lat)" "reads $lat"
+jhas "$m13" MESSAGE_ID=$MID_RESTORED _SYSTEMD_UNIT=lowlatd.service
+verdict $? "the journal has the restored message" "$(jtext "$m13" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
+out=$(timeout 60 systemctl reload lowlatd 2>&1)
+back() { [ "$(prop_s State)" = enforcing ] && ! touches_isolated "$(rd "/proc/irq/$victim/smp_affinity_list")"; }
+wait_until 30 back
+verdict $? "systemctl reload: enforcing again, IRQ $victim off $ISOLATED (after $WAITED_MS ms)" \
+        "$out
+State $(prop_s State), IRQ $victim: $(rd "/proc/irq/$victim/smp_affinity_list")"
 
 # ===== 11 ==============================================================================
 # Last, because it may kill the daemon. The watchdog ping rides on the scan; a reload
