@@ -123,25 +123,46 @@ int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus) {
         return r;
 }
 
-/* A thread's allowed CPUs from the kernel itself; -errno (ESRCH: it exited). */
-static int task_get_affinity(pid_t tid, CPUSet *ret) {
-        for (size_t ncpus = 1024; ncpus <= (1U << 20); ncpus *= 2) {
+/* Whether a thread may run on an isolated CPU, from the kernel itself: 1 with its allowed
+ * CPUs in *ret, 0 when not (the common case: only the isolated bits are looked at and
+ * nothing is built), -errno (ESRCH: it exited). */
+static int affinity_check(const cpu_set_t *set, size_t size, size_t ncpus, const CPUSet *isolated, CPUSet *ret) {
+        bool hit = false;
+
+        CPUSET_FOREACH(cpu, isolated)
+                if ((size_t) cpu < ncpus && CPU_ISSET_S((size_t) cpu, size, set)) {
+                        hit = true;
+                        break;
+                }
+        if (!hit)
+                return 0;
+        for (size_t cpu = 0; cpu < ncpus; cpu++)
+                if (CPU_ISSET_S(cpu, size, set) && cpuset_add(ret, (unsigned) cpu) < 0)
+                        return -ENOMEM;
+        return 1;
+}
+
+static int task_get_affinity(pid_t tid, const CPUSet *isolated, CPUSet *ret) {
+        cpu_set_t small; /* 1,024 CPUs, on the stack: enough for nearly every host */
+
+        if (sched_getaffinity(tid, sizeof(small), &small) == 0)
+                return affinity_check(&small, sizeof(small), CPU_SETSIZE, isolated, ret);
+        if (errno != EINVAL)
+                return negative_errno();
+        /* EINVAL: the kernel has more CPUs than the mask holds */
+        for (size_t ncpus = 2 * CPU_SETSIZE; ncpus <= (1U << 20); ncpus *= 2) {
                 size_t size = CPU_ALLOC_SIZE(ncpus);
                 cpu_set_t *set = CPU_ALLOC(ncpus);
-                int r = 0;
+                int r;
 
                 if (!set)
                         return -ENOMEM;
                 CPU_ZERO_S(size, set);
-                if (sched_getaffinity(tid, size, set) < 0)
-                        r = negative_errno();
-                for (size_t cpu = 0; r == 0 && cpu < ncpus; cpu++)
-                        if (CPU_ISSET_S(cpu, size, set))
-                                r = cpuset_add(ret, (unsigned) cpu);
+                r = sched_getaffinity(tid, size, set) < 0 ? negative_errno()
+                                                          : affinity_check(set, size, ncpus, isolated, ret);
                 CPU_FREE(set);
                 if (r != -EINVAL)
-                        return r; /* EINVAL: the kernel has more CPUs than the mask holds */
-                cpuset_clear(ret);
+                        return r;
         }
         return -EINVAL;
 }
@@ -293,10 +314,10 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
         const char *list, *comm;
 
         if (st->live) {
-                int r = task_get_affinity(tid, &allowed);
+                int r = task_get_affinity(tid, &p->isolated, &allowed);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0 || !cpuset_intersects(&allowed, &p->isolated))
+                if (r <= 0)
                         return 0; /* exited, or not a stray */
                 list = formatted = cpuset_format_list(&allowed);
                 if (!list)
