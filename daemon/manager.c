@@ -180,8 +180,11 @@ static void manager_note_irq_rewrite(Manager *m, const Setting *s, uint64_t now)
                 return;
 
         _cleanup_free_ char *writer = find_irq_balancer(m), *isolated = cpuset_format_list(&m->posture->isolated);
-        _cleanup_free_ char *irqs = strdup_printf("%u %u %u %u %u", m->irq_writer.irq[0], m->irq_writer.irq[1],
-                                                  m->irq_writer.irq[2], m->irq_writer.irq[3], m->irq_writer.irq[4]);
+        char irqs[IRQ_WRITER_IRQS * 11 + 1] = "";
+        size_t len = 0;
+
+        for (size_t i = 0; i < IRQ_WRITER_IRQS; i++)
+                len += (size_t) snprintf(irqs + len, sizeof(irqs) - len, "%s%u", i ? " " : "", m->irq_writer.irq[i]);
         m->irq_writer.reported = true;
         log_irq_writer(writer, irqs, IRQ_WRITER_IRQS, (unsigned) (FIGHT_WINDOW_USEC / USEC_PER_SEC),
                        isolated ?: "?");
