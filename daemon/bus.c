@@ -23,16 +23,37 @@
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
 #define BUS_RETRY_MAX_USEC (30 * USEC_PER_SEC)
 
+/* What was last announced with PropertiesChanged. */
+typedef struct BusSnapshot {
+        ManagerState state;
+        uint64_t drift_events, corrections, failures;
+        unsigned settings, settings_not_ok;
+        uint64_t reload_usec;
+        unsigned generation;
+} BusSnapshot;
+
+struct Bus {
+        Manager *manager;
+        sd_bus *bus;
+        sd_event_source *retry;
+        sd_event_source *socket_watch; /* the bus socket's directory, while disconnected */
+        char *socket_name;
+        uint64_t retry_usec;
+        bool failure_logged;
+        BusSnapshot emitted;
+        CheckJob *check_job; /* the running Check() audit, NULL when none */
+};
+
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         _cleanup_free_ char *owned = NULL;
         const char *v = "";
 
         if (streq(property, "Version"))
                 v = LOWLATD_VERSION;
         else if (streq(property, "Mode"))
-                v = m->observe_override || m->restored || m->posture->mode == DAEMON_MODE_OBSERVE ? "observe" : "enforce";
+                v = manager_observing(m) ? "observe" : "enforce";
         else if (streq(property, "State"))
                 v = manager_state_to_string(manager_state(m));
         else if (streq(property, "IsolatedCPUs"))
@@ -48,7 +69,7 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
 
 static int property_get_config_files(sd_bus *bus, const char *path, const char *interface, const char *property,
                                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         const Config *c = m->posture->config;
         int r;
 
@@ -62,7 +83,7 @@ static int property_get_config_files(sd_bus *bus, const char *path, const char *
 
 static int property_get_counter(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         uint64_t v = 0;
 
         if (streq(property, "DriftEvents"))
@@ -86,21 +107,21 @@ static unsigned settings_not_ok(const Manager *m) {
 
 static int property_get_uint32(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         uint32_t v = streq(property, "Settings") ? (uint32_t) m->table.n : settings_not_ok(m);
         return sd_bus_message_append(reply, "u", v);
 }
 
 static int property_get_dma_latency(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         const Config *c = m->posture->config;
         return sd_bus_message_append(reply, "i", c->cpu_dma_latency_enabled ? c->cpu_dma_latency_usec : -1);
 }
 
 static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         int r;
 
         r = sd_bus_message_new_method_return(message, &reply);
@@ -108,9 +129,11 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
                 return r;
         r = sd_bus_message_open_container(reply, 'a', "(sssss)");
         for (size_t i = 0; r >= 0 && i < m->table.n; i++) {
-                const Setting *s = m->table.settings[i];
+                Setting *s = m->table.settings[i];
+                char buf[4096];
                 r = sd_bus_message_append(reply, "(sssss)", setting_kind_to_string(s->kind), s->object, s->desired,
-                                          s->observed ?: "", setting_state_to_string(s->state));
+                                          setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: "",
+                                          setting_state_to_string(s->state));
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -120,12 +143,13 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
 }
 
 static int method_check(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
         /* Off the event loop: any user may call this, and the audit takes milliseconds. */
-        return check_job_submit(userdata, message);
+        return check_job_submit(&b->check_job, b->manager, message);
 }
 
 static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
 
         int r = manager_reload(m);
 
@@ -138,7 +162,7 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
 }
 
 static int method_restore(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Manager *m = ((Bus *) userdata)->manager;
         int r;
 
         if (!m->originals)
@@ -151,7 +175,7 @@ static int method_restore(sd_bus_message *message, void *userdata, sd_bus_error 
 }
 
 static int method_reapply(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        manager_reapply(userdata);
+        manager_reapply(((Bus *) userdata)->manager);
         return sd_bus_reply_method_return(message, NULL);
 }
 
@@ -186,22 +210,23 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
-static void bus_schedule_retry(Manager *m);
-static bool bus_watch_socket(Manager *m);
+static void bus_schedule_retry(Bus *b);
+static void bus_flush_changes(Bus *b);
+static bool bus_watch_socket(Bus *b);
 
 static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        Bus *b = userdata;
 
         log_warning("Lost the system bus; still enforcing, reconnecting");
-        m->bus = sd_bus_flush_close_unref(m->bus);
-        m->bus_retry_usec = BUS_RETRY_MIN_USEC;
-        m->bus_failure_logged = true; /* said above */
-        (void) bus_watch_socket(m);
-        bus_schedule_retry(m);
+        b->bus = sd_bus_flush_close_unref(b->bus);
+        b->retry_usec = BUS_RETRY_MIN_USEC;
+        b->failure_logged = true; /* said above */
+        (void) bus_watch_socket(b);
+        bus_schedule_retry(b);
         return 0;
 }
 
-static int bus_connect(Manager *m) {
+static int bus_connect(Bus *b) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
@@ -211,14 +236,14 @@ static int bus_connect(Manager *m) {
         (void) sd_bus_set_exit_on_disconnect(bus, false);
         /* A hung bus must not hold up READY=1 for the default 25 s. */
         (void) sd_bus_set_method_call_timeout(bus, 5 * USEC_PER_SEC);
-        r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, m);
+        r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
         if (r < 0)
                 return r;
         r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
-                                      "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, NULL, m);
+                                      "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, NULL, b);
         if (r < 0)
                 return r;
-        r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        r = sd_bus_attach_event(bus, b->manager->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return r;
         /* Synchronous, so a failure (the policy refuses us, the bus is not there) is known
@@ -226,7 +251,7 @@ static int bus_connect(Manager *m) {
         r = sd_bus_request_name(bus, BUS_NAME, 0);
         if (r < 0)
                 return r;
-        m->bus = TAKE_PTR(bus);
+        b->bus = TAKE_PTR(bus);
         return 0;
 }
 
@@ -256,64 +281,64 @@ static char *bus_socket_path(void) {
         return path;
 }
 
-static int bus_try_connect(Manager *m);
+static int bus_try_connect(Bus *b);
 
 static int on_bus_socket_created(sd_event_source *source, const struct inotify_event *event, void *userdata) {
-        Manager *m = userdata;
+        Bus *b = userdata;
 
-        if (m->bus || !event->len || !streq(event->name, m->bus_socket_name))
+        if (b->bus || !event->len || !streq(event->name, b->socket_name))
                 return 0;
-        m->bus_retry_usec = BUS_RETRY_MIN_USEC;
-        return bus_try_connect(m);
+        b->retry_usec = BUS_RETRY_MIN_USEC;
+        return bus_try_connect(b);
 }
 
 /* With a socket path, dbus-daemon (re)creating its socket is an event: no polling while
  * the bus is simply absent, and a restarted bus is found at once. */
-static bool bus_watch_socket(Manager *m) {
+static bool bus_watch_socket(Bus *b) {
         _cleanup_free_ char *path = NULL;
         char *slash;
         int r;
 
-        if (m->bus_socket_watch)
+        if (b->socket_watch)
                 return true;
         path = bus_socket_path();
         if (!path || !(slash = strrchr(path, '/')) || slash == path)
                 return false;
         *slash = '\0';
-        free(m->bus_socket_name);
-        m->bus_socket_name = strdup(slash + 1);
-        if (!m->bus_socket_name)
+        free(b->socket_name);
+        b->socket_name = strdup(slash + 1);
+        if (!b->socket_name)
                 return false;
-        r = sd_event_add_inotify(m->event, &m->bus_socket_watch, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR,
-                                 on_bus_socket_created, m);
+        r = sd_event_add_inotify(b->manager->event, &b->socket_watch, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR,
+                                 on_bus_socket_created, b);
         return r >= 0;
 }
 
-static int bus_try_connect(Manager *m) {
+static int bus_try_connect(Bus *b) {
         bool watched;
         int r;
 
-        r = bus_connect(m);
+        r = bus_connect(b);
         if (r >= 0) {
                 log_info("Connected to the system bus as %s", BUS_NAME);
-                m->bus_socket_watch = sd_event_source_disable_unref(m->bus_socket_watch);
-                m->bus_failure_logged = false;
-                m->bus_retry_usec = BUS_RETRY_MIN_USEC;
-                bus_flush_changes(m);
+                b->socket_watch = sd_event_source_disable_unref(b->socket_watch);
+                b->failure_logged = false;
+                b->retry_usec = BUS_RETRY_MIN_USEC;
+                bus_flush_changes(b);
                 return 0;
         }
-        watched = bus_watch_socket(m);
-        if (!m->bus_failure_logged) {
+        watched = bus_watch_socket(b);
+        if (!b->failure_logged) {
                 log_warning_errno(r, "Cannot publish %s on the system bus, %s", BUS_NAME,
                                   r == -ENOENT && watched ? "waiting for its socket" : "retrying with backoff");
-                m->bus_failure_logged = true;
+                b->failure_logged = true;
         }
         /* A socket that is there but refuses (a dead daemon's leftover) needs polling; a
          * missing one will announce itself. */
         if (r == -ENOENT && watched)
                 return 0;
-        m->bus_retry_usec = MIN(m->bus_retry_usec * 2, BUS_RETRY_MAX_USEC);
-        bus_schedule_retry(m);
+        b->retry_usec = MIN(b->retry_usec * 2, BUS_RETRY_MAX_USEC);
+        bus_schedule_retry(b);
         return 0;
 }
 
@@ -321,34 +346,22 @@ static int on_bus_retry(sd_event_source *source, uint64_t usec, void *userdata) 
         return bus_try_connect(userdata);
 }
 
-static void bus_schedule_retry(Manager *m) {
+static void bus_schedule_retry(Bus *b) {
         int r;
 
-        if (!m->bus_retry) {
-                r = sd_event_add_time_relative(m->event, &m->bus_retry, CLOCK_MONOTONIC, m->bus_retry_usec,
-                                               USEC_PER_SEC / 4, on_bus_retry, m);
+        if (!b->retry) {
+                r = sd_event_add_time_relative(b->manager->event, &b->retry, CLOCK_MONOTONIC, b->retry_usec,
+                                               USEC_PER_SEC / 4, on_bus_retry, b);
                 if (r < 0)
                         log_warning_errno(r, "Cannot schedule a bus reconnect");
                 return;
         }
-        (void) sd_event_source_set_time_relative(m->bus_retry, m->bus_retry_usec);
-        (void) sd_event_source_set_enabled(m->bus_retry, SD_EVENT_ONESHOT);
+        (void) sd_event_source_set_time_relative(b->retry, b->retry_usec);
+        (void) sd_event_source_set_enabled(b->retry, SD_EVENT_ONESHOT);
 }
 
-void bus_setup(Manager *m) {
-        m->bus_retry_usec = BUS_RETRY_MIN_USEC;
-        (void) bus_try_connect(m);
-}
-
-void bus_done(Manager *m) {
-        check_job_abandon(m);
-        m->bus_retry = sd_event_source_disable_unref(m->bus_retry);
-        m->bus_socket_watch = sd_event_source_disable_unref(m->bus_socket_watch);
-        m->bus_socket_name = mfree(m->bus_socket_name);
-        m->bus = sd_bus_flush_close_unref(m->bus);
-}
-
-void bus_flush_changes(Manager *m) {
+static void bus_flush_changes(Bus *b) {
+        Manager *m = b->manager;
         BusSnapshot now = {
                 .state = manager_state(m),
                 .drift_events = m->rc.counters.drift_events,
@@ -359,12 +372,12 @@ void bus_flush_changes(Manager *m) {
                 .reload_usec = m->last_reload_usec,
                 .generation = m->posture_generation,
         };
-        const BusSnapshot *was = &m->bus_emitted;
+        const BusSnapshot *was = &b->emitted;
         const char *names[16];
         size_t n = 0;
 
-        if (!m->bus) {
-                m->bus_emitted = now;
+        if (!b->bus) {
+                b->emitted = now;
                 return;
         }
         if (now.state != was->state)
@@ -391,14 +404,46 @@ void bus_flush_changes(Manager *m) {
                 names[n++] = "CpuDmaLatencyUSec";
         }
         names[n] = NULL;
-        m->bus_emitted = now;
+        b->emitted = now;
         if (n > 0)
-                (void) sd_bus_emit_properties_changed_strv(m->bus, BUS_PATH, BUS_INTERFACE, (char **) names);
+                (void) sd_bus_emit_properties_changed_strv(b->bus, BUS_PATH, BUS_INTERFACE, (char **) names);
 }
 
-void bus_emit_drift(Manager *m, const Setting *s, bool corrected) {
-        if (!m->bus)
+static void on_manager_changed(void *userdata) {
+        bus_flush_changes(userdata);
+}
+
+static void on_manager_drift(void *userdata, const Setting *s, const char *observed, bool corrected) {
+        Bus *b = userdata;
+
+        if (!b->bus)
                 return;
-        (void) sd_bus_emit_signal(m->bus, BUS_PATH, BUS_INTERFACE, "Drift", "ssssb", setting_kind_to_string(s->kind),
-                                  s->object, s->desired, s->observed ?: "", corrected);
+        (void) sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Drift", "ssssb", setting_kind_to_string(s->kind),
+                                  s->object, s->desired, observed, corrected);
+}
+
+int bus_new(Manager *m, Bus **ret) {
+        Bus *b = calloc(1, sizeof(Bus));
+
+        if (!b)
+                return -ENOMEM;
+        b->manager = m;
+        b->retry_usec = BUS_RETRY_MIN_USEC;
+        m->listener = (ManagerListener) { on_manager_changed, on_manager_drift, b };
+        (void) bus_try_connect(b);
+        *ret = b;
+        return 0;
+}
+
+Bus *bus_free(Bus *b) {
+        if (!b)
+                return NULL;
+        b->manager->listener = (ManagerListener) {};
+        check_job_abandon(&b->check_job);
+        sd_event_source_disable_unref(b->retry);
+        sd_event_source_disable_unref(b->socket_watch);
+        free(b->socket_name);
+        sd_bus_flush_close_unref(b->bus);
+        free(b);
+        return NULL;
 }

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* org.lowlatd1 on the system bus: one vtable, properties that announce their changes,
- * the Drift signal, and reconnection when the bus goes away. */
+ * the Drift signal, and reconnection when the bus goes away. It reads the manager, and
+ * hears of its changes as the manager's listener. */
 #pragma once
 
 #include "manager.h"
 
+typedef struct Bus Bus;
+
 /* Connects (or schedules retries) and publishes the object. Never fatal: lowlatd keeps
  * enforcing without a bus. */
-void bus_setup(Manager *m);
-void bus_done(Manager *m);
-
-/* Emits PropertiesChanged for whatever changed since the last call. */
-void bus_flush_changes(Manager *m);
-void bus_emit_drift(Manager *m, const Setting *s, bool corrected);
+int bus_new(Manager *m, Bus **ret);
+Bus *bus_free(Bus *b);
+DEFINE_POINTER_CLEANUP(Bus, bus_free);

@@ -29,6 +29,7 @@
 
 struct CheckJob {
         Manager *manager;
+        CheckJob **slot; /* where the running job is kept; cleared when it ends */
         pid_t pid;
         int fd;
         sd_event_source *io;
@@ -174,7 +175,7 @@ static void job_finish(CheckJob *j, int error, const char *why) {
         _cleanup_finding_list_ FindingList findings = FINDING_LIST_EMPTY;
         int status = 0, audit_error = 0, r = -error;
 
-        j->manager->check_job = NULL;
+        *j->slot = NULL;
         if (j->pid > 0) {
                 if (error != 0)
                         (void) kill(j->pid, SIGKILL);
@@ -265,8 +266,8 @@ static int check_in_line(Manager *m, sd_bus_message *call) {
         return r < 0 ? r : 1;
 }
 
-int check_job_submit(Manager *m, sd_bus_message *call) {
-        CheckJob *j = m->check_job;
+int check_job_submit(CheckJob **slot, Manager *m, sd_bus_message *call) {
+        CheckJob *j = *slot;
         sd_bus_message **callers;
         int fds[2], r;
 
@@ -275,6 +276,7 @@ int check_job_submit(Manager *m, sd_bus_message *call) {
                 if (!j)
                         return -ENOMEM;
                 j->manager = m;
+                j->slot = slot;
                 j->fd = -1;
                 if (pipe2(fds, O_CLOEXEC) < 0) {
                         free(j);
@@ -303,7 +305,7 @@ int check_job_submit(Manager *m, sd_bus_message *call) {
                         job_free(j);
                         return check_in_line(m, call);
                 }
-                m->check_job = j;
+                *slot = j;
         }
         callers = reallocarray(j->callers, j->n_callers + 1, sizeof(*callers));
         if (!callers)
@@ -313,6 +315,6 @@ int check_job_submit(Manager *m, sd_bus_message *call) {
         return 1; /* answered later */
 }
 
-void check_job_abandon(Manager *m) {
-        job_free(TAKE_PTR(m->check_job));
+void check_job_abandon(CheckJob **slot) {
+        job_free(TAKE_PTR(*slot));
 }

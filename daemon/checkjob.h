@@ -6,8 +6,10 @@
 
 #include "manager.h"
 
-/* Answers call with the findings, later: joins the running audit or starts one. Returns
- * 1 (the reply will come), or -errno when call could not be queued. */
-int check_job_submit(Manager *m, sd_bus_message *call);
+typedef struct CheckJob CheckJob;
+
+/* Answers call with the findings, later: joins the running audit in *slot or starts one
+ * there. Returns 1 (the reply will come), or -errno when call could not be queued. */
+int check_job_submit(CheckJob **slot, Manager *m, sd_bus_message *call);
 /* Kills a running audit and drops its callers unanswered (the daemon is exiting). */
-void check_job_abandon(Manager *m);
+void check_job_abandon(CheckJob **slot);

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "build-config.h"
 #include "log.h"
+#include "bus.h"
 #include "manager.h"
 #include "util.h"
 
@@ -128,6 +129,7 @@ static int load_posture(const Arguments *args, Host *host, Posture **ret) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(bus_freep) Bus *bus = NULL; /* freed first: it reads the manager */
         _cleanup_(host_freep) Host *host = NULL;
         _cleanup_(posture_freep) Posture *posture = NULL;
         Arguments args;
@@ -172,6 +174,12 @@ int main(int argc, char *argv[]) {
         r = manager_start(m);
         if (r < 0)
                 return EXIT_RUNTIME;
+        r = bus_new(m, &bus);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the bus object");
+                return EXIT_RUNTIME;
+        }
+        manager_ready(m);
         r = manager_run(m);
         if (r < 0) {
                 log_error_errno(r, "Event loop failed");

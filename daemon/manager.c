@@ -13,32 +13,28 @@
 #include <time.h>
 
 #include "build-config.h"
-#include "bus.h"
 #include "netwatch.h"
 #include "originals.h"
 #include "log.h"
 #include "manager.h"
 #include "util.h"
 
-static const char *const state_names[] = {
+static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_STARTING] = "starting",
         [MANAGER_ENFORCING] = "enforcing",
         [MANAGER_OBSERVING] = "observing",
         [MANAGER_DEGRADED] = "degraded",
 };
+DEFINE_STRING_TABLE_LOOKUP(manager_state, ManagerState);
 
-const char *manager_state_to_string(ManagerState s) {
-        return state_names[s];
-}
-
-static bool manager_observing(const Manager *m) {
+bool manager_observing(const Manager *m) {
         return m->observe_override || m->restored || m->posture->mode == DAEMON_MODE_OBSERVE;
 }
 
 ManagerState manager_state(const Manager *m) {
         size_t counts[_SETTING_STATE_MAX];
 
-        if (m->initial_pass)
+        if (m->starting)
                 return MANAGER_STARTING;
         table_count(&m->table, counts);
         if (!manager_observing(m) && counts[SETTING_FAILED] > 0)
@@ -64,23 +60,16 @@ static void watch_index_set(Manager *m, int wd, Setting *s) {
 }
 
 static void manager_watch(Manager *m, Setting *s) {
-        const char *paths[2] = { s->path, NULL };
-        _cleanup_free_ char *smp_affinity = NULL;
-
-        if (m->inotify_fd < 0 || s->kind == SETTING_CPU_DMA_LATENCY)
+        if (m->inotify_fd < 0)
                 return;
-        if (s->kind == SETTING_IRQ_AFFINITY) {
-                /* A writer may use either file; both change the same affinity. */
-                smp_affinity = strdup_printf("proc/irq/%s/smp_affinity", s->object);
-                paths[1] = smp_affinity;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+        for (unsigned i = 0; i < ELEMENTSOF(s->watches); i++) {
                 _cleanup_free_ char *full = NULL;
+                char path[PATH_MAX];
                 int wd;
 
-                if (!paths[i] || s->watches[i] >= 0)
+                if (s->watches[i] >= 0 || setting_watch_path(s, i, path, sizeof(path)) <= 0)
                         continue;
-                full = host_path(m->host, paths[i]);
+                full = host_path(m->host, path);
                 if (!full)
                         return;
                 wd = inotify_add_watch(m->inotify_fd, full, IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW);
@@ -152,80 +141,50 @@ static char *find_irq_balancer(Manager *m) {
         return found;
 }
 
-/* Called for each correction of an IRQ whose held affinity someone rewrote. A fight is
- * one setting flipped again and again; an IRQ balancer instead moves many IRQs once
- * each (irqbalance writes an affinity only when it places an IRQ). Distinct IRQs
- * rewritten within the fight window are the sign; reported once, until it goes quiet. */
-static void manager_note_irq_rewrite(Manager *m, const Setting *s, uint64_t now) {
-        size_t slot = 0, n_recent = 0;
-        unsigned irq;
+/* Called for each correction of a setting whose held value someone rewrote. A fight is
+ * one setting flipped again and again; an IRQ balancer instead moves many IRQs once each
+ * (irqbalance writes an affinity only when it places an IRQ): reported once, until it
+ * goes quiet. */
+static void manager_note_rewrite(Manager *m, const Setting *s, uint64_t now) {
+        char irqs[IRQ_WRITER_IRQS * 11 + 1];
 
-        if (parse_unsigned(s->object, &irq) < 0)
+        if (irq_writer_note(&m->irq_writer, s, now, irqs, sizeof(irqs)) <= 0)
                 return;
-        m->irq_writer.last_usec = now;
-        for (size_t i = 0; i < IRQ_WRITER_IRQS; i++) {
-                if (m->irq_writer.at[i] != 0 && m->irq_writer.irq[i] == irq) {
-                        slot = i;
-                        break;
-                }
-                if (m->irq_writer.at[i] < m->irq_writer.at[slot])
-                        slot = i;
-        }
-        m->irq_writer.irq[slot] = irq;
-        m->irq_writer.at[slot] = now;
-        for (size_t i = 0; i < IRQ_WRITER_IRQS; i++)
-                if (m->irq_writer.at[i] != 0 && now - m->irq_writer.at[i] < FIGHT_WINDOW_USEC)
-                        n_recent++;
-        if (n_recent < IRQ_WRITER_IRQS || m->irq_writer.reported)
-                return;
-
         _cleanup_free_ char *writer = find_irq_balancer(m), *isolated = cpuset_format_list(&m->posture->isolated);
-        char irqs[IRQ_WRITER_IRQS * 11 + 1] = "";
-        size_t len = 0;
-
-        for (size_t i = 0; i < IRQ_WRITER_IRQS; i++)
-                len += (size_t) snprintf(irqs + len, sizeof(irqs) - len, "%s%u", i ? " " : "", m->irq_writer.irq[i]);
-        m->irq_writer.reported = true;
-        log_irq_writer(writer, irqs, IRQ_WRITER_IRQS, (unsigned) (FIGHT_WINDOW_USEC / USEC_PER_SEC),
-                       isolated ?: "?");
+        log_irq_writer(writer, irqs, IRQ_WRITER_IRQS, (unsigned) (FIGHT_WINDOW_USEC / USEC_PER_SEC), isolated ?: "?");
 }
 
-/* From the scan: the other writer has been quiet for a while, a new burst is news again. */
-static void manager_irq_writer_tick(Manager *m, uint64_t now) {
-        if (!m->irq_writer.reported || now - m->irq_writer.last_usec < FIGHT_QUIET_USEC)
-                return;
-        memset(&m->irq_writer, 0, sizeof(m->irq_writer));
-        log_info("IRQ affinities have not been rewritten for %us: the other IRQ writer stopped",
-                 (unsigned) (FIGHT_QUIET_USEC / USEC_PER_SEC));
-}
-
-static void on_setting_event(void *userdata, SettingEvent event, const Setting *s) {
+static void on_setting_event(void *userdata, EventId event, const Setting *s, ReconcileFlags flags) {
         Manager *m = userdata;
+        const char *observed;
+        char buf[4096];
 
         /* Putting the posture in place at start or after a reload is not drift: it is
          * summarised in one line. Problems are reported one by one. */
-        if (m->quiet && event == SETTING_EVENT_DRIFT)
+        if ((flags & RECONCILE_QUIET) && event == EVENT_DRIFT)
                 return;
-        if (m->rc.applying && !manager_observing(m) &&
-            (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)) {
-                if (event == SETTING_EVENT_CORRECTED)
-                        m->initial_corrections[s->kind]++;
+        if ((flags & RECONCILE_APPLYING) && !manager_observing(m) &&
+            (event == EVENT_DRIFT || event == EVENT_CORRECTED)) {
+                if (event == EVENT_CORRECTED)
+                        m->applied[s->kind]++;
                 return;
         }
-        log_setting_event(event_id_from_setting_event(event), s);
-        if (event == SETTING_EVENT_DRIFT || event == SETTING_EVENT_CORRECTED)
-                bus_emit_drift(m, s, event == SETTING_EVENT_CORRECTED);
+        observed = setting_describe_observed((Setting *) s, &m->rc, buf, sizeof(buf));
+        log_setting_event(event, s, observed);
+        if ((event == EVENT_DRIFT || event == EVENT_CORRECTED) && m->listener.drift)
+                m->listener.drift(m->listener.userdata, s, observed ?: "", event == EVENT_CORRECTED);
         /* Observe mode corrects nothing, so count the drift there. */
-        if (s->kind == SETTING_IRQ_AFFINITY && s->rewritten && !m->rc.applying &&
-            event == (manager_observing(m) ? SETTING_EVENT_DRIFT : SETTING_EVENT_CORRECTED))
-                manager_note_irq_rewrite(m, s, now_usec(CLOCK_MONOTONIC));
+        if (s->rewritten && !(flags & RECONCILE_APPLYING) &&
+            event == (manager_observing(m) ? EVENT_DRIFT : EVENT_CORRECTED))
+                manager_note_rewrite(m, s, now_usec(CLOCK_MONOTONIC));
 }
 
 void manager_update_status(Manager *m) {
         size_t counts[_SETTING_STATE_MAX];
         _cleanup_free_ char *status = NULL;
 
-        bus_flush_changes(m);
+        if (m->listener.changed)
+                m->listener.changed(m->listener.userdata);
         table_count(&m->table, counts);
         status = strdup_printf("%s: %zu settings, %zu drifted, %zu failed, %zu unmovable, %zu unsupported",
                                manager_state_to_string(manager_state(m)), m->table.n, counts[SETTING_DRIFTED],
@@ -275,8 +234,6 @@ out:
 static void manager_init_reconciler(Manager *m) {
         struct rlimit rl;
 
-        m->rc.ethtool = m->ethtool;
-        m->rc.rtnl = m->rtnl;
         if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < UINT_MAX)
                 m->rc.fd_limit = (unsigned) rl.rlim_cur;
         m->rc.host = m->host;
@@ -310,9 +267,8 @@ int manager_new(const char *config_path, Host *host, Posture *posture, bool obse
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        bus_done(m);
         table_done(&m->table);
-        netwatch_close(m);
+        m->netwatch = netwatch_free(m->netwatch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -337,17 +293,17 @@ void manager_log_applied(Manager *m, const char *what) {
         size_t len = 0, total = 0;
 
         for (size_t k = 0; k < _SETTING_KIND_MAX; k++) {
-                if (m->initial_corrections[k] == 0)
+                if (m->applied[k] == 0)
                         continue;
-                total += m->initial_corrections[k];
+                total += m->applied[k];
                 len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s%s %zu", len ? ", " : "",
-                                         setting_kind_to_string((SettingKind) k), m->initial_corrections[k]);
+                                         setting_kind_to_string((SettingKind) k), m->applied[k]);
                 if (len >= sizeof(buf))
                         break;
         }
         if (total > 0)
                 log_notice("%s: set %zu settings (%s)", what, total, buf);
-        memset(m->initial_corrections, 0, sizeof(m->initial_corrections));
+        memset(m->applied, 0, sizeof(m->applied));
 }
 
 /* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
@@ -394,21 +350,24 @@ static void manager_check_online_cpus(Manager *m) {
                 manager_online_cpus_changed(m, m->last_online);
 }
 
-static int manager_full_pass(Manager *m, bool force) {
+static void manager_full_pass(Manager *m, ReconcileFlags flags) {
+        uint64_t now;
         int r;
 
         manager_check_online_cpus(m);
-        if (m->rewatch || force) {
+        if (m->rewatch || (flags & RECONCILE_FORCE)) {
                 m->rewatch = false;
                 for (size_t i = 0; i < m->table.n; i++)
                         manager_watch(m, m->table.settings[i]);
         }
-        r = table_scan_irqs(&m->table, m->host, m->posture);
+        r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
-                log_warning_errno(r, "Cannot list %s/proc/irq", streq(m->host->root_path, "/") ? "" : m->host->root_path);
-        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), force);
-        manager_irq_writer_tick(m, now_usec(CLOCK_MONOTONIC));
-        return 0;
+                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs)", m->host->root_path);
+        now = now_usec(CLOCK_MONOTONIC);
+        table_reconcile_all(&m->table, &m->rc, now, flags);
+        if (irq_writer_tick(&m->irq_writer, now))
+                log_info("IRQ affinities have not been rewritten for %us: the other IRQ writer stopped",
+                         (unsigned) (FIGHT_QUIET_USEC / USEC_PER_SEC));
 }
 
 /* Where originals are kept: systemd's RuntimeDirectory= (the first, if several), else
@@ -452,9 +411,7 @@ int manager_restore(Manager *m, const char *why) {
                   failed ? ", some could not be restored" : "");
         /* Look once, quietly: every restored setting now differs from the posture, which
          * the message above says; one drift report per setting would only repeat it. */
-        m->quiet = true;
-        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
-        m->quiet = false;
+        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_QUIET);
         manager_update_status(m);
         return first_error < 0 ? first_error : (int) restored;
 }
@@ -465,15 +422,13 @@ int manager_apply(Manager *m) {
         /* Observe mode changes nothing, so it records nothing (and creates no files). */
         if (!manager_observing(m))
                 manager_open_originals(m);
-        m->initial_pass = m->rc.applying = true;
-        r = table_plan_static(&m->table, m->posture);
-        if (r >= 0)
-                r = table_plan_cpuidle(&m->table, m->host, m->posture);
+        m->starting = true;
+        r = table_plan(&m->table, m->host, m->posture);
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
-        (void) netwatch_open(m);
-        manager_full_pass(m, false);
-        m->initial_pass = m->rc.applying = false;
+        (void) netwatch_new(m, &m->netwatch);
+        manager_full_pass(m, RECONCILE_APPLYING);
+        m->starting = false;
         manager_log_applied(m, "Posture applied");
         return 0;
 }
@@ -500,13 +455,11 @@ static int on_dirty(sd_event_source *source, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-        m->rc.hinted = true;
         while (m->n_dirty > 0) {
                 Setting *s = m->dirty[--m->n_dirty];
                 s->dirty = false;
-                table_reconcile_one(&m->table, &m->rc, s, now, false);
+                table_reconcile_one(&m->table, &m->rc, s, now, RECONCILE_HINTED);
         }
-        m->rc.hinted = false;
         manager_update_status(m);
         return 0;
 }
@@ -574,7 +527,7 @@ static void manager_arm_scan(Manager *m) {
 static int on_scan_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        manager_full_pass(m, false);
+        manager_full_pass(m, 0);
         manager_update_status(m);
         if (m->watchdog_usec > 0)
                 (void) sd_notify(false, "WATCHDOG=1");
@@ -647,17 +600,20 @@ int manager_start(Manager *m) {
         if (m->watchdog_usec > 0)
                 (void) sd_notify(false, "WATCHDOG=1");
 
-        r = netwatch_start(m);
+        r = netwatch_start(m->netwatch);
         if (r < 0)
                 return r;
         manager_pin_self(m);
-        bus_setup(m);
+        return 0;
+}
+
+void manager_ready(Manager *m) {
+        _cleanup_free_ char *isolated = cpuset_format_list(&m->posture->isolated);
+
         manager_update_status(m);
         (void) sd_notify(false, "READY=1");
-        _cleanup_free_ char *isolated = cpuset_format_list(&m->posture->isolated);
         log_event(EVENT_STARTED, "lowlatd %s: %s %zu settings (isolated CPUs: %s)", LOWLATD_VERSION,
                   manager_observing(m) ? "observing" : "enforcing", m->table.n, isempty(isolated) ? "none" : isolated);
-        return 0;
 }
 
 int manager_run(Manager *m) {
@@ -725,13 +681,11 @@ static int manager_reload_because(Manager *m, const char *why) {
          * what is unchanged, then drop the old table, which releases what is no longer
          * configured (closing the /dev/cpu_dma_latency request releases the constraint). */
         table_init(&table, NULL);
-        r = table_plan_static(&table, posture);
+        r = table_plan(&table, m->host, posture);
         if (r >= 0)
-                r = table_plan_cpuidle(&table, m->host, posture);
+                r = netwatch_plan_links(m->netwatch, &table, posture);
         if (r >= 0)
-                r = netwatch_plan_links(m, &table, posture);
-        if (r >= 0)
-                r = table_scan_irqs(&table, m->host, posture);
+                r = table_rescan(&table, m->host, posture);
         if (r < 0) {
                 table_done(&table);
                 posture_free(posture);
@@ -743,10 +697,7 @@ static int manager_reload_because(Manager *m, const char *why) {
         /* What the new config no longer asks for goes back to how lowlatd found it. */
         for (size_t i = 0; i < m->table.n; i++) {
                 Setting *o = m->table.settings[i];
-                bool kept = false;
-                for (size_t j = 0; j < table.n && !kept; j++)
-                        kept = table.settings[j]->kind == o->kind && streq(table.settings[j]->object, o->object);
-                if (!kept && setting_restore(&m->rc, o) > 0)
+                if (!table_find(&table, o->kind, o->object) && setting_restore(&m->rc, o) > 0)
                         log_info("Restored %s %s, no longer configured", setting_kind_to_string(o->kind), o->object);
         }
         if (m->originals)
@@ -770,9 +721,7 @@ static int manager_reload_because(Manager *m, const char *why) {
         m->last_reload_error = mfree(m->last_reload_error);
         m->posture_generation++;
 
-        m->initial_pass = m->rc.applying = true;
-        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), true);
-        m->initial_pass = m->rc.applying = false;
+        table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_APPLYING);
         manager_log_applied(m, "Reload applied");
 
         if (m->scan_timer)
@@ -786,7 +735,7 @@ static int manager_reload_because(Manager *m, const char *why) {
 }
 
 void manager_reapply(Manager *m) {
-        manager_full_pass(m, true);
+        manager_full_pass(m, RECONCILE_FORCE);
         manager_update_status(m);
 }
 
@@ -796,11 +745,12 @@ size_t manager_print_report(Manager *m, FILE *f) {
 
         fprintf(f, "%-22s %-28s %-20s %-28s %s\n", "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE");
         for (size_t i = 0; i < m->table.n; i++) {
-                const Setting *s = m->table.settings[i];
+                Setting *s = m->table.settings[i];
+                char buf[4096];
                 if (setting_state_is_good(s->state))
                         continue;
                 fprintf(f, "%-22s %-28s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), s->object, s->desired,
-                        s->observed ?: "-",
+                        setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: "-",
                         observe && s->state == SETTING_DRIFTED ? "would change" : setting_state_to_string(s->state),
                         s->reason ? ": " : "", s->reason ?: "");
                 if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED)

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The daemon's state and its event sources: the scan timer, inotify hints, signals. All
- * of them only ever say "look at X again"; setting_reconcile() does the rest. */
+ * of them only ever say "look at X again"; setting_reconcile() does the rest. The bus
+ * reads this state and is told of changes through ManagerListener; the manager knows
+ * nothing of D-Bus. */
 #pragma once
 
 #include <stdbool.h>
-#include <systemd/sd-bus.h>
+#include <stdio.h>
 #include <systemd/sd-event.h>
 
-#include "ethtool.h"
 #include "host.h"
-#include "rtnl.h"
 #include "posture.h"
+#include "setting-irq.h"
+#include "string-table.h"
 #include "table.h"
 
 typedef enum ManagerState {
@@ -18,30 +20,22 @@ typedef enum ManagerState {
         MANAGER_ENFORCING,
         MANAGER_OBSERVING,
         MANAGER_DEGRADED,
+        _MANAGER_STATE_MAX,
+        _MANAGER_STATE_INVALID = -EINVAL,
 } ManagerState;
 
-const char *manager_state_to_string(ManagerState s);
+DECLARE_STRING_TABLE_LOOKUP(manager_state, ManagerState);
 
-/* What was last announced with PropertiesChanged. */
-typedef struct BusSnapshot {
-        ManagerState state;
-        uint64_t drift_events, corrections, failures;
-        unsigned settings, settings_not_ok;
-        uint64_t reload_usec;
-        unsigned generation;
-} BusSnapshot;
+/* Who hears about changes (lowlatd's bus object). */
+typedef struct ManagerListener {
+        /* Something a property shows may have changed: say what differs. */
+        void (*changed)(void *userdata);
+        /* A setting drifted, or was corrected; observed as people read it. */
+        void (*drift)(void *userdata, const Setting *s, const char *observed, bool corrected);
+        void *userdata;
+} ManagerListener;
 
-/* An interface as last seen, to tell a rename or a link coming up from other updates. */
-typedef struct KnownLink {
-        int ifindex;
-        char name[16];
-        unsigned flags;
-} KnownLink;
-
-/* This many distinct IRQs rewritten within FIGHT_WINDOW_USEC is another IRQ balancer. */
-#define IRQ_WRITER_IRQS 5
-
-typedef struct CheckJob CheckJob;
+typedef struct NetWatch NetWatch;
 
 typedef struct Manager {
         sd_event *event;
@@ -56,7 +50,7 @@ typedef struct Manager {
 
         Posture *posture;
         SettingTable table;
-        struct Originals *originals;
+        Originals *originals;
         Reconciler rc;
 
         int inotify_fd;
@@ -68,43 +62,18 @@ typedef struct Manager {
         size_t n_dirty, allocated_dirty;
 
         uint64_t watchdog_usec; /* WATCHDOG_USEC from systemd, 0 when off */
+        IrqWriterWatch irq_writer;
 
-        /* IRQ balancers move many IRQs once each, which no single setting sees as a
-         * fight: the last few distinct IRQs whose held affinity was rewritten, and when. */
-        struct {
-                unsigned irq[IRQ_WRITER_IRQS];
-                uint64_t at[IRQ_WRITER_IRQS];
-                bool reported;
-                uint64_t last_usec;
-        } irq_writer;
-
-        bool initial_pass;
-        bool quiet; /* a pass whose drift is already explained (after a restore) */
-        size_t initial_corrections[_SETTING_KIND_MAX];
+        bool starting; /* the first pass has not finished */
+        size_t applied[_SETTING_KIND_MAX]; /* corrections while putting a posture in place */
         char *last_status;
         char *last_online; /* sys/devices/system/cpu/online as last read */
         uint64_t last_reload_usec; /* CLOCK_REALTIME */
         char *last_reload_error;
         unsigned posture_generation; /* bumped by every successful reload */
 
-        Rtnl *rtnl;
-        EthtoolClient *ethtool;
-        struct udev *udev;
-        struct udev_monitor *udev_monitor;
-        sd_event_source *rtnl_source;
-        sd_event_source *ethtool_source;
-        sd_event_source *udev_source;
-        KnownLink *links;
-        size_t n_links;
-
-        sd_bus *bus;
-        sd_event_source *bus_retry;
-        sd_event_source *bus_socket_watch; /* the bus socket's directory, while disconnected */
-        char *bus_socket_name;
-        uint64_t bus_retry_usec;
-        bool bus_failure_logged;
-        BusSnapshot bus_emitted;
-        CheckJob *check_job; /* the running Check() audit, NULL when none */
+        NetWatch *netwatch;
+        ManagerListener listener;
 } Manager;
 
 int manager_new(const char *config_path, Host *host, Posture *posture, bool observe_override, Manager **ret);
@@ -112,11 +81,15 @@ Manager *manager_free(Manager *m);
 DEFINE_POINTER_CLEANUP(Manager, manager_free);
 
 ManagerState manager_state(const Manager *m);
+/* Observe mode: --observe, the config's mode, or after a restore. */
+bool manager_observing(const Manager *m);
 
-/* The first full pass: scan IRQs, reconcile everything. */
+/* The first full pass: plan, scan IRQs, reconcile everything. */
 int manager_apply(Manager *m);
-/* Sets up signals, timers, inotify, watchdog, and notifies READY=1. */
+/* Sets up signals, timers, inotify, the watchdog and the NIC monitors. */
 int manager_start(Manager *m);
+/* READY=1, once whoever listens (the bus) is set up too. */
+void manager_ready(Manager *m);
 int manager_run(Manager *m);
 
 /* SIGHUP: reparse; on success swap posture and reconcile; on failure keep the old one. */

@@ -5,12 +5,13 @@
 
 #include "manager.h"
 
-/* Opens rtnetlink and ethtool netlink, and plans every link found by a dump. Never
- * fatal: without ethtool netlink the NIC settings are unsupported. */
-int netwatch_open(Manager *m);
+/* Opens rtnetlink and ethtool netlink (the clients the NIC settings use, in m->rc), and
+ * plans every link found by a dump into m->table. Never fatal: without ethtool netlink
+ * the NIC settings are unsupported, without rtnetlink they are not managed. */
+int netwatch_new(Manager *m, NetWatch **ret);
+NetWatch *netwatch_free(NetWatch *w);
 /* Adds the event sources (after the first pass). */
-int netwatch_start(Manager *m);
-void netwatch_close(Manager *m);
+int netwatch_start(NetWatch *w);
 
 /* Plans every known link into table t (a reload's new table). */
-int netwatch_plan_links(Manager *m, SettingTable *t, const Posture *p);
+int netwatch_plan_links(NetWatch *w, SettingTable *t, const Posture *p);

@@ -20,7 +20,7 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_CORRECTED] = { "fabaec5540894c8f892a78f8fcca5b77", "corrected", LOG_NOTICE },
         [EVENT_CORRECTION_FAILED] = { "961a95a2e0124643a8f5d7412069c374", "correction-failed", LOG_ERR },
         [EVENT_UNSUPPORTED] = { "ef3e9aebf3a741b495409f9a30a18179", "unsupported", LOG_WARNING },
-        [EVENT_UNMOVABLE] = { "47ac721808a54ca4862384a8de3d47ed", "unmovable-irq", LOG_WARNING },
+        [EVENT_UNMOVABLE] = { "47ac721808a54ca4862384a8de3d47ed", "unmovable", LOG_WARNING },
         [EVENT_FIGHT] = { "7c8f13bfd92945dca46d033877c5c682", "fight", LOG_WARNING },
         [EVENT_FIGHT_ENDED] = { "d671d95df5e847409958b0185874a8d6", "fight-ended", LOG_INFO },
         [EVENT_RECOVERED] = { "eceb09c4bbb8407ca69360df3363c275", "recovered", LOG_INFO },
@@ -40,22 +40,10 @@ static struct {
         bool in_drop_report;
 } log_state = { false, LOG_INFO, -1, 0, false };
 
-const EventInfo *event_info(EventId id) {
-        return id < _EVENT_ID_MAX ? &events[id] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_IN(event, EventId, events, .name);
 
-EventId event_id_from_setting_event(SettingEvent e) {
-        static const EventId map[_SETTING_EVENT_MAX] = {
-                [SETTING_EVENT_DRIFT] = EVENT_DRIFT,
-                [SETTING_EVENT_CORRECTED] = EVENT_CORRECTED,
-                [SETTING_EVENT_CORRECTION_FAILED] = EVENT_CORRECTION_FAILED,
-                [SETTING_EVENT_UNSUPPORTED] = EVENT_UNSUPPORTED,
-                [SETTING_EVENT_UNMOVABLE] = EVENT_UNMOVABLE,
-                [SETTING_EVENT_FIGHT] = EVENT_FIGHT,
-                [SETTING_EVENT_FIGHT_ENDED] = EVENT_FIGHT_ENDED,
-                [SETTING_EVENT_RECOVERED] = EVENT_RECOVERED,
-        };
-        return map[e];
+const EventInfo *event_info(EventId id) {
+        return (size_t) id < ELEMENTSOF(events) ? &events[id] : NULL;
 }
 
 void log_open(LogTarget target) {
@@ -193,11 +181,12 @@ static char *field(const char *name, const char *value) {
         return strdup_printf("%s=%s", name, value ?: "");
 }
 
-static void log_event_fields(EventId id, const char *message, const Setting *s) {
+static void log_event_fields(EventId id, const char *message, const Setting *s, const char *observed) {
         const EventInfo *e = event_info(id);
         _cleanup_free_ char *mid = field("MESSAGE_ID", e->message_id);
-        _cleanup_free_ char *kind = NULL, *object = NULL, *expected = NULL, *observed = NULL, *error = NULL,
+        _cleanup_free_ char *kind = NULL, *object = NULL, *expected = NULL, *obs = NULL, *error = NULL,
                             *label = NULL;
+        const char *label_field = s ? SETTING_VTABLE(s)->label_field : NULL;
         struct iovec iov[8];
         size_t n = 0;
 
@@ -208,32 +197,28 @@ static void log_event_fields(EventId id, const char *message, const Setting *s) 
                 kind = field("LOWLATD_KIND", setting_kind_to_string(s->kind));
                 object = field("LOWLATD_OBJECT", s->object);
                 expected = field("LOWLATD_EXPECTED", s->desired);
-                observed = field("LOWLATD_OBSERVED", s->observed);
-                if (!kind || !object || !expected || !observed)
+                obs = field("LOWLATD_OBSERVED", observed);
+                if (!kind || !object || !expected || !obs)
                         return;
                 iov[n++] = (struct iovec) { kind, strlen(kind) };
                 iov[n++] = (struct iovec) { object, strlen(object) };
                 iov[n++] = (struct iovec) { expected, strlen(expected) };
-                iov[n++] = (struct iovec) { observed, strlen(observed) };
+                iov[n++] = (struct iovec) { obs, strlen(obs) };
                 if (s->reason && (error = field("LOWLATD_ERROR", s->reason)))
                         iov[n++] = (struct iovec) { error, strlen(error) };
-                if (s->label && (label = field("LOWLATD_IRQ_NAME", s->label)))
+                if (s->label && label_field && (label = field(label_field, s->label)))
                         iov[n++] = (struct iovec) { label, strlen(label) };
         }
         if (e->priority <= log_state.max_level)
                 log_send(e->priority, message, iov, n);
 }
 
-void log_setting_event(EventId id, const Setting *s) {
-        _cleanup_free_ char *what = NULL, *message = NULL;
-        const char *observed = s->observed ?: "(unreadable)";
+void log_setting_event(EventId id, const Setting *s, const char *observed_text) {
+        _cleanup_free_ char *message = NULL;
+        const char *observed = observed_text ?: "(unreadable)";
+        char what[512];
 
-        if (s->kind == SETTING_IRQ_AFFINITY)
-                what = strdup_printf("IRQ %s%s%s%s", s->object, s->label ? " (" : "", s->label ?: "", s->label ? ")" : "");
-        else
-                what = strdup_printf("%s %s%s%s%s", setting_kind_to_string(s->kind), s->object, s->label ? " (" : "",
-                                     s->label ?: "", s->label ? ")" : "");
-        if (!what)
+        if (setting_describe(s, what, sizeof(what)) < 0 && what[0] == '\0')
                 return;
 
         switch (id) {
@@ -263,11 +248,11 @@ void log_setting_event(EventId id, const Setting *s) {
                 message = strdup_printf("%s is back at %s", what, observed);
                 break;
         default:
-                message = strdup_printf("%s: %s", what, event_info(id)->name);
+                message = strdup_printf("%s: %s", what, event_to_string(id) ?: "?");
                 break;
         }
         if (message)
-                log_event_fields(id, message, s);
+                log_event_fields(id, message, s, observed_text);
 }
 
 void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned window_sec, const char *isolated) {
@@ -310,5 +295,5 @@ void log_event(EventId id, const char *fmt, ...) {
         r = vasprintf(&message, fmt, ap);
         va_end(ap);
         if (r >= 0)
-                log_event_fields(id, message, NULL);
+                log_event_fields(id, message, NULL, NULL);
 }

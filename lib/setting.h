@@ -1,33 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A setting is one thing lowlatd keeps: a desired value, the value last observed on the
  * host, and a state. setting_reconcile() is the single path from "look at X again" to
- * reading, comparing, correcting and reporting, whatever X is. */
+ * reading, comparing, correcting and reporting, whatever X is; what differs between kinds
+ * of setting is behind a table of operations (SettingVTable), one file per kind. */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cpuset.h"
-#include "ethtool.h"
+#include "event.h"
 #include "host.h"
 #include "posture.h"
-#include "rtnl.h"
-#include "strays.h"
+#include "string-table.h"
+
+/* The registry: every kind of setting, one line each. X(ENUM, name) gives the enum value
+ * SETTING_ENUM, the name "name" that the journal, the bus, the metrics and the originals
+ * file use, and the table of operations name_vtable that the kind's file defines. The
+ * order is the order of ListSettings within a group. */
+#define SETTING_KINDS(X)                                   \
+        X(IRQ_AFFINITY, irq_affinity)                      \
+        X(IRQ_DEFAULT_AFFINITY, irq_default_affinity)      \
+        X(SYSCTL, sysctl)                                  \
+        X(CPU_DMA_LATENCY, cpu_dma_latency)                \
+        X(GOVERNOR, governor)                              \
+        X(CPUIDLE, cpuidle)                                \
+        X(STRAY_TASKS, stray_tasks)                        \
+        X(NIC_COALESCE, nic_coalesce)                      \
+        X(NIC_RING, nic_ring)                              \
+        X(NIC_CHANNELS, nic_channels)                      \
+        X(NIC_FEATURE, nic_feature)                        \
+        X(NIC_QDISC, nic_qdisc)
 
 typedef enum SettingKind {
-        SETTING_IRQ_AFFINITY,
-        SETTING_IRQ_DEFAULT_AFFINITY,
-        SETTING_SYSCTL,
-        SETTING_CPU_DMA_LATENCY,
-        SETTING_GOVERNOR,
-        SETTING_CPUIDLE,
-        SETTING_STRAY_TASKS,
-        SETTING_NIC_COALESCE,
-        SETTING_NIC_RING,
-        SETTING_NIC_CHANNELS,
-        SETTING_NIC_FEATURE,
-        SETTING_NIC_QDISC,
+#define SETTING_KIND_ENUM(e, n) SETTING_##e,
+        SETTING_KINDS(SETTING_KIND_ENUM)
+#undef SETTING_KIND_ENUM
         _SETTING_KIND_MAX,
+        _SETTING_KIND_INVALID = -EINVAL,
 } SettingKind;
 
 typedef enum SettingState {
@@ -39,10 +51,12 @@ typedef enum SettingState {
         SETTING_UNSUPPORTED,
         SETTING_UNMOVABLE,
         _SETTING_STATE_MAX,
+        _SETTING_STATE_INVALID = -EINVAL,
 } SettingState;
 
-const char *setting_kind_to_string(SettingKind k);
-const char *setting_state_to_string(SettingState s);
+DECLARE_STRING_TABLE_LOOKUP(setting_kind, SettingKind);
+DECLARE_STRING_TABLE_LOOKUP(setting_state, SettingState);
+
 static inline bool setting_state_is_good(SettingState s) {
         return s == SETTING_OK || s == SETTING_CORRECTED;
 }
@@ -56,32 +70,20 @@ static inline bool setting_state_is_good(SettingState s) {
 #define FAILED_RETRY_USEC (60 * USEC_PER_SEC)
 /* fds kept free of persistent reads, for writes, sockets and the event loop. */
 #define SETTING_FD_RESERVE 256U
+/* Files one setting may ask inotify to watch. */
+#define SETTING_WATCHES_MAX 2
 
+/* What every setting has, whatever its kind. A kind's own data follows in a struct that
+ * starts with this one (see SettingVTable.object_size); only its file looks inside. */
 typedef struct Setting {
         SettingKind kind;
-        char *object;  /* "42", "net.core.busy_poll", "cpu3", ... */
-        char *path;    /* relative to the root; read and written */
+        char *object;  /* "42", "net.core.busy_poll", "cpu3", "eth0/rx_usecs", ... */
         char *label;   /* extra words for humans (an IRQ's action names), may be NULL */
         char *desired; /* text form of the desired value */
 
         SettingState state;
         char *observed; /* text form of the last observed value, NULL before the first read */
         char *reason;   /* why failed, unsupported or unmovable */
-
-        int fd;           /* persistent read fd, opened on first use */
-        int effective_fd; /* IRQs: effective_affinity_list, -1 when the kernel has none */
-        int hold_fd;      /* cpu_dma_latency: the open request that keeps the constraint */
-
-        int ifindex;         /* NIC settings: the interface, and */
-        EthtoolParam param;  /* the ethtool parameter, or */
-        char *feature;       /* the feature name ("rx-gro") */
-        uint32_t value;      /* NIC parameters: the desired value */
-
-        CPUSet cpus;   /* IRQs: desired CPUs; default affinity: the mask */
-        bool exact;    /* IRQs: pinned, so the affinity must equal cpus */
-        int32_t latency_usec;
-        int32_t held_usec;   /* cpu_dma_latency: the value our request holds now */
-        Strays *strays;      /* stray_tasks: the last scan, and the tasks left alone */
 
         uint64_t corrections_at[FIGHT_CORRECTIONS]; /* ring of recent correction times */
         unsigned corrections_pos;
@@ -91,24 +93,26 @@ typedef struct Setting {
         uint64_t last_drift_usec;
         uint64_t retry_after_usec;
 
-        int watches[2]; /* inotify watch descriptors, -1 when none */
-        bool seen;      /* scan bookkeeping: still present on the host */
-        bool dirty;     /* queued for a look by an event source */
-        bool readback_retry; /* NIC settings: a read-back mismatch gets one more look */
-        bool empty_seen; /* the last scan read "" (a writer between O_TRUNC and write?) */
+        int watches[SETTING_WATCHES_MAX]; /* inotify watch descriptors, -1 when none */
+        bool dirty;          /* queued for a look by an event source */
+        bool readback_retry; /* a read-back mismatch had its one more look */
+        bool empty_seen;     /* the last scan read "" (a writer between O_TRUNC and write?) */
 } Setting;
 
-typedef enum SettingEvent {
-        SETTING_EVENT_DRIFT,
-        SETTING_EVENT_CORRECTED,
-        SETTING_EVENT_CORRECTION_FAILED,
-        SETTING_EVENT_UNSUPPORTED,
-        SETTING_EVENT_UNMOVABLE,
-        SETTING_EVENT_FIGHT,
-        SETTING_EVENT_FIGHT_ENDED,
-        SETTING_EVENT_RECOVERED,
-        _SETTING_EVENT_MAX,
-} SettingEvent;
+/* How one look at a setting came about; passed down, never kept. */
+typedef enum ReconcileFlags {
+        /* Look again even if the value is unchanged, open files afresh, and retry what
+         * failed or was unsupported (reload, Reapply, a link that came up). */
+        RECONCILE_FORCE = 1 << 0,
+        /* An inotify hint: an empty read is a writer caught between open(O_TRUNC) and
+         * write(), never a value. */
+        RECONCILE_HINTED = 1 << 1,
+        /* Putting a posture in place (start, reload, a new NIC): corrections are not a
+         * fight, and the handler summarises them instead of reporting each. */
+        RECONCILE_APPLYING = 1 << 2,
+        /* Drift that is already explained (the pass after a restore): not reported. */
+        RECONCILE_QUIET = 1 << 3,
+} ReconcileFlags;
 
 typedef struct ReconcileCounters {
         uint64_t drift_events;
@@ -116,19 +120,23 @@ typedef struct ReconcileCounters {
         uint64_t failures;
 } ReconcileCounters;
 
-const char *setting_event_to_string(SettingEvent e);
+typedef void (*SettingEventHandler)(void *userdata, EventId event, const Setting *s, ReconcileFlags flags);
 
-typedef void (*SettingEventHandler)(void *userdata, SettingEvent event, const Setting *s);
+typedef struct SettingTable SettingTable;
+typedef struct EthtoolClient EthtoolClient;
+typedef struct Rtnl Rtnl;
+typedef struct Originals Originals;
+/* Changes one thread's affinity; 0 or -errno (ESRCH: it exited). */
+typedef int (*TaskAffinitySetter)(void *userdata, pid_t tid, const CPUSet *cpus);
 
+/* Everything a look at a setting may need from its surroundings. */
 typedef struct Reconciler {
         const Host *host;
         const Posture *posture;
         EthtoolClient *ethtool; /* NULL when the kernel has no ethtool netlink */
-        struct Originals *originals; /* NULL: nothing is recorded, restore is not possible */
         Rtnl *rtnl;
+        Originals *originals; /* NULL: nothing is recorded, restore is not possible */
         bool observe;
-        bool hinted;   /* looking because of an inotify hint rather than the scan */
-        bool applying; /* putting a new posture in place (start, reload): not a fight */
         unsigned fd_limit; /* RLIMIT_NOFILE; persistent fds stop short of it, 0 = no check */
         SettingEventHandler handler;
         void *userdata;
@@ -140,50 +148,147 @@ typedef struct Reconciler {
         CPUSet scratch; /* parse buffer, so a scan does not allocate */
 } Reconciler;
 
-/* Constructors; desired values come from the posture. */
-int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Setting **ret);
-int setting_new_default_affinity(const Posture *p, Setting **ret);
-/* An IRQ's action names changed (a driver requested or released it): recompute its
- * target from the pins. */
-int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name);
-/* The same with the target given: cpus, exactly (a pin) or as "stay within". Returns 1
- * when the target changed, 0 when it was already that. */
-int setting_irq_set_target(Setting *s, const char *irq_name, const CPUSet *cpus, bool exact);
-int setting_new_sysctl(const char *key, const char *value, Setting **ret);
-int setting_new_cpu_dma_latency(int32_t usec, Setting **ret);
-int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
-/* An idle state deeper than the latency target, kept disabled on an isolated CPU. */
-int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret);
-/* [cpus] evict_strays: user tasks allowed on the isolated CPUs, desired "none" (see
- * lib/strays.c for what is never moved). The object is the isolated CPU list. */
-int setting_new_stray_tasks(const Posture *p, Setting **ret);
-int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
-int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
-int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);
-static inline bool setting_kind_is_nic(SettingKind k) {
-        return k >= SETTING_NIC_COALESCE && k <= SETTING_NIC_QDISC;
-}
+/* Where a kind's settings stand in ListSettings: host-wide ones, then each NIC's, then
+ * each IRQ's; within a group by sort key (ifindex, IRQ number), kind, then object. */
+typedef enum SettingGroup {
+        SETTING_GROUP_HOST,
+        SETTING_GROUP_NIC,
+        SETTING_GROUP_IRQ,
+} SettingGroup;
+
+/* What a read-back that still differs after a good write means. */
+typedef enum SettingReadback {
+        READBACK_FAILS,       /* the write did not take: a failure */
+        READBACK_LOOKS_AGAIN, /* one more look before it is a failure (a NIC being torn down
+                               * answers a write, then reads back empty before its removal
+                               * is announced) */
+        READBACK_IS_DRIFT,    /* the value is a set that grows by itself (new stray tasks
+                               * appear all the time): still drift, no failure */
+} SettingReadback;
+
+/* A kind of setting: the operations the state machine calls. Adding a kind is one file
+ * that defines `const SettingVTable NAME_vtable` and one line in SETTING_KINDS above.
+ *
+ * The return values steer the state machine, so a kind maps the host's errors onto them
+ * and puts the host's own words in s->reason (setting_set_reason()):
+ *   0 (or, for write, a positive count)  done;
+ *   -ENOENT      the object is gone from the host (an IRQ freed, an interface removed):
+ *                the setting is dropped, and planned again if the object returns. A kind
+ *                whose objects cannot vanish never returns it (a missing sysctl is
+ *                -EOPNOTSUPP);
+ *   -EOPNOTSUPP  this host cannot do it: unsupported, reported once, retried only when
+ *                forced;
+ *   -EPERM       (write) the kernel refuses to change this object for good: unmovable,
+ *                reported once, never written again;
+ *   other -errno a failure, reported once and retried after FAILED_RETRY_USEC. */
+typedef struct SettingVTable {
+        /* Size of the kind's struct, which starts with a Setting. */
+        size_t object_size;
+        SettingGroup group;
+        /* Journal and messages call the object "<noun> <object>"; NULL: the kind's name. */
+        const char *noun;
+        /* The journal field that carries s->label, NULL when the label is not sent. */
+        const char *label_field;
+        SettingReadback readback;
+
+        /* Required. Reads the current value as text into buf. RECONCILE_FORCE: the object
+         * may have been replaced (a module reloaded): open it afresh. */
+        int (*read)(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags);
+        /* Required. Writes value: the desired value, or on restore the original. */
+        int (*write)(Setting *s, Reconciler *rc, const char *value);
+        /* Whether s->observed is the desired value. NULL: the two texts are equal. */
+        bool (*matches)(Setting *s, Reconciler *rc);
+        /* Before every comparison in enforce mode: a kind whose value is a request held
+         * open (cpu_dma_latency) takes or renews it, even when the value looks right. */
+        void (*prepare)(Setting *s, Reconciler *rc);
+
+        /* The value to record before the first write, so that restore can put it back
+         * (*ret = NULL: nothing is recorded, and nothing restored). NULL: s->observed. */
+        int (*original)(const Setting *s, char **ret);
+        /* Puts the original back. NULL: write it, unless the host has it already. */
+        int (*restore)(Setting *s, Reconciler *rc, const char *original);
+
+        /* A setting that acts on many things at once (stray tasks): the ones it had to
+         * leave alone since the last call, as a reason for one failure report. Returns 1
+         * with *ret_reason set, 0 when there are none. */
+        int (*take_left_alone)(Setting *s, char **ret_reason);
+        /* After a good read-back: whether the write changed anything (the strays may have
+         * exited by themselves). NULL: it did. */
+        bool (*changed_anything)(const Setting *s);
+
+        /* The observed value as people read it (an IRQ adds its effective CPUs). NULL:
+         * s->observed. */
+        int (*describe_observed)(Setting *s, Reconciler *rc, char *buf, size_t size);
+        /* File i (0..SETTING_WATCHES_MAX-1) to watch with inotify, relative to the root;
+         * 0 when there is none. NULL: nothing to watch. */
+        int (*watch_path)(const Setting *s, unsigned i, char *buf, size_t size);
+        /* Order within the group (IRQ number, ifindex). NULL: 0. */
+        uint64_t (*sort_key)(const Setting *s);
+        /* Further conditions for two settings to be the same (an IRQ's pin). NULL: kind,
+         * object and desired decide. */
+        bool (*same)(const Setting *a, const Setting *b);
+
+        /* Moves what the kind holds (fds, the latency request, tasks left alone) from old
+         * to s when a reload keeps the object. same_value: the desired value is unchanged. */
+        void (*inherit)(Setting *s, Setting *old, bool same_value);
+        /* Closes fds and drops what is held; the setting may be looked at again later. */
+        void (*release)(Setting *s);
+        /* Frees the kind's own data (release() has run). */
+        void (*done)(Setting *s);
+
+        /* Planning (lib/table.c calls these). Adds the settings the posture asks of this
+         * kind, as the host is now. NULL: someone else plans them (NIC settings: the link
+         * monitor, through lib/setting-nic.h). */
+        int (*plan)(SettingTable *t, const Host *h, const Posture *p);
+        /* Objects that come and go (IRQs): adds the new ones and drops the vanished ones;
+         * called on every full pass. */
+        int (*rescan)(SettingTable *t, const Host *h, const Posture *p);
+        /* Frees what the kind keeps in the table beside its settings (kind_state). */
+        void (*free_table_state)(void *state);
+} SettingVTable;
+
+extern const SettingVTable *const setting_vtables[_SETTING_KIND_MAX];
+#define SETTING_VTABLE(s) (setting_vtables[(s)->kind])
+
+/* For the kinds' constructors: a setting of kind k with object (copied), state pending,
+ * and the kind's own data zeroed. NULL when out of memory. */
+Setting *setting_alloc(SettingKind k, const char *object);
 Setting *setting_free(Setting *s);
 DEFINE_POINTER_CLEANUP(Setting, setting_free);
+/* For the kinds: sets s->reason. */
+void setting_set_reason(Setting *s, const char *fmt, ...) _printf_(2, 3);
+/* For the kinds: replaces s->desired. */
+int setting_set_desired(Setting *s, const char *desired);
 
 /* Two settings are the same thing held to the same value: a reload keeps the old one
  * (its fds, its hold on /dev/cpu_dma_latency, its history). */
 bool setting_same(const Setting *a, const Setting *b);
-/* Moves history and fds from old to new when they describe the same object. */
-void setting_inherit(Setting *new_setting, Setting *old);
+/* Moves what was learnt about old (fds, watches, and, when the desired value is the same,
+ * state and history) to its replacement n. The caller decides that they describe the
+ * same object: the same kind and object, or the same NIC key under a new name. */
+void setting_inherit(Setting *n, Setting *old);
 
-/* Reads the setting, and corrects it if it drifted and the mode allows. force: look again
- * even if the value is unchanged since the last read and retry failed/unsupported ones.
- * Returns -ENOENT when the object vanished (an IRQ freed), else 0. */
-int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, bool force);
+/* Reads the setting, and corrects it if it drifted and the mode allows. Without
+ * RECONCILE_FORCE an unchanged value is not looked at again, and failed or unsupported
+ * settings wait. Returns -ENOENT when the object vanished (an IRQ freed), else 0. */
+int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, ReconcileFlags flags);
 
 /* Puts back the value recorded before lowlatd first changed s, and forgets it (the caller
- * commits the originals file after a batch). Returns 1
- * when something was restored, 0 when there was nothing to restore, or -errno. */
+ * commits the originals file after a batch). Returns 1 when something was restored, 0
+ * when there was nothing to restore, or -errno. */
 int setting_restore(Reconciler *rc, Setting *s);
 
 /* Checks whether a fight has calmed down; called from the periodic scan. */
-void setting_tick(Reconciler *rc, Setting *s, uint64_t now);
+void setting_tick(Reconciler *rc, Setting *s, uint64_t now, ReconcileFlags flags);
 
-/* Drops the hold on /dev/cpu_dma_latency and closes fds. */
+/* Drops what the setting holds (the /dev/cpu_dma_latency request) and closes its fds. */
 void setting_release(Setting *s);
+
+/* The observed value as people read it, into buf ("-" before the first read). */
+const char *setting_describe_observed(Setting *s, Reconciler *rc, char *buf, size_t size);
+/* "IRQ 24 (virtio0-input.0)", "sysctl net.core.busy_poll": how messages name s. */
+int setting_describe(const Setting *s, char *buf, size_t size);
+/* File i to watch with inotify (see SettingVTable.watch_path). */
+int setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size);
+/* ListSettings order. */
+int setting_compare(const Setting *a, const Setting *b);

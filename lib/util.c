@@ -36,6 +36,19 @@ int parse_uint32(const char *s, uint32_t *ret) {
         return 0;
 }
 
+int parse_int32(const char *s, int32_t *ret) {
+        uint32_t v;
+        bool negative = s && *s == '-';
+        int r = parse_uint32(negative ? s + 1 : s, &v);
+
+        if (r < 0)
+                return r;
+        if (v > (negative ? (uint32_t) INT32_MAX + 1 : (uint32_t) INT32_MAX))
+                return -ERANGE;
+        *ret = negative ? (int32_t) (-(int64_t) v) : (int32_t) v;
+        return 0;
+}
+
 int parse_unsigned(const char *s, unsigned *ret) {
         uint32_t v;
         int r = parse_uint32(s, &v);

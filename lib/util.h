@@ -28,6 +28,8 @@ static inline bool isempty(const char *s) {
 int parse_uint64(const char *s, uint64_t *ret);
 int parse_uint32(const char *s, uint32_t *ret);
 int parse_unsigned(const char *s, unsigned *ret);
+/* The same with an optional leading '-'. */
+int parse_int32(const char *s, int32_t *ret);
 
 /* "on|off|yes|no|true|false|1|0" */
 int parse_boolean(const char *s, bool *ret);

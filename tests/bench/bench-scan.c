@@ -17,6 +17,7 @@
 #include "host.h"
 #include "log.h"
 #include "posture.h"
+#include "setting-irq.h"
 #include "table.h"
 #include "util.h"
 
@@ -67,7 +68,8 @@ static uint64_t now_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }
 
-/* The floor: the same two files per IRQ, the same open fds, pread at 0, nothing else. */
+/* The floor: the file the scan reads per IRQ (smp_affinity_list; the effective CPUs are
+ * read only when someone asks), the same open fds, pread at 0, nothing else. */
 typedef struct Floor {
         int *fds;
         size_t n;
@@ -80,12 +82,8 @@ static int floor_init(Floor *f, const SettingTable *t) {
                 return -ENOMEM;
         for (size_t i = 0; i < t->n; i++) {
                 const Setting *s = t->settings[i];
-                if (s->kind != SETTING_IRQ_AFFINITY)
-                        continue;
-                if (s->fd >= 0)
-                        f->fds[f->n++] = s->fd;
-                if (s->effective_fd >= 0)
-                        f->fds[f->n++] = s->effective_fd;
+                if (setting_is_irq(s, NULL) && setting_irq_fd(s) >= 0)
+                        f->fds[f->n++] = setting_irq_fd(s);
         }
         return 0;
 }
@@ -123,13 +121,13 @@ static int measure(const char *label, const char *root, const char *config_text,
                 return fprintf(stderr, "bad bench config: %s\n", errors.n ? errors.items[0] : "?"), -1;
 
         table_init(&table, NULL);
-        r = table_scan_irqs(&table, host, posture);
+        r = irq_table_scan(&table, host, posture);
         if (r < 0)
                 return fprintf(stderr, "cannot list %s/proc/irq: %s\n", root, strerror(-r)), -1;
         rc = (Reconciler) { .host = host, .posture = posture, .observe = observe };
-        table_reconcile_all(&table, &rc, 1, false); /* opens the persistent fds */
+        table_reconcile_all(&table, &rc, 1, 0); /* opens the persistent fds */
         for (size_t i = 0; i < table.n; i++)
-                nirqs += table.settings[i]->kind == SETTING_IRQ_AFFINITY;
+                nirqs += setting_is_irq(table.settings[i], NULL);
 
         Floor fl;
         uint64_t best_floor = UINT64_MAX;
@@ -139,8 +137,8 @@ static int measure(const char *label, const char *root, const char *config_text,
         for (int rep = 0; rep < REPEATS; rep++) {
                 uint64_t start = now_ns();
                 /* Exactly what the scan timer does: list /proc/irq, then look at each. */
-                table_scan_irqs(&table, host, posture);
-                table_reconcile_all(&table, &rc, 2 + (uint64_t) rep, false);
+                irq_table_scan(&table, host, posture);
+                table_reconcile_all(&table, &rc, 2 + (uint64_t) rep, 0);
                 best = MIN(best, now_ns() - start);
                 best_floor = MIN(best_floor, floor_round_ns(&fl));
         }

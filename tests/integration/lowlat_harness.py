@@ -48,7 +48,7 @@ MID = {
     "corrected": "fabaec5540894c8f892a78f8fcca5b77",
     "correction-failed": "961a95a2e0124643a8f5d7412069c374",
     "unsupported": "ef3e9aebf3a741b495409f9a30a18179",
-    "unmovable-irq": "47ac721808a54ca4862384a8de3d47ed",
+    "unmovable": "47ac721808a54ca4862384a8de3d47ed",
     "fight": "7c8f13bfd92945dca46d033877c5c682",
     "fight-ended": "d671d95df5e847409958b0185874a8d6",
     "recovered": "eceb09c4bbb8407ca69360df3363c275",

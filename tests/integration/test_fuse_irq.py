@@ -216,7 +216,7 @@ def word_rx(irq):
 
 
 STDERR_EVENTS = (
-    ("unmovable-irq", re.compile(r" is unmovable, leaving it at ")),
+    ("unmovable", re.compile(r" is unmovable, leaving it at ")),
     ("correction-failed", re.compile(r": could not set ")),
     ("fight-ended", re.compile(r": the other writer stopped")),
     ("fight", re.compile(r" keeps being changed back to ")),
@@ -461,7 +461,7 @@ def phase(t, exe, abi, log):
         # 2./3. the managed IRQ
         want_writes = 1 if abi == "legacy" else 0
         want_error = "Input/output error" if abi == "legacy" else "read-only"
-        got = d.poll_until(lambda: [e for n, e in log.about(managed) if n == "unmovable-irq"],
+        got = d.poll_until(lambda: [e for n, e in log.about(managed) if n == "unmovable"],
                            h.scaled(TIMEOUT))
         t.ok(got, P + "managed IRQ %d is reported unmovable" % managed,
              describe(log, log.about(managed)))
@@ -477,7 +477,7 @@ def phase(t, exe, abi, log):
                              ("SYSLOG_IDENTIFIER", "lowlatd")) if e.get(k) != v]
                 if not (e.get("LOWLATD_OBSERVED") or "").startswith("3"):
                     problems.append("LOWLATD_OBSERVED=%r" % e.get("LOWLATD_OBSERVED"))
-                t.ok(not problems, P + "unmovable-irq entry (47ac7218…): PRIORITY=4, kind, "
+                t.ok(not problems, P + "unmovable entry (47ac7218…): PRIORITY=4, kind, "
                      "object, expected %s, observed 3" % HOUSEKEEPING,
                      ", ".join(problems) + "\n" + log.text(e))
         s = fs.irq_stats(managed)
@@ -498,7 +498,7 @@ def phase(t, exe, abi, log):
         t.ok(s[3] > reads_before, P + "... but it is still read (watched) by the scans",
              "reads %d -> %d" % (reads_before, s[3]))
         ev = log.about(managed)
-        t.ok(names(ev) == ["unmovable-irq"], P + "IRQ %d is reported exactly once" % managed,
+        t.ok(names(ev) == ["unmovable"], P + "IRQ %d is reported exactly once" % managed,
              describe(log, ev))
         t.ok(affinity(fs, managed) == "3", P + "managed IRQ %d stays at 3" % managed,
              affinity(fs, managed))
@@ -564,7 +564,7 @@ def phase(t, exe, abi, log):
              status_line(d))
         scans_pass(fs, d, quiet, 2)
         ev = log.about(midscan, mark)
-        t.ok(len(ev) <= 1 and not set(names(ev)) & {"correction-failed", "unmovable-irq", "other"},
+        t.ok(len(ev) <= 1 and not set(names(ev)) & {"correction-failed", "unmovable", "other"},
              P + "... without an error (at most one drift line)", describe(log, ev))
         s = fs.irq_stats(midscan)
         t.ok(s[1] == 0, P + "... and no failed write", ".stats: writes %d failed %d" % s[:2])

@@ -65,11 +65,11 @@ def run(t):
          and e.get("LOWLATD_ERROR"),
          "a sysctl missing on this kernel logs 'unsupported' (ef3e9aeb…) with LOWLATD_ERROR",
          "entry %r; all: %r" % (e, j.entries()[:10]))
-    e = j.wait_for(h.scaled(TIMEOUT), MESSAGE_ID=h.MID["unmovable-irq"],
+    e = j.wait_for(h.scaled(TIMEOUT), MESSAGE_ID=h.MID["unmovable"],
                    LOWLATD_OBJECT=str(stuck))
     t.ok(e is not None and e.get("PRIORITY") == "4" and e.get("LOWLATD_KIND") == "irq_affinity"
          and e.get("LOWLATD_ERROR"),
-         "the read-only IRQ %d logs 'unmovable-irq' (47ac7218…) with LOWLATD_ERROR" % stuck,
+         "the read-only IRQ %d logs 'unmovable' (47ac7218…) with LOWLATD_ERROR" % stuck,
          "entry %r" % e)
 
     # IRQ drift -> drift entry and corrected entry.
@@ -125,7 +125,7 @@ def run(t):
                                             LOWLATD_OBJECT="net.core.somaxconn")),
         "unsupported": len(j.select(MESSAGE_ID="unsupported",
                                     LOWLATD_OBJECT="net.ipv4.tcp_no_such_knob")),
-        "unmovable": len(j.select(MESSAGE_ID="unmovable-irq", LOWLATD_OBJECT=str(stuck))),
+        "unmovable": len(j.select(MESSAGE_ID="unmovable", LOWLATD_OBJECT=str(stuck))),
     }
     t.ok(all(v == 1 for v in counts.values()),
          "each event is logged exactly once, not on every scan", "counts %r" % counts)

@@ -17,15 +17,15 @@ import packaging_util as u
 
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
 # Events whose entries may use @LOWLATD_ERROR@: the spec sends LOWLATD_ERROR only on these.
-EVENTS_WITH_ERROR = {"correction-failed", "unsupported", "unmovable-irq"}
+EVENTS_WITH_ERROR = {"correction-failed", "unsupported", "unmovable"}
 # Fields journald adds itself; a catalog may use any of them.
 TRUSTED_FIELD_RE = re.compile(r"^_[A-Z0-9_]+$")
 
 
 def parse_log_c(text):
     """(events, setting_events, fields): events {EVENT_X: (id, name, priority)} from the
-    events table, the EVENT_X that the SETTING_EVENT map reaches (events that carry the
-    LOWLATD_* setting fields), and every field name log.c builds with field()."""
+    events table, the EVENT_X that are about a setting (they carry the LOWLATD_* setting
+    fields), and every field name log.c builds with field()."""
     text = u.strip_c_comments(text)
     m = re.search(r"\bevents\s*\[[^\]]*\]\s*=\s*\{(.*?)\n\};", text, re.S)
     if not m:
@@ -38,7 +38,11 @@ def parse_log_c(text):
     n_entries = len(re.findall(r"\[\s*EVENT_\w+\s*\]\s*=", m.group(1)))
     if n_entries != len(events):
         raise ValueError("understood %d of %d entries of the events[] table" % (len(events), n_entries))
-    setting_events = set(re.findall(r"\[\s*SETTING_EVENT_\w+\s*\]\s*=\s*(EVENT_\w+)", text))
+    # Events about a setting: the EventId members before _EVENT_SETTING_MAX (lib/event.h).
+    enum = re.search(r"typedef enum EventId \{(.*?)_EVENT_SETTING_MAX", u.strip_c_comments(u.read(u.src("lib", "event.h"))), re.S)
+    if not enum:
+        raise ValueError("no _EVENT_SETTING_MAX in the EventId enum of lib/event.h")
+    setting_events = set(re.findall(r"\b(EVENT_\w+)\s*,", enum.group(1)))
     fields = set(re.findall(r'\bfield\(\s*"([A-Z0-9_]+)"', text))
     fields |= {"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"}
     # Events with a writer of their own (log_irq_writer): the fields that function sends.

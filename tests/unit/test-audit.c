@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "faketree.h"
+#include "setting-irq.h"
 #include "tap.h"
 #include "util.h"
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "originals.h"
+#include "setting-strays.h"
 #include "table.h"
 #include "faketree.h"
 #include "tap.h"
@@ -31,12 +32,12 @@ typedef struct Fixture {
         pid_t spawn_pid;    /* a new stray process appears during the next move */
 } Fixture;
 
-static void record_event(void *userdata, SettingEvent e, const Setting *s) {
+static void record_event(void *userdata, EventId e, const Setting *s, ReconcileFlags flags) {
         Fixture *f = userdata;
         size_t len = strlen(f->events);
 
         snprintf(f->events + len, sizeof(f->events) - len, "%s%s", len ? " " : "",
-                 setting_event_to_string(e) ?: "?");
+                 event_to_string(e) ?: "?");
 }
 
 static const char *take(char *buf, size_t size) {
@@ -265,12 +266,10 @@ static Setting *plan_strays(Fixture *f) {
         Setting *s = NULL;
 
         table_init(&t, NULL);
-        if (table_plan_static(&t, f->posture) >= 0)
+        if (table_plan(&t, f->host, f->posture) >= 0)
                 for (size_t i = 0; i < t.n; i++)
                         if (t.settings[i]->kind == SETTING_STRAY_TASKS) {
-                                s = t.settings[i];
-                                memmove(t.settings + i, t.settings + i + 1, (t.n - i - 1) * sizeof(Setting *));
-                                t.n--;
+                                s = table_detach(&t, t.settings[i]);
                                 break;
                         }
         table_done(&t);
@@ -294,11 +293,14 @@ static void test_evict(void) {
         CHECK_STR(setting_kind_to_string(s->kind), "stray_tasks", "kind stray_tasks");
         CHECK_STR(s->object, "2-3", "its object is the isolated CPU list");
         CHECK_STR(s->desired, "none", "desired: none");
-        CHECK(s->path == NULL, "no path: nothing to watch with inotify");
+        {
+                char path[64];
+                CHECK(setting_watch_path(s, 0, path, sizeof(path)) == 0, "no path: nothing to watch with inotify");
+        }
 
         f.refuse_tid = 700;
         f.refuse_error = -EINVAL;
-        CHECK(setting_reconcile(&f.rc, s, T0, false) == 0, "first reconcile");
+        CHECK(setting_reconcile(&f.rc, s, T0, 0) == 0, "first reconcile");
         CHECK_STR(events_take(&f), "drift correction-failed corrected",
                   "drift; the refused task reported as a failure; the rest corrected");
         CHECK_STR(moves_take(&f), "60:0-1 100:0-1 101:0-1 500:0-1 700:0-1",
@@ -316,26 +318,26 @@ static void test_evict(void) {
                   "observed: none, and the tasks left alone with why");
         CHECK(f.rc.counters.drift_events == 1 && f.rc.counters.corrections == 1, "one drift, one correction");
 
-        CHECK(setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, false) == 0, "next scan");
+        CHECK(setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, 0) == 0, "next scan");
         CHECK_STR(events_take(&f), "", "nothing new: no event");
         CHECK_STR(moves_take(&f), "", "the refused task is not retried");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 2 * USEC_PER_SEC, true) == 0, "a forced look (Reapply)");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 2 * USEC_PER_SEC, RECONCILE_FORCE) == 0, "a forced look (Reapply)");
         CHECK_STR(events_take(&f), "", "not even on a forced look: it is reported once");
 
         /* Drift: someone widens a task again. */
         tree_set_allowed(&f, 100, 100, "0-3");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 3 * USEC_PER_SEC, false) == 0, "scan after taskset");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 3 * USEC_PER_SEC, 0) == 0, "scan after taskset");
         CHECK_STR(events_take(&f), "drift corrected", "a task put back on isolated CPUs is drift, corrected");
         CHECK_STR(moves_take(&f), "100:0-1", "only that task is moved");
 
         /* The refused task exits; its pid comes back as another task. */
         tree_remove_process(&f, 700);
-        CHECK(setting_reconcile(&f.rc, s, T0 + 4 * USEC_PER_SEC, false) == 0, "scan after pid 700 exited");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 4 * USEC_PER_SEC, 0) == 0, "scan after pid 700 exited");
         CHECK_STR(events_take(&f), "", "a task that exits is no event");
         CHECK(!strstr(s->observed, "pinned"), "and is no longer listed as left alone");
         tree_add_process(&f, 700, "newcomer", 1, 0x400000, "newcomer\0", "2");
         f.refuse_tid = 0;
-        CHECK(setting_reconcile(&f.rc, s, T0 + 5 * USEC_PER_SEC, false) == 0, "scan with a new pid 700");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 5 * USEC_PER_SEC, 0) == 0, "scan with a new pid 700");
         CHECK_STR(events_take(&f), "drift corrected", "the new task with the old pid is moved");
         CHECK_STR(moves_take(&f), "700:0-1", "to housekeeping (its own CPUs are all isolated)");
 
@@ -343,7 +345,7 @@ static void test_evict(void) {
         tree_add_process(&f, 800, "shortlived", 1, 0x400000, "x\0", "0-3");
         f.refuse_tid = 800;
         f.refuse_error = -ESRCH;
-        CHECK(setting_reconcile(&f.rc, s, T0 + 6 * USEC_PER_SEC, false) == 0, "scan with a task exiting");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 6 * USEC_PER_SEC, 0) == 0, "scan with a task exiting");
         CHECK_STR(events_take(&f), "drift recovered", "the drift ends with the task; nothing was corrected");
         CHECK_STR(moves_take(&f), "800:0-1", "the move found it gone (ESRCH)");
         CHECK(s->state == SETTING_OK, "an exiting task leaves the setting good");
@@ -354,26 +356,26 @@ static void test_evict(void) {
         f.mover_ignores = true;
         tree_add_process(&f, 900, "cpuset", 1, 0x400000, "x\0", "1-2");
         events_take(&f);
-        CHECK(setting_reconcile(&f.rc, s, T0 + 8 * USEC_PER_SEC, false) == 0, "scan with a task that does not move");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 8 * USEC_PER_SEC, 0) == 0, "scan with a task that does not move");
         CHECK_STR(events_take(&f), "drift correction-failed recovered",
                   "reported once as a failure; with nothing moved it is not a correction");
         CHECK(strstr(s->observed, "pid 900 (cpuset): still allowed on 1-2 after the move") != NULL,
               "left alone, with why");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 9 * USEC_PER_SEC, false) == 0, "next scan");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 9 * USEC_PER_SEC, 0) == 0, "next scan");
         CHECK_STR(events_take(&f), "", "no flapping");
         moves_take(&f);
-        CHECK(setting_reconcile(&f.rc, s, T0 + 70 * USEC_PER_SEC, false) == 0, "a minute later");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 70 * USEC_PER_SEC, 0) == 0, "a minute later");
         CHECK_STR(moves_take(&f), "", "not retried");
 
         /* A stray forked while others are moved: still drift, moved at the next scan. */
         f.mover_ignores = false;
         tree_set_allowed(&f, 100, 100, "0-3");
         f.spawn_pid = 950;
-        CHECK(setting_reconcile(&f.rc, s, T0 + 80 * USEC_PER_SEC, false) == 0, "scan, and a fork during the move");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 80 * USEC_PER_SEC, 0) == 0, "scan, and a fork during the move");
         CHECK_STR(events_take(&f), "drift", "the read-back shows the new task: no correction yet, no failure");
         CHECK(s->state == SETTING_DRIFTED, "still drifted");
         CHECK_STR(moves_take(&f), "100:0-1", "the task found by the scan was moved");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 81 * USEC_PER_SEC, false) == 0, "next scan");
+        CHECK(setting_reconcile(&f.rc, s, T0 + 81 * USEC_PER_SEC, 0) == 0, "next scan");
         CHECK_STR(events_take(&f), "corrected", "the new task is moved at the next scan");
         CHECK_STR(moves_take(&f), "950:0-1", "pid 950");
         CHECK(s->state == SETTING_CORRECTED, "corrected");
@@ -391,13 +393,13 @@ static void test_observe(void) {
         }
         f.rc.observe = true;
         s = plan_strays(&f);
-        CHECK(s && setting_reconcile(&f.rc, s, T0, false) == 0, "observe-mode reconcile");
+        CHECK(s && setting_reconcile(&f.rc, s, T0, 0) == 0, "observe-mode reconcile");
         CHECK_STR(events_take(&f), "drift", "observe mode reports the strays");
         CHECK_STR(moves_take(&f), "", "and moves nothing");
         CHECK(s && s->state == SETTING_DRIFTED, "state drifted");
         CHECK(s && strstr(s->observed, "pid 100 (sleeper) on 0-3 (2 threads)") != NULL, "the observed text lists them");
         CHECK_STR(tree_allowed(&f, 100, 100), "0-3", "the tree is unchanged");
-        CHECK(s && setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, false) == 0, "next scan");
+        CHECK(s && setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, 0) == 0, "next scan");
         CHECK_STR(events_take(&f), "", "reported once");
         fixture_done(&f);
 }
@@ -418,12 +420,12 @@ static void test_fake_root_refused(void) {
         /* No test mover: the real sched_setaffinity() would be used, on fake PIDs. */
         f.rc.set_task_affinity = NULL;
         s = plan_strays(&f);
-        CHECK(s && setting_reconcile(&f.rc, s, T0, false) == 0, "reconcile under a fake root");
+        CHECK(s && setting_reconcile(&f.rc, s, T0, 0) == 0, "reconcile under a fake root");
         CHECK_STR(events_take(&f), "unsupported", "unsupported, reported once");
         CHECK(s && s->state == SETTING_UNSUPPORTED, "state unsupported");
         CHECK(s && s->reason && strstr(s->reason, "evict_strays needs --root /"), "the reason says why");
         CHECK_STR(tree_allowed(&f, 100, 100), "0-3", "nothing moved");
-        CHECK(s && setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, true) == 0, "forced");
+        CHECK(s && setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, RECONCILE_FORCE) == 0, "forced");
         CHECK_STR(events_take(&f), "", "still unsupported, no new report");
         fixture_done(&f);
 }
@@ -442,7 +444,7 @@ static void test_plan_and_restore(void) {
                 return;
         }
         table_init(&t, NULL);
-        CHECK(table_plan_static(&t, f.posture) == 0, "plan");
+        CHECK(table_plan(&t, f.host, f.posture) == 0, "plan");
         any = false;
         for (size_t i = 0; i < t.n; i++)
                 any = any || t.settings[i]->kind == SETTING_STRAY_TASKS;
@@ -458,7 +460,7 @@ static void test_plan_and_restore(void) {
         CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
         f.rc.originals = o;
         s = plan_strays(&f);
-        CHECK(s && setting_reconcile(&f.rc, s, T0, false) == 0, "evict");
+        CHECK(s && setting_reconcile(&f.rc, s, T0, 0) == 0, "evict");
         CHECK(s && s->state == SETTING_CORRECTED, "corrected");
         CHECK(o && o->n == 0, "no original is recorded for evicted tasks");
         CHECK(s && setting_restore(&f.rc, s) == 0, "restore: nothing to put back");
@@ -469,7 +471,7 @@ static void test_plan_and_restore(void) {
         if (s && next) {
                 setting_inherit(next, s);
                 events_take(&f);
-                CHECK(setting_reconcile(&f.rc, next, T0 + USEC_PER_SEC, true) == 0, "reconcile after the reload");
+                CHECK(setting_reconcile(&f.rc, next, T0 + USEC_PER_SEC, RECONCILE_FORCE) == 0, "reconcile after the reload");
                 CHECK_STR(events_take(&f), "", "the tasks left alone are not reported again");
                 CHECK(strstr(next->observed, "left alone: pid 1 (systemd): PID 1") != NULL, "and still listed");
         }

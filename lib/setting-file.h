@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Settings that are one text file under the root: sysctls, governors, idle states and the
+ * default IRQ affinity; and the persistent-fd reading that IRQ affinities share. */
+#pragma once
+
+#include "setting.h"
+
+/* One file read through an fd kept open between looks: a pread() at offset 0 sees what
+ * the kernel (or a fake tree's writer) has now, at a quarter of the cost of
+ * open/read/close on procfs. */
+typedef struct SettingFile {
+        char *path; /* relative to the root */
+        int fd;     /* -1 until the first read */
+} SettingFile;
+
+/* Takes path. */
+void setting_file_init(SettingFile *f, char *path);
+void setting_file_close(SettingFile *f);
+void setting_file_done(SettingFile *f);
+void setting_file_inherit(SettingFile *f, SettingFile *old);
+/* Reads the file into buf, trimmed, invalid UTF-8 escaped (the bus takes only UTF-8).
+ * RECONCILE_FORCE opens it afresh (a module reloaded may have replaced it); a persistent
+ * fd that fails gets one fresh open; out of fds, it falls back to open/read/close (slower,
+ * never wrong). -ENOENT when the file does not exist. */
+int setting_file_read(SettingFile *f, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags);
+
+/* Constructors; desired values come from the posture. */
+int setting_new_default_affinity(const Posture *p, Setting **ret);
+int setting_new_sysctl(const char *key, const char *value, Setting **ret);
+int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
+/* An idle state deeper than the latency target, kept disabled on an isolated CPU. */
+int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret);
+
+/* The file a setting of these kinds reads and writes, relative to the root. */
+const char *setting_file_path(const Setting *s);

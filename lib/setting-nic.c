@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* NIC settings: nic_coalesce, nic_ring and nic_channels (one ethtool parameter each),
+ * nic_feature (one feature bit by its kernel name) and nic_qdisc (the root qdisc's kind).
+ * They speak netlink, not files: no fd, no inotify; the ethtool monitor group and
+ * rtnetlink say when to look. A NIC's settings are planned per interface (nic_table_*). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "nic.h"
+#include "rtnl.h"
+#include "setting-irq.h"
+#include "setting-nic.h"
+#include "util.h"
+
+typedef struct NicSetting {
+        Setting setting;
+        int ifindex;
+        EthtoolParam param; /* nic_coalesce, nic_ring, nic_channels */
+        char *feature;      /* nic_feature: the kernel's name ("rx-gro") */
+} NicSetting;
+
+#define NIC(s) ((NicSetting *) (s))
+
+static const SettingKind kind_of_group[_ETHTOOL_GROUP_MAX] = {
+        [ETHTOOL_GROUP_COALESCE] = SETTING_NIC_COALESCE,
+        [ETHTOOL_GROUP_RINGS] = SETTING_NIC_RING,
+        [ETHTOOL_GROUP_CHANNELS] = SETTING_NIC_CHANNELS,
+        [ETHTOOL_GROUP_FEATURES] = SETTING_NIC_FEATURE,
+};
+
+static bool setting_is_nic(const Setting *s) {
+        return SETTING_VTABLE(s)->group == SETTING_GROUP_NIC;
+}
+
+int setting_nic_ifindex(const Setting *s) {
+        return setting_is_nic(s) ? NIC(s)->ifindex : -1;
+}
+
+bool setting_nic_notified_by(const Setting *s, int ifindex, EthtoolGroup group) {
+        return setting_is_nic(s) && NIC(s)->ifindex == ifindex && group < _ETHTOOL_GROUP_MAX &&
+               s->kind == kind_of_group[group];
+}
+
+static const char *param_text(EthtoolParam p, uint32_t v, char buf[static 16]) {
+        if (ethtool_param_is_boolean(p))
+                return v ? "on" : "off";
+        snprintf(buf, 16, "%" PRIu32, v);
+        return buf;
+}
+
+static Setting *nic_setting_alloc(SettingKind kind, int ifindex, const char *object, const char *desired) {
+        _cleanup_(setting_freep) Setting *s = setting_alloc(kind, object);
+
+        if (!s || setting_set_desired(s, desired) < 0)
+                return NULL;
+        NIC(s)->ifindex = ifindex;
+        return TAKE_PTR(s);
+}
+
+int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret) {
+        _cleanup_free_ char *object = strdup_printf("%s/%s", ifname, ethtool_param_to_string(p));
+        char buf[16];
+        Setting *s;
+
+        if (!object || !(s = nic_setting_alloc(kind_of_group[ethtool_param_group(p)], ifindex, object,
+                                               param_text(p, value, buf))))
+                return -ENOMEM;
+        NIC(s)->param = p;
+        *ret = s;
+        return 0;
+}
+
+int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret) {
+        _cleanup_free_ char *object = strdup_printf("%s/%s", ifname, feature);
+        _cleanup_(setting_freep) Setting *s = NULL;
+
+        if (!object || !(s = nic_setting_alloc(SETTING_NIC_FEATURE, ifindex, object, on ? "on" : "off")) ||
+            !(NIC(s)->feature = strdup(feature)))
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret) {
+        Setting *s = nic_setting_alloc(SETTING_NIC_QDISC, ifindex, ifname, kind);
+
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+/* --- the operations --- */
+
+/* The kernel's own words where it gave some. -ENODEV (the interface is gone) is "gone";
+ * EINVAL with an explanation is the driver saying "not this", not a passing fault. */
+static int nic_result(Setting *s, int r, const char *error, const char *what) {
+        if (r >= 0)
+                return r;
+        if (r == -ENODEV)
+                return -ENOENT;
+        if (r == -EINVAL && error)
+                r = -EOPNOTSUPP;
+        setting_set_reason(s, "%s%s%s", r == -EOPNOTSUPP ? what : strerror(-r), error ? ": " : "", error ?: "");
+        return r == -ENOENT || r == -EPERM ? -EIO : r;
+}
+
+static bool nic_have_ethtool(Setting *s, Reconciler *rc) {
+        if (rc->ethtool)
+                return true;
+        setting_set_reason(s, "the kernel has no ethtool netlink interface");
+        return false;
+}
+
+static int nic_param_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
+        _cleanup_free_ char *error = NULL;
+        char text[16];
+        uint32_t v;
+        int r;
+
+        if (!nic_have_ethtool(s, rc))
+                return -EOPNOTSUPP;
+        r = ethtool_get_param(rc->ethtool, NIC(s)->ifindex, NIC(s)->param, &v, &error);
+        if (r >= 0)
+                snprintf(buf, size, "%s", param_text(NIC(s)->param, v, text));
+        return nic_result(s, r, error, "not supported by the driver");
+}
+
+static int nic_param_write(Setting *s, Reconciler *rc, const char *value) {
+        _cleanup_free_ char *error = NULL;
+        uint32_t v;
+        bool on;
+        int r;
+
+        if (ethtool_param_is_boolean(NIC(s)->param)) {
+                r = parse_boolean(value, &on);
+                v = on;
+        } else
+                r = parse_uint32(value, &v);
+        if (r < 0)
+                return r;
+        r = ethtool_set_param(rc->ethtool, NIC(s)->ifindex, NIC(s)->param, v, &error);
+        return nic_result(s, r, error, "not supported");
+}
+
+static int nic_feature_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
+        _cleanup_free_ char *error = NULL;
+        bool active, changeable;
+        int r;
+
+        if (!nic_have_ethtool(s, rc))
+                return -EOPNOTSUPP;
+        r = ethtool_get_feature(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, &active, &changeable, &error);
+        if (r == -ENOENT) {
+                setting_set_reason(s, "this kernel has no feature called %s", NIC(s)->feature);
+                return -EOPNOTSUPP;
+        }
+        if (r >= 0 && !changeable && active != streq(s->desired, "on")) {
+                setting_set_reason(s, "the driver has %s fixed %s", NIC(s)->feature, active ? "on" : "off");
+                return -EOPNOTSUPP;
+        }
+        if (r >= 0)
+                snprintf(buf, size, "%s", active ? "on" : "off");
+        return nic_result(s, r, error, "not supported by the driver");
+}
+
+static int nic_feature_write(Setting *s, Reconciler *rc, const char *value) {
+        _cleanup_free_ char *error = NULL;
+        bool on;
+        int r;
+
+        r = parse_boolean(value, &on);
+        if (r < 0)
+                return r;
+        r = ethtool_set_feature(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, on, &error);
+        return nic_result(s, r, error, "not supported");
+}
+
+static int nic_qdisc_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
+        _cleanup_free_ char *kind = NULL;
+        int r;
+
+        r = rtnl_get_root_qdisc(rc->rtnl, NIC(s)->ifindex, &kind);
+        if (r >= 0)
+                snprintf(buf, size, "%s", kind);
+        return nic_result(s, r, NULL, "not supported by the driver");
+}
+
+static int nic_qdisc_write(Setting *s, Reconciler *rc, const char *value) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = rtnl_replace_root_qdisc(rc->rtnl, NIC(s)->ifindex, value, &error);
+        /* A kind this kernel lacks (no sch_fq module): the kernel says so. */
+        if (r == -ENOENT || (r == -EINVAL && error))
+                r = -EOPNOTSUPP;
+        return nic_result(s, r, error, "not supported");
+}
+
+static uint64_t nic_sort_key(const Setting *s) {
+        return (uint64_t) NIC(s)->ifindex;
+}
+
+static void nic_done(Setting *s) {
+        free(NIC(s)->feature);
+}
+
+#define NIC_SETTING_OPS                        \
+        .object_size = sizeof(NicSetting),     \
+        .group = SETTING_GROUP_NIC,            \
+        .readback = READBACK_LOOKS_AGAIN,      \
+        .sort_key = nic_sort_key,              \
+        .done = nic_done
+
+const SettingVTable nic_coalesce_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_ring_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_channels_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_feature_vtable = { NIC_SETTING_OPS, .read = nic_feature_read, .write = nic_feature_write };
+const SettingVTable nic_qdisc_vtable = { NIC_SETTING_OPS, .read = nic_qdisc_read, .write = nic_qdisc_write };
+
+/* --- planning, per interface --- */
+
+/* The same NIC setting under another name (a rename): same interface, kind and key. */
+static bool same_key(const Setting *a, const Setting *b) {
+        return a->kind == b->kind && NIC(a)->ifindex == NIC(b)->ifindex && NIC(a)->param == NIC(b)->param &&
+               streq_ptr(NIC(a)->feature, NIC(b)->feature);
+}
+
+static int nic_add_settings(SettingTable *t, const NicPosture *np, int ifindex, const char *ifname) {
+        Setting *s = NULL;
+        int r;
+
+        for (int k = 0; k < _ETHTOOL_PARAM_MAX; k++)
+                if (np->param_set[k]) {
+                        r = setting_new_nic_param(ifindex, ifname, (EthtoolParam) k, np->param[k], &s);
+                        if (r < 0 || (r = table_add(t, s)) < 0)
+                                return r;
+                }
+        for (size_t f = 0; f < np->n_features; f++) {
+                r = setting_new_nic_feature(ifindex, ifname, np->features[f]->name, np->features[f]->on, &s);
+                if (r < 0 || (r = table_add(t, s)) < 0)
+                        return r;
+        }
+        if (np->qdisc) {
+                r = setting_new_nic_qdisc(ifindex, ifname, np->qdisc, &s);
+                if (r < 0 || (r = table_add(t, s)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int nic_table_plan(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname) {
+        _cleanup_free_ Setting **old = NULL;
+        size_t n_old = 0, first_new;
+        NicPosture np;
+        int r, unpinned;
+
+        /* Replanning an interface (renamed, up again) keeps what was learnt about each of
+         * its settings: an unsupported one is not reported again, a fight goes on. The old
+         * ones leave the table first (their names may be the new ones' too). */
+        for (size_t i = 0; i < t->n; i++)
+                n_old += setting_nic_ifindex(t->settings[i]) == ifindex;
+        if (n_old > 0) {
+                old = malloc(n_old * sizeof(Setting *));
+                if (!old)
+                        return -ENOMEM;
+                n_old = 0;
+                for (size_t i = t->n; i > 0; i--)
+                        if (setting_nic_ifindex(t->settings[i - 1]) == ifindex)
+                                old[n_old++] = table_detach(t, t->settings[i - 1]);
+        }
+        first_new = t->n;
+        unpinned = irq_table_unpin_nic(t, ifindex);
+
+        r = nic_posture_resolve(p->config, ifname, &np);
+        if (r > 0) {
+                r = nic_add_settings(t, &np, ifindex, ifname);
+                if (r >= 0 && np.irq_cpus)
+                        r = irq_table_pin_nic(t, h, p, ifindex, ifname, np.irq_cpus);
+                nic_posture_done(&np);
+                if (r >= 0)
+                        r = 1;
+        }
+        for (size_t i = first_new; i < t->n; i++)
+                for (size_t j = 0; j < n_old; j++)
+                        if (old[j] && same_key(t->settings[i], old[j])) {
+                                setting_inherit(t->settings[i], old[j]);
+                                break;
+                        }
+        for (size_t j = 0; j < n_old; j++)
+                setting_free(old[j]);
+        if (r >= 0 && unpinned > 0 && irq_table_retarget(t, p) < 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                table_sort(t);
+        return r;
+}
+
+int nic_table_drop(SettingTable *t, const Posture *p, int ifindex) {
+        for (size_t i = t->n; i > 0; i--)
+                if (setting_nic_ifindex(t->settings[i - 1]) == ifindex)
+                        table_remove(t, t->settings[i - 1]);
+        return irq_table_unpin_nic(t, ifindex) > 0 ? irq_table_retarget(t, p) : 0;
+}
+
+bool nic_table_has(const SettingTable *t, int ifindex) {
+        for (size_t i = 0; i < t->n; i++)
+                if (setting_nic_ifindex(t->settings[i]) == ifindex)
+                        return true;
+        return irq_table_has_nic_pin(t, ifindex);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A NIC's settings from its [nic "GLOB"] sections: coalescing, rings, channels and
+ * features through ethtool netlink, the root qdisc through rtnetlink, and its IRQs'
+ * pin (irq_cpus). Planned per interface by the link monitor, not from the posture alone. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "ethtool.h"
+#include "setting.h"
+#include "table.h"
+
+int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
+int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
+int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);
+
+/* The interface a NIC setting belongs to; -1 for any other setting. */
+int setting_nic_ifindex(const Setting *s);
+/* Whether an ethtool notification of this group about this interface concerns s. */
+bool setting_nic_notified_by(const Setting *s, int ifindex, EthtoolGroup group);
+
+/* Adds the settings the [nic] sections ask of this interface (and pins its IRQs when
+ * irq_cpus is set). Replanning an interface (renamed, up again) keeps what was learnt
+ * about each of its settings. Returns 1 when a section matched, 0 when none did. */
+int nic_table_plan(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname);
+/* Drops every setting of this interface and releases its IRQ pins. */
+int nic_table_drop(SettingTable *t, const Posture *p, int ifindex);
+bool nic_table_has(const SettingTable *t, int ifindex);
