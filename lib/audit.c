@@ -100,7 +100,7 @@
 #include <sys/stat.h>
 
 #include "audit.h"
-#include "strays.h"
+#include "task.h"
 #include "util.h"
 
 #define CAP_IPC_LOCK_BIT 14
