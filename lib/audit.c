@@ -265,6 +265,7 @@ typedef struct Audit {
         Stray *strays;
         size_t n_strays;
         AppPids *apps; /* one per config app */
+        bool *app_matched; /* one per config app: scratch for task_match_apps() */
         unsigned irqbalance_pid;
         bool dma_device_exists;
         unsigned max_processes;
@@ -300,6 +301,7 @@ static void audit_done(Audit *a) {
                 for (size_t i = 0; i < a->config->n_apps; i++)
                         free(a->apps[i].pids);
         free(a->apps);
+        free(a->app_matched);
         free(a->dma_holder_comm);
 }
 
@@ -506,27 +508,23 @@ static bool path_exists(Audit *a, const char *relpath) {
         return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0;
 }
 
-/* The value of "Key:" at the start of a line of a status-like file, trimmed; newly
- * allocated, NULL when absent (or out of memory, which is recorded). */
+/* task_status_field(), noting an allocation failure in the audit; NULL when absent. */
 static char *field_value(Audit *a, const char *text, const char *key) {
-        size_t klen = strlen(key);
+        char *v;
+        int r = task_status_field(text, key, &v);
 
-        for (const char *line = text; line && *line;) {
-                const char *end = strchr(line, '\n');
-                size_t len = end ? (size_t) (end - line) : strlen(line);
+        if (r == -ENOMEM && a->error == 0)
+                a->error = r;
+        return r < 0 ? NULL : v;
+}
 
-                if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == ':') {
-                        char *v = audit_check_alloc(a, strndup(line + klen + 1, len - klen - 1));
-                        char *s;
-                        if (!v)
-                                return NULL;
-                        s = strstrip(v);
-                        memmove(v, s, strlen(s) + 1);
-                        return v;
-                }
-                line = end ? end + 1 : NULL;
-        }
-        return NULL;
+/* The same for task_status_cpus_allowed(): 0 with the CPUs and their list, or -errno. */
+static int cpus_allowed(Audit *a, const char *status, CPUSet *ret, char **ret_list) {
+        int r = task_status_cpus_allowed(status, ret, ret_list);
+
+        if (r == -ENOMEM && a->error == 0)
+                a->error = r;
+        return r;
 }
 
 static int compare_unsigned(const void *a, const void *b) {
@@ -1764,34 +1762,24 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
 static void scan_process(Audit *a, unsigned pid) {
         const Posture *p = a->posture;
         const Config *c = a->config;
-        _cleanup_free_ char *stat = NULL, *status = NULL, *comm = NULL, *allowed = NULL, *ppid_text = NULL;
-        _cleanup_free_ char *kthread_text = NULL;
+        _cleanup_free_ char *stat = NULL, *status = NULL, *comm = NULL, *allowed = NULL;
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
         TaskStat st = {};
-        bool have_stat, kthread, is_app = false;
-        unsigned ppid = 0;
+        bool have_stat, is_app = false;
+        int r;
 
         have_stat = read_file(a, &stat, "proc/%u/stat", pid) >= 0 && task_stat_parse(stat, &st) >= 0;
         (void) read_file(a, &status, "proc/%u/status", pid);
         if (!have_stat && !status)
                 return; /* gone, or not a process */
         a->n_examined++;
-        if (status)
-                ppid_text = field_value(a, status, "PPid");
-        ppid = have_stat ? st.ppid : 0;
-        if (!have_stat && ppid_text && parse_unsigned(ppid_text, &ppid) < 0)
-                ppid = 0;
-        if (have_stat)
-                kthread = st.flags & PF_KTHREAD;
-        else if (status && (kthread_text = field_value(a, status, "Kthread")))
-                kthread = streq(kthread_text, "1"); /* Linux 6.10 and later */
-        else {
-                /* No flags: kthreadd and its children have no command line. */
-                _cleanup_free_ char *cmdline = NULL;
-                kthread = read_file(a, &cmdline, "proc/%u/cmdline", pid) >= 0 && isempty(cmdline) &&
-                          (pid == 2 || ppid == 2);
-        }
-        if (kthread)
+        /* A stat line without PF_KTHREAD is a user task, however it looks: the audit only
+         * reports, so it does not hide a stray behind kthreadd's look (evict_strays, which
+         * moves tasks, is more careful; see process_look() in strays.c). */
+        r = task_is_kernel_thread(a->host, pid, have_stat ? &st : NULL, status);
+        if (r < 0)
+                a->error = r;
+        if (r != 0)
                 return;
 
         if (read_value(a, &comm, "proc/%u/comm", pid) < 0 || isempty(comm)) {
@@ -1805,34 +1793,21 @@ static void scan_process(Audit *a, unsigned pid) {
         if (!comm)
                 return;
 
-        if (c->n_apps > 0) {
-                _cleanup_free_ char *cgroup = NULL;
-                bool cgroup_read = false;
-                for (size_t i = 0; i < c->n_apps; i++) {
-                        const AppSection *app = &c->apps[i];
-                        bool match;
-                        if (app->kind == APP_PROCESS)
-                                match = streq(comm, app->name);
-                        else {
-                                _cleanup_free_ char *unit = audit_check_alloc(a, strdup_printf("%s.service", app->name));
-                                if (!cgroup_read) {
-                                        (void) read_file(a, &cgroup, "proc/%u/cgroup", pid);
-                                        cgroup_read = true;
-                                }
-                                match = unit && cgroup && cgroup_in_unit(cgroup, unit);
-                        }
-                        if (match) {
-                                app_add_pid(a, i, pid);
-                                is_app = true;
-                        }
-                }
+        r = task_match_apps(a->host, c, pid, comm, a->app_matched);
+        if (r < 0) {
+                a->error = r;
+                return;
         }
+        is_app = r > 0;
+        for (size_t i = 0; is_app && i < c->n_apps; i++)
+                if (a->app_matched[i])
+                        app_add_pid(a, i, pid);
 
         if (streq(comm, "irqbalance") && a->irqbalance_pid == 0)
                 a->irqbalance_pid = pid;
 
-        if (!is_app && status && !cpuset_is_empty(&p->isolated) && (allowed = field_value(a, status, "Cpus_allowed_list")) &&
-            cpuset_parse_list(allowed, &cpus) >= 0 && cpuset_intersects(&cpus, &p->isolated)) {
+        if (!is_app && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
+            cpuset_intersects(&cpus, &p->isolated)) {
                 Stray *s = audit_check_alloc(a, realloc(a->strays, (a->n_strays + 1) * sizeof(Stray)));
                 if (s) {
                         a->strays = s;
@@ -1846,7 +1821,7 @@ static void scan_process(Audit *a, unsigned pid) {
         }
 
         if (a->dma_device_exists && a->dma_holder_pid == 0) {
-                int r = process_holds_dma_latency(a, pid);
+                r = process_holds_dma_latency(a, pid);
                 if (r > 0) {
                         a->dma_holder_pid = pid;
                         a->dma_holder_comm = audit_check_alloc(a, strdup(comm));
@@ -1860,7 +1835,8 @@ static void scan_processes(Audit *a) {
         size_t n = 0;
 
         a->apps = audit_check_alloc(a, calloc(MAX(a->config->n_apps, 1U), sizeof(AppPids)));
-        if (!a->apps)
+        a->app_matched = audit_check_alloc(a, calloc(MAX(a->config->n_apps, 1U), sizeof(bool)));
+        if (!a->apps || !a->app_matched)
                 return;
         a->dma_device_exists = path_exists(a, "dev/cpu_dma_latency");
         if (audit_list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
@@ -1903,8 +1879,7 @@ static void summarize_task(Audit *a, const AppSection *app, const char *dir, boo
                 if (main_thread)
                         s->main_policy = st.policy;
         }
-        if (read_file(a, &status, "%s/status", dir) < 0 || !(allowed = field_value(a, status, "Cpus_allowed_list")) ||
-            cpuset_parse_list(allowed, &cpus) < 0)
+        if (read_file(a, &status, "%s/status", dir) < 0 || cpus_allowed(a, status, &cpus, &allowed) < 0)
                 return;
         if (cpuset_is_empty(&p->isolated) || cpuset_is_empty(&cpus))
                 ;

@@ -7,7 +7,8 @@
  *   pid 2 is an ordinary process, and so are its children.
  * - the configured applications, all their threads: a process whose comm is a [process
  *   "COMM"] section's, or whose cgroup is in a [service "NAME"] section's unit, the same
- *   rule as the audit (lib/audit.c), so a forked child of the application counts too;
+ *   rule as the audit (task_match_apps() in lib/task.c), so a forked child of the
+ *   application counts too;
  * - lowlatd itself (it pins itself to the housekeeping CPUs);
  * - PID 1: listed as "left alone", not moved. systemd applies its own CPUAffinity=
  *   (system.conf) and resets the affinity it does not configure on daemon-reexec, so
@@ -165,48 +166,6 @@ static bool was_moved(const Strays *st, pid_t tid, uint64_t start_time) {
         return false;
 }
 
-/* The value of "Key:\tvalue\n" in a status file, in place; NULL when absent. */
-static char *status_field(char *text, const char *key) {
-        size_t len = strlen(key);
-
-        for (char *line = text; line && *line;) {
-                char *end = strchr(line, '\n');
-                if (strncmp(line, key, len) == 0 && line[len] == ':') {
-                        if (end)
-                                *end = '\0';
-                        return strstrip(line + len + 1);
-                }
-                line = end ? end + 1 : NULL;
-        }
-        return NULL;
-}
-
-static bool is_kernel_thread(const Host *h, pid_t pid, const TaskStat *ts) {
-        _cleanup_free_ char *cmdline = NULL;
-
-        if (ts->flags & PF_KTHREAD)
-                return true;
-        if (pid != 2 && ts->ppid != 2)
-                return false;
-        return host_read_filef(h, &cmdline, "proc/%d/cmdline", (int) pid) >= 0 && isempty(cmdline);
-}
-
-static bool is_application(const Host *h, const Config *c, pid_t pid, const char *comm) {
-        _cleanup_free_ char *cgroup = NULL;
-        bool cgroup_read = false;
-
-        for (size_t i = 0; i < c->n_apps; i++) {
-                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
-                        if (host_read_filef(h, &cgroup, "proc/%d/cgroup", (int) pid) < 0)
-                                cgroup = NULL;
-                        cgroup_read = true;
-                }
-                if (app_matches(&c->apps[i], comm, cgroup))
-                        return true;
-        }
-        return false;
-}
-
 /* What a process is, found out only once one of its threads is allowed on an isolated
  * CPU: on a host in order that is almost never, and reading /proc/PID/stat for every
  * process would cost more than the whole affinity scan. */
@@ -216,46 +175,65 @@ typedef struct ProcessInfo {
         char comm[64];
 } ProcessInfo;
 
-static void process_look(const Host *h, const Posture *p, pid_t pid, ProcessInfo *info) {
+static int process_look(const Host *h, const Posture *p, pid_t pid, ProcessInfo *info) {
         _cleanup_free_ char *stat = NULL;
         TaskStat ts;
+        int r;
 
         info->looked = true;
-        info->left_alone = host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0 ||
-                           is_kernel_thread(h, pid, &ts) || is_application(h, p->config, pid, ts.comm);
-        if (!info->left_alone) {
-                printable(ts.comm);
-                snprintf(info->comm, sizeof(info->comm), "%s", ts.comm);
-        }
+        info->left_alone = true;
+        if (host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
+                return 0; /* gone */
+        /* The audit lets PF_KTHREAD decide when it has a stat line. Eviction acts, so it
+         * also leaves alone a task without the flag that looks like kthreadd's child (an
+         * odd kernel, a fake tree): a false "kernel thread" only goes unmoved, a false
+         * stray would be moved. */
+        r = task_is_kernel_thread(h, (unsigned) pid, &ts, NULL);
+        if (r == 0)
+                r = task_looks_like_kthread(h, (unsigned) pid, ts.ppid);
+        if (r == 0)
+                r = task_match_apps(h, p->config, (unsigned) pid, ts.comm, NULL);
+        if (r != 0)
+                return MIN(r, 0);
+        info->left_alone = false;
+        printable(ts.comm);
+        snprintf(info->comm, sizeof(info->comm), "%s", ts.comm);
+        return 0;
 }
 
 static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, pid_t tid, ProcessInfo *info,
                        size_t *n_still_stray) {
-        _cleanup_free_ char *status = NULL, *stat = NULL, *formatted = NULL;
+        _cleanup_free_ char *status = NULL, *stat = NULL, *list = NULL;
         _cleanup_cpuset_ CPUSet allowed = CPUSET_EMPTY;
         StrayExcluded *e;
         StrayThread *a;
         TaskStat ts;
-        const char *list, *comm;
+        const char *comm;
+        int r;
 
         if (st->live) {
-                int r = task_get_affinity(tid, &p->isolated, &allowed);
+                r = task_get_affinity(tid, &p->isolated, &allowed);
                 if (r == -ENOMEM)
                         return r;
                 if (r <= 0)
                         return 0; /* exited, or not a stray */
-                list = formatted = cpuset_format_list(&allowed);
+                list = cpuset_format_list(&allowed);
                 if (!list)
                         return -ENOMEM;
         } else {
                 if (host_read_filef(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
                         return 0; /* exited */
-                list = status_field(status, "Cpus_allowed_list");
-                if (!list || cpuset_parse_list(list, &allowed) < 0 || !cpuset_intersects(&allowed, &p->isolated))
+                r = task_status_cpus_allowed(status, &allowed, &list);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !cpuset_intersects(&allowed, &p->isolated))
                         return 0;
         }
-        if (!info->looked)
-                process_look(h, p, pid, info);
+        if (!info->looked) {
+                r = process_look(h, p, pid, info);
+                if (r < 0)
+                        return r;
+        }
         if (info->left_alone)
                 return 0;
         comm = info->comm;
@@ -270,7 +248,7 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
                 return 0;
         }
         if (pid == 1) {
-                int r = excluded_add(st, pid, tid, ts.start_time, comm, "PID 1");
+                r = excluded_add(st, pid, tid, ts.start_time, comm, "PID 1");
                 if (r >= 0)
                         st->excluded[st->n_excluded - 1].reported = true; /* a choice, not a failure */
                 return r;

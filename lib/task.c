@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* One task under /proc: the parser of its stat line, and matching it to the configured
- * applications. */
+/* One task under /proc, read through the root: the parsers of its stat and status files,
+ * kernel-thread detection, and matching it to the configured applications. Pure parsing
+ * here is unit tested directly; the reads are host_read_filef() of one small file. */
 #include <string.h>
 
 #include "task.h"
@@ -50,6 +51,77 @@ int task_stat_parse(const char *text, TaskStat *ret) {
         return 0;
 }
 
+int task_status_field(const char *text, const char *key, char **ret) {
+        size_t klen = strlen(key);
+
+        for (const char *line = text; line && *line;) {
+                const char *end = strchr(line, '\n');
+                size_t len = end ? (size_t) (end - line) : strlen(line);
+
+                if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == ':') {
+                        char *v = strndup(line + klen + 1, len - klen - 1), *s;
+                        if (!v)
+                                return -ENOMEM;
+                        s = strstrip(v);
+                        memmove(v, s, strlen(s) + 1);
+                        *ret = v;
+                        return 0;
+                }
+                line = end ? end + 1 : NULL;
+        }
+        return -ENOENT;
+}
+
+int task_status_cpus_allowed(const char *status, CPUSet *ret, char **ret_list) {
+        _cleanup_free_ char *list = NULL;
+        int r;
+
+        r = task_status_field(status, "Cpus_allowed_list", &list);
+        if (r < 0)
+                return r;
+        r = cpuset_parse_list(list, ret);
+        if (r < 0)
+                return r;
+        if (ret_list)
+                *ret_list = TAKE_PTR(list);
+        return 0;
+}
+
+int task_looks_like_kthread(const Host *h, unsigned pid, unsigned ppid) {
+        _cleanup_free_ char *cmdline = NULL;
+        int r;
+
+        if (pid != 2 && ppid != 2)
+                return 0;
+        r = host_read_filef(h, &cmdline, "proc/%u/cmdline", pid);
+        if (r == -ENOMEM)
+                return r;
+        return r >= 0 && isempty(cmdline);
+}
+
+int task_is_kernel_thread(const Host *h, unsigned pid, const TaskStat *st, const char *status) {
+        _cleanup_free_ char *kthread = NULL, *ppid_text = NULL;
+        unsigned ppid = 0;
+        int r;
+
+        if (st)
+                return !!(st->flags & PF_KTHREAD);
+        if (!status)
+                return task_looks_like_kthread(h, pid, 0);
+        r = task_status_field(status, "Kthread", &kthread);
+        if (r >= 0)
+                return streq(kthread, "1");
+        if (r == -ENOMEM)
+                return r;
+        /* Before 6.10 and without a stat line, kthreadd's look is all there is. */
+        r = task_status_field(status, "PPid", &ppid_text);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && parse_unsigned(ppid_text, &ppid) < 0)
+                ppid = 0;
+        return task_looks_like_kthread(h, pid, ppid);
+}
+
 bool cgroup_in_unit(const char *text, const char *unit) {
         size_t ulen = strlen(unit);
 
@@ -79,4 +151,30 @@ bool app_matches(const AppSection *app, const char *comm, const char *cgroup) {
         if (!cgroup || snprintf(unit, sizeof(unit), "%s.service", app->name) >= (int) sizeof(unit))
                 return false;
         return cgroup_in_unit(cgroup, unit);
+}
+
+int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *comm, bool *matched) {
+        _cleanup_free_ char *cgroup = NULL;
+        bool cgroup_read = false;
+        int n = 0;
+
+        for (size_t i = 0; i < c->n_apps; i++) {
+                bool match;
+
+                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
+                        int r = host_read_filef(h, &cgroup, "proc/%u/cgroup", pid);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                cgroup = NULL;
+                        cgroup_read = true;
+                }
+                match = app_matches(&c->apps[i], comm, cgroup);
+                if (matched)
+                        matched[i] = match;
+                else if (match)
+                        return 1;
+                n += match;
+        }
+        return n;
 }
