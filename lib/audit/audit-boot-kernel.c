@@ -21,8 +21,8 @@ static bool want_preempt_full(const Audit *a) {
 static char *grub_line(Audit *a) {
         static const char *const dropped[] = { "BOOT_IMAGE", "root", "initrd", "isolcpus", "nohz_full",
                                                "rcu_nocbs", "irqaffinity" };
-        _cleanup_free_ char *isolated = cpus_list(a, &a->posture->isolated);
-        _cleanup_free_ char *housekeeping = cpus_list(a, &a->posture->housekeeping);
+        _cleanup_free_ char *isolated = audit_cpus_list(a, &a->posture->isolated);
+        _cleanup_free_ char *housekeeping = audit_cpus_list(a, &a->posture->housekeeping);
         _cleanup_free_ char *kept = strdup(""), *init_args = strdup("");
         char *line;
         bool after_dashes = false;
@@ -126,7 +126,7 @@ static int boot_cpus(Audit *a, BootParam b, CPUSet *ret) {
 
 /* --- 1. boot isolation --- */
 
-void check_boot(Audit *a) {
+void audit_check_boot(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY, nohz = CPUSET_EMPTY, applied = CPUSET_EMPTY;
         _cleanup_free_ char *isolated = NULL, *grub = NULL, *housekeeping = NULL;
@@ -144,8 +144,8 @@ void check_boot(Audit *a) {
         }
         if (!a->cmdline_loaded)
                 return;
-        isolated = cpus_list(a, &p->isolated);
-        housekeeping = cpus_list(a, &p->housekeeping);
+        isolated = audit_cpus_list(a, &p->isolated);
+        housekeeping = audit_cpus_list(a, &p->housekeeping);
         grub = grub_line(a);
         if (!isolated || !housekeeping || !grub)
                 return;
@@ -167,7 +167,7 @@ void check_boot(Audit *a) {
                             "what it isolates cannot be checked. Use %s %s.",
                             a->boot[BOOT_ISOLCPUS], grub, grub_howto);
         } else if (!cpuset_equal(&cpus, &p->isolated)) {
-                _cleanup_free_ char *asked = cpus_list(a, &cpus);
+                _cleanup_free_ char *asked = audit_cpus_list(a, &cpus);
                 finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
                             "isolcpus= names CPUs %s but lowlatd treats %s as isolated: CPUs isolated but not "
                             "in the posture idle or get IRQs, and posture CPUs not isolated still take "
@@ -190,7 +190,7 @@ void check_boot(Audit *a) {
         /* nohz_full= */
         r = boot_cpus(a, BOOT_NOHZ_FULL, &nohz);
         if (r == -ENOENT || (r >= 0 && !cpuset_equal(&nohz, &p->isolated))) {
-                _cleanup_free_ char *asked = r >= 0 ? cpus_list(a, &nohz) : NULL;
+                _cleanup_free_ char *asked = r >= 0 ? audit_cpus_list(a, &nohz) : NULL;
                 _cleanup_free_ char *what = r >= 0 ? strdup_printf("nohz_full= names CPUs %s, not %s", asked ?: "?", isolated)
                                                    : strdup_printf("The kernel command line has no nohz_full=%s", isolated);
                 finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full",
@@ -214,7 +214,7 @@ void check_boot(Audit *a) {
                         a->error = -ENOMEM;
                 cpuset_subtract(&missing, &covered);
                 if (!cpuset_is_empty(&missing)) {
-                        _cleanup_free_ char *list = cpus_list(a, &missing);
+                        _cleanup_free_ char *list = audit_cpus_list(a, &missing);
                         finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs",
                                     "Isolated CPU%s %s %s in neither rcu_nocbs= nor nohz_full=: RCU callbacks run "
                                     "there in softirq context and preempt the application. Use %s %s.",
@@ -242,18 +242,18 @@ void check_boot(Audit *a) {
 
         /* What the kernel applied against what the command line asked for. */
         if (a->boot[BOOT_ISOLCPUS] && parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) >= 0 &&
-            (flags & ISOLCPUS_DOMAIN) && read_cpus(a, &applied, "sys/devices/system/cpu/isolated") >= 0 &&
+            (flags & ISOLCPUS_DOMAIN) && audit_read_cpus(a, &applied, "sys/devices/system/cpu/isolated") >= 0 &&
             !cpuset_equal(&applied, &cpus)) {
-                _cleanup_free_ char *asked = cpus_list(a, &cpus), *got = cpus_list(a, &applied);
+                _cleanup_free_ char *asked = audit_cpus_list(a, &cpus), *got = audit_cpus_list(a, &applied);
                 finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/isolated",
                             "The command line asks for isolcpus=%s but the kernel isolated \"%s\" (CPUs past "
                             "nr_cpus= or offline at boot, or a second isolcpus= that the kernel rejected). "
                             "Check dmesg | grep -i -e isolcpus -e housekeeping, then use %s %s.",
                             asked ?: "?", got ?: "?", grub, grub_howto);
         }
-        if (r >= 0 && read_cpus(a, &applied, "sys/devices/system/cpu/nohz_full") >= 0 && !cpuset_equal(&applied, &nohz)) {
-                _cleanup_free_ char *asked = cpus_list(a, &nohz), *got = cpus_list(a, &applied);
-                bool no_config = a->kconfig_loaded && !kconfig_yes(a, KCONFIG_NO_HZ_FULL);
+        if (r >= 0 && audit_read_cpus(a, &applied, "sys/devices/system/cpu/nohz_full") >= 0 && !cpuset_equal(&applied, &nohz)) {
+                _cleanup_free_ char *asked = audit_cpus_list(a, &nohz), *got = audit_cpus_list(a, &applied);
+                bool no_config = a->kconfig_loaded && !audit_kconfig_yes(a, KCONFIG_NO_HZ_FULL);
                 finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/nohz_full",
                             "The command line asks for nohz_full=%s but the kernel runs tickless on \"%s\"%s: "
                             "the tick still interrupts the other CPUs. %s",
@@ -267,7 +267,7 @@ void check_boot(Audit *a) {
 
 /* --- 2. kernel --- */
 
-void check_kernel(Audit *a) {
+void audit_check_kernel(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_free_ char *grub = NULL;
 
@@ -276,11 +276,11 @@ void check_kernel(Audit *a) {
         case PREEMPT_MODE_FULL:
                 /* full at run time only: the next boot goes back to the built-in default. */
                 if (a->preempt_mode == PREEMPT_MODE_FULL && a->preempt_dynamic && a->kconfig_loaded &&
-                    preempt_mode_from_config(a) != PREEMPT_MODE_FULL && !streq_ptr(a->boot[BOOT_PREEMPT], "full"))
+                    audit_preempt_mode_from_config(a) != PREEMPT_MODE_FULL && !streq_ptr(a->boot[BOOT_PREEMPT], "full"))
                         finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
                                     "Preemption is full now, but it was set at run time: this kernel boots in %s "
                                     "mode. Add preempt=full to GRUB_CMDLINE_LINUX_DEFAULT %s.",
-                                    preempt_mode_to_string(preempt_mode_from_config(a)), grub_howto);
+                                    preempt_mode_to_string(audit_preempt_mode_from_config(a)), grub_howto);
                 break;
         case PREEMPT_MODE_LAZY:
                 finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
@@ -322,15 +322,15 @@ void check_kernel(Audit *a) {
         }
 
         if (!a->kconfig_loaded)
-                return; /* see check_kernel_config_missing() */
-        if (!kconfig_yes(a, KCONFIG_PREEMPT_RT))
+                return; /* see audit_check_kernel_config_missing() */
+        if (!audit_kconfig_yes(a, KCONFIG_PREEMPT_RT))
                 finding_add(a, SEVERITY_INFO, "kernel.config.PREEMPT_RT", a->kconfig_path ?: "kernel config",
                             "CONFIG_PREEMPT_RT is not set: interrupt handlers and spinlocks cannot be preempted, "
                             "so worst-case wake-up latency stays in the tens to hundreds of microseconds under "
                             "load. If the application needs hard real-time bounds, use a PREEMPT_RT kernel "
                             "(Ubuntu: pro enable realtime-kernel; Debian: linux-image-rt-amd64; RHEL: "
                             "kernel-rt) and compare with cyclictest.");
-        if (!kconfig_yes(a, KCONFIG_HZ_1000))
+        if (!audit_kconfig_yes(a, KCONFIG_HZ_1000))
                 finding_add(a, SEVERITY_INFO, "kernel.config.HZ_1000", a->kconfig_path ?: "kernel config",
                             "CONFIG_HZ is %s, not 1000: timers and the tick on the housekeeping CPUs have %s "
                             "granularity, which delays timer-driven work. A kernel built with CONFIG_HZ_1000=y "
@@ -340,23 +340,23 @@ void check_kernel(Audit *a) {
                             : streq_ptr(a->kconfig[KCONFIG_HZ], "100") ? "10 ms"
                             : streq_ptr(a->kconfig[KCONFIG_HZ], "300") ? "3.3 ms"
                                                                        : "coarser");
-        if (!cpuset_is_empty(&p->isolated) && !kconfig_yes(a, KCONFIG_NO_HZ_FULL))
+        if (!cpuset_is_empty(&p->isolated) && !audit_kconfig_yes(a, KCONFIG_NO_HZ_FULL))
                 finding_add(a, SEVERITY_WARNING, "kernel.config.NO_HZ_FULL", a->kconfig_path ?: "kernel config",
                             "CONFIG_NO_HZ_FULL is not set: this kernel ignores nohz_full=, so the isolated CPUs "
                             "keep their periodic tick even with one task running. Install a kernel with "
                             "CONFIG_NO_HZ_FULL=y (the Ubuntu, Debian, Fedora and RHEL kernels have it).");
-        if (!cpuset_is_empty(&p->isolated) && !kconfig_yes(a, KCONFIG_RCU_NOCB_CPU))
+        if (!cpuset_is_empty(&p->isolated) && !audit_kconfig_yes(a, KCONFIG_RCU_NOCB_CPU))
                 finding_add(a, SEVERITY_WARNING, "kernel.config.RCU_NOCB_CPU", a->kconfig_path ?: "kernel config",
                             "CONFIG_RCU_NOCB_CPU is not set: this kernel ignores rcu_nocbs=, so RCU callbacks run "
                             "on the isolated CPUs in softirq context. Install a kernel with "
                             "CONFIG_RCU_NOCB_CPU=y.");
 }
 
-void check_kernel_config_missing(Audit *a) {
+void audit_check_kernel_config_missing(Audit *a) {
         /* Reported on its own so that the subject names the file looked for. */
         _cleanup_free_ char *subject = NULL;
 
-        if (a->kconfig_loaded || !a->release || !path_exists(a, "proc/config.gz"))
+        if (a->kconfig_loaded || !a->release || !audit_path_exists(a, "proc/config.gz"))
                 return;
         subject = audit_check_alloc(a, strdup_printf("/boot/config-%s", a->release));
         if (!subject)

@@ -19,7 +19,7 @@ static int compare_unsigned(const void *a, const void *b) {
 
 /* "cpu3" for one CPU, "cpus 2-3" for several. */
 static char *cpus_subject(Audit *a, const CPUSet *s) {
-        _cleanup_free_ char *list = cpus_list(a, s);
+        _cleanup_free_ char *list = audit_cpus_list(a, s);
         if (!list)
                 return NULL;
         return audit_check_alloc(a, cpuset_count(s) == 1 ? strdup_printf("cpu%s", list) : strdup_printf("cpus %s", list));
@@ -46,7 +46,7 @@ static char *cpu_write_command(Audit *a, const CPUSet *s, const char *value, con
 
 /* --- 3. topology --- */
 
-void check_topology(Audit *a) {
+void audit_check_topology(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet whole = CPUSET_EMPTY, drop = CPUSET_EMPTY, add = CPUSET_EMPTY;
         _cleanup_free_ char *whole_list = NULL, *drop_list = NULL, *add_list = NULL;
@@ -58,8 +58,8 @@ void check_topology(Audit *a) {
         /* First pass: which isolated CPUs share a core with a CPU that is not isolated. */
         CPUSET_FOREACH(cpu, &p->isolated) {
                 _cleanup_cpuset_ CPUSet siblings = CPUSET_EMPTY;
-                if (read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) < 0 &&
-                    read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu) < 0)
+                if (audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) < 0 &&
+                    audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu) < 0)
                         continue;
                 if (cpuset_or(&whole, &siblings) < 0)
                         a->error = -ENOMEM;
@@ -79,14 +79,14 @@ void check_topology(Audit *a) {
         cpuset_subtract(&add, &p->isolated);
         if (cpuset_copy(&whole, &p->isolated) < 0 || cpuset_or(&whole, &add) < 0)
                 a->error = -ENOMEM;
-        whole_list = cpus_list(a, &whole);
-        add_list = cpus_list(a, &add);
+        whole_list = audit_cpus_list(a, &whole);
+        add_list = audit_cpus_list(a, &add);
         {
                 _cleanup_cpuset_ CPUSet kept = CPUSET_EMPTY;
                 if (cpuset_copy(&kept, &p->isolated) < 0)
                         a->error = -ENOMEM;
                 cpuset_subtract(&kept, &drop);
-                drop_list = cpus_list(a, &kept);
+                drop_list = audit_cpus_list(a, &kept);
         }
         if (!whole_list || !add_list || !drop_list)
                 return;
@@ -95,12 +95,12 @@ void check_topology(Audit *a) {
                 _cleanup_cpuset_ CPUSet siblings = CPUSET_EMPTY;
                 _cleanup_free_ char *others = NULL, *subject = NULL;
 
-                if (read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) < 0 &&
-                    read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu) < 0)
+                if (audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) < 0 &&
+                    audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu) < 0)
                         continue;
                 cpuset_and(&siblings, &p->online);
                 cpuset_subtract(&siblings, &p->isolated);
-                others = cpus_list(a, &siblings);
+                others = audit_cpus_list(a, &siblings);
                 subject = audit_check_alloc(a, strdup_printf("cpu%d", cpu));
                 if (!others || !subject)
                         return;
@@ -115,7 +115,7 @@ void check_topology(Audit *a) {
         }
 }
 
-void check_numa(Audit *a) {
+void audit_check_numa(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_free_ unsigned *nodes = NULL;
         _cleanup_free_ char *detail = NULL, *subject = NULL, *isolated = NULL;
@@ -147,20 +147,20 @@ void check_numa(Audit *a) {
                 _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
                 _cleanup_free_ char *list = NULL;
                 char *more;
-                if (read_cpus(a, &cpus, "sys/devices/system/node/node%u/cpulist", nodes[i]) < 0)
+                if (audit_read_cpus(a, &cpus, "sys/devices/system/node/node%u/cpulist", nodes[i]) < 0)
                         continue;
                 cpuset_and(&cpus, &p->isolated);
                 if (cpuset_is_empty(&cpus))
                         continue;
                 n_spanned++;
-                list = cpus_list(a, &cpus);
+                list = audit_cpus_list(a, &cpus);
                 more = audit_check_alloc(a, strdup_printf("%s%snode %u: %s", detail, *detail ? ", " : "", nodes[i], list ?: "?"));
                 free(detail);
                 detail = more;
         }
         if (n_spanned < 2 || !detail)
                 return;
-        isolated = cpus_list(a, &p->isolated);
+        isolated = audit_cpus_list(a, &p->isolated);
         subject = audit_check_alloc(a, strdup_printf("isolated cpus %s", isolated ?: "?"));
         if (!subject)
                 return;
@@ -223,7 +223,7 @@ static void cpu_groups_add(Audit *a, CpuGroups *g, const char *key, const char *
         g->n++;
 }
 
-void check_power(Audit *a) {
+void audit_check_power(Audit *a) {
         const Posture *p = a->posture;
         const char *want = a->config->governor ?: "performance";
         CpuGroups governors = {}, floors = {}, idle = {};
@@ -234,14 +234,14 @@ void check_power(Audit *a) {
                 _cleanup_free_ char *governor = NULL;
                 uint64_t min, max;
 
-                if (read_value(a, &governor, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu) < 0)
+                if (audit_read_value(a, &governor, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu) < 0)
                         continue; /* no cpufreq: a VM, or the firmware owns the frequency */
                 if (!streq(governor, want))
                         cpu_groups_add(a, &governors, governor, governor, 0, 0, (unsigned) cpu);
                 if (streq(governor, "performance"))
                         continue;
-                if (read_u64(a, &min, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_min_freq", cpu) >= 0 &&
-                    read_u64(a, &max, "sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", cpu) >= 0 && min < max) {
+                if (audit_read_u64(a, &min, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_min_freq", cpu) >= 0 &&
+                    audit_read_u64(a, &max, "sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", cpu) >= 0 && min < max) {
                         _cleanup_free_ char *key = strdup_printf("%" PRIu64 " %" PRIu64 " %s", min, max, governor);
                         if (audit_check_alloc(a, key))
                                 cpu_groups_add(a, &floors, key, governor, min, max, (unsigned) cpu);
@@ -287,15 +287,15 @@ void check_power(Audit *a) {
                         for (unsigned s = 0; s < CPUIDLE_STATES_MAX; s++) {
                                 _cleanup_free_ char *name = NULL, *disable = NULL, *key = NULL;
                                 uint64_t latency;
-                                int r = read_u64(a, &latency, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/latency", cpu, s);
+                                int r = audit_read_u64(a, &latency, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/latency", cpu, s);
                                 if (r == -ENOENT)
                                         break;
                                 if (r < 0 || latency <= target)
                                         continue;
-                                if (read_value(a, &disable, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/disable", cpu, s) < 0 ||
+                                if (audit_read_value(a, &disable, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/disable", cpu, s) < 0 ||
                                     !streq(disable, "0"))
                                         continue;
-                                if (read_value(a, &name, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/name", cpu, s) < 0)
+                                if (audit_read_value(a, &name, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/name", cpu, s) < 0)
                                         name = strdup("?");
                                 key = name ? strdup_printf("%u %s %" PRIu64, s, name, latency) : NULL;
                                 if (audit_check_alloc(a, key))
@@ -306,7 +306,7 @@ void check_power(Audit *a) {
                         _cleanup_free_ char *subject = cpus_subject(a, &g->cpus);
                         _cleanup_free_ char *file = audit_check_alloc(a, strdup_printf("cpuidle/state%" PRIu64 "/disable", g->v1));
                         _cleanup_free_ char *cmd = file ? cpu_write_command(a, &g->cpus, "1", file) : NULL;
-                        _cleanup_free_ char *list = cpus_list(a, &g->cpus);
+                        _cleanup_free_ char *list = audit_cpus_list(a, &g->cpus);
                         if (!subject || !cmd || !list || (held && !holder))
                                 break;
                         finding_add(a, held ? SEVERITY_INFO : SEVERITY_WARNING, "power.cpuidle", subject,
@@ -329,7 +329,7 @@ void check_power(Audit *a) {
         cpu_groups_done(&idle);
 }
 
-void check_dma_latency(Audit *a) {
+void audit_check_dma_latency(Audit *a) {
         if (!a->dma_device_exists || !a->proc_listed || a->dma_holder_pid > 0 || a->dma_unknown)
                 return;
         if (a->config->cpu_dma_latency_enabled)
@@ -349,13 +349,13 @@ void check_dma_latency(Audit *a) {
 
 /* --- 7. virtualisation --- */
 
-void check_steal(Audit *a) {
+void audit_check_steal(Audit *a) {
         _cleanup_free_ char *text = NULL;
         uint64_t values[8], total = 0, bp;
         char *line, *tok, *save = NULL;
         size_t n = 0;
 
-        if (read_file(a, &text, "proc/stat") < 0)
+        if (audit_read_file(a, &text, "proc/stat") < 0)
                 return;
         line = text;
         if (strncmp(line, "cpu ", 4) != 0)

@@ -78,7 +78,7 @@ void audit_done(Audit *a) {
 
 /* --- reading the host --- */
 
-_printf_(3, 4) int read_file(Audit *a, char **ret, const char *fmt, ...) {
+_printf_(3, 4) int audit_read_file(Audit *a, char **ret, const char *fmt, ...) {
         _cleanup_free_ char *path = NULL;
         va_list ap;
         int r;
@@ -95,7 +95,7 @@ _printf_(3, 4) int read_file(Audit *a, char **ret, const char *fmt, ...) {
 }
 
 /* The whole file with white space trimmed at both ends. */
-_printf_(3, 4) int read_value(Audit *a, char **ret, const char *fmt, ...) {
+_printf_(3, 4) int audit_read_value(Audit *a, char **ret, const char *fmt, ...) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         char *s;
         va_list ap;
@@ -117,7 +117,7 @@ _printf_(3, 4) int read_value(Audit *a, char **ret, const char *fmt, ...) {
         return 0;
 }
 
-_printf_(3, 4) int read_u64(Audit *a, uint64_t *ret, const char *fmt, ...) {
+_printf_(3, 4) int audit_read_u64(Audit *a, uint64_t *ret, const char *fmt, ...) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         va_list ap;
         int r;
@@ -134,7 +134,7 @@ _printf_(3, 4) int read_u64(Audit *a, uint64_t *ret, const char *fmt, ...) {
 }
 
 /* A CPU list file; "(null)" (nohz_full without the parameter) is the empty set. */
-_printf_(3, 4) int read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...) {
+_printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         va_list ap;
         char *s;
@@ -158,7 +158,7 @@ _printf_(3, 4) int read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...) {
 
 /* Whether relpath exists, without opening it: opening /dev/cpu_dma_latency adds a PM QoS
  * request, and the audit changes nothing. The last component is not followed. */
-bool path_exists(Audit *a, const char *relpath) {
+bool audit_path_exists(Audit *a, const char *relpath) {
         _cleanup_free_ char *parent = audit_check_alloc(a, strdup(relpath));
         _cleanup_close_ int fd = -1;
         const char *name;
@@ -183,7 +183,7 @@ bool path_exists(Audit *a, const char *relpath) {
 
 /* /proc/PID/environ: NUL-separated, so its length is returned too (the buffer is
  * NUL-terminated past it). */
-int read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
+int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
         _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/%u/environ", pid));
         int r;
 
@@ -195,17 +195,17 @@ int read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
         return r;
 }
 
-char *cpus_list(Audit *a, const CPUSet *s) {
+char *audit_cpus_list(Audit *a, const CPUSet *s) {
         return audit_check_alloc(a, cpuset_format_list(s));
 }
 
 /* --- facts: kernel release, config, command line, preemption --- */
 
-void load_release(Audit *a) {
+static void load_release(Audit *a) {
         const char *p;
         unsigned v[2] = {};
 
-        if (read_value(a, &a->release, "proc/sys/kernel/osrelease") < 0)
+        if (audit_read_value(a, &a->release, "proc/sys/kernel/osrelease") < 0)
                 return;
         /* It goes into a path: one component, nothing that climbs. */
         if (isempty(a->release) || strchr(a->release, '/') || streq(a->release, ".") || streq(a->release, "..")) {
@@ -227,15 +227,15 @@ void load_release(Audit *a) {
         a->kernel_version_known = true;
 }
 
-bool kernel_older_than(const Audit *a, unsigned major, unsigned minor) {
+bool audit_kernel_older_than(const Audit *a, unsigned major, unsigned minor) {
         return a->kernel_version_known &&
                (a->kernel_major < major || (a->kernel_major == major && a->kernel_minor < minor));
 }
 
-void load_kernel_config(Audit *a) {
+static void load_kernel_config(Audit *a) {
         _cleanup_free_ char *text = NULL;
 
-        if (!a->release || read_file(a, &text, "boot/config-%s", a->release) < 0)
+        if (!a->release || audit_read_file(a, &text, "boot/config-%s", a->release) < 0)
                 return;
         a->kconfig_path = audit_check_alloc(a, strdup_printf("/boot/config-%s", a->release));
         a->kconfig_loaded = true;
@@ -255,16 +255,16 @@ void load_kernel_config(Audit *a) {
         }
 }
 
-bool kconfig_yes(const Audit *a, KernelOption o) {
+bool audit_kconfig_yes(const Audit *a, KernelOption o) {
         return a->kconfig[o] && streq(a->kconfig[o], "y");
 }
 
 /* Splits /proc/cmdline the way the kernel does: white space, except inside quotes. */
-void load_cmdline(Audit *a) {
+static void load_cmdline(Audit *a) {
         _cleanup_free_ char *text = NULL;
         char *p;
 
-        if (read_file(a, &text, "proc/cmdline") < 0)
+        if (audit_read_file(a, &text, "proc/cmdline") < 0)
                 return;
         a->cmdline_loaded = true;
         p = text;
@@ -320,30 +320,30 @@ static PreemptMode preempt_mode_from_string(const char *s) {
 }
 
 /* The model the kernel config picks as the default. */
-PreemptMode preempt_mode_from_config(const Audit *a) {
-        if (kconfig_yes(a, KCONFIG_PREEMPT_RT))
+PreemptMode audit_preempt_mode_from_config(const Audit *a) {
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT_RT))
                 return PREEMPT_MODE_RT;
-        if (kconfig_yes(a, KCONFIG_PREEMPT_LAZY))
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT_LAZY))
                 return PREEMPT_MODE_LAZY;
-        if (kconfig_yes(a, KCONFIG_PREEMPT))
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT))
                 return PREEMPT_MODE_FULL;
-        if (kconfig_yes(a, KCONFIG_PREEMPT_VOLUNTARY))
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT_VOLUNTARY))
                 return PREEMPT_MODE_VOLUNTARY;
-        if (kconfig_yes(a, KCONFIG_PREEMPT_NONE))
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT_NONE))
                 return PREEMPT_MODE_NONE;
         return PREEMPT_MODE_UNKNOWN;
 }
 
-void load_preempt(Audit *a) {
+static void load_preempt(Audit *a) {
         _cleanup_free_ char *text = NULL;
 
-        if (kconfig_yes(a, KCONFIG_PREEMPT_RT)) {
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT_RT)) {
                 a->preempt_mode = PREEMPT_MODE_RT;
                 a->preempt_source = a->kconfig_path;
                 return;
         }
         /* PREEMPT_DYNAMIC: "none (voluntary) full", the current mode in parentheses. */
-        if (read_value(a, &text, "sys/kernel/debug/sched/preempt") >= 0) {
+        if (audit_read_value(a, &text, "sys/kernel/debug/sched/preempt") >= 0) {
                 char *open = strchr(text, '('), *close = open ? strchr(open, ')') : NULL;
                 if (close) {
                         *close = '\0';
@@ -354,7 +354,7 @@ void load_preempt(Audit *a) {
                                 return;
                 }
         }
-        if (kconfig_yes(a, KCONFIG_PREEMPT_DYNAMIC)) {
+        if (audit_kconfig_yes(a, KCONFIG_PREEMPT_DYNAMIC)) {
                 a->preempt_dynamic = true;
                 if (a->boot[BOOT_PREEMPT] && preempt_mode_from_string(a->boot[BOOT_PREEMPT]) != PREEMPT_MODE_UNKNOWN) {
                         a->preempt_mode = preempt_mode_from_string(a->boot[BOOT_PREEMPT]);
@@ -362,7 +362,14 @@ void load_preempt(Audit *a) {
                         return;
                 }
         }
-        a->preempt_mode = preempt_mode_from_config(a);
+        a->preempt_mode = audit_preempt_mode_from_config(a);
         if (a->preempt_mode != PREEMPT_MODE_UNKNOWN)
                 a->preempt_source = a->kconfig_path;
+}
+
+void audit_load_kernel_facts(Audit *a) {
+        load_release(a);
+        load_kernel_config(a);
+        load_cmdline(a);
+        load_preempt(a); /* after the config and the command line, which it reads */
 }

@@ -133,7 +133,7 @@ _printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, con
         finding_append(a, severity, id, subj, message);
 }
 
-void add_omitted_summaries(Audit *a) {
+void audit_add_omitted_summaries(Audit *a) {
         for (size_t i = 0; i < a->n_omitted && a->error == 0; i++) {
                 const Omitted *o = &a->omitted[i];
                 finding_append(a, o->worst, o->id, strdup_printf("%zu more", o->n),

@@ -115,57 +115,56 @@ void *audit_check_alloc(Audit *a, void *p);
 /* Adds a finding, or counts it when AUDIT_FINDINGS_PER_ID_MAX of its id are listed. */
 _printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt, ...);
 /* One "N more" finding for each id that went over the cap. */
-void add_omitted_summaries(Audit *a);
+void audit_add_omitted_summaries(Audit *a);
 
 /* audit-facts.c: the state, the host read through the root, and the kernel's facts */
 
 void audit_done(Audit *a);
 /* host_read_file() of a path built from a format, noting an allocation failure. */
-_printf_(3, 4) int read_file(Audit *a, char **ret, const char *fmt, ...);
+_printf_(3, 4) int audit_read_file(Audit *a, char **ret, const char *fmt, ...);
 /* The whole file with white space trimmed at both ends. */
-_printf_(3, 4) int read_value(Audit *a, char **ret, const char *fmt, ...);
-_printf_(3, 4) int read_u64(Audit *a, uint64_t *ret, const char *fmt, ...);
+_printf_(3, 4) int audit_read_value(Audit *a, char **ret, const char *fmt, ...);
+_printf_(3, 4) int audit_read_u64(Audit *a, uint64_t *ret, const char *fmt, ...);
 /* A CPU list file; "(null)" (nohz_full without the parameter) is the empty set. */
-_printf_(3, 4) int read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...);
+_printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...);
 /* Whether relpath exists, without opening it (see audit-facts.c). */
-bool path_exists(Audit *a, const char *relpath);
+bool audit_path_exists(Audit *a, const char *relpath);
 /* /proc/PID/environ, NUL-separated, with its length. */
-int read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len);
+int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len);
 /* cpuset_format_list(), noting an allocation failure. */
-char *cpus_list(Audit *a, const CPUSet *s);
+char *audit_cpus_list(Audit *a, const CPUSet *s);
 
-void load_release(Audit *a);
-void load_kernel_config(Audit *a);
-void load_cmdline(Audit *a);
-void load_preempt(Audit *a);
-bool kernel_older_than(const Audit *a, unsigned major, unsigned minor);
-bool kconfig_yes(const Audit *a, KernelOption o);
+/* The kernel's release, config (/boot/config-RELEASE), command line and preemption model,
+ * into the state, before any check looks at them. */
+void audit_load_kernel_facts(Audit *a);
+bool audit_kernel_older_than(const Audit *a, unsigned major, unsigned minor);
+bool audit_kconfig_yes(const Audit *a, KernelOption o);
 /* The model the kernel config picks as the default. */
-PreemptMode preempt_mode_from_config(const Audit *a);
+PreemptMode audit_preempt_mode_from_config(const Audit *a);
 /* "none", "voluntary", "full", "lazy", "rt"; "unknown" for anything else. */
 const char *preempt_mode_to_string(PreemptMode m);
 
 /* The checks, in the files named after them; audit-run.c calls them in order. */
 
 /* audit-boot-kernel.c */
-void check_boot(Audit *a);
-void check_kernel(Audit *a);
-void check_kernel_config_missing(Audit *a);
+void audit_check_boot(Audit *a);
+void audit_check_kernel(Audit *a);
+void audit_check_kernel_config_missing(Audit *a);
 
 /* audit-cpu.c */
-void check_topology(Audit *a);
-void check_numa(Audit *a);
-void check_power(Audit *a);
-void check_dma_latency(Audit *a);
-void check_steal(Audit *a);
+void audit_check_topology(Audit *a);
+void audit_check_numa(Audit *a);
+void audit_check_power(Audit *a);
+void audit_check_dma_latency(Audit *a);
+void audit_check_steal(Audit *a);
 
 /* audit-processes.c */
-void scan_processes(Audit *a);
-void check_strays(Audit *a);
-void check_apps(Audit *a);
+void audit_scan_processes(Audit *a);
+void audit_check_strays(Audit *a);
+void audit_check_apps(Audit *a);
 
 /* audit-irq-sysctl.c */
-void check_irqbalance(Audit *a);
-void check_unmovable_irqs(Audit *a);
-void check_rt_throttling(Audit *a);
-void check_sysctls(Audit *a);
+void audit_check_irqbalance(Audit *a);
+void audit_check_unmovable_irqs(Audit *a);
+void audit_check_rt_throttling(Audit *a);
+void audit_check_sysctls(Audit *a);

@@ -48,7 +48,7 @@ static int irqbalance_banned(const char *text, CPUSet *ret) {
         return found;
 }
 
-void check_irqbalance(Audit *a) {
+void audit_check_irqbalance(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet banned = CPUSET_EMPTY, from_file = CPUSET_EMPTY;
         _cleanup_free_ char *env = NULL, *file = NULL, *isolated = NULL, *subject = NULL;
@@ -61,7 +61,7 @@ void check_irqbalance(Audit *a) {
 
         if (a->irqbalance_pid == 0 || cpuset_is_empty(&p->isolated))
                 return;
-        env_read = read_environ(a, a->irqbalance_pid, &env, &environ_len) >= 0;
+        env_read = audit_read_environ(a, a->irqbalance_pid, &env, &environ_len) >= 0;
         for (size_t off = 0; env_read && off < environ_len; off += strlen(env + off) + 1) {
                 r = irqbalance_banned(env + off, &banned);
                 if (r == -ENOMEM)
@@ -69,9 +69,9 @@ void check_irqbalance(Audit *a) {
                 else if (r > 0)
                         explicit_ban = true;
         }
-        if (read_file(a, &file, "etc/default/irqbalance") >= 0)
+        if (audit_read_file(a, &file, "etc/default/irqbalance") >= 0)
                 file_name = "/etc/default/irqbalance";
-        else if (read_file(a, &file, "etc/sysconfig/irqbalance") >= 0)
+        else if (audit_read_file(a, &file, "etc/sysconfig/irqbalance") >= 0)
                 file_name = "/etc/sysconfig/irqbalance";
         if (file) {
                 r = irqbalance_banned(file, &from_file);
@@ -88,9 +88,9 @@ void check_irqbalance(Audit *a) {
                 return;
         /* irqbalance 1.8 and later leave the kernel's isolcpus= and nohz_full= CPUs alone
          * when nothing is banned explicitly; lowlatd's pins it moves all the same. */
-        if (read_cpus(a, &kernel, "sys/devices/system/cpu/isolated") < 0)
+        if (audit_read_cpus(a, &kernel, "sys/devices/system/cpu/isolated") < 0)
                 cpuset_clear(&kernel);
-        if (read_cpus(a, &nohz, "sys/devices/system/cpu/nohz_full") >= 0 && cpuset_or(&kernel, &nohz) < 0)
+        if (audit_read_cpus(a, &nohz, "sys/devices/system/cpu/nohz_full") >= 0 && cpuset_or(&kernel, &nohz) < 0)
                 a->error = -ENOMEM;
         /* ...but only when no ban is set at all: irqbalance (cputree.c) reads isolcpus= and
          * nohz_full= only in the absence of IRQBALANCE_BANNED_CPUS/CPULIST, so a ban that
@@ -99,7 +99,7 @@ void check_irqbalance(Audit *a) {
         kernel_covers = !explicit_ban && kernel_isolated;
         for (size_t i = 0; i < a->config->n_nics; i++)
                 pins = pins || a->config->nics[i].irq_cpus_set;
-        isolated = cpus_list(a, &p->isolated);
+        isolated = audit_cpus_list(a, &p->isolated);
         subject = audit_check_alloc(a, strdup_printf("pid %u (irqbalance)", a->irqbalance_pid));
         if (!isolated || !subject)
                 return;
@@ -139,7 +139,7 @@ static int irq_observed_cpus(const char *observed, CPUSet *ret) {
         return cpuset_parse_list(copy, ret);
 }
 
-void check_unmovable_irqs(Audit *a) {
+void audit_check_unmovable_irqs(Audit *a) {
         const Posture *p = a->posture;
         const SettingTable *t = a->table;
 
@@ -157,7 +157,7 @@ void check_unmovable_irqs(Audit *a) {
                 cpuset_and(&cpus, &p->isolated);
                 if (cpuset_is_empty(&cpus))
                         continue;
-                list = cpus_list(a, &cpus);
+                list = audit_cpus_list(a, &cpus);
                 subject = audit_check_alloc(a, s->label ? strdup_printf("irq %s (%s)", s->object, s->label)
                                                         : strdup_printf("irq %s", s->object));
                 if (!list || !subject)
@@ -207,7 +207,7 @@ static const SysctlEntry *sysctl_configured(const Audit *a, const char *key) {
         return NULL;
 }
 
-void check_rt_throttling(Audit *a) {
+void audit_check_rt_throttling(Audit *a) {
         const SysctlEntry *e = sysctl_configured(a, "kernel.sched_rt_runtime_us");
         bool configured;
         _cleanup_free_ char *value = sysctl_effective(a, "kernel.sched_rt_runtime_us", &configured);
@@ -252,7 +252,7 @@ static bool sysctl_exists(Audit *a, const char *key) {
         for (char *p = path + strlen("proc/sys/"); *p; p++)
                 if (*p == '.')
                         *p = '/';
-        return path_exists(a, path);
+        return audit_path_exists(a, path);
 }
 
 static bool word_in_list(const char *list, const char *word) {
@@ -269,14 +269,14 @@ static bool word_in_list(const char *list, const char *word) {
         return false;
 }
 
-void check_sysctls(Audit *a) {
+void audit_check_sysctls(Audit *a) {
         const Config *c = a->config;
         const SysctlEntry *cc;
 
         for (size_t i = 0; i < c->n_sysctls; i++) {
                 const SysctlEntry *e = &c->sysctls[i];
 
-                if (streq(e->key, "net.ipv4.tcp_low_latency") && !kernel_older_than(a, 4, 14))
+                if (streq(e->key, "net.ipv4.tcp_low_latency") && !audit_kernel_older_than(a, 4, 14))
                         finding_add(a, SEVERITY_INFO, "sysctl.no-effect", e->key,
                                     "[sysctl] sets net.ipv4.tcp_low_latency (%s:%u), which does nothing since "
                                     "Linux 4.14: the prequeue it turned off is gone. Remove it; for lower receive "
@@ -308,7 +308,7 @@ void check_sysctls(Audit *a) {
         cc = sysctl_configured(a, "net.ipv4.tcp_congestion_control");
         if (cc) {
                 _cleanup_free_ char *available = NULL;
-                if (read_file(a, &available, "proc/sys/net/ipv4/tcp_available_congestion_control") >= 0 &&
+                if (audit_read_file(a, &available, "proc/sys/net/ipv4/tcp_available_congestion_control") >= 0 &&
                     !word_in_list(available, cc->value)) {
                         char *s = strstrip(available);
                         finding_add(a, SEVERITY_WARNING, "sysctl.cc-unavailable", cc->key,

@@ -97,8 +97,8 @@ static void scan_process(Audit *a, unsigned pid) {
         bool have_stat, is_app = false;
         int r;
 
-        have_stat = read_file(a, &stat, "proc/%u/stat", pid) >= 0 && task_stat_parse(stat, &st) >= 0;
-        (void) read_file(a, &status, "proc/%u/status", pid);
+        have_stat = audit_read_file(a, &stat, "proc/%u/stat", pid) >= 0 && task_stat_parse(stat, &st) >= 0;
+        (void) audit_read_file(a, &status, "proc/%u/status", pid);
         if (!have_stat && !status)
                 return; /* gone, or not a process */
         a->n_examined++;
@@ -111,7 +111,7 @@ static void scan_process(Audit *a, unsigned pid) {
         if (r != 0)
                 return;
 
-        if (read_value(a, &comm, "proc/%u/comm", pid) < 0 || isempty(comm)) {
+        if (audit_read_value(a, &comm, "proc/%u/comm", pid) < 0 || isempty(comm)) {
                 free(comm);
                 comm = audit_check_alloc(a, strdup(have_stat ? st.comm : ""));
                 if (comm && isempty(comm) && status) {
@@ -159,7 +159,7 @@ static void scan_process(Audit *a, unsigned pid) {
         }
 }
 
-void scan_processes(Audit *a) {
+void audit_scan_processes(Audit *a) {
         _cleanup_free_ unsigned *pids = NULL;
         size_t n = 0;
 
@@ -167,7 +167,7 @@ void scan_processes(Audit *a) {
         a->app_matched = audit_check_alloc(a, calloc(MAX(a->config->n_apps, 1U), sizeof(bool)));
         if (!a->apps || !a->app_matched)
                 return;
-        a->dma_device_exists = path_exists(a, "dev/cpu_dma_latency");
+        a->dma_device_exists = audit_path_exists(a, "dev/cpu_dma_latency");
         if (audit_list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
                 return;
         for (size_t i = 0; i < n && a->error == 0; i++)
@@ -179,14 +179,14 @@ void scan_processes(Audit *a) {
 
 /* --- 4. scheduling: stray tasks --- */
 
-void check_strays(Audit *a) {
+void audit_check_strays(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
 
         if (a->n_strays == 0)
                 return;
-        housekeeping = cpus_list(a, &p->housekeeping);
-        isolated = cpus_list(a, &p->isolated);
+        housekeeping = audit_cpus_list(a, &p->housekeeping);
+        isolated = audit_cpus_list(a, &p->isolated);
         if (!housekeeping || !isolated)
                 return;
         for (size_t i = 0; i < a->n_strays; i++) {
@@ -249,7 +249,7 @@ static void summarize_task(Audit *a, const AppSection *app, const char *dir, boo
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
         TaskStat st = {};
 
-        if (read_file(a, &stat, "%s/stat", dir) >= 0 && task_stat_parse(stat, &st) >= 0 && st.have_policy) {
+        if (audit_read_file(a, &stat, "%s/stat", dir) >= 0 && task_stat_parse(stat, &st) >= 0 && st.have_policy) {
                 s->n++;
                 if (policy_matches(app, st.policy)) {
                         s->n_rt++;
@@ -258,7 +258,7 @@ static void summarize_task(Audit *a, const AppSection *app, const char *dir, boo
                 if (main_thread)
                         s->main_policy = st.policy;
         }
-        if (read_file(a, &status, "%s/status", dir) < 0 || cpus_allowed(a, status, &cpus, &allowed) < 0)
+        if (audit_read_file(a, &status, "%s/status", dir) < 0 || cpus_allowed(a, status, &cpus, &allowed) < 0)
                 return;
         if (cpuset_is_empty(&p->isolated) || cpuset_is_empty(&cpus))
                 ;
@@ -298,7 +298,7 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         unsigned want_priority = app->priority > 0 ? app->priority : 80;
         bool rr = app->policy == SCHED_RR;
 
-        if (read_value(a, &comm, "proc/%u/comm", pid) < 0) {
+        if (audit_read_value(a, &comm, "proc/%u/comm", pid) < 0) {
                 comm = audit_check_alloc(a, strdup(app->kind == APP_PROCESS ? app->name : "?"));
                 if (!comm)
                         return;
@@ -306,7 +306,7 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         subject = app_subject(a, pid, comm);
         what = app_what(a, app);
         who = subject ? app_who(a, app, subject) : NULL;
-        isolated = cpus_list(a, &p->isolated);
+        isolated = audit_cpus_list(a, &p->isolated);
         if (!subject || !what || !who || !isolated)
                 return;
 
@@ -384,13 +384,13 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                 uint64_t caps = 0;
                 bool has_cap = false;
 
-                if (read_file(a, &status, "proc/%u/status", pid) >= 0 && (cap = field_value(a, status, "CapEff"))) {
+                if (audit_read_file(a, &status, "proc/%u/status", pid) >= 0 && (cap = field_value(a, status, "CapEff"))) {
                         char *end;
                         errno = 0;
                         caps = strtoull(cap, &end, 16);
                         has_cap = errno == 0 && end != cap && *end == '\0' && (caps >> CAP_IPC_LOCK_BIT) & 1;
                 }
-                if (!has_cap && read_file(a, &limits, "proc/%u/limits", pid) >= 0) {
+                if (!has_cap && audit_read_file(a, &limits, "proc/%u/limits", pid) >= 0) {
                         const char *line = strstr(limits, "Max locked memory");
                         if (line) {
                                 char soft[32] = "";
@@ -425,7 +425,7 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         }
 
         /* TZ: without it glibc stat()s /etc/localtime on every localtime(). */
-        if (read_environ(a, pid, &env, &environ_len) >= 0) {
+        if (audit_read_environ(a, pid, &env, &environ_len) >= 0) {
                 _cleanup_free_ char *tz_fix = audit_check_alloc(
                         a, is_service ? strdup_printf("systemctl edit %s and add Environment=TZ=:/etc/localtime under "
                                                       "[Service]",
@@ -450,18 +450,18 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                 bool known = false, uses = false;
                 uint64_t kb;
 
-                if (read_file(a, &rollup, "proc/%u/smaps_rollup", pid) >= 0 && (anon = field_value(a, rollup, "AnonHugePages"))) {
+                if (audit_read_file(a, &rollup, "proc/%u/smaps_rollup", pid) >= 0 && (anon = field_value(a, rollup, "AnonHugePages"))) {
                         known = true;
                         uses = sscanf(anon, "%" SCNu64, &kb) == 1 && kb > 0;
                 }
-                if (!uses && (status || read_file(a, &status, "proc/%u/status", pid) >= 0) &&
+                if (!uses && (status || audit_read_file(a, &status, "proc/%u/status", pid) >= 0) &&
                     (hugetlb = field_value(a, status, "HugetlbPages"))) {
                         known = true;
                         uses = sscanf(hugetlb, "%" SCNu64, &kb) == 1 && kb > 0;
                 }
                 if (known && !uses) {
                         _cleanup_free_ char *thp = NULL;
-                        (void) read_value(a, &thp, "sys/kernel/mm/transparent_hugepage/enabled");
+                        (void) audit_read_value(a, &thp, "sys/kernel/mm/transparent_hugepage/enabled");
                         finding_add(a, SEVERITY_WARNING, "app.hugepages", subject,
                                     "%s maps no huge page (AnonHugePages and HugetlbPages are 0), though "
                                     "hugepages = yes: its working set takes TLB misses on 4 KiB pages. %s%s%s"
@@ -476,7 +476,7 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         free(s.main_allowed);
 }
 
-void check_apps(Audit *a) {
+void audit_check_apps(Audit *a) {
         const Config *c = a->config;
 
         for (size_t i = 0; i < c->n_apps && a->error == 0; i++) {

@@ -115,32 +115,31 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         if (!h || !p || !p->config || !ret)
                 return -EINVAL;
 
-        load_release(&a);
-        load_kernel_config(&a);
-        load_cmdline(&a);
-        load_preempt(&a);
-        scan_processes(&a);
+        /* The facts first: the checks only read them. The checks run in the order of the
+         * sections, which is the order of the findings. */
+        audit_load_kernel_facts(&a);
+        audit_scan_processes(&a);
 
-        check_boot(&a);
-        check_kernel(&a);
-        check_kernel_config_missing(&a);
-        check_topology(&a);
-        check_numa(&a);
-        check_rt_throttling(&a);
-        check_strays(&a);
-        check_power(&a);
-        check_dma_latency(&a);
-        check_irqbalance(&a);
-        check_unmovable_irqs(&a);
-        check_steal(&a);
-        check_apps(&a);
-        check_sysctls(&a);
+        audit_check_boot(&a);
+        audit_check_kernel(&a);
+        audit_check_kernel_config_missing(&a);
+        audit_check_topology(&a);
+        audit_check_numa(&a);
+        audit_check_rt_throttling(&a);
+        audit_check_strays(&a);
+        audit_check_power(&a);
+        audit_check_dma_latency(&a);
+        audit_check_irqbalance(&a);
+        audit_check_unmovable_irqs(&a);
+        audit_check_steal(&a);
+        audit_check_apps(&a);
+        audit_check_sysctls(&a);
         if (a.n_pids_total > a.max_processes)
                 finding_add(&a, SEVERITY_INFO, "audit.limit", "/proc",
                             "%zu processes exist; only the %u with the lowest pids were examined for strays, "
                             "applications and the /dev/cpu_dma_latency holder.",
                             a.n_pids_total, a.max_processes);
-        add_omitted_summaries(&a);
+        audit_add_omitted_summaries(&a);
 
         if (a.error < 0) {
                 int r = a.error;

@@ -96,12 +96,12 @@ static void test_kernel_thread(const Host *h) {
 static void test_match_apps(const Host *h) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
         _cleanup_config_ Config *c = config_new();
+        static const char text[] = "[process \"engine\"]\n[service \"trader\"]\n[process \"x\"]\n";
         bool matched[3] = { true, true, true };
 
         tree_write("0::/system.slice/trader.service/worker\n", "proc/100/cgroup");
         tree_write("0::/user.slice\n", "proc/101/cgroup");
-        if (!CHECK(c && config_parse_string(c, "t.conf", "[process \"engine\"]\n[service \"trader\"]\n[process \"x\"]\n",
-                                            &errors) == 0 && errors.n == 0 && c->n_apps == 3,
+        if (!CHECK(c && config_parse_string(c, "t.conf", text, &errors) == 0 && errors.n == 0 && c->n_apps == 3,
                    "a config with three applications"))
                 return;
 
@@ -110,7 +110,8 @@ static void test_match_apps(const Host *h) {
         CHECK(task_match_apps(h, c, 100, "engine", NULL) == 1, "without the array, the first match ends it");
         CHECK(task_match_apps(h, c, 101, "engine", matched) == 1 && !matched[1], "another cgroup: the process only");
         CHECK(task_match_apps(h, c, 101, "other", NULL) == 0, "neither");
-        CHECK(task_match_apps(h, c, 102, "other", matched) == 0 && !matched[1], "an unreadable cgroup matches no service");
+        CHECK(task_match_apps(h, c, 102, "other", matched) == 0 && !matched[1],
+              "an unreadable cgroup matches no service");
         CHECK(app_matches(&c->apps[0], "engine", NULL), "[process] needs no cgroup");
         CHECK(!app_matches(&c->apps[1], "trader", NULL), "[service] is never matched by comm");
 }
