@@ -47,12 +47,7 @@ const char *preempt_mode_to_string(PreemptMode m) {
 }
 
 void audit_done(Audit *a) {
-        for (size_t i = 0; i < a->n_items; i++) {
-                free(a->items[i].id);
-                free(a->items[i].subject);
-                free(a->items[i].message);
-        }
-        free(a->items);
+        finding_list_done(&a->findings);
         for (size_t i = 0; i < a->n_omitted; i++)
                 free(a->omitted[i].id);
         free(a->omitted);

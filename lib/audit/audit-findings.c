@@ -20,12 +20,15 @@ const char *severity_to_string(Severity s) {
         return (unsigned) s < _SEVERITY_MAX ? severity_names[s] : "?";
 }
 
+static void finding_done(Finding *f) {
+        free(f->id);
+        free(f->subject);
+        free(f->message);
+}
+
 void finding_list_done(FindingList *l) {
-        for (size_t i = 0; i < l->n; i++) {
-                free(l->items[i].id);
-                free(l->items[i].subject);
-                free(l->items[i].message);
-        }
+        for (size_t i = 0; i < l->n; i++)
+                finding_done(&l->items[i]);
         free(l->items);
         *l = FINDING_LIST_EMPTY;
 }
@@ -80,34 +83,36 @@ static void omitted_add(Audit *a, const char *id, Severity severity) {
                 a->n_omitted++;
 }
 
+/* Room for one more finding. */
+static int findings_reserve(Audit *a) {
+        Finding *items;
+        size_t n;
+
+        if (a->findings.n < a->allocated)
+                return 0;
+        n = MAX(a->allocated * 2, 16U);
+        items = realloc(a->findings.items, n * sizeof(Finding));
+        if (!items)
+                return -ENOMEM;
+        a->findings.items = items;
+        a->allocated = n;
+        return 0;
+}
+
+/* Takes subject and message (NULL: out of memory). */
 static void finding_append(Audit *a, Severity severity, const char *id, char *subject, char *message) {
         Finding f = { .severity = severity, .id = strdup(id), .subject = bus_safe(subject), .message = bus_safe(message) };
 
-        if (!f.id || !f.subject || !f.message) {
-                free(f.id);
-                free(f.subject);
-                free(f.message);
+        if (!f.id || !f.subject || !f.message || findings_reserve(a) < 0) {
+                finding_done(&f);
                 a->error = -ENOMEM;
                 return;
         }
-        if (a->n_items == a->allocated) {
-                size_t n = MAX(a->allocated * 2, 16U);
-                Finding *items = realloc(a->items, n * sizeof(Finding));
-                if (!items) {
-                        free(f.id);
-                        free(f.subject);
-                        free(f.message);
-                        a->error = -ENOMEM;
-                        return;
-                }
-                a->items = items;
-                a->allocated = n;
-        }
-        a->items[a->n_items++] = f;
+        a->findings.items[a->findings.n++] = f;
 }
 
-_printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject,
-                                       const char *fmt, ...) {
+_printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt,
+                                ...) {
         size_t same = 0;
         char *message = NULL, *subj;
         va_list ap;
@@ -115,8 +120,8 @@ _printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, con
 
         if (a->error < 0)
                 return;
-        for (size_t i = 0; i < a->n_items; i++)
-                if (streq(a->items[i].id, id))
+        for (size_t i = 0; i < a->findings.n; i++)
+                if (streq(a->findings.items[i].id, id))
                         same++;
         if (same >= AUDIT_FINDINGS_PER_ID_MAX) {
                 omitted_add(a, id, severity);

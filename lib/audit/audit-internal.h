@@ -69,8 +69,8 @@ typedef struct Audit {
         const SettingTable *table;
         int error; /* the first allocation failure; findings stop there */
 
-        Finding *items;
-        size_t n_items, allocated;
+        FindingList findings; /* handed to the caller at the end */
+        size_t allocated;     /* of findings.items */
         Omitted *omitted;
         size_t n_omitted;
 

@@ -146,8 +146,8 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
                 audit_done(&a);
                 return r;
         }
-        *ret = (FindingList) { .items = TAKE_PTR(a.items), .n = a.n_items };
-        a.n_items = 0;
+        *ret = a.findings;
+        a.findings = FINDING_LIST_EMPTY;
         audit_done(&a);
         return 0;
 }
