@@ -73,37 +73,33 @@ void audit_done(Audit *a) {
 
 /* --- reading the host --- */
 
-_printf_(3, 4) int audit_read_file(Audit *a, char **ret, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL;
-        va_list ap;
-        int r;
+/* Every read of the audit goes through here: a file that is missing or unreadable skips
+ * the check that needs it, but running out of memory ends the run (Audit.error). */
+_printf_(3, 0) static int read_filev(Audit *a, char **ret, const char *fmt, va_list ap) {
+        int r = host_read_filev(a->host, ret, fmt, ap);
 
-        va_start(ap, fmt);
-        r = vasprintf(&path, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return a->error = -ENOMEM;
-        r = host_read_file(a->host, path, ret);
         if (r == -ENOMEM)
                 a->error = r;
         return r;
 }
 
-/* The whole file with white space trimmed at both ends. */
-_printf_(3, 4) int audit_read_value(Audit *a, char **ret, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        char *s;
+_printf_(3, 4) int audit_read_file(Audit *a, char **ret, const char *fmt, ...) {
         va_list ap;
         int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&path, fmt, ap);
+        r = read_filev(a, ret, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return a->error = -ENOMEM;
-        r = host_read_file(a->host, path, &text);
-        if (r == -ENOMEM)
-                a->error = r;
+        return r;
+}
+
+/* A value file: the kernel ends it with a newline. */
+_printf_(3, 0) static int read_trimmedv(Audit *a, char **ret, const char *fmt, va_list ap) {
+        _cleanup_free_ char *text = NULL;
+        char *s;
+        int r;
+
+        r = read_filev(a, &text, fmt, ap);
         if (r < 0)
                 return r;
         s = strstrip(text);
@@ -112,43 +108,43 @@ _printf_(3, 4) int audit_read_value(Audit *a, char **ret, const char *fmt, ...) 
         return 0;
 }
 
-_printf_(3, 4) int audit_read_u64(Audit *a, uint64_t *ret, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
+_printf_(3, 4) int audit_read_value(Audit *a, char **ret, const char *fmt, ...) {
         va_list ap;
         int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&path, fmt, ap);
+        r = read_trimmedv(a, ret, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return a->error = -ENOMEM;
-        r = host_read_file(a->host, path, &text);
-        if (r < 0)
-                return r;
-        return parse_uint64(strstrip(text), ret);
+        return r;
 }
 
-/* A CPU list file; "(null)" (nohz_full without the parameter) is the empty set. */
-_printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
+_printf_(3, 4) int audit_read_u64(Audit *a, uint64_t *ret, const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
         va_list ap;
-        char *s;
         int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&path, fmt, ap);
+        r = read_trimmedv(a, &text, fmt, ap);
+        va_end(ap);
+        return r < 0 ? r : parse_uint64(text, ret);
+}
+
+/* "(null)" is what nohz_full shows without the parameter. */
+_printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...) {
+        _cleanup_free_ char *text = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = read_trimmedv(a, &text, fmt, ap);
         va_end(ap);
         if (r < 0)
-                return a->error = -ENOMEM;
-        r = host_read_file(a->host, path, &text);
-        if (r < 0)
                 return r;
-        s = strstrip(text);
-        if (streq(s, "(null)")) {
+        if (streq(text, "(null)")) {
                 cpuset_clear(ret);
                 return 0;
         }
-        return cpuset_parse_list(s, ret);
+        return cpuset_parse_list(text, ret);
 }
 
 /* Whether relpath exists, without opening it: opening /dev/cpu_dma_latency adds a PM QoS
