@@ -16,6 +16,25 @@ static bool want_preempt_full(const Audit *a) {
         return a->preempt_dynamic && !streq_ptr(a->boot[BOOT_PREEMPT], "full");
 }
 
+/* Appends before, token and after to *buf, the token as it goes inside double quotes in
+ * /etc/default/grub, a shell file: ", \, $ and ` get a backslash. */
+static int append_quoted(char **buf, const char *before, const char *token, const char *after) {
+        size_t len = strlen(*buf);
+        char *k = realloc(*buf, len + strlen(before) + 2 * strlen(token) + strlen(after) + 1);
+
+        if (!k)
+                return -ENOMEM;
+        *buf = k;
+        k = stpcpy(k + len, before);
+        for (const char *c = token; *c; c++) {
+                if (strchr("\"\\$`", *c))
+                        *k++ = '\\';
+                *k++ = *c;
+        }
+        strcpy(k, after);
+        return 0;
+}
+
 /* The full GRUB_CMDLINE_LINUX_DEFAULT line: what the command line has now, less what the
  * boot loader adds and what lowlatd decides, plus the isolation for the posture. */
 static char *grub_line(Audit *a) {
@@ -32,25 +51,13 @@ static char *grub_line(Audit *a) {
         for (size_t i = 0; i < a->n_tokens; i++) {
                 const char *t = a->tokens[i];
                 bool drop = streq(t, "ro") || streq(t, "rw");
-                char **to, *k;
 
                 /* Everything after "--" is for init: the kernel parameters go before it. */
                 if (streq(t, "--"))
                         after_dashes = true;
-                to = after_dashes ? &init_args : &kept;
                 if (after_dashes) {
-                        k = realloc(*to, strlen(*to) + 2 * strlen(t) + 2);
-                        if (!audit_check_alloc(a, k))
-                                return NULL;
-                        *to = k;
-                        k += strlen(k);
-                        *k++ = ' ';
-                        for (const char *c = t; *c; c++) {
-                                if (strchr("\"\\$`", *c))
-                                        *k++ = '\\';
-                                *k++ = *c;
-                        }
-                        *k = '\0';
+                        if (append_quoted(&init_args, " ", t, "") < 0)
+                                return audit_check_alloc(a, NULL);
                         continue;
                 }
 
@@ -62,19 +69,8 @@ static char *grub_line(Audit *a) {
                         drop = true;
                 if (drop)
                         continue;
-                /* Inside double quotes in /etc/default/grub, a shell file. */
-                k = realloc(kept, strlen(kept) + 2 * strlen(t) + 2);
-                if (!audit_check_alloc(a, k))
-                        return NULL;
-                kept = k;
-                k += strlen(k);
-                for (const char *c = t; *c; c++) {
-                        if (strchr("\"\\$`", *c))
-                                *k++ = '\\';
-                        *k++ = *c;
-                }
-                *k++ = ' ';
-                *k = '\0';
+                if (append_quoted(&kept, "", t, " ") < 0)
+                        return audit_check_alloc(a, NULL);
         }
         line = strdup_printf("GRUB_CMDLINE_LINUX_DEFAULT=\"%sisolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
                              "irqaffinity=%s%s%s\"",

@@ -46,6 +46,14 @@ static char *cpu_write_command(Audit *a, const CPUSet *s, const char *value, con
 
 /* --- 3. topology --- */
 
+/* The CPUs that share cpu's core, cpu included: thread_siblings_list, or core_cpus_list,
+ * its newer name, where only that one exists. */
+static int read_smt_siblings(Audit *a, int cpu, CPUSet *ret) {
+        if (audit_read_cpus(a, ret, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) >= 0)
+                return 0;
+        return audit_read_cpus(a, ret, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu);
+}
+
 void audit_check_topology(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet whole = CPUSET_EMPTY, drop = CPUSET_EMPTY, add = CPUSET_EMPTY;
@@ -58,8 +66,7 @@ void audit_check_topology(Audit *a) {
         /* First pass: which isolated CPUs share a core with a CPU that is not isolated. */
         CPUSET_FOREACH(cpu, &p->isolated) {
                 _cleanup_cpuset_ CPUSet siblings = CPUSET_EMPTY;
-                if (audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) < 0 &&
-                    audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu) < 0)
+                if (read_smt_siblings(a, cpu, &siblings) < 0)
                         continue;
                 if (cpuset_or(&whole, &siblings) < 0)
                         a->error = -ENOMEM;
@@ -95,8 +102,7 @@ void audit_check_topology(Audit *a) {
                 _cleanup_cpuset_ CPUSet siblings = CPUSET_EMPTY;
                 _cleanup_free_ char *others = NULL, *subject = NULL;
 
-                if (audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu) < 0 &&
-                    audit_read_cpus(a, &siblings, "sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu) < 0)
+                if (read_smt_siblings(a, cpu, &siblings) < 0)
                         continue;
                 cpuset_and(&siblings, &p->online);
                 cpuset_subtract(&siblings, &p->isolated);

@@ -175,36 +175,39 @@ void audit_check_unmovable_irqs(Audit *a) {
 
 /* --- 4. scheduling --- */
 
-/* What a sysctl will be: the [sysctl] value when configured, else the host's. */
-static char *sysctl_effective(Audit *a, const char *key, bool *ret_configured) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        const Config *c = a->config;
+/* "proc/sys/net/ipv4/tcp_timestamps" for net.ipv4.tcp_timestamps. */
+static char *sysctl_path(Audit *a, const char *key) {
+        char *path = audit_check_alloc(a, strdup_printf("proc/sys/%s", key));
 
-        for (size_t i = c->n_sysctls; i > 0; i--)
-                if (streq(c->sysctls[i - 1].key, key)) {
-                        if (ret_configured)
-                                *ret_configured = true;
-                        return audit_check_alloc(a, normalize_whitespace(c->sysctls[i - 1].value));
-                }
-        if (ret_configured)
-                *ret_configured = false;
-        path = audit_check_alloc(a, strdup_printf("proc/sys/%s", key));
-        if (!path)
-                return NULL;
-        for (char *p = path + strlen("proc/sys/"); *p; p++)
-                if (*p == '.')
-                        *p = '/';
-        if (host_read_file(a->host, path, &text) < 0)
-                return NULL;
-        return audit_check_alloc(a, normalize_whitespace(text));
+        if (path)
+                for (char *p = path + strlen("proc/sys/"); *p; p++)
+                        if (*p == '.')
+                                *p = '/';
+        return path;
 }
 
+/* The last [sysctl] entry for key: a later one overrides. */
 static const SysctlEntry *sysctl_configured(const Audit *a, const char *key) {
         const Config *c = a->config;
         for (size_t i = c->n_sysctls; i > 0; i--)
                 if (streq(c->sysctls[i - 1].key, key))
                         return &c->sysctls[i - 1];
         return NULL;
+}
+
+/* What a sysctl will be: the [sysctl] value when configured, else the host's. */
+static char *sysctl_effective(Audit *a, const char *key, bool *ret_configured) {
+        const SysctlEntry *e = sysctl_configured(a, key);
+        _cleanup_free_ char *path = NULL, *text = NULL;
+
+        if (ret_configured)
+                *ret_configured = e != NULL;
+        if (e)
+                return audit_check_alloc(a, normalize_whitespace(e->value));
+        path = sysctl_path(a, key);
+        if (!path || audit_read_file(a, &text, "%s", path) < 0)
+                return NULL;
+        return audit_check_alloc(a, normalize_whitespace(text));
 }
 
 void audit_check_rt_throttling(Audit *a) {
@@ -246,13 +249,8 @@ static const struct {
 };
 
 static bool sysctl_exists(Audit *a, const char *key) {
-        _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/sys/%s", key));
-        if (!path)
-                return true;
-        for (char *p = path + strlen("proc/sys/"); *p; p++)
-                if (*p == '.')
-                        *p = '/';
-        return audit_path_exists(a, path);
+        _cleanup_free_ char *path = sysctl_path(a, key);
+        return !path || audit_path_exists(a, path);
 }
 
 static bool word_in_list(const char *list, const char *word) {
