@@ -87,8 +87,9 @@
  *
  * Steal time is read once: the share since boot, not a rate. Threads of configured
  * applications are examined one by one; other tasks by their thread group leader. Kernel
- * threads (PF_KTHREAD in /proc/PID/stat, or an empty cmdline and parent 2) are never
- * strays. /proc/config.gz is not read: lowlatd links no decompressor.
+ * threads (PF_KTHREAD in /proc/PID/stat; without a stat line, Kthread: 1 in the status or
+ * an empty cmdline and parent 2: task_is_kernel_thread()) are never strays.
+ * /proc/config.gz is not read: lowlatd links no decompressor.
  */
 #include <stddef.h>
 
