@@ -73,14 +73,8 @@ void audit_done(Audit *a) {
 
 /* --- reading the host --- */
 
-/* Every read of the audit goes through here: a file that is missing or unreadable skips
- * the check that needs it, but running out of memory ends the run (Audit.error). */
 _printf_(3, 0) static int read_filev(Audit *a, char **ret, const char *fmt, va_list ap) {
-        int r = host_read_filev(a->host, ret, fmt, ap);
-
-        if (r == -ENOMEM)
-                a->error = r;
-        return r;
+        return audit_check_errno(a, host_read_filev(a->host, ret, fmt, ap));
 }
 
 _printf_(3, 4) int audit_read_file(Audit *a, char **ret, const char *fmt, ...) {
@@ -176,14 +170,10 @@ bool audit_path_exists(Audit *a, const char *relpath) {
  * NUL-terminated past it). */
 int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
         _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/%u/environ", pid));
-        int r;
 
         if (!path)
                 return -ENOMEM;
-        r = host_read_file_len(a->host, path, ret, ret_len);
-        if (r == -ENOMEM && a->error == 0)
-                a->error = r;
-        return r;
+        return audit_check_errno(a, host_read_file_len(a->host, path, ret, ret_len));
 }
 
 char *audit_cpus_list(Audit *a, const CPUSet *s) {

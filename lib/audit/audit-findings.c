@@ -54,6 +54,12 @@ void *audit_check_alloc(Audit *a, void *p) {
         return p;
 }
 
+int audit_check_errno(Audit *a, int r) {
+        if (r == -ENOMEM && a->error == 0)
+                a->error = r;
+        return r;
+}
+
 /* Text from the kernel can be anything; the bus and JSON need UTF-8. */
 static char *bus_safe(char *s) {
         char *e;

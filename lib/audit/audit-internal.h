@@ -112,6 +112,10 @@ typedef struct Audit {
 
 /* Records an allocation failure; returns p so calls can be wrapped. */
 void *audit_check_alloc(Audit *a, void *p);
+/* The same for a function's result: records r when it is -ENOMEM, returns r. A missing or
+ * unreadable input only skips the check that needs it; running out of memory ends the
+ * run. */
+int audit_check_errno(Audit *a, int r);
 /* Adds a finding, or counts it when AUDIT_FINDINGS_PER_ID_MAX of its id are listed. */
 _printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt, ...);
 /* One "N more" finding for each id that went over the cap. */

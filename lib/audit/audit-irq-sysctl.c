@@ -63,10 +63,7 @@ void audit_check_irqbalance(Audit *a) {
                 return;
         env_read = audit_read_environ(a, a->irqbalance_pid, &env, &environ_len) >= 0;
         for (size_t off = 0; env_read && off < environ_len; off += strlen(env + off) + 1) {
-                r = irqbalance_banned(env + off, &banned);
-                if (r == -ENOMEM)
-                        a->error = r;
-                else if (r > 0)
+                if (audit_check_errno(a, irqbalance_banned(env + off, &banned)) > 0)
                         explicit_ban = true;
         }
         if (audit_read_file(a, &file, "etc/default/irqbalance") >= 0)
@@ -74,9 +71,7 @@ void audit_check_irqbalance(Audit *a) {
         else if (audit_read_file(a, &file, "etc/sysconfig/irqbalance") >= 0)
                 file_name = "/etc/sysconfig/irqbalance";
         if (file) {
-                r = irqbalance_banned(file, &from_file);
-                if (r == -ENOMEM)
-                        a->error = r;
+                r = audit_check_errno(a, irqbalance_banned(file, &from_file));
                 file_covers = r > 0 && cpuset_is_subset(&p->isolated, &from_file);
                 /* Without the environment (not root), the file is the best evidence. */
                 if (!env_read && cpuset_or(&banned, &from_file) < 0)

@@ -18,30 +18,19 @@
 /* task_status_field(), noting an allocation failure in the audit; NULL when absent. */
 static char *field_value(Audit *a, const char *text, const char *key) {
         char *v;
-        int r = task_status_field(text, key, &v);
-
-        if (r == -ENOMEM && a->error == 0)
-                a->error = r;
-        return r < 0 ? NULL : v;
+        return audit_check_errno(a, task_status_field(text, key, &v)) < 0 ? NULL : v;
 }
 
-/* The same for task_status_cpus_allowed(): 0 with the CPUs and their list, or -errno. */
+/* task_status_cpus_allowed(), noting an allocation failure in the audit. */
 static int cpus_allowed(Audit *a, const char *status, CPUSet *ret, char **ret_list) {
-        int r = task_status_cpus_allowed(status, ret, ret_list);
-
-        if (r == -ENOMEM && a->error == 0)
-                a->error = r;
-        return r;
+        return audit_check_errno(a, task_status_cpus_allowed(status, ret, ret_list));
 }
 
 /* The lowest max numeric entries of a directory (pids, tids), sorted: host_list_numbers(),
  * noting an allocation failure in the audit. */
 static int audit_list_numbers(Audit *a, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
                               size_t *ret_total) {
-        int r = host_list_numbers(a->host, relpath, max, ret, ret_n, ret_total);
-        if (r == -ENOMEM)
-                a->error = r;
-        return r;
+        return audit_check_errno(a, host_list_numbers(a->host, relpath, max, ret, ret_n, ret_total));
 }
 
 /* --- processes: one pass over /proc --- */
@@ -105,9 +94,7 @@ static void scan_process(Audit *a, unsigned pid) {
         /* A stat line without PF_KTHREAD is a user task, however it looks: the audit only
          * reports, so it does not hide a stray behind kthreadd's look (evict_strays, which
          * moves tasks, is more careful; see process_look() in strays.c). */
-        r = task_is_kernel_thread(a->host, pid, have_stat ? &st : NULL, status);
-        if (r < 0)
-                a->error = r;
+        r = audit_check_errno(a, task_is_kernel_thread(a->host, pid, have_stat ? &st : NULL, status));
         if (r != 0)
                 return;
 
@@ -122,11 +109,9 @@ static void scan_process(Audit *a, unsigned pid) {
         if (!comm)
                 return;
 
-        r = task_match_apps(a->host, c, pid, comm, a->app_matched);
-        if (r < 0) {
-                a->error = r;
+        r = audit_check_errno(a, task_match_apps(a->host, c, pid, comm, a->app_matched));
+        if (r < 0)
                 return;
-        }
         is_app = r > 0;
         for (size_t i = 0; is_app && i < c->n_apps; i++)
                 if (a->app_matched[i])
