@@ -23,7 +23,7 @@ const char *severity_to_string(Severity s);
 
 typedef struct Finding {
         Severity severity;
-        char *id;      /* stable dotted id, see the table at the top of audit.c */
+        char *id;      /* stable dotted id, see the table at the top of audit/audit-run.c */
         char *subject; /* what it is about: "cpu3", "pid 1234 (matcher)", "net.ipv4.tcp_low_latency" */
         char *message; /* what is wrong, why it matters for latency, and the exact fix */
 } Finding;

@@ -210,19 +210,24 @@ int host_opendir(const Host *h, const char *relpath, DIR **ret) {
         return 0;
 }
 
-int host_read_filef(const Host *h, char **ret, const char *fmt, ...) {
+int host_read_filev(const Host *h, char **ret, const char *fmt, va_list ap) {
         _cleanup_free_ char *path = NULL;
+
+        if (vasprintf(&path, fmt, ap) < 0) {
+                path = NULL; /* undefined after a failure */
+                return -ENOMEM;
+        }
+        return host_read_file(h, path, ret);
+}
+
+int host_read_filef(const Host *h, char **ret, const char *fmt, ...) {
         va_list ap;
         int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&path, fmt, ap);
+        r = host_read_filev(h, ret, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                path = NULL;
-                return -ENOMEM;
-        }
-        return host_read_file(h, path, ret);
+        return r;
 }
 
 static int compare_unsigned(const void *a, const void *b) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <stdarg.h>
 
 #include <stdbool.h>
 
@@ -54,6 +55,7 @@ int host_read_cpus(const Host *h, HostCpus *ret);
 int host_opendir(const Host *h, const char *relpath, DIR **ret);
 /* host_read_file() with the path built from a format. */
 int host_read_filef(const Host *h, char **ret, const char *fmt, ...) _printf_(3, 4);
+int host_read_filev(const Host *h, char **ret, const char *fmt, va_list ap) _printf_(3, 0);
 
 int host_list_numbers(const Host *h, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
                       size_t *ret_total);

@@ -7,7 +7,8 @@
  *   pid 2 is an ordinary process, and so are its children.
  * - the configured applications, all their threads: a process whose comm is a [process
  *   "COMM"] section's, or whose cgroup is in a [service "NAME"] section's unit, the same
- *   rule as the audit (lib/audit.c), so a forked child of the application counts too;
+ *   rule as the audit (task_match_apps() in lib/task.c), so a forked child of the
+ *   application counts too;
  * - lowlatd itself (it pins itself to the housekeeping CPUs);
  * - PID 1: listed as "left alone", not moved. systemd applies its own CPUAffinity=
  *   (system.conf) and resets the affinity it does not configure on daemon-reexec, so
@@ -25,81 +26,6 @@
 
 #include "strays.h"
 #include "util.h"
-
-int task_stat_parse(const char *text, TaskStat *ret) {
-        const char *open = strchr(text, '('), *close = strrchr(text, ')'), *p;
-        TaskStat st = {};
-        unsigned field = 3;
-        bool have_ppid = false, have_flags = false, have_prio = false;
-
-        if (!open || !close || close < open)
-                return -EINVAL;
-        snprintf(st.comm, sizeof(st.comm), "%.*s", (int) MIN((size_t) (close - open - 1), sizeof(st.comm) - 1), open + 1);
-        p = close + 1;
-        while (*p && field <= 41) {
-                char token[32];
-                size_t n;
-
-                while (*p == ' ')
-                        p++;
-                n = strcspn(p, " \n");
-                if (n == 0)
-                        break;
-                if (field == 3)
-                        st.state = *p;
-                if (n < sizeof(token) && (field == 4 || field == 9 || field == 22 || field == 40 || field == 41)) {
-                        memcpy(token, p, n);
-                        token[n] = '\0';
-                        if (field == 4)
-                                have_ppid = parse_unsigned(token, &st.ppid) >= 0;
-                        else if (field == 9)
-                                have_flags = parse_uint64(token, &st.flags) >= 0;
-                        else if (field == 22)
-                                (void) parse_uint64(token, &st.start_time);
-                        else if (field == 40)
-                                have_prio = parse_unsigned(token, &st.rt_priority) >= 0;
-                        else
-                                st.have_policy = have_prio && parse_unsigned(token, &st.policy) >= 0;
-                }
-                p += n;
-                field++;
-        }
-        if (!have_ppid || !have_flags)
-                return -EINVAL;
-        *ret = st;
-        return 0;
-}
-
-bool cgroup_in_unit(const char *text, const char *unit) {
-        size_t ulen = strlen(unit);
-
-        for (const char *line = text; line && *line;) {
-                const char *end = strchr(line, '\n'), *path;
-                const char *stop = end ?: line + strlen(line);
-
-                path = memchr(line, ':', (size_t) (stop - line));
-                path = path ? memchr(path + 1, ':', (size_t) (stop - path - 1)) : NULL;
-                for (const char *s = path; s && s < stop;) {
-                        const char *seg = s + 1, *next = memchr(seg, '/', (size_t) (stop - seg));
-                        size_t len = (size_t) ((next ?: stop) - seg);
-                        if (len == ulen && strncmp(seg, unit, ulen) == 0)
-                                return true;
-                        s = next;
-                }
-                line = end ? end + 1 : NULL;
-        }
-        return false;
-}
-
-bool app_matches(const AppSection *app, const char *comm, const char *cgroup) {
-        char unit[256];
-
-        if (app->kind == APP_PROCESS)
-                return comm && streq(comm, app->name);
-        if (!cgroup || snprintf(unit, sizeof(unit), "%s.service", app->name) >= (int) sizeof(unit))
-                return false;
-        return cgroup_in_unit(cgroup, unit);
-}
 
 int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus) {
         int last = cpuset_last(cpus);
@@ -240,48 +166,6 @@ static bool was_moved(const Strays *st, pid_t tid, uint64_t start_time) {
         return false;
 }
 
-/* The value of "Key:\tvalue\n" in a status file, in place; NULL when absent. */
-static char *status_field(char *text, const char *key) {
-        size_t len = strlen(key);
-
-        for (char *line = text; line && *line;) {
-                char *end = strchr(line, '\n');
-                if (strncmp(line, key, len) == 0 && line[len] == ':') {
-                        if (end)
-                                *end = '\0';
-                        return strstrip(line + len + 1);
-                }
-                line = end ? end + 1 : NULL;
-        }
-        return NULL;
-}
-
-static bool is_kernel_thread(const Host *h, pid_t pid, const TaskStat *ts) {
-        _cleanup_free_ char *cmdline = NULL;
-
-        if (ts->flags & PF_KTHREAD)
-                return true;
-        if (pid != 2 && ts->ppid != 2)
-                return false;
-        return host_read_filef(h, &cmdline, "proc/%d/cmdline", (int) pid) >= 0 && isempty(cmdline);
-}
-
-static bool is_application(const Host *h, const Config *c, pid_t pid, const char *comm) {
-        _cleanup_free_ char *cgroup = NULL;
-        bool cgroup_read = false;
-
-        for (size_t i = 0; i < c->n_apps; i++) {
-                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
-                        if (host_read_filef(h, &cgroup, "proc/%d/cgroup", (int) pid) < 0)
-                                cgroup = NULL;
-                        cgroup_read = true;
-                }
-                if (app_matches(&c->apps[i], comm, cgroup))
-                        return true;
-        }
-        return false;
-}
-
 /* What a process is, found out only once one of its threads is allowed on an isolated
  * CPU: on a host in order that is almost never, and reading /proc/PID/stat for every
  * process would cost more than the whole affinity scan. */
@@ -291,46 +175,65 @@ typedef struct ProcessInfo {
         char comm[64];
 } ProcessInfo;
 
-static void process_look(const Host *h, const Posture *p, pid_t pid, ProcessInfo *info) {
+static int process_look(const Host *h, const Posture *p, pid_t pid, ProcessInfo *info) {
         _cleanup_free_ char *stat = NULL;
         TaskStat ts;
+        int r;
 
         info->looked = true;
-        info->left_alone = host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0 ||
-                           is_kernel_thread(h, pid, &ts) || is_application(h, p->config, pid, ts.comm);
-        if (!info->left_alone) {
-                printable(ts.comm);
-                snprintf(info->comm, sizeof(info->comm), "%s", ts.comm);
-        }
+        info->left_alone = true;
+        if (host_read_filef(h, &stat, "proc/%d/stat", (int) pid) < 0 || task_stat_parse(stat, &ts) < 0)
+                return 0; /* gone */
+        /* The audit lets PF_KTHREAD decide when it has a stat line. Eviction acts, so it
+         * also leaves alone a task without the flag that looks like kthreadd's child (an
+         * odd kernel, a fake tree): a false "kernel thread" only goes unmoved, a false
+         * stray would be moved. */
+        r = task_is_kernel_thread(h, (unsigned) pid, &ts, NULL);
+        if (r == 0)
+                r = task_looks_like_kthread(h, (unsigned) pid, ts.ppid);
+        if (r == 0)
+                r = task_match_apps(h, p->config, (unsigned) pid, ts.comm, NULL);
+        if (r != 0)
+                return MIN(r, 0);
+        info->left_alone = false;
+        printable(ts.comm);
+        snprintf(info->comm, sizeof(info->comm), "%s", ts.comm);
+        return 0;
 }
 
 static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, pid_t tid, ProcessInfo *info,
                        size_t *n_still_stray) {
-        _cleanup_free_ char *status = NULL, *stat = NULL, *formatted = NULL;
+        _cleanup_free_ char *status = NULL, *stat = NULL, *list = NULL;
         _cleanup_cpuset_ CPUSet allowed = CPUSET_EMPTY;
         StrayExcluded *e;
         StrayThread *a;
         TaskStat ts;
-        const char *list, *comm;
+        const char *comm;
+        int r;
 
         if (st->live) {
-                int r = task_get_affinity(tid, &p->isolated, &allowed);
+                r = task_get_affinity(tid, &p->isolated, &allowed);
                 if (r == -ENOMEM)
                         return r;
                 if (r <= 0)
                         return 0; /* exited, or not a stray */
-                list = formatted = cpuset_format_list(&allowed);
+                list = cpuset_format_list(&allowed);
                 if (!list)
                         return -ENOMEM;
         } else {
                 if (host_read_filef(h, &status, "proc/%d/task/%d/status", (int) pid, (int) tid) < 0)
                         return 0; /* exited */
-                list = status_field(status, "Cpus_allowed_list");
-                if (!list || cpuset_parse_list(list, &allowed) < 0 || !cpuset_intersects(&allowed, &p->isolated))
+                r = task_status_cpus_allowed(status, &allowed, &list);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !cpuset_intersects(&allowed, &p->isolated))
                         return 0;
         }
-        if (!info->looked)
-                process_look(h, p, pid, info);
+        if (!info->looked) {
+                r = process_look(h, p, pid, info);
+                if (r < 0)
+                        return r;
+        }
         if (info->left_alone)
                 return 0;
         comm = info->comm;
@@ -345,7 +248,7 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
                 return 0;
         }
         if (pid == 1) {
-                int r = excluded_add(st, pid, tid, ts.start_time, comm, "PID 1");
+                r = excluded_add(st, pid, tid, ts.start_time, comm, "PID 1");
                 if (r >= 0)
                         st->excluded[st->n_excluded - 1].reported = true; /* a choice, not a failure */
                 return r;

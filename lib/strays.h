@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stray user tasks: threads allowed on isolated CPUs that are neither kernel threads nor
  * the configured applications. The audit reports them; with [cpus] evict_strays = yes the
- * stray_tasks setting moves them off with sched_setaffinity(). Also what both share:
- * /proc/PID/stat parsing and matching a task to a [service]/[process] section. */
+ * stray_tasks setting moves them off with sched_setaffinity(). What both read of a task
+ * is in task.h. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,10 +13,7 @@
 #include "cpuset.h"
 #include "host.h"
 #include "posture.h"
-
-/* task_struct->flags bits (include/linux/sched.h), as /proc/PID/stat field 9 shows them. */
-#define PF_KTHREAD 0x00200000U
-#define PF_NO_SETAFFINITY 0x04000000U
+#include "task.h"
 
 /* The observed text is cut here (", and N more"): it goes to the journal and the bus. */
 #define STRAYS_TEXT_MAX 1024U
@@ -24,30 +21,6 @@
 #define STRAYS_PROCESSES_MAX 65536U
 /* Threads of one process looked at in one scan. */
 #define STRAYS_THREADS_MAX 4096U
-
-typedef struct TaskStat {
-        char comm[64];
-        char state; /* R, S, D, Z, X, ... */
-        unsigned ppid;
-        uint64_t flags;
-        uint64_t start_time; /* field 22, clock ticks since boot: with the tid, one task */
-        unsigned rt_priority;
-        unsigned policy;
-        bool have_policy;
-} TaskStat;
-
-/* "pid (comm) state ppid ... flags(9) ... starttime(22) ... rt_priority(40) policy(41)".
- * comm may hold spaces and parentheses: the fields start after the last ')'. -EINVAL
- * unless ppid and flags were found. */
-int task_stat_parse(const char *text, TaskStat *ret);
-
-/* Whether a /proc/PID/cgroup text ("hierarchy:controllers:path" lines) puts the task in
- * unit ("NAME.service") or below it. */
-bool cgroup_in_unit(const char *text, const char *unit);
-
-/* Whether a process is one of the configured applications: its comm for [process
- * "COMM"], its cgroup (NULL when unreadable) for [service "NAME"]. */
-bool app_matches(const AppSection *app, const char *comm, const char *cgroup);
 
 /* Changes one thread's affinity; 0 or -errno (ESRCH: it exited). */
 typedef int (*TaskAffinitySetter)(void *userdata, pid_t tid, const CPUSet *cpus);

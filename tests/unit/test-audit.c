@@ -280,7 +280,7 @@ static void fixture_init(Fixture *f) {
         tree_add_thread(f, &proc_engine, 1301, SCHED_FIFO, 60, "3");
 }
 
-/* Every id the audit knows (the table at the top of audit.c). */
+/* Every id the audit knows (the table at the top of lib/audit/audit-run.c). */
 static const char *const all_ids[] = {
         "boot.isolcpus", "boot.nohz_full", "boot.rcu_nocbs", "boot.irqaffinity", "boot.mismatch",
         "kernel.preempt", "kernel.config-missing", "kernel.config.PREEMPT_RT", "kernel.config.HZ_1000",

@@ -228,19 +228,6 @@ static void fixture_done(Fixture *f) {
 static const char config_text[] = "[cpus]\nisolated = 2-3\nevict_strays = yes\n"
                                   "[process \"engine\"]\n[service \"trader\"]\n";
 
-static void test_stat_parse(void) {
-        TaskStat ts;
-
-        CHECK(task_stat_parse("42 (a (b) c) R 7 1 1 0 -1 4194560 0 0 0 0 1 1 0 0 20 0 3 0 98765 1000 10\n", &ts) == 0,
-              "a stat line with parentheses in comm parses");
-        CHECK_STR(ts.comm, "a (b) c", "comm runs to the last ')'");
-        CHECK(ts.state == 'R' && ts.ppid == 7 && ts.flags == 4194560 && ts.start_time == 98765,
-              "state, ppid, flags and start time");
-        CHECK(task_stat_parse("42 (x) R\n", &ts) == -EINVAL, "a truncated line is refused");
-        CHECK(cgroup_in_unit("0::/system.slice/trader.service/worker\n", "trader.service"), "a service's sub-cgroup");
-        CHECK(!cgroup_in_unit("0::/system.slice/trader.service-x\n", "trader.service"), "not a prefix match");
-}
-
 static void test_scan(void) {
         _cleanup_(strays_freep) Strays *st = strays_new();
         Fixture f;
@@ -510,7 +497,6 @@ static void test_config(void) {
 }
 
 int main(void) {
-        test_stat_parse();
         test_scan();
         test_evict();
         test_observe();

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Sections 1 and 2 of the audit: the boot parameters that isolate CPUs (isolcpus=,
+ * nohz_full=, rcu_nocbs=, irqaffinity=), and the kernel's preemption model and config. */
+#include <ctype.h>
+#include <string.h>
+
+#include "audit-internal.h"
+#include "util.h"
+
+#define ISOLCPUS_DOMAIN 1U
+#define ISOLCPUS_MANAGED_IRQ 2U
+#define ISOLCPUS_NOHZ 4U
+
+/* Whether the GRUB line should carry preempt=full: a dynamic kernel not booted that way. */
+static bool want_preempt_full(const Audit *a) {
+        return a->preempt_dynamic && !streq_ptr(a->boot[BOOT_PREEMPT], "full");
+}
+
+/* Appends before, token and after to *buf, the token as it goes inside double quotes in
+ * /etc/default/grub, a shell file: ", \, $ and ` get a backslash. */
+static int append_quoted(char **buf, const char *before, const char *token, const char *after) {
+        size_t len = strlen(*buf);
+        char *k = realloc(*buf, len + strlen(before) + 2 * strlen(token) + strlen(after) + 1);
+
+        if (!k)
+                return -ENOMEM;
+        *buf = k;
+        k = stpcpy(k + len, before);
+        for (const char *c = token; *c; c++) {
+                if (strchr("\"\\$`", *c))
+                        *k++ = '\\';
+                *k++ = *c;
+        }
+        strcpy(k, after);
+        return 0;
+}
+
+/* The full GRUB_CMDLINE_LINUX_DEFAULT line: what the command line has now, less what the
+ * boot loader adds and what lowlatd decides, plus the isolation for the posture. */
+static char *grub_line(Audit *a) {
+        static const char *const dropped[] = { "BOOT_IMAGE", "root", "initrd", "isolcpus", "nohz_full",
+                                               "rcu_nocbs", "irqaffinity" };
+        _cleanup_free_ char *isolated = audit_cpus_list(a, &a->posture->isolated);
+        _cleanup_free_ char *housekeeping = audit_cpus_list(a, &a->posture->housekeeping);
+        _cleanup_free_ char *kept = strdup(""), *init_args = strdup("");
+        char *line;
+        bool after_dashes = false;
+
+        if (!isolated || !housekeeping || !audit_check_alloc(a, kept) || !audit_check_alloc(a, init_args))
+                return NULL;
+        for (size_t i = 0; i < a->n_tokens; i++) {
+                const char *t = a->tokens[i];
+                bool drop = streq(t, "ro") || streq(t, "rw");
+
+                /* Everything after "--" is for init: the kernel parameters go before it. */
+                if (streq(t, "--"))
+                        after_dashes = true;
+                if (after_dashes) {
+                        if (append_quoted(&init_args, " ", t, "") < 0)
+                                return audit_check_alloc(a, NULL);
+                        continue;
+                }
+
+                for (size_t d = 0; d < ELEMENTSOF(dropped) && !drop; d++) {
+                        size_t len = strlen(dropped[d]);
+                        drop = strncmp(t, dropped[d], len) == 0 && (t[len] == '=' || t[len] == '\0');
+                }
+                if (want_preempt_full(a) && strncmp(t, "preempt=", 8) == 0)
+                        drop = true;
+                if (drop)
+                        continue;
+                if (append_quoted(&kept, "", t, " ") < 0)
+                        return audit_check_alloc(a, NULL);
+        }
+        line = strdup_printf("GRUB_CMDLINE_LINUX_DEFAULT=\"%sisolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
+                             "irqaffinity=%s%s%s\"",
+                             kept, isolated, isolated, isolated, housekeeping,
+                             want_preempt_full(a) ? " preempt=full" : "", init_args);
+        return audit_check_alloc(a, line);
+}
+
+static const char grub_howto[] = "in /etc/default/grub (it keeps the rest of the running command line; leave out "
+                                 "what GRUB_CMDLINE_LINUX already adds), then run update-grub (grub2-mkconfig -o "
+                                 "/boot/grub2/grub.cfg on Fedora and RHEL) and reboot";
+
+/* isolcpus=[flag,...,]list; no flag means domain. Unknown flags are skipped, as the
+ * kernel does. */
+static int parse_isolcpus(const char *value, unsigned *ret_flags, CPUSet *ret_cpus) {
+        unsigned flags = 0;
+        const char *p = value;
+
+        while (isalpha((unsigned char) *p)) {
+                size_t n = strcspn(p, ",");
+                if (p[n] != ',')
+                        return -EINVAL;
+                if (n == 6 && strncmp(p, "domain", 6) == 0)
+                        flags |= ISOLCPUS_DOMAIN;
+                else if (n == 11 && strncmp(p, "managed_irq", 11) == 0)
+                        flags |= ISOLCPUS_MANAGED_IRQ;
+                else if (n == 4 && strncmp(p, "nohz", 4) == 0)
+                        flags |= ISOLCPUS_NOHZ;
+                p += n + 1;
+        }
+        if (flags == 0)
+                flags = ISOLCPUS_DOMAIN;
+        *ret_flags = flags;
+        return cpuset_parse_list(p, ret_cpus);
+}
+
+/* A parameter's CPU list, when present and parsable. */
+static int boot_cpus(Audit *a, BootParam b, CPUSet *ret) {
+        const char *v = a->boot[b];
+
+        if (!v)
+                return -ENOENT;
+        if (b == BOOT_ISOLCPUS) {
+                unsigned flags;
+                return parse_isolcpus(v, &flags, ret);
+        }
+        return cpuset_parse_list(v, ret);
+}
+
+/* --- 1. boot isolation --- */
+
+void audit_check_boot(Audit *a) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY, nohz = CPUSET_EMPTY, applied = CPUSET_EMPTY;
+        _cleanup_free_ char *isolated = NULL, *grub = NULL, *housekeeping = NULL;
+        unsigned flags = 0;
+        int r;
+
+        if (cpuset_is_empty(&p->isolated)) {
+                finding_add(a, SEVERITY_INFO, "boot.isolcpus", "isolcpus",
+                            "No CPU is isolated: [cpus] isolated = auto and the kernel isolated none, so the "
+                            "latency-critical application shares every CPU with the rest of the system (timer "
+                            "ticks, RCU callbacks, IRQs, other tasks). Reserve whole cores other than CPU 0 "
+                            "for it: set [cpus] isolated = LIST and boot with isolcpus=managed_irq,domain,LIST "
+                            "nohz_full=LIST rcu_nocbs=LIST irqaffinity=OTHER-CPUS.");
+                return;
+        }
+        if (!a->cmdline_loaded)
+                return;
+        isolated = audit_cpus_list(a, &p->isolated);
+        housekeeping = audit_cpus_list(a, &p->housekeeping);
+        grub = grub_line(a);
+        if (!isolated || !housekeeping || !grub)
+                return;
+
+        /* isolcpus= */
+        if (!a->boot[BOOT_ISOLCPUS]) {
+                bool none = !a->boot[BOOT_NOHZ_FULL];
+                finding_add(a, none ? SEVERITY_CRITICAL : SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
+                            "The kernel command line has no isolcpus=%s: the scheduler still balances tasks "
+                            "onto CPUs %s and managed IRQs may land there%s. Use %s %s.",
+                            isolated, isolated,
+                            none ? ", and without nohz_full= either, nothing keeps ticks and work off the "
+                                   "CPUs lowlatd treats as isolated"
+                                 : "",
+                            grub, grub_howto);
+        } else if (parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
+                finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
+                            "isolcpus=%s on the kernel command line cannot be read as [flags,]CPU-list, so "
+                            "what it isolates cannot be checked. Use %s %s.",
+                            a->boot[BOOT_ISOLCPUS], grub, grub_howto);
+        } else if (!cpuset_equal(&cpus, &p->isolated)) {
+                _cleanup_free_ char *asked = audit_cpus_list(a, &cpus);
+                finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
+                            "isolcpus= names CPUs %s but lowlatd treats %s as isolated: CPUs isolated but not "
+                            "in the posture idle or get IRQs, and posture CPUs not isolated still take "
+                            "balanced tasks. Use %s %s.",
+                            asked ?: "?", isolated, grub, grub_howto);
+        } else if (!(flags & ISOLCPUS_MANAGED_IRQ) || !(flags & ISOLCPUS_DOMAIN)) {
+                finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
+                            "isolcpus=%s lacks the %s flag%s: %s. Use %s %s.", a->boot[BOOT_ISOLCPUS],
+                            !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN) ? "managed_irq and domain"
+                            : !(flags & ISOLCPUS_MANAGED_IRQ)                            ? "managed_irq"
+                                                                                          : "domain",
+                            !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN) ? "s" : "",
+                            !(flags & ISOLCPUS_MANAGED_IRQ)
+                                    ? "without managed_irq the kernel spreads managed IRQs (NVMe, multi-queue "
+                                      "NICs) over the isolated CPUs, and nobody can move them afterwards"
+                                    : "without domain the scheduler still balances tasks onto the isolated CPUs",
+                            grub, grub_howto);
+        }
+
+        /* nohz_full= */
+        r = boot_cpus(a, BOOT_NOHZ_FULL, &nohz);
+        if (r == -ENOENT || (r >= 0 && !cpuset_equal(&nohz, &p->isolated))) {
+                _cleanup_free_ char *asked = r >= 0 ? audit_cpus_list(a, &nohz) : NULL;
+                _cleanup_free_ char *what = r >= 0 ? strdup_printf("nohz_full= names CPUs %s, not %s", asked ?: "?", isolated)
+                                                   : strdup_printf("The kernel command line has no nohz_full=%s", isolated);
+                finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full",
+                            "%s: the isolated CPUs keep their scheduler tick (every 1-4 ms), which "
+                            "interrupts the application even when it runs alone. Use %s %s.",
+                            what ?: "nohz_full= does not match the isolated CPUs", grub, grub_howto);
+        } else if (r < 0 && r != -ENOMEM)
+                finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full",
+                            "nohz_full=%s on the kernel command line is not a CPU list, so the tick may still run "
+                            "on the isolated CPUs. Use %s %s.",
+                            a->boot[BOOT_NOHZ_FULL], grub, grub_howto);
+
+        /* rcu_nocbs=: nohz_full= CPUs are offloaded too, so either covers a CPU. */
+        {
+                _cleanup_cpuset_ CPUSet covered = CPUSET_EMPTY, missing = CPUSET_EMPTY;
+                if (boot_cpus(a, BOOT_RCU_NOCBS, &covered) < 0)
+                        cpuset_clear(&covered);
+                if (r >= 0 && cpuset_or(&covered, &nohz) < 0)
+                        a->error = -ENOMEM;
+                if (cpuset_copy(&missing, &p->isolated) < 0)
+                        a->error = -ENOMEM;
+                cpuset_subtract(&missing, &covered);
+                if (!cpuset_is_empty(&missing)) {
+                        _cleanup_free_ char *list = audit_cpus_list(a, &missing);
+                        finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs",
+                                    "Isolated CPU%s %s %s in neither rcu_nocbs= nor nohz_full=: RCU callbacks run "
+                                    "there in softirq context and preempt the application. Use %s %s.",
+                                    cpuset_count(&missing) == 1 ? "" : "s", list ?: "?",
+                                    cpuset_count(&missing) == 1 ? "is" : "are", grub, grub_howto);
+                }
+        }
+
+        /* irqaffinity= */
+        {
+                _cleanup_cpuset_ CPUSet irq = CPUSET_EMPTY;
+                int q = boot_cpus(a, BOOT_IRQAFFINITY, &irq);
+                if (q == -ENOENT)
+                        finding_add(a, SEVERITY_INFO, "boot.irqaffinity", "irqaffinity",
+                                    "The kernel command line has no irqaffinity=%s: IRQs set up during boot may "
+                                    "use any CPU until lowlatd starts and moves them (and managed ones never "
+                                    "move). Use %s %s.",
+                                    housekeeping, grub, grub_howto);
+                else if (q >= 0 && cpuset_intersects(&irq, &p->isolated))
+                        finding_add(a, SEVERITY_WARNING, "boot.irqaffinity", "irqaffinity",
+                                    "irqaffinity=%s includes isolated CPUs: every IRQ starts out allowed on "
+                                    "them. Use %s %s.",
+                                    a->boot[BOOT_IRQAFFINITY], grub, grub_howto);
+        }
+
+        /* What the kernel applied against what the command line asked for. */
+        if (a->boot[BOOT_ISOLCPUS] && parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) >= 0 &&
+            (flags & ISOLCPUS_DOMAIN) && audit_read_cpus(a, &applied, "sys/devices/system/cpu/isolated") >= 0 &&
+            !cpuset_equal(&applied, &cpus)) {
+                _cleanup_free_ char *asked = audit_cpus_list(a, &cpus), *got = audit_cpus_list(a, &applied);
+                finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/isolated",
+                            "The command line asks for isolcpus=%s but the kernel isolated \"%s\" (CPUs past "
+                            "nr_cpus= or offline at boot, or a second isolcpus= that the kernel rejected). "
+                            "Check dmesg | grep -i -e isolcpus -e housekeeping, then use %s %s.",
+                            asked ?: "?", got ?: "?", grub, grub_howto);
+        }
+        if (r >= 0 && audit_read_cpus(a, &applied, "sys/devices/system/cpu/nohz_full") >= 0 && !cpuset_equal(&applied, &nohz)) {
+                _cleanup_free_ char *asked = audit_cpus_list(a, &nohz), *got = audit_cpus_list(a, &applied);
+                bool no_config = a->kconfig_loaded && !audit_kconfig_yes(a, KCONFIG_NO_HZ_FULL);
+                finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/nohz_full",
+                            "The command line asks for nohz_full=%s but the kernel runs tickless on \"%s\"%s: "
+                            "the tick still interrupts the other CPUs. %s",
+                            asked ?: "?", got ?: "?",
+                            no_config ? " because it was built without CONFIG_NO_HZ_FULL" : "",
+                            no_config ? "Install a kernel with CONFIG_NO_HZ_FULL=y (most distribution kernels have it)."
+                                      : "The boot CPU can never be tickless, and CPUs past nr_cpus= are dropped; "
+                                        "check dmesg | grep -i housekeeping.");
+        }
+}
+
+/* --- 2. kernel --- */
+
+void audit_check_kernel(Audit *a) {
+        const Posture *p = a->posture;
+        _cleanup_free_ char *grub = NULL;
+
+        switch (a->preempt_mode) {
+        case PREEMPT_MODE_RT:
+        case PREEMPT_MODE_FULL:
+                /* full at run time only: the next boot goes back to the built-in default. */
+                if (a->preempt_mode == PREEMPT_MODE_FULL && a->preempt_dynamic && a->kconfig_loaded &&
+                    audit_preempt_mode_from_config(a) != PREEMPT_MODE_FULL && !streq_ptr(a->boot[BOOT_PREEMPT], "full"))
+                        finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
+                                    "Preemption is full now, but it was set at run time: this kernel boots in %s "
+                                    "mode. Add preempt=full to GRUB_CMDLINE_LINUX_DEFAULT %s.",
+                                    preempt_mode_to_string(audit_preempt_mode_from_config(a)), grub_howto);
+                break;
+        case PREEMPT_MODE_LAZY:
+                finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
+                            "The kernel runs with lazy preemption (%s): a woken high-priority task may wait "
+                            "until the next tick for a running SCHED_OTHER task to yield. For the lowest "
+                            "latency boot with preempt=full%s.",
+                            a->preempt_source ?: "?",
+                            a->preempt_dynamic ? ", or now: echo full > /sys/kernel/debug/sched/preempt" : "");
+                break;
+        case PREEMPT_MODE_NONE:
+        case PREEMPT_MODE_VOLUNTARY:
+                if (a->preempt_dynamic) {
+                        grub = cpuset_is_empty(&p->isolated) ? NULL : grub_line(a);
+                        finding_add(a, SEVERITY_WARNING, "kernel.preempt", "preempt",
+                                    "The kernel runs with %s preemption (%s): a high-priority task that wakes "
+                                    "up waits until the kernel code running on its CPU reaches a preemption "
+                                    "point, which can take milliseconds. This kernel has PREEMPT_DYNAMIC: "
+                                    "switch now with echo full > /sys/kernel/debug/sched/preempt and keep it "
+                                    "with preempt=full on the kernel command line%s%s%s.",
+                                    preempt_mode_to_string(a->preempt_mode), a->preempt_source ?: "?",
+                                    grub ? " (" : "", grub ?: "", grub ? ")" : "");
+                } else
+                        finding_add(a, SEVERITY_WARNING, "kernel.preempt", "preempt",
+                                    "The kernel is built with %s preemption (%s) and cannot switch at run time: a "
+                                    "woken high-priority task waits until the kernel code on its CPU reaches a "
+                                    "preemption point, which can take milliseconds. Install a kernel with "
+                                    "PREEMPT_DYNAMIC (then boot with preempt=full), a lowlatency kernel, or a "
+                                    "PREEMPT_RT one (Ubuntu: pro enable realtime-kernel).",
+                                    preempt_mode_to_string(a->preempt_mode), a->preempt_source ?: "?");
+                break;
+        case PREEMPT_MODE_UNKNOWN:
+                finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
+                            "The preemption model cannot be told: /sys/kernel/debug/sched/preempt is missing "
+                            "(debugfs not mounted, or no PREEMPT_DYNAMIC) and /boot/config-%s %s. Check with "
+                            "dmesg | grep -i preempt and uname -v (PREEMPT_RT, PREEMPT_DYNAMIC or PREEMPT), or "
+                            "mount -t debugfs none /sys/kernel/debug.",
+                            a->release ?: "$(uname -r)", a->kconfig_loaded ? "names no preemption model" : "is unreadable");
+                break;
+        }
+
+        if (!a->kconfig_loaded)
+                return; /* see audit_check_kernel_config_missing() */
+        if (!audit_kconfig_yes(a, KCONFIG_PREEMPT_RT))
+                finding_add(a, SEVERITY_INFO, "kernel.config.PREEMPT_RT", a->kconfig_path ?: "kernel config",
+                            "CONFIG_PREEMPT_RT is not set: interrupt handlers and spinlocks cannot be preempted, "
+                            "so worst-case wake-up latency stays in the tens to hundreds of microseconds under "
+                            "load. If the application needs hard real-time bounds, use a PREEMPT_RT kernel "
+                            "(Ubuntu: pro enable realtime-kernel; Debian: linux-image-rt-amd64; RHEL: "
+                            "kernel-rt) and compare with cyclictest.");
+        if (!audit_kconfig_yes(a, KCONFIG_HZ_1000))
+                finding_add(a, SEVERITY_INFO, "kernel.config.HZ_1000", a->kconfig_path ?: "kernel config",
+                            "CONFIG_HZ is %s, not 1000: timers and the tick on the housekeeping CPUs have %s "
+                            "granularity, which delays timer-driven work. A kernel built with CONFIG_HZ_1000=y "
+                            "(Ubuntu lowlatency, most RT kernels) ticks every millisecond.",
+                            a->kconfig[KCONFIG_HZ] ?: "unknown",
+                            streq_ptr(a->kconfig[KCONFIG_HZ], "250")   ? "4 ms"
+                            : streq_ptr(a->kconfig[KCONFIG_HZ], "100") ? "10 ms"
+                            : streq_ptr(a->kconfig[KCONFIG_HZ], "300") ? "3.3 ms"
+                                                                       : "coarser");
+        if (!cpuset_is_empty(&p->isolated) && !audit_kconfig_yes(a, KCONFIG_NO_HZ_FULL))
+                finding_add(a, SEVERITY_WARNING, "kernel.config.NO_HZ_FULL", a->kconfig_path ?: "kernel config",
+                            "CONFIG_NO_HZ_FULL is not set: this kernel ignores nohz_full=, so the isolated CPUs "
+                            "keep their periodic tick even with one task running. Install a kernel with "
+                            "CONFIG_NO_HZ_FULL=y (the Ubuntu, Debian, Fedora and RHEL kernels have it).");
+        if (!cpuset_is_empty(&p->isolated) && !audit_kconfig_yes(a, KCONFIG_RCU_NOCB_CPU))
+                finding_add(a, SEVERITY_WARNING, "kernel.config.RCU_NOCB_CPU", a->kconfig_path ?: "kernel config",
+                            "CONFIG_RCU_NOCB_CPU is not set: this kernel ignores rcu_nocbs=, so RCU callbacks run "
+                            "on the isolated CPUs in softirq context. Install a kernel with "
+                            "CONFIG_RCU_NOCB_CPU=y.");
+}
+
+void audit_check_kernel_config_missing(Audit *a) {
+        /* Reported on its own so that the subject names the file looked for. */
+        _cleanup_free_ char *subject = NULL;
+
+        if (a->kconfig_loaded || !a->release || !audit_path_exists(a, "proc/config.gz"))
+                return;
+        subject = audit_check_alloc(a, strdup_printf("/boot/config-%s", a->release));
+        if (!subject)
+                return;
+        finding_add(a, SEVERITY_INFO, "kernel.config-missing", subject,
+                    "%s is missing and lowlatd does not decompress /proc/config.gz, so PREEMPT_RT, HZ_1000, "
+                    "NO_HZ_FULL and RCU_NOCB_CPU were not checked. Check them with zcat /proc/config.gz | "
+                    "grep -E 'CONFIG_(PREEMPT_RT|PREEMPT_DYNAMIC|HZ_1000|NO_HZ_FULL|RCU_NOCB_CPU)='.",
+                    subject);
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the audit files share and nothing else includes: the state of one run (facts read
+ * once, the findings being built) and the functions one file offers the others. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "audit.h"
+#include "config.h"
+#include "cpuset.h"
+#include "host.h"
+#include "macro.h"
+
+typedef enum KernelOption {
+        KCONFIG_PREEMPT_RT,
+        KCONFIG_PREEMPT_DYNAMIC,
+        KCONFIG_PREEMPT,
+        KCONFIG_PREEMPT_VOLUNTARY,
+        KCONFIG_PREEMPT_NONE,
+        KCONFIG_PREEMPT_LAZY,
+        KCONFIG_HZ_1000,
+        KCONFIG_HZ,
+        KCONFIG_NO_HZ_FULL,
+        KCONFIG_RCU_NOCB_CPU,
+        _KCONFIG_MAX,
+} KernelOption;
+
+typedef enum BootParam {
+        BOOT_ISOLCPUS,
+        BOOT_NOHZ_FULL,
+        BOOT_RCU_NOCBS,
+        BOOT_IRQAFFINITY,
+        BOOT_PREEMPT,
+        _BOOT_PARAM_MAX,
+} BootParam;
+
+typedef enum PreemptMode {
+        PREEMPT_MODE_UNKNOWN,
+        PREEMPT_MODE_NONE,
+        PREEMPT_MODE_VOLUNTARY,
+        PREEMPT_MODE_FULL,
+        PREEMPT_MODE_LAZY,
+        PREEMPT_MODE_RT,
+} PreemptMode;
+
+typedef struct Stray {
+        unsigned pid;
+        char *comm;
+        char *allowed;
+} Stray;
+
+typedef struct AppPids {
+        unsigned *pids;
+        size_t n;
+} AppPids;
+
+typedef struct Omitted {
+        char *id;
+        size_t n;
+        Severity worst;
+} Omitted;
+
+typedef struct Audit {
+        const Host *host;
+        const Posture *posture;
+        const Config *config;
+        const SettingTable *table;
+        int error; /* the first allocation failure; findings stop there */
+
+        FindingList findings; /* handed to the caller at the end */
+        size_t allocated;     /* of findings.items */
+        Omitted *omitted;
+        size_t n_omitted;
+
+        char *release; /* uname -r, from /proc/sys/kernel/osrelease */
+        unsigned kernel_major, kernel_minor;
+        bool kernel_version_known;
+
+        bool kconfig_loaded;
+        char *kconfig_path; /* as shown to humans */
+        char *kconfig[_KCONFIG_MAX];
+
+        bool cmdline_loaded;
+        char **tokens;
+        size_t n_tokens;
+        const char *boot[_BOOT_PARAM_MAX]; /* the value of the last occurrence, NULL when absent */
+
+        PreemptMode preempt_mode;
+        bool preempt_dynamic;
+        const char *preempt_source;
+
+        /* processes */
+        bool proc_listed;
+        size_t n_examined;
+        size_t n_pids_total;
+        Stray *strays;
+        size_t n_strays;
+        AppPids *apps; /* one per config app */
+        bool *app_matched; /* one per config app: scratch for task_match_apps() */
+        unsigned irqbalance_pid;
+        bool dma_device_exists;
+        unsigned max_processes;
+        unsigned dma_holder_pid;
+        char *dma_holder_comm;
+        bool dma_unknown; /* some process's fds could not be read */
+        size_t fd_budget;
+} Audit;
+
+/* audit-findings.c: building the findings */
+
+/* Records an allocation failure; returns p so calls can be wrapped. */
+void *audit_check_alloc(Audit *a, void *p);
+/* The same for a function's result: records r when it is -ENOMEM, returns r. A missing or
+ * unreadable input only skips the check that needs it; running out of memory ends the
+ * run. */
+int audit_check_errno(Audit *a, int r);
+/* Adds a finding, or counts it when AUDIT_FINDINGS_PER_ID_MAX of its id are listed. */
+_printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt, ...);
+/* One "N more" finding for each id that went over the cap. */
+void audit_add_omitted_summaries(Audit *a);
+
+/* audit-facts.c: the state, the host read through the root, and the kernel's facts */
+
+void audit_done(Audit *a);
+/* host_read_file() of a path built from a format, noting an allocation failure. */
+_printf_(3, 4) int audit_read_file(Audit *a, char **ret, const char *fmt, ...);
+/* The whole file with white space trimmed at both ends. */
+_printf_(3, 4) int audit_read_value(Audit *a, char **ret, const char *fmt, ...);
+_printf_(3, 4) int audit_read_u64(Audit *a, uint64_t *ret, const char *fmt, ...);
+/* A CPU list file; "(null)" (nohz_full without the parameter) is the empty set. */
+_printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...);
+/* Whether relpath exists, without opening it (see audit-facts.c). */
+bool audit_path_exists(Audit *a, const char *relpath);
+/* /proc/PID/environ, NUL-separated, with its length. */
+int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len);
+/* cpuset_format_list(), noting an allocation failure. */
+char *audit_cpus_list(Audit *a, const CPUSet *s);
+
+/* The kernel's release, config (/boot/config-RELEASE), command line and preemption model,
+ * into the state, before any check looks at them. */
+void audit_load_kernel_facts(Audit *a);
+bool audit_kernel_older_than(const Audit *a, unsigned major, unsigned minor);
+bool audit_kconfig_yes(const Audit *a, KernelOption o);
+/* The model the kernel config picks as the default. */
+PreemptMode audit_preempt_mode_from_config(const Audit *a);
+/* "none", "voluntary", "full", "lazy", "rt"; "unknown" for anything else. */
+const char *preempt_mode_to_string(PreemptMode m);
+
+/* The checks, in the files named after them; audit-run.c calls them in order. */
+
+/* audit-boot-kernel.c */
+void audit_check_boot(Audit *a);
+void audit_check_kernel(Audit *a);
+void audit_check_kernel_config_missing(Audit *a);
+
+/* audit-cpu.c */
+void audit_check_topology(Audit *a);
+void audit_check_numa(Audit *a);
+void audit_check_power(Audit *a);
+void audit_check_dma_latency(Audit *a);
+void audit_check_steal(Audit *a);
+
+/* audit-processes.c */
+void audit_scan_processes(Audit *a);
+void audit_check_strays(Audit *a);
+void audit_check_apps(Audit *a);
+
+/* audit-irq-sysctl.c */
+void audit_check_irqbalance(Audit *a);
+void audit_check_unmovable_irqs(Audit *a);
+void audit_check_rt_throttling(Audit *a);
+void audit_check_sysctls(Audit *a);

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The one pass over /proc and what it finds: stray tasks on the isolated CPUs, the
+ * /dev/cpu_dma_latency holder, irqbalance, and the configured applications (section 8). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit-internal.h"
+#include "task.h"
+#include "util.h"
+
+#define CAP_IPC_LOCK_BIT 14
+#define FDS_PER_PROCESS_MAX 65536U
+
+/* task_status_field(), noting an allocation failure in the audit; NULL when absent. */
+static char *field_value(Audit *a, const char *text, const char *key) {
+        char *v;
+        return audit_check_errno(a, task_status_field(text, key, &v)) < 0 ? NULL : v;
+}
+
+/* task_status_cpus_allowed(), noting an allocation failure in the audit. */
+static int cpus_allowed(Audit *a, const char *status, CPUSet *ret, char **ret_list) {
+        return audit_check_errno(a, task_status_cpus_allowed(status, ret, ret_list));
+}
+
+/* The lowest max numeric entries of a directory (pids, tids), sorted: host_list_numbers(),
+ * noting an allocation failure in the audit. */
+static int audit_list_numbers(Audit *a, const char *relpath, size_t max, unsigned **ret, size_t *ret_n,
+                              size_t *ret_total) {
+        return audit_check_errno(a, host_list_numbers(a->host, relpath, max, ret, ret_n, ret_total));
+}
+
+/* --- processes: one pass over /proc --- */
+
+static void app_add_pid(Audit *a, size_t app, unsigned pid) {
+        AppPids *ap = &a->apps[app];
+        unsigned *pids = audit_check_alloc(a, realloc(ap->pids, (ap->n + 1) * sizeof(unsigned)));
+        if (!pids)
+                return;
+        ap->pids = pids;
+        ap->pids[ap->n++] = pid;
+}
+
+/* 1 when a process has /dev/cpu_dma_latency open, 0 when not, -errno when its fds cannot
+ * be read. The links are read where they are, never followed. */
+static int process_holds_dma_latency(Audit *a, unsigned pid) {
+        _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/%u/fd", pid));
+        struct dirent *de;
+        size_t seen = 0;
+        int r, found = 0;
+        DIR *d;
+
+        if (!path)
+                return -ENOMEM;
+        r = host_opendir(a->host, path, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d)) && !found) {
+                char target[64];
+                ssize_t n;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (a->fd_budget == 0 || ++seen > FDS_PER_PROCESS_MAX)
+                        break;
+                a->fd_budget--;
+                n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+                if (n < 0)
+                        continue;
+                target[n] = '\0';
+                found = streq(target, "/dev/cpu_dma_latency");
+        }
+        closedir(d);
+        return found;
+}
+
+static void scan_process(Audit *a, unsigned pid) {
+        const Posture *p = a->posture;
+        const Config *c = a->config;
+        _cleanup_free_ char *stat = NULL, *status = NULL, *comm = NULL, *allowed = NULL;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        TaskStat st = {};
+        bool have_stat, is_app = false;
+        int r;
+
+        have_stat = audit_read_file(a, &stat, "proc/%u/stat", pid) >= 0 && task_stat_parse(stat, &st) >= 0;
+        (void) audit_read_file(a, &status, "proc/%u/status", pid);
+        if (!have_stat && !status)
+                return; /* gone, or not a process */
+        a->n_examined++;
+        /* A stat line without PF_KTHREAD is a user task, however it looks: the audit only
+         * reports, so it does not hide a stray behind kthreadd's look (evict_strays, which
+         * moves tasks, is more careful; see process_look() in strays.c). */
+        r = audit_check_errno(a, task_is_kernel_thread(a->host, pid, have_stat ? &st : NULL, status));
+        if (r != 0)
+                return;
+
+        if (audit_read_value(a, &comm, "proc/%u/comm", pid) < 0 || isempty(comm)) {
+                free(comm);
+                comm = audit_check_alloc(a, strdup(have_stat ? st.comm : ""));
+                if (comm && isempty(comm) && status) {
+                        free(comm);
+                        comm = field_value(a, status, "Name");
+                }
+        }
+        if (!comm)
+                return;
+
+        r = audit_check_errno(a, task_match_apps(a->host, c, pid, comm, a->app_matched));
+        if (r < 0)
+                return;
+        is_app = r > 0;
+        for (size_t i = 0; is_app && i < c->n_apps; i++)
+                if (a->app_matched[i])
+                        app_add_pid(a, i, pid);
+
+        if (streq(comm, "irqbalance") && a->irqbalance_pid == 0)
+                a->irqbalance_pid = pid;
+
+        if (!is_app && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
+            cpuset_intersects(&cpus, &p->isolated)) {
+                Stray *s = audit_check_alloc(a, realloc(a->strays, (a->n_strays + 1) * sizeof(Stray)));
+                if (s) {
+                        a->strays = s;
+                        s[a->n_strays] = (Stray) { .pid = pid, .comm = strdup(comm), .allowed = TAKE_PTR(allowed) };
+                        if (!s[a->n_strays].comm) {
+                                free(s[a->n_strays].allowed);
+                                a->error = -ENOMEM;
+                        } else
+                                a->n_strays++;
+                }
+        }
+
+        if (a->dma_device_exists && a->dma_holder_pid == 0) {
+                r = process_holds_dma_latency(a, pid);
+                if (r > 0) {
+                        a->dma_holder_pid = pid;
+                        a->dma_holder_comm = audit_check_alloc(a, strdup(comm));
+                } else if (r < 0 && r != -ENOENT)
+                        a->dma_unknown = true;
+        }
+}
+
+void audit_scan_processes(Audit *a) {
+        _cleanup_free_ unsigned *pids = NULL;
+        size_t n = 0;
+
+        a->apps = audit_check_alloc(a, calloc(MAX(a->config->n_apps, 1U), sizeof(AppPids)));
+        a->app_matched = audit_check_alloc(a, calloc(MAX(a->config->n_apps, 1U), sizeof(bool)));
+        if (!a->apps || !a->app_matched)
+                return;
+        a->dma_device_exists = audit_path_exists(a, "dev/cpu_dma_latency");
+        if (audit_list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
+                return;
+        for (size_t i = 0; i < n && a->error == 0; i++)
+                scan_process(a, pids[i]);
+        a->proc_listed = a->n_examined > 0;
+        if (a->fd_budget == 0)
+                a->dma_unknown = true;
+}
+
+/* --- 4. scheduling: stray tasks --- */
+
+void audit_check_strays(Audit *a) {
+        const Posture *p = a->posture;
+        _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
+
+        if (a->n_strays == 0)
+                return;
+        housekeeping = audit_cpus_list(a, &p->housekeeping);
+        isolated = audit_cpus_list(a, &p->isolated);
+        if (!housekeeping || !isolated)
+                return;
+        for (size_t i = 0; i < a->n_strays; i++) {
+                const Stray *s = &a->strays[i];
+                _cleanup_free_ char *subject = audit_check_alloc(a, strdup_printf("pid %u (%s)", s->pid, s->comm));
+                if (!subject)
+                        return;
+                finding_add(a, SEVERITY_WARNING, "sched.stray-task", subject,
+                            "Task %u (%s) is allowed on CPUs %s, which include isolated CPUs %s, and it is not a "
+                            "configured application: when it wakes up it can run there and preempt the "
+                            "application. Move it with taskset -apc %s %u; keep services off the isolated CPUs "
+                            "with CPUAffinity=%s in /etc/systemd/system.conf (or the unit), or boot with "
+                            "isolcpus=domain so new tasks start on housekeeping CPUs.%s",
+                            s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping,
+                            a->config->evict_strays || s->pid == 1
+                                    ? ""
+                                    : " Or set evict_strays = yes in [cpus] and lowlatd moves such tasks as they "
+                                      "appear.");
+        }
+}
+
+/* --- 8. applications --- */
+
+static const char *policy_name(unsigned policy) {
+        switch (policy) {
+        case SCHED_OTHER:
+                return "SCHED_OTHER";
+        case SCHED_FIFO:
+                return "SCHED_FIFO";
+        case SCHED_RR:
+                return "SCHED_RR";
+        case SCHED_BATCH:
+                return "SCHED_BATCH";
+        case SCHED_IDLE:
+                return "SCHED_IDLE";
+        case 6:
+                return "SCHED_DEADLINE";
+        default:
+                return "an unknown policy";
+        }
+}
+
+typedef struct ThreadSummary {
+        size_t n, n_rt, n_inside, n_straddle, n_outside;
+        unsigned max_rt_priority;
+        unsigned main_policy;
+        char *main_allowed;
+} ThreadSummary;
+
+static bool policy_matches(const AppSection *app, unsigned policy) {
+        if (app->policy >= 0)
+                return policy == (unsigned) app->policy;
+        return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+/* Reads one task (dir is "proc/PID" or "proc/PID/task/TID") into the summary. */
+static void summarize_task(Audit *a, const AppSection *app, const char *dir, bool main_thread, ThreadSummary *s) {
+        const Posture *p = a->posture;
+        _cleanup_free_ char *stat = NULL, *status = NULL, *allowed = NULL;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        TaskStat st = {};
+
+        if (audit_read_file(a, &stat, "%s/stat", dir) >= 0 && task_stat_parse(stat, &st) >= 0 && st.have_policy) {
+                s->n++;
+                if (policy_matches(app, st.policy)) {
+                        s->n_rt++;
+                        s->max_rt_priority = MAX(s->max_rt_priority, st.rt_priority);
+                }
+                if (main_thread)
+                        s->main_policy = st.policy;
+        }
+        if (audit_read_file(a, &status, "%s/status", dir) < 0 || cpus_allowed(a, status, &cpus, &allowed) < 0)
+                return;
+        if (cpuset_is_empty(&p->isolated) || cpuset_is_empty(&cpus))
+                ;
+        else if (cpuset_is_subset(&cpus, &p->isolated))
+                s->n_inside++;
+        else if (cpuset_intersects(&cpus, &p->isolated))
+                s->n_straddle++;
+        else
+                s->n_outside++;
+        if (main_thread && !s->main_allowed)
+                s->main_allowed = TAKE_PTR(allowed);
+}
+
+static char *app_subject(Audit *a, unsigned pid, const char *comm) {
+        return audit_check_alloc(a, strdup_printf("pid %u (%s)", pid, comm));
+}
+
+static char *app_what(Audit *a, const AppSection *app) {
+        return audit_check_alloc(a, app->kind == APP_SERVICE ? strdup_printf("%s.service", app->name)
+                                                             : strdup_printf("process %s", app->name));
+}
+
+/* "pid 1300 (engine) of engine.service", or "pid 1234 (matcher)" for a [process]. */
+static char *app_who(Audit *a, const AppSection *app, const char *subject) {
+        return audit_check_alloc(a, app->kind == APP_SERVICE ? strdup_printf("%s of %s.service", subject, app->name)
+                                                             : strdup(subject));
+}
+
+static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
+        const Posture *p = a->posture;
+        _cleanup_free_ unsigned *tids = NULL;
+        _cleanup_free_ char *comm = NULL, *subject = NULL, *what = NULL, *who = NULL, *isolated = NULL, *status = NULL;
+        _cleanup_free_ char *env = NULL;
+        ThreadSummary s = {};
+        size_t n_tids = 0, environ_len = 0;
+        bool is_service = app->kind == APP_SERVICE;
+        unsigned want_priority = app->priority > 0 ? app->priority : 80;
+        bool rr = app->policy == SCHED_RR;
+
+        if (audit_read_value(a, &comm, "proc/%u/comm", pid) < 0) {
+                comm = audit_check_alloc(a, strdup(app->kind == APP_PROCESS ? app->name : "?"));
+                if (!comm)
+                        return;
+        }
+        subject = app_subject(a, pid, comm);
+        what = app_what(a, app);
+        who = subject ? app_who(a, app, subject) : NULL;
+        isolated = audit_cpus_list(a, &p->isolated);
+        if (!subject || !what || !who || !isolated)
+                return;
+
+        /* Threads one by one: a program often makes only its hot thread real-time and
+         * pins it, leaving helpers on housekeeping CPUs. */
+        {
+                _cleanup_free_ char *task = audit_check_alloc(a, strdup_printf("proc/%u/task", pid));
+                if (task && audit_list_numbers(a, task, AUDIT_THREADS_MAX, &tids, &n_tids, NULL) < 0)
+                        n_tids = 0;
+        }
+        for (size_t i = 0; i < n_tids; i++) {
+                _cleanup_free_ char *dir = audit_check_alloc(a, strdup_printf("proc/%u/task/%u", pid, tids[i]));
+                if (dir)
+                        summarize_task(a, app, dir, tids[i] == pid, &s);
+        }
+        if (s.n == 0 && s.n_inside + s.n_straddle + s.n_outside == 0) {
+                _cleanup_free_ char *dir = audit_check_alloc(a, strdup_printf("proc/%u", pid));
+                if (dir)
+                        summarize_task(a, app, dir, true, &s);
+        }
+
+        /* affinity */
+        if (!cpuset_is_empty(&p->isolated) && s.n_inside + s.n_straddle + s.n_outside > 0 &&
+            (s.n_inside == 0 || s.n_straddle > 0)) {
+                _cleanup_free_ char *fix = audit_check_alloc(
+                        a, is_service ? strdup_printf("systemctl edit %s and add CPUAffinity=%s under [Service], then "
+                                                      "systemctl restart %s",
+                                                      what, isolated, what)
+                                      : strdup_printf("taskset -apc %s %u now, and start it under taskset -c %s", isolated,
+                                                      pid, isolated));
+                if (fix)
+                        finding_add(a, s.n_inside == 0 ? SEVERITY_CRITICAL : SEVERITY_WARNING, "app.affinity", subject,
+                                    "%s %s (the main thread may use CPUs %s, the isolated ones are %s): "
+                                    "%s. Fix: %s; then pin each latency-critical thread to one CPU of its own "
+                                    "with pthread_setaffinity_np().",
+                                    who,
+                                    s.n_inside == 0 ? "has no thread confined to the isolated CPUs" : "has threads that straddle isolated and other CPUs",
+                                    s.main_allowed ?: "?", isolated,
+                                    s.n_inside == 0 ? "it runs among the housekeeping load, so the isolation does not protect it"
+                                                    : "the scheduler may move them between an isolated CPU and a busy one",
+                                    fix);
+        }
+
+        /* policy and priority */
+        if (s.n > 0 && s.n_rt == 0) {
+                const char *want = app->policy == SCHED_FIFO ? "SCHED_FIFO" : app->policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO or SCHED_RR";
+                _cleanup_free_ char *fix = audit_check_alloc(
+                        a, is_service ? strdup_printf("systemctl edit %s and add CPUSchedulingPolicy=%s and "
+                                                      "CPUSchedulingPriority=%u under [Service]",
+                                                      what, rr ? "rr" : "fifo", want_priority)
+                                      : strdup_printf("chrt %s -a -p %u %u now, and start it under chrt %s %u",
+                                                      rr ? "-r" : "-f", want_priority, pid, rr ? "-r" : "-f",
+                                                      want_priority));
+                if (fix)
+                        finding_add(a, SEVERITY_WARNING, "app.policy", subject,
+                                    "No thread of %s runs %s (the main thread is %s): a normal task can be made "
+                                    "to wait behind other tasks and kernel threads on its CPU. Fix: %s.",
+                                    who, want, policy_name(s.main_policy), fix);
+        } else if (s.n_rt > 0 && app->priority > 0 && s.max_rt_priority < app->priority &&
+                   (app->policy < 0 || app->policy == SCHED_FIFO || app->policy == SCHED_RR)) {
+                _cleanup_free_ char *fix = audit_check_alloc(
+                        a, is_service ? strdup_printf("CPUSchedulingPriority=%u (systemctl edit %s)", app->priority, what)
+                                      : strdup_printf("chrt %s -a -p %u %u", rr ? "-r" : "-f", app->priority, pid));
+                if (fix)
+                        finding_add(a, SEVERITY_WARNING, "app.priority", subject,
+                                    "The highest real-time priority among the threads of %s is %u, below the "
+                                    "priority = %u configured: real-time threads of higher priority (IRQ threads "
+                                    "run at 50) preempt it. Fix: %s.",
+                                    who, s.max_rt_priority, app->priority, fix);
+        }
+
+        /* memlock: mlockall() needs the limit or CAP_IPC_LOCK. */
+        if (app->mlock) {
+                _cleanup_free_ char *limits = NULL, *cap = NULL;
+                uint64_t caps = 0;
+                bool has_cap = false;
+
+                if (audit_read_file(a, &status, "proc/%u/status", pid) >= 0 && (cap = field_value(a, status, "CapEff"))) {
+                        char *end;
+                        errno = 0;
+                        caps = strtoull(cap, &end, 16);
+                        has_cap = errno == 0 && end != cap && *end == '\0' && (caps >> CAP_IPC_LOCK_BIT) & 1;
+                }
+                if (!has_cap && audit_read_file(a, &limits, "proc/%u/limits", pid) >= 0) {
+                        const char *line = strstr(limits, "Max locked memory");
+                        if (line) {
+                                char soft[32] = "";
+                                const char *v = line + strlen("Max locked memory");
+                                size_t n;
+                                while (*v == ' ')
+                                        v++;
+                                n = strcspn(v, " \n");
+                                if (n > 0 && n < sizeof(soft)) {
+                                        memcpy(soft, v, n);
+                                        soft[n] = '\0';
+                                }
+                                if (*soft && !streq(soft, "unlimited")) {
+                                        _cleanup_free_ char *fix = audit_check_alloc(
+                                                a, is_service ? strdup_printf("systemctl edit %s and add "
+                                                                              "LimitMEMLOCK=infinity under [Service]",
+                                                                              what)
+                                                              : strdup_printf("prlimit --pid %u --memlock=unlimited:unlimited "
+                                                                              "now, and raise it where it starts "
+                                                                              "(ulimit -l unlimited, or memlock in "
+                                                                              "/etc/security/limits.conf)",
+                                                                              pid));
+                                        if (fix)
+                                                finding_add(a, SEVERITY_WARNING, "app.memlock", subject,
+                                                            "%s may lock only %s bytes of memory and lacks "
+                                                            "CAP_IPC_LOCK: mlockall() fails, so its pages can be "
+                                                            "reclaimed and fault back in at the worst moment. Fix: %s.",
+                                                            who, soft, fix);
+                                }
+                        }
+                }
+        }
+
+        /* TZ: without it glibc stat()s /etc/localtime on every localtime(). */
+        if (audit_read_environ(a, pid, &env, &environ_len) >= 0) {
+                _cleanup_free_ char *tz_fix = audit_check_alloc(
+                        a, is_service ? strdup_printf("systemctl edit %s and add Environment=TZ=:/etc/localtime under "
+                                                      "[Service]",
+                                                      what)
+                                      : strdup("start it with TZ=:/etc/localtime in its environment"));
+                bool has_tz = false;
+                for (size_t off = 0; off < environ_len; off += strlen(env + off) + 1)
+                        if (strncmp(env + off, "TZ=", 3) == 0)
+                                has_tz = true;
+                if (!has_tz)
+                        finding_add(a, SEVERITY_INFO, "app.tz", subject,
+                                    "%s has no TZ in its environment: glibc then checks /etc/localtime with a "
+                                    "stat() system call on every localtime(), thousands of needless syscalls a "
+                                    "minute for a program that logs. Fix: %s.",
+                                    who,
+                                    tz_fix ?: "Environment=TZ=:/etc/localtime");
+        }
+
+        /* Huge pages: transparent ones in smaps_rollup, hugetlbfs ones in status. */
+        if (app->hugepages) {
+                _cleanup_free_ char *rollup = NULL, *anon = NULL, *hugetlb = NULL;
+                bool known = false, uses = false;
+                uint64_t kb;
+
+                if (audit_read_file(a, &rollup, "proc/%u/smaps_rollup", pid) >= 0 && (anon = field_value(a, rollup, "AnonHugePages"))) {
+                        known = true;
+                        uses = sscanf(anon, "%" SCNu64, &kb) == 1 && kb > 0;
+                }
+                if (!uses && (status || audit_read_file(a, &status, "proc/%u/status", pid) >= 0) &&
+                    (hugetlb = field_value(a, status, "HugetlbPages"))) {
+                        known = true;
+                        uses = sscanf(hugetlb, "%" SCNu64, &kb) == 1 && kb > 0;
+                }
+                if (known && !uses) {
+                        _cleanup_free_ char *thp = NULL;
+                        (void) audit_read_value(a, &thp, "sys/kernel/mm/transparent_hugepage/enabled");
+                        finding_add(a, SEVERITY_WARNING, "app.hugepages", subject,
+                                    "%s maps no huge page (AnonHugePages and HugetlbPages are 0), though "
+                                    "hugepages = yes: its working set takes TLB misses on 4 KiB pages. %s%s%s"
+                                    "Enable transparent huge pages (echo always > "
+                                    "/sys/kernel/mm/transparent_hugepage/enabled, or madvise plus "
+                                    "madvise(MADV_HUGEPAGE) in the program), or reserve huge pages with "
+                                    "vm.nr_hugepages in [sysctl] and map them with MAP_HUGETLB.",
+                                    who, thp ? "Transparent huge pages are set to \"" : "", thp ?: "",
+                                    thp ? "\". " : "");
+                }
+        }
+        free(s.main_allowed);
+}
+
+void audit_check_apps(Audit *a) {
+        const Config *c = a->config;
+
+        for (size_t i = 0; i < c->n_apps && a->error == 0; i++) {
+                const AppSection *app = &c->apps[i];
+                if (a->apps[i].n == 0) {
+                        _cleanup_free_ char *subject = audit_check_alloc(
+                                a, strdup_printf("%s %s", app->kind == APP_SERVICE ? "service" : "process", app->name));
+                        if (!subject || !a->proc_listed)
+                                continue;
+                        finding_add(a, SEVERITY_WARNING, "app.not-running", subject,
+                                    app->kind == APP_SERVICE
+                                            ? "No process of %s.service was found (no /proc/PID/cgroup under "
+                                              "%s.service), so its placement, policy and limits could not be "
+                                              "checked. Start it (systemctl start %s), or remove the [service] "
+                                              "section if it no longer runs here."
+                                            : "No process named %s was found (/proc/PID/comm), so its placement, "
+                                              "policy and limits could not be checked. Start it, or fix the "
+                                              "name in the [process \"%s\"] section (at most 15 characters, as "
+                                              "ps -o comm shows it)%s.",
+                                    app->name, app->name, app->kind == APP_SERVICE ? app->name : "");
+                        continue;
+                }
+                for (size_t j = 0; j < a->apps[i].n; j++)
+                        check_app_process(a, app, a->apps[i].pids[j]);
+        }
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One task under /proc, read through the root: the parsers of its stat and status files,
+ * kernel-thread detection, and matching it to the configured applications. Pure parsing
+ * here is unit tested directly; the reads are host_read_filef() of one small file. */
+#include <string.h>
+
+#include "task.h"
+#include "util.h"
+
+int task_stat_parse(const char *text, TaskStat *ret) {
+        const char *open = strchr(text, '('), *close = strrchr(text, ')'), *p;
+        TaskStat st = {};
+        unsigned field = 3;
+        bool have_ppid = false, have_flags = false, have_prio = false;
+
+        if (!open || !close || close < open)
+                return -EINVAL;
+        snprintf(st.comm, sizeof(st.comm), "%.*s", (int) MIN((size_t) (close - open - 1), sizeof(st.comm) - 1), open + 1);
+        p = close + 1;
+        while (*p && field <= 41) {
+                char token[32];
+                size_t n;
+
+                while (*p == ' ')
+                        p++;
+                n = strcspn(p, " \n");
+                if (n == 0)
+                        break;
+                if (field == 3)
+                        st.state = *p;
+                if (n < sizeof(token) && (field == 4 || field == 9 || field == 22 || field == 40 || field == 41)) {
+                        memcpy(token, p, n);
+                        token[n] = '\0';
+                        if (field == 4)
+                                have_ppid = parse_unsigned(token, &st.ppid) >= 0;
+                        else if (field == 9)
+                                have_flags = parse_uint64(token, &st.flags) >= 0;
+                        else if (field == 22)
+                                (void) parse_uint64(token, &st.start_time);
+                        else if (field == 40)
+                                have_prio = parse_unsigned(token, &st.rt_priority) >= 0;
+                        else
+                                st.have_policy = have_prio && parse_unsigned(token, &st.policy) >= 0;
+                }
+                p += n;
+                field++;
+        }
+        if (!have_ppid || !have_flags)
+                return -EINVAL;
+        *ret = st;
+        return 0;
+}
+
+int task_status_field(const char *text, const char *key, char **ret) {
+        size_t klen = strlen(key);
+
+        for (const char *line = text; line && *line;) {
+                const char *end = strchr(line, '\n');
+                size_t len = end ? (size_t) (end - line) : strlen(line);
+
+                if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == ':') {
+                        char *v = strndup(line + klen + 1, len - klen - 1), *s;
+                        if (!v)
+                                return -ENOMEM;
+                        s = strstrip(v);
+                        memmove(v, s, strlen(s) + 1);
+                        *ret = v;
+                        return 0;
+                }
+                line = end ? end + 1 : NULL;
+        }
+        return -ENOENT;
+}
+
+int task_status_cpus_allowed(const char *status, CPUSet *ret, char **ret_list) {
+        _cleanup_free_ char *list = NULL;
+        int r;
+
+        r = task_status_field(status, "Cpus_allowed_list", &list);
+        if (r < 0)
+                return r;
+        r = cpuset_parse_list(list, ret);
+        if (r < 0)
+                return r;
+        if (ret_list)
+                *ret_list = TAKE_PTR(list);
+        return 0;
+}
+
+int task_looks_like_kthread(const Host *h, unsigned pid, unsigned ppid) {
+        _cleanup_free_ char *cmdline = NULL;
+        int r;
+
+        if (pid != 2 && ppid != 2)
+                return 0;
+        r = host_read_filef(h, &cmdline, "proc/%u/cmdline", pid);
+        if (r == -ENOMEM)
+                return r;
+        return r >= 0 && isempty(cmdline);
+}
+
+int task_is_kernel_thread(const Host *h, unsigned pid, const TaskStat *st, const char *status) {
+        _cleanup_free_ char *kthread = NULL, *ppid_text = NULL;
+        unsigned ppid = 0;
+        int r;
+
+        if (st)
+                return !!(st->flags & PF_KTHREAD);
+        if (!status)
+                return task_looks_like_kthread(h, pid, 0);
+        r = task_status_field(status, "Kthread", &kthread);
+        if (r >= 0)
+                return streq(kthread, "1");
+        if (r == -ENOMEM)
+                return r;
+        /* Before 6.10 and without a stat line, kthreadd's look is all there is. */
+        r = task_status_field(status, "PPid", &ppid_text);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && parse_unsigned(ppid_text, &ppid) < 0)
+                ppid = 0;
+        return task_looks_like_kthread(h, pid, ppid);
+}
+
+bool cgroup_in_unit(const char *text, const char *unit) {
+        size_t ulen = strlen(unit);
+
+        for (const char *line = text; line && *line;) {
+                const char *end = strchr(line, '\n'), *path;
+                const char *stop = end ?: line + strlen(line);
+
+                path = memchr(line, ':', (size_t) (stop - line));
+                path = path ? memchr(path + 1, ':', (size_t) (stop - path - 1)) : NULL;
+                for (const char *s = path; s && s < stop;) {
+                        const char *seg = s + 1, *next = memchr(seg, '/', (size_t) (stop - seg));
+                        size_t len = (size_t) ((next ?: stop) - seg);
+                        if (len == ulen && strncmp(seg, unit, ulen) == 0)
+                                return true;
+                        s = next;
+                }
+                line = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
+bool app_matches(const AppSection *app, const char *comm, const char *cgroup) {
+        char unit[256];
+
+        if (app->kind == APP_PROCESS)
+                return comm && streq(comm, app->name);
+        if (!cgroup || snprintf(unit, sizeof(unit), "%s.service", app->name) >= (int) sizeof(unit))
+                return false;
+        return cgroup_in_unit(cgroup, unit);
+}
+
+int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *comm, bool *matched) {
+        _cleanup_free_ char *cgroup = NULL;
+        bool cgroup_read = false;
+        int n = 0;
+
+        for (size_t i = 0; i < c->n_apps; i++) {
+                bool match;
+
+                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
+                        int r = host_read_filef(h, &cgroup, "proc/%u/cgroup", pid);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                cgroup = NULL;
+                        cgroup_read = true;
+                }
+                match = app_matches(&c->apps[i], comm, cgroup);
+                if (matched)
+                        matched[i] = match;
+                else if (match)
+                        return 1;
+                n += match;
+        }
+        return n;
+}

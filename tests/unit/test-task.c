@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The task readers the audit and evict_strays share: stat and status parsing, telling a
+ * kernel thread (by each kind of evidence), and matching a process to the configured
+ * applications, against a small fake /proc. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "errorlist.h"
+#include "faketree.h"
+#include "tap.h"
+#include "task.h"
+#include "util.h"
+
+static char root[32];
+
+_printf_(2, 3) static void tree_write(const char *text, const char *rel_fmt, ...) {
+        _cleanup_free_ char *rel = NULL, *path = NULL;
+        _cleanup_close_ int fd = -1;
+        va_list ap;
+
+        va_start(ap, rel_fmt);
+        if (vasprintf(&rel, rel_fmt, ap) < 0)
+                abort();
+        va_end(ap);
+        path = strdup_printf("%s/%s", root, rel);
+        if (!path)
+                abort();
+        make_parents(path);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t) strlen(text))
+                abort();
+}
+
+static void test_stat_parse(void) {
+        TaskStat ts;
+
+        CHECK(task_stat_parse("42 (a (b) c) R 7 1 1 0 -1 4194560 0 0 0 0 1 1 0 0 20 0 3 0 98765 1000 10\n", &ts) == 0,
+              "a stat line with parentheses in comm parses");
+        CHECK_STR(ts.comm, "a (b) c", "comm runs to the last ')'");
+        CHECK(ts.state == 'R' && ts.ppid == 7 && ts.flags == 4194560 && ts.start_time == 98765,
+              "state, ppid, flags and start time");
+        CHECK(task_stat_parse("42 (x) R\n", &ts) == -EINVAL, "a truncated line is refused");
+        CHECK(cgroup_in_unit("0::/system.slice/trader.service/worker\n", "trader.service"), "a service's sub-cgroup");
+        CHECK(!cgroup_in_unit("0::/system.slice/trader.service-x\n", "trader.service"), "not a prefix match");
+}
+
+static void test_status_fields(void) {
+        static const char status[] = "Name:\tengine\nPPid:\t1\nCpus_allowed:\tf\nCpus_allowed_list:\t 2-3 \n"
+                                     "HugetlbPages:\t0 kB";
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        _cleanup_free_ char *value = NULL, *last = NULL, *list = NULL;
+
+        CHECK(task_status_field(status, "Name", &value) == 0, "a field is found");
+        CHECK_STR(value, "engine", "its value, without the tab");
+        CHECK(task_status_field(status, "HugetlbPages", &last) == 0, "the last line needs no newline");
+        CHECK_STR(last, "0 kB", "its value");
+        CHECK(task_status_field(status, "Cpus", &value) == -ENOENT, "a key is never a prefix of another");
+        CHECK(task_status_field(status, "Kthread", &value) == -ENOENT, "an absent key is -ENOENT");
+        CHECK_STR(value, "engine", "and *ret is left alone");
+
+        CHECK(task_status_cpus_allowed(status, &cpus, &list) == 0, "Cpus_allowed_list parses");
+        CHECK(cpuset_count(&cpus) == 2 && cpuset_contains(&cpus, 2) && cpuset_contains(&cpus, 3), "CPUs 2-3");
+        CHECK_STR(list, "2-3", "the list as written, trimmed");
+        CHECK(task_status_cpus_allowed("Name:\tx\n", &cpus, NULL) == -ENOENT, "no Cpus_allowed_list: -ENOENT");
+        CHECK(task_status_cpus_allowed("Cpus_allowed_list:\t3-1\n", &cpus, NULL) == -EINVAL, "not a CPU list: -EINVAL");
+        CHECK(cpuset_count(&cpus) == 2, "and *ret is left alone");
+}
+
+static void test_kernel_thread(const Host *h) {
+        TaskStat kthread = { .flags = PF_KTHREAD, .ppid = 2 }, user = { .flags = 0x400000, .ppid = 2 };
+
+        tree_write("", "proc/2/cmdline");
+        tree_write("", "proc/30/cmdline");
+        tree_write("nschild", "proc/31/cmdline");
+
+        CHECK(task_looks_like_kthread(h, 2, 0) == 1, "kthreadd: pid 2, empty command line");
+        CHECK(task_looks_like_kthread(h, 30, 2) == 1, "its child with an empty command line");
+        CHECK(task_looks_like_kthread(h, 31, 2) == 0, "a child of pid 2 with a command line: a PID namespace");
+        CHECK(task_looks_like_kthread(h, 32, 2) == 0, "an unreadable command line is no kernel thread");
+        CHECK(task_looks_like_kthread(h, 30, 1) == 0, "an empty command line alone is not enough");
+
+        CHECK(task_is_kernel_thread(h, 30, &kthread, NULL) == 1, "PF_KTHREAD");
+        CHECK(task_is_kernel_thread(h, 30, &user, "Kthread:\t1\n") == 0,
+              "a stat line without PF_KTHREAD decides, whatever else the task looks like");
+        CHECK(task_is_kernel_thread(h, 31, NULL, "Kthread:\t1\nPPid:\t1\n") == 1, "no stat: Kthread: 1");
+        CHECK(task_is_kernel_thread(h, 30, NULL, "Kthread:\t0\nPPid:\t2\n") == 0, "no stat: Kthread: 0 decides");
+        CHECK(task_is_kernel_thread(h, 30, NULL, "Name:\tx\nPPid:\t2\n") == 1,
+              "no stat, no Kthread (before 6.10): parent 2 and no command line");
+        CHECK(task_is_kernel_thread(h, 31, NULL, "Name:\tx\nPPid:\t2\n") == 0, "... but not with a command line");
+        CHECK(task_is_kernel_thread(h, 30, NULL, "Name:\tx\nPPid:\tx\n") == 0, "an unreadable PPid is no parent 2");
+        CHECK(task_is_kernel_thread(h, 2, NULL, NULL) == 1, "nothing but the command line: kthreadd itself");
+}
+
+static void test_match_apps(const Host *h) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = config_new();
+        static const char text[] = "[process \"engine\"]\n[service \"trader\"]\n[process \"x\"]\n";
+        bool matched[3] = { true, true, true };
+
+        tree_write("0::/system.slice/trader.service/worker\n", "proc/100/cgroup");
+        tree_write("0::/user.slice\n", "proc/101/cgroup");
+        if (!CHECK(c && config_parse_string(c, "t.conf", text, &errors) == 0 && errors.n == 0 && c->n_apps == 3,
+                   "a config with three applications"))
+                return;
+
+        CHECK(task_match_apps(h, c, 100, "engine", matched) == 2, "comm and cgroup both match");
+        CHECK(matched[0] && matched[1] && !matched[2], "each section is marked");
+        CHECK(task_match_apps(h, c, 100, "engine", NULL) == 1, "without the array, the first match ends it");
+        CHECK(task_match_apps(h, c, 101, "engine", matched) == 1 && !matched[1], "another cgroup: the process only");
+        CHECK(task_match_apps(h, c, 101, "other", NULL) == 0, "neither");
+        CHECK(task_match_apps(h, c, 102, "other", matched) == 0 && !matched[1],
+              "an unreadable cgroup matches no service");
+        CHECK(app_matches(&c->apps[0], "engine", NULL), "[process] needs no cgroup");
+        CHECK(!app_matches(&c->apps[1], "trader", NULL), "[service] is never matched by comm");
+}
+
+int main(void) {
+        _cleanup_(host_freep) Host *h = NULL;
+
+        snprintf(root, sizeof(root), "/tmp/test-task-XXXXXX");
+        if (!mkdtemp(root))
+                abort();
+        tree_write("", "proc/.keep");
+        test_stat_parse();
+        test_status_fields();
+        if (CHECK(host_open(root, &h) == 0, "the fake tree opens")) {
+                test_kernel_thread(h);
+                test_match_apps(h);
+        }
+        faketree_remove(root);
+        return tap_finish();
+}
