@@ -10,12 +10,9 @@
 #include <systemd/sd-bus.h>
 
 #include "build-config.h"
+#include "bus-names.h"
 #include "macro.h"
 #include "util.h"
-
-#define BUS_NAME "org.lowlatd1"
-#define BUS_PATH "/org/lowlatd1"
-#define BUS_INTERFACE "org.lowlatd1.Manager"
 
 /* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
 #define EXIT_OK 0
