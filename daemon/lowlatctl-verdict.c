@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What lowlatd's states and the audit's severities mean for lowlatctl: the exit status (the
+ * monitoring-plugin verdict) and which settings need attention. */
+#include "lowlatctl.h"
+#include "macro.h"
+#include "util.h"
+
+/* Worst first when combining: critical, then unknown (lowlatd said something this
+ * lowlatctl does not understand), then warning. */
+static int verdict_combine(int a, int b) {
+        static const int rank[] = { [EXIT_OK] = 0, [EXIT_WARNING] = 1, [EXIT_UNKNOWN] = 2, [EXIT_CRITICAL] = 3 };
+        return rank[a] >= rank[b] ? a : b;
+}
+
+static int verdict_of_setting_state(const char *state) {
+        if (streq(state, "ok") || streq(state, "corrected") || streq(state, "unsupported") ||
+            streq(state, "unmovable"))
+                return EXIT_OK;
+        if (streq(state, "drifted") || streq(state, "pending"))
+                return EXIT_WARNING;
+        if (streq(state, "failed"))
+                return EXIT_CRITICAL;
+        return EXIT_UNKNOWN;
+}
+
+static int verdict_of_manager_state(const char *state) {
+        if (streq(state, "enforcing") || streq(state, "observing"))
+                return EXIT_OK;
+        if (streq(state, "starting"))
+                return EXIT_WARNING;
+        if (streq(state, "degraded"))
+                return EXIT_CRITICAL;
+        return EXIT_UNKNOWN;
+}
+
+int posture_verdict(const ManagerInfo *info, const SettingList *l) {
+        int v = verdict_of_manager_state(info->state);
+
+        for (size_t i = 0; i < l->n; i++)
+                v = verdict_combine(v, verdict_of_setting_state(l->rows[i].state));
+        return v;
+}
+
+const char *verdict_to_string(int v) {
+        switch (v) {
+        case EXIT_OK:
+                return "ok";
+        case EXIT_WARNING:
+                return "warning";
+        case EXIT_CRITICAL:
+                return "critical";
+        default:
+                return "unknown";
+        }
+}
+
+bool setting_state_name_is_good(const char *state) {
+        return streq(state, "ok") || streq(state, "corrected");
+}
+
+/* The audit's findings, in the order lowlatd gives them, worst first when printed. */
+int severity_rank(const char *severity) {
+        static const char *const order[SEVERITY_RANKS] = { "critical", "warning", "info", "ok" };
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                if (streq(severity, order[i]))
+                        return (int) i;
+        return SEVERITY_RANKS;
+}
+
+/* The worst finding decides; info and ok findings need nothing done. */
+int check_verdict(const CheckReport *report) {
+        int worst = SEVERITY_RANKS;
+
+        for (size_t i = 0; i < report->n; i++)
+                worst = MIN(worst, severity_rank(report->findings[i].severity));
+        return worst == 0 ? EXIT_CRITICAL : worst == 1 ? EXIT_WARNING : EXIT_OK;
+}
