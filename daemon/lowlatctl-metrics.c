@@ -5,6 +5,7 @@
 
 #include "lowlatctl.h"
 #include "macro.h"
+#include "setting.h"
 #include "util.h"
 
 /* Label values: backslash, double quote and line feed are escaped (text format 0.0.4). */
@@ -26,23 +27,20 @@ static void prom_print_header(FILE *f, const char *name, const char *type, const
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* lowlatd_settings: every known kind and state, zeros included, so that a series does not
- * vanish (and go stale) when its last setting changes state; plus any kind or state a
- * newer lowlatd reports. */
+/* lowlatd_settings: every kind and state liblowlat knows, zeros included, so that a series
+ * does not vanish (and go stale) when its last setting changes state; plus any kind or
+ * state a newer lowlatd reports. The names come from the library's own tables, so a kind
+ * added there has its series here with no second list to keep in step. */
 int metrics_print_settings(FILE *f, const SettingList *l) {
-        static const char *const known_kinds[] = { "irq_affinity", "irq_default_affinity", "sysctl",
-                                                   "cpu_dma_latency", "governor" };
-        static const char *const known_states[] = { "ok",     "drifted",     "corrected", "failed",
-                                                    "unsupported", "unmovable", "pending" };
         _cleanup_(string_set_done) StringSet kinds = {}, states = {};
         _cleanup_free_ size_t *counts = NULL;
         ssize_t k, s;
 
-        for (size_t i = 0; i < ELEMENTSOF(known_kinds); i++)
-                if (string_set_put(&kinds, known_kinds[i]) < 0)
+        for (SettingKind kind = 0; kind < _SETTING_KIND_MAX; kind++)
+                if (string_set_put(&kinds, setting_kind_to_string(kind)) < 0)
                         return -ENOMEM;
-        for (size_t i = 0; i < ELEMENTSOF(known_states); i++)
-                if (string_set_put(&states, known_states[i]) < 0)
+        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++)
+                if (string_set_put(&states, setting_state_to_string(state)) < 0)
                         return -ENOMEM;
         for (size_t i = 0; i < l->n; i++)
                 if (string_set_put(&kinds, l->rows[i].kind) < 0 || string_set_put(&states, l->rows[i].state) < 0)
