@@ -3,6 +3,7 @@
  * monitoring-plugin verdict) and which settings need attention. */
 #include "lowlatctl.h"
 #include "macro.h"
+#include "setting.h"
 #include "util.h"
 
 /* Worst first when combining: critical, then unknown (lowlatd said something this
@@ -12,14 +13,38 @@ static int verdict_combine(int a, int b) {
         return rank[a] >= rank[b] ? a : b;
 }
 
-static int verdict_of_setting_state(const char *state) {
-        if (streq(state, "ok") || streq(state, "corrected") || streq(state, "unsupported") ||
-            streq(state, "unmovable"))
+/* The library names states but cannot yet read a name back; this is the way back over
+ * the same table (setting_state_to_string), until liblowlat has its own. */
+static int lookup_setting_state(const char *name, SettingState *ret) {
+        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++)
+                if (streq(name, setting_state_to_string(state))) {
+                        *ret = state;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static int verdict_of_setting_state(const char *name) {
+        SettingState state;
+
+        if (lookup_setting_state(name, &state) < 0)
+                return EXIT_UNKNOWN; /* a state only a newer lowlatd knows */
+        /* No default: -Wswitch (an error under -Werror) stops a state added to the library
+         * until it has a verdict here. */
+        switch (state) {
+        case SETTING_OK:
+        case SETTING_CORRECTED:
+        case SETTING_UNSUPPORTED:
+        case SETTING_UNMOVABLE:
                 return EXIT_OK;
-        if (streq(state, "drifted") || streq(state, "pending"))
+        case SETTING_DRIFTED:
+        case SETTING_PENDING:
                 return EXIT_WARNING;
-        if (streq(state, "failed"))
+        case SETTING_FAILED:
                 return EXIT_CRITICAL;
+        case _SETTING_STATE_MAX:
+                break;
+        }
         return EXIT_UNKNOWN;
 }
 
@@ -54,8 +79,10 @@ const char *verdict_to_string(int v) {
         }
 }
 
-bool setting_state_name_is_good(const char *state) {
-        return streq(state, "ok") || streq(state, "corrected");
+bool setting_state_name_is_good(const char *name) {
+        SettingState state;
+
+        return lookup_setting_state(name, &state) >= 0 && setting_state_is_good(state);
 }
 
 /* The audit's findings, in the order lowlatd gives them, worst first when printed. */

@@ -102,8 +102,9 @@ int bus_call_action(sd_bus *bus, const char *method);
 
 /* ---- What it means for the exit status (lowlatctl-verdict.c) -------------------- */
 
-/* "ok" and "corrected" need no attention; everything else is shown by status. */
-bool setting_state_name_is_good(const char *state);
+/* The states liblowlat's setting_state_is_good() calls good ("ok", "corrected") need no
+ * attention; everything else, an unknown state included, is shown by status. */
+bool setting_state_name_is_good(const char *name);
 int posture_verdict(const ManagerInfo *info, const SettingList *l);
 const char *verdict_to_string(int v);
 /* The audit's severities, worst first: critical 0, warning 1, info 2, ok 3; anything else
