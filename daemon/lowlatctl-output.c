@@ -82,26 +82,11 @@ static void print_cell(FILE *f, const char *s, size_t width, bool last) {
                         fputc(' ', f);
 }
 
-static bool row_matches_filter(const SettingRow *row, const char *filter) {
-        size_t n = strlen(row->state);
-
-        if (!filter)
-                return true;
-        for (const char *p = filter; *p;) {
-                size_t len = strcspn(p, ",");
-                if (len == n && strncmp(p, row->state, n) == 0)
-                        return true;
-                p += len;
-                if (*p == ',')
-                        p++;
-        }
-        return false;
-}
-
 typedef bool (*RowFilter)(const SettingRow *row, const void *userdata);
 
 static bool filter_by_state_list(const SettingRow *row, const void *userdata) {
-        return row_matches_filter(row, userdata);
+        const StateFilter *filter = userdata;
+        return state_filter_matches(*filter, row->state);
 }
 
 static bool filter_not_good(const SettingRow *row, _unused_ const void *userdata) {
@@ -310,16 +295,16 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fputs("]}\n", f);
 }
 
-void list_print_table(FILE *f, const SettingList *l, const char *state_filter, bool legend) {
-        print_settings_table(f, l, filter_by_state_list, state_filter, legend);
+void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {
+        print_settings_table(f, l, filter_by_state_list, &state_filter, legend);
 }
 
-void list_print_json(FILE *f, const SettingList *l, const char *state_filter) {
+void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter) {
         bool first = true;
 
         fputc('[', f);
         for (size_t i = 0; i < l->n; i++) {
-                if (!row_matches_filter(&l->rows[i], state_filter))
+                if (!state_filter_matches(state_filter, l->rows[i].state))
                         continue;
                 fputs(first ? "\n" : ",\n", f);
                 json_print_setting(f, &l->rows[i]);

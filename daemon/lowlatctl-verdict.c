@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What lowlatd's states and the audit's severities mean for lowlatctl: the exit status (the
- * monitoring-plugin verdict) and which settings need attention. */
+/* What lowlatd's states and the audit's severities mean to lowlatctl: the exit status (the
+ * monitoring-plugin verdict), which settings need attention, which ones list --state picks. */
+#include <string.h>
+
 #include "lowlatctl.h"
 #include "macro.h"
 #include "setting.h"
@@ -14,20 +16,24 @@ static int verdict_combine(int a, int b) {
 }
 
 /* The library names states but cannot yet read a name back; this is the way back over
- * the same table (setting_state_to_string), until liblowlat has its own. */
-static int lookup_setting_state(const char *name, SettingState *ret) {
-        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++)
-                if (streq(name, setting_state_to_string(state))) {
+ * the same table (setting_state_to_string), until liblowlat has its own. The name is the
+ * first len bytes of name, so that a comma-separated list needs no copies. */
+static int lookup_setting_state(const char *name, size_t len, SettingState *ret) {
+        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++) {
+                const char *known = setting_state_to_string(state);
+
+                if (strlen(known) == len && strncmp(name, known, len) == 0) {
                         *ret = state;
                         return 0;
                 }
+        }
         return -EINVAL;
 }
 
 static int verdict_of_setting_state(const char *name) {
         SettingState state;
 
-        if (lookup_setting_state(name, &state) < 0)
+        if (lookup_setting_state(name, strlen(name), &state) < 0)
                 return EXIT_UNKNOWN; /* a state only a newer lowlatd knows */
         /* No default: -Wswitch (an error under -Werror) stops a state added to the library
          * until it has a verdict here. */
@@ -82,7 +88,49 @@ const char *verdict_to_string(int v) {
 bool setting_state_name_is_good(const char *name) {
         SettingState state;
 
-        return lookup_setting_state(name, &state) >= 0 && setting_state_is_good(state);
+        return lookup_setting_state(name, strlen(name), &state) >= 0 && setting_state_is_good(state);
+}
+
+/* One bit per state. */
+_Static_assert(_SETTING_STATE_MAX <= sizeof(StateFilter) * 8, "StateFilter has a bit for every state");
+
+int state_filter_parse(const char *list, StateFilter *ret) {
+        StateFilter filter = 0;
+
+        for (const char *p = list; *p;) {
+                size_t len = strcspn(p, ",");
+                SettingState state;
+
+                if (len > 0) {
+                        if (lookup_setting_state(p, len, &state) < 0) {
+                                /* A typo must not look like "no setting is in that state". */
+                                fprintf(stderr, "lowlatctl: --state: unknown state '%.*s'; the states are",
+                                        (int) len, p);
+                                for (state = 0; state < _SETTING_STATE_MAX; state++)
+                                        fprintf(stderr, " %s", setting_state_to_string(state));
+                                fputc('\n', stderr);
+                                return -EINVAL;
+                        }
+                        filter |= 1U << state;
+                }
+                p += len;
+                if (*p == ',')
+                        p++;
+        }
+        if (filter == STATE_FILTER_ALL) {
+                fprintf(stderr, "lowlatctl: --state needs a state\n");
+                return -EINVAL;
+        }
+        *ret = filter;
+        return 0;
+}
+
+bool state_filter_matches(StateFilter filter, const char *name) {
+        SettingState state;
+
+        if (filter == STATE_FILTER_ALL)
+                return true;
+        return lookup_setting_state(name, strlen(name), &state) >= 0 && (filter & (1U << state));
 }
 
 /* The audit's findings, in the order lowlatd gives them, worst first when printed. */

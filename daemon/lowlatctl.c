@@ -24,7 +24,7 @@ typedef struct Arguments {
         Verb verb;
         bool json;
         bool legend;
-        const char *state_filter; /* comma-separated states, NULL for all */
+        StateFilter state_filter;
 } Arguments;
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -152,7 +152,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "check", VERB_CHECK },
         };
         bool have_state = false;
-        int c;
+        int c, r;
 
         *args = (Arguments) { .verb = VERB_STATUS, .legend = true };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
@@ -167,11 +167,9 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                         args->json = true;
                         break;
                 case ARG_STATE:
-                        if (isempty(optarg)) {
-                                fprintf(stderr, "lowlatctl: --state needs a state\n");
-                                return -EINVAL;
-                        }
-                        args->state_filter = optarg;
+                        r = state_filter_parse(optarg, &args->state_filter);
+                        if (r < 0)
+                                return r;
                         have_state = true;
                         break;
                 case ARG_NO_LEGEND:

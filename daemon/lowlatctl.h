@@ -105,6 +105,12 @@ int bus_call_action(sd_bus *bus, const char *method);
 /* The states liblowlat's setting_state_is_good() calls good ("ok", "corrected") need no
  * attention; everything else, an unknown state included, is shown by status. */
 bool setting_state_name_is_good(const char *name);
+/* list --state=STATE[,STATE...]: one bit per state; STATE_FILTER_ALL for no filter. */
+typedef unsigned StateFilter;
+#define STATE_FILTER_ALL 0U
+/* Only the states liblowlat knows: an unknown name (a typo) is printed and -EINVAL. */
+int state_filter_parse(const char *list, StateFilter *ret);
+bool state_filter_matches(StateFilter filter, const char *name);
 int posture_verdict(const ManagerInfo *info, const SettingList *l);
 const char *verdict_to_string(int v);
 /* The audit's severities, worst first: critical 0, warning 1, info 2, ok 3; anything else
@@ -130,9 +136,8 @@ ssize_t string_set_put(StringSet *set, const char *s);
 
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
-/* state_filter: comma-separated states, NULL for all. */
-void list_print_table(FILE *f, const SettingList *l, const char *state_filter, bool legend);
-void list_print_json(FILE *f, const SettingList *l, const char *state_filter);
+void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
+void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
 void check_print(FILE *f, const CheckReport *report, bool json);
 /* Exit status for a verb that printed something: the verdict, unless stdout failed. */
 int finish_output(int verdict);

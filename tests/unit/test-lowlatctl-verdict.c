@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatctl's verdicts: every state liblowlat knows has one, "needs attention" is the
- * library's setting_state_is_good(), and a state only a newer lowlatd knows is unknown. */
+ * library's setting_state_is_good(), and a state only a newer lowlatd knows is unknown;
+ * list --state takes the library's state names and no others. */
 #include "lowlatctl.h"
 #include "setting.h"
 #include "tap.h"
@@ -30,7 +31,32 @@ static void test_setting_states(void) {
               "a state of a newer lowlatd: unknown, and shown by status");
 }
 
+static void test_state_filter(void) {
+        StateFilter filter = STATE_FILTER_ALL;
+
+        CHECK(state_filter_parse("drifted,failed", &filter) == 0 && state_filter_matches(filter, "drifted") &&
+                      state_filter_matches(filter, "failed") && !state_filter_matches(filter, "ok") &&
+                      !state_filter_matches(filter, "fighting"),
+              "--state=drifted,failed: those two states only");
+        CHECK(state_filter_parse("ok,", &filter) == 0 && state_filter_matches(filter, "ok") &&
+                      !state_filter_matches(filter, "corrected"),
+              "--state=ok,: an empty name between commas is passed over");
+        for (SettingState s = 0; s < _SETTING_STATE_MAX; s++) {
+                const char *name = setting_state_to_string(s);
+                _cleanup_free_ char *what = strdup_printf("--state=%s is accepted and picks %s", name, name);
+
+                CHECK(state_filter_parse(name, &filter) == 0 && state_filter_matches(filter, name), what ?: name);
+        }
+        filter = STATE_FILTER_ALL;
+        CHECK(state_filter_parse("drifed", &filter) == -EINVAL && filter == STATE_FILTER_ALL,
+              "--state=drifed (a typo): -EINVAL, nothing written");
+        CHECK(state_filter_parse("ok,drifted,okay", &filter) == -EINVAL, "one unknown name in a list: -EINVAL");
+        CHECK(state_filter_parse(",", &filter) == -EINVAL, "--state=,: no state at all, -EINVAL");
+        CHECK(state_filter_matches(STATE_FILTER_ALL, "fighting"), "no filter: every setting, unknown states too");
+}
+
 int main(void) {
         test_setting_states();
+        test_state_filter();
         return tap_finish();
 }
