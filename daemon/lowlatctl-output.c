@@ -101,28 +101,28 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
 
         for (size_t c = 0; c < ELEMENTSOF(headers); c++)
                 width[c] = legend ? strlen(headers[c]) : 0;
-        for (size_t i = 0; i < l->n; i++) {
-                const SettingRow *row = &l->rows[i];
-                const char *cells[] = { row->kind, row->object, row->desired, row->observed, row->state };
+        /* Two passes over the same rows: the first measures the columns, the second prints,
+         * since every width must be known before the first line goes out. */
+        for (int pass = 0; pass < 2; pass++) {
+                bool measure = pass == 0;
 
-                if (!filter(row, userdata))
-                        continue;
-                for (size_t c = 0; c < ELEMENTSOF(cells); c++)
-                        width[c] = MAX(width[c], cell_width(cells[c]));
-                shown++;
-        }
+                if (!measure && legend && shown > 0)
+                        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
+                                print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
+                for (size_t i = 0; i < l->n; i++) {
+                        const SettingRow *row = &l->rows[i];
+                        const char *cells[] = { row->kind, row->object, row->desired, row->observed, row->state };
 
-        if (legend && shown > 0)
-                for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                        print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
-        for (size_t i = 0; i < l->n; i++) {
-                const SettingRow *row = &l->rows[i];
-                const char *cells[] = { row->kind, row->object, row->desired, row->observed, row->state };
-
-                if (!filter(row, userdata))
-                        continue;
-                for (size_t c = 0; c < ELEMENTSOF(cells); c++)
-                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
+                        if (!filter(row, userdata))
+                                continue;
+                        for (size_t c = 0; c < ELEMENTSOF(cells); c++)
+                                if (measure)
+                                        width[c] = MAX(width[c], cell_width(cells[c]));
+                                else
+                                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
+                        if (measure)
+                                shown++;
+                }
         }
         if (legend)
                 fprintf(f, "%s%zu setting%s listed.\n", shown > 0 ? "\n" : "", shown, shown == 1 ? "" : "s");
