@@ -12,14 +12,12 @@
 
 #include "audit.h"
 #include "build-config.h"
+#include "bus-names.h"
 #include "bus.h"
 #include "checkjob.h"
 #include "log.h"
 #include "util.h"
 
-#define BUS_NAME "org.lowlatd1"
-#define BUS_PATH "/org/lowlatd1"
-#define BUS_INTERFACE "org.lowlatd1.Manager"
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
 #define BUS_RETRY_MAX_USEC (30 * USEC_PER_SEC)
 

@@ -583,7 +583,8 @@ def scenario_enforce(t, ctl_bin):
                            (["frobnicate"], EXIT_USAGE, "an unknown command"),
                            (["status", "extra"], EXIT_USAGE, "an extra argument"),
                            (["metrics", "--json"], EXIT_USAGE, "--json with metrics"),
-                           (["status", "--state=ok"], EXIT_USAGE, "--state with status")):
+                           (["status", "--state=ok"], EXIT_USAGE, "--state with status"),
+                           (["list", "--state=drifed"], EXIT_USAGE, "--state with a state that does not exist")):
         p = ctl.run(*args)
         t.ok(p.returncode == rc, "lowlatctl %s exits %d" % (what, rc), desc(p))
     with open("/dev/full", "w") as full:

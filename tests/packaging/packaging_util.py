@@ -186,6 +186,20 @@ def check_config(lowlatd, config, root):
 
 # --- Sources --------------------------------------------------------------------------
 
+def read_c_with_includes(path):
+    """A C file followed by the local headers it includes from its own folder (one level),
+    so that a test finds a #define where the compiler does: daemon/bus.c takes its bus
+    names from bus-names.h."""
+    text = read(path)
+    folder = os.path.dirname(path)
+    parts = [text]
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+        header = os.path.join(folder, name)
+        if os.path.isfile(header):
+            parts.append(read(header))
+    return "\n".join(parts)
+
+
 def strip_c_comments(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     return re.sub(r"//[^\n]*", " ", text)

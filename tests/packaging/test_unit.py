@@ -151,7 +151,7 @@ def test(t):
         t.ok(argv and argv[0] == want, "ExecStart= is the install path %s" % want,
              "ExecStart=%s" % start)
 
-    bus_c = u.read(u.src("daemon", "bus.c"))
+    bus_c = u.read_c_with_includes(u.src("daemon", "bus.c"))
     m = re.search(r'#define\s+BUS_NAME\s+"([^"]+)"', bus_c)
     v = last(entries, svc, "BusName")
     if v is not None:

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Where lowlatd is on the system bus: one spelling for the daemon (bus.c), which requests
+ * and serves these, and for lowlatctl, which calls them. */
+#pragma once
+
+#define BUS_NAME "org.lowlatd1"
+#define BUS_PATH "/org/lowlatd1"
+#define BUS_INTERFACE "org.lowlatd1.Manager"

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatctl metrics: lowlatd's state in the Prometheus text exposition format (0.0.4),
+ * for node_exporter's textfile collector. */
+#include <inttypes.h>
+
+#include "lowlatctl.h"
+#include "macro.h"
+#include "setting.h"
+#include "util.h"
+
+/* Label values: backslash, double quote and line feed are escaped (text format 0.0.4). */
+static void prom_print_label_value(FILE *f, const char *s) {
+        fputc('"', f);
+        for (const char *p = s; *p; p++)
+                if (*p == '\\')
+                        fputs("\\\\", f);
+                else if (*p == '"')
+                        fputs("\\\"", f);
+                else if (*p == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*p, f);
+        fputc('"', f);
+}
+
+static void prom_print_header(FILE *f, const char *name, const char *type, const char *help) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* lowlatd_settings: every kind and state liblowlat knows, zeros included, so that a series
+ * does not vanish (and go stale) when its last setting changes state; plus any kind or
+ * state a newer lowlatd reports. The names come from the library's own tables, so a kind
+ * added there has its series here with no second list to keep in step. */
+int metrics_print_settings(FILE *f, const SettingList *l) {
+        _cleanup_(string_set_done) StringSet kinds = {}, states = {};
+        _cleanup_free_ size_t *counts = NULL;
+        ssize_t k, s;
+
+        for (SettingKind kind = 0; kind < _SETTING_KIND_MAX; kind++)
+                if (string_set_put(&kinds, setting_kind_to_string(kind)) < 0)
+                        return -ENOMEM;
+        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++)
+                if (string_set_put(&states, setting_state_to_string(state)) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < l->n; i++)
+                if (string_set_put(&kinds, l->rows[i].kind) < 0 || string_set_put(&states, l->rows[i].state) < 0)
+                        return -ENOMEM;
+
+        counts = calloc(kinds.n * states.n, sizeof(size_t));
+        if (!counts)
+                return -ENOMEM;
+        for (size_t i = 0; i < l->n; i++) {
+                k = string_set_put(&kinds, l->rows[i].kind);
+                s = string_set_put(&states, l->rows[i].state);
+                counts[(size_t) k * states.n + (size_t) s]++;
+        }
+
+        prom_print_header(f, "lowlatd_settings", "gauge", "Settings lowlatd keeps, by kind and state.");
+        for (size_t i = 0; i < kinds.n; i++)
+                for (size_t j = 0; j < states.n; j++) {
+                        fputs("lowlatd_settings{kind=", f);
+                        prom_print_label_value(f, kinds.items[i]);
+                        fputs(",state=", f);
+                        prom_print_label_value(f, states.items[j]);
+                        fprintf(f, "} %zu\n", counts[i * states.n + j]);
+                }
+        return 0;
+}
+
+static void metrics_print_up(FILE *f, int up) {
+        prom_print_header(f, "lowlatd_up", "gauge", "Whether lowlatd answered on the system bus.");
+        fprintf(f, "lowlatd_up %d\n", up);
+}
+
+void metrics_print_down(FILE *f) {
+        metrics_print_up(f, 0);
+}
+
+int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
+        int r;
+
+        metrics_print_up(f, 1);
+        prom_print_header(f, "lowlatd_info", "gauge", "Version, mode and state of lowlatd (always 1).");
+        fputs("lowlatd_info{version=", f);
+        prom_print_label_value(f, info->version);
+        fputs(",mode=", f);
+        prom_print_label_value(f, info->mode);
+        fputs(",state=", f);
+        prom_print_label_value(f, info->state);
+        fputs("} 1\n", f);
+
+        r = metrics_print_settings(f, l);
+        if (r < 0)
+                return r;
+
+        prom_print_header(f, "lowlatd_cpu_dma_latency_microseconds", "gauge",
+                          "The /dev/cpu_dma_latency request lowlatd holds, -1 when off.");
+        fprintf(f, "lowlatd_cpu_dma_latency_microseconds %" PRIi32 "\n", info->cpu_dma_latency_usec);
+        prom_print_header(f, "lowlatd_last_reload_timestamp_seconds", "gauge",
+                          "Time of the last reload attempt, 0 when there was none.");
+        if (info->last_reload_usec == 0)
+                fputs("lowlatd_last_reload_timestamp_seconds 0\n", f);
+        else
+                fprintf(f, "lowlatd_last_reload_timestamp_seconds %" PRIu64 ".%06" PRIu64 "\n",
+                        info->last_reload_usec / USEC_PER_SEC, info->last_reload_usec % USEC_PER_SEC);
+        prom_print_header(f, "lowlatd_last_reload_success", "gauge",
+                          "1 when the last reload succeeded or there was none, 0 when it failed.");
+        fprintf(f, "lowlatd_last_reload_success %d\n", isempty(info->last_reload_error) ? 1 : 0);
+        prom_print_header(f, "lowlatd_drift_events_total", "counter",
+                          "Settings found drifted since lowlatd started.");
+        fprintf(f, "lowlatd_drift_events_total %" PRIu64 "\n", info->drift_events);
+        prom_print_header(f, "lowlatd_corrections_total", "counter",
+                          "Successful corrections since lowlatd started.");
+        fprintf(f, "lowlatd_corrections_total %" PRIu64 "\n", info->corrections);
+        prom_print_header(f, "lowlatd_failures_total", "counter",
+                          "Failed corrections and read failures since lowlatd started.");
+        fprintf(f, "lowlatd_failures_total %" PRIu64 "\n", info->failures);
+        return 0;
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatctl's output for people and programs: status, list and the audit's report, as text
+ * (control characters escaped, columns aligned) and as JSON. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "lowlatctl.h"
+#include "macro.h"
+#include "util.h"
+
+/* D-Bus guarantees valid UTF-8 in strings, so only escapes are needed for valid JSON. */
+static void json_print_string(FILE *f, const char *s) {
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
+                if (*p == '"' || *p == '\\') {
+                        fputc('\\', f);
+                        fputc(*p, f);
+                } else if (*p < 0x20 || *p == 0x7f)
+                        fprintf(f, "\\u%04x", *p);
+                else
+                        fputc(*p, f);
+        }
+        fputc('"', f);
+}
+
+/* Prints ("key":"value"), preceded by a comma unless it opens its object. */
+static void json_print_member(FILE *f, const char *key, const char *value, bool first) {
+        if (!first)
+                fputc(',', f);
+        json_print_string(f, key);
+        fputc(':', f);
+        json_print_string(f, value);
+}
+
+static void json_print_setting(FILE *f, const SettingRow *row) {
+        fputc('{', f);
+        json_print_member(f, "kind", row->kind, true);
+        json_print_member(f, "object", row->object, false);
+        json_print_member(f, "desired", row->desired, false);
+        json_print_member(f, "observed", row->observed, false);
+        json_print_member(f, "state", row->state, false);
+        fputc('}', f);
+}
+
+/* Table cells: control characters (a hostile or corrupt file's contents) are shown as
+ * \xNN so they cannot move the cursor or break the columns. Width counts UTF-8 code
+ * points, not bytes. */
+static size_t cell_width(const char *s) {
+        size_t w = 0;
+
+        if (isempty(s))
+                return 1; /* shown as "-" */
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        w += 4;
+                else if ((*p & 0xc0) != 0x80)
+                        w++;
+        return w;
+}
+
+static void print_escaped(FILE *f, const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        fprintf(f, "\\x%02x", *p);
+                else
+                        fputc(*p, f);
+}
+
+static void print_cell(FILE *f, const char *s, size_t width, bool last) {
+        size_t w = cell_width(s);
+
+        if (isempty(s))
+                fputc('-', f);
+        else
+                print_escaped(f, s);
+        if (last)
+                fputc('\n', f);
+        else
+                for (size_t i = w; i < width + 2; i++)
+                        fputc(' ', f);
+}
+
+typedef bool (*RowFilter)(const SettingRow *row, const void *userdata);
+
+static bool filter_by_state_list(const SettingRow *row, const void *userdata) {
+        const StateFilter *filter = userdata;
+        return state_filter_matches(*filter, row->state);
+}
+
+static bool filter_not_good(const SettingRow *row, _unused_ const void *userdata) {
+        return !setting_state_name_is_good(row->state);
+}
+
+static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter, const void *userdata,
+                                 bool legend) {
+        static const char *const headers[] = { "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE" };
+        size_t width[ELEMENTSOF(headers)];
+        size_t shown = 0;
+
+        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
+                width[c] = legend ? strlen(headers[c]) : 0;
+        /* Two passes over the same rows: the first measures the columns, the second prints,
+         * since every width must be known before the first line goes out. */
+        for (int pass = 0; pass < 2; pass++) {
+                bool measure = pass == 0;
+
+                if (!measure && legend && shown > 0)
+                        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
+                                print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
+                for (size_t i = 0; i < l->n; i++) {
+                        const SettingRow *row = &l->rows[i];
+                        const char *cells[] = { row->kind, row->object, row->desired, row->observed, row->state };
+
+                        if (!filter(row, userdata))
+                                continue;
+                        for (size_t c = 0; c < ELEMENTSOF(cells); c++)
+                                if (measure)
+                                        width[c] = MAX(width[c], cell_width(cells[c]));
+                                else
+                                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
+                        if (measure)
+                                shown++;
+                }
+        }
+        if (legend)
+                fprintf(f, "%s%zu setting%s listed.\n", shown > 0 ? "\n" : "", shown, shown == 1 ? "" : "s");
+}
+
+/* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
+static char *format_timestamp(uint64_t usec) {
+        time_t t = (time_t) (usec / USEC_PER_SEC);
+        struct tm tm;
+
+        if (!localtime_r(&t, &tm))
+                return NULL;
+        for (size_t size = 64; size <= 4096; size *= 2) {
+                _cleanup_free_ char *buf = malloc(size);
+                if (!buf)
+                        return NULL;
+                if (strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) > 0)
+                        return TAKE_PTR(buf);
+        }
+        return NULL;
+}
+
+static void print_field(FILE *f, const char *label, const char *value) {
+        fprintf(f, "%18s: ", label);
+        print_escaped(f, value);
+        fputc('\n', f);
+}
+
+/* Continuation lines of a multi-line value, aligned under the first. */
+static void print_field_lines(FILE *f, const char *label, const char *text) {
+        const char *p = text;
+        bool first = true;
+
+        do {
+                size_t len = strcspn(p, "\n");
+                _cleanup_free_ char *line = strndup(p, len);
+                fprintf(f, "%18s%s ", first ? label : "", first ? ":" : " ");
+                print_escaped(f, line ?: "?");
+                fputc('\n', f);
+                first = false;
+                p += len;
+                if (*p == '\n')
+                        p++;
+        } while (*p);
+}
+
+/* "2 drifted, 1 failed": the settings that need attention, by state, in the order states
+ * first appear. Sets *ret_n to their number; NULL on allocation failure. */
+static char *summarize_not_good(const SettingList *l, size_t *ret_n) {
+        _cleanup_(string_set_done) StringSet states = {};
+        _cleanup_free_ size_t *counts = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, n = 0;
+        FILE *f;
+
+        for (size_t i = 0; i < l->n; i++)
+                if (!setting_state_name_is_good(l->rows[i].state) && string_set_put(&states, l->rows[i].state) < 0)
+                        return NULL;
+        counts = calloc(MAX(states.n, 1U), sizeof(size_t));
+        if (!counts)
+                return NULL;
+        for (size_t i = 0; i < l->n; i++)
+                if (!setting_state_name_is_good(l->rows[i].state)) {
+                        counts[string_set_put(&states, l->rows[i].state)]++;
+                        n++;
+                }
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < states.n; i++)
+                fprintf(f, "%s%zu %s", i > 0 ? ", " : "", counts[i], states.items[i]);
+        if (fclose(f) != 0)
+                return NULL;
+        *ret_n = n;
+        return TAKE_PTR(buf);
+}
+
+void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict) {
+        _cleanup_free_ char *settings = NULL, *reload = NULL, *latency = NULL, *summary = NULL, *verdict_upper = NULL;
+        size_t not_good = 0;
+
+        /* The first line is what a monitoring system shows next to the exit status. */
+        summary = summarize_not_good(l, &not_good);
+        verdict_upper = strdup(verdict_to_string(verdict));
+        for (char *c = verdict_upper; c && *c; c++)
+                *c = (char) toupper((unsigned char) *c);
+        fprintf(f, "LOWLATD %s: ", verdict_upper ?: "?");
+        print_escaped(f, info->state);
+        if (not_good == 0)
+                fprintf(f, ", %zu settings, all ok or corrected\n", l->n);
+        else {
+                fprintf(f, ", %zu of %zu settings need attention (", not_good, l->n);
+                print_escaped(f, summary ?: "?");
+                fputs(")\n", f);
+        }
+
+        print_field(f, "Version", info->version);
+        print_field(f, "Mode", info->mode);
+        print_field(f, "State", info->state);
+        print_field(f, "Isolated CPUs", isempty(info->isolated_cpus) ? "none" : info->isolated_cpus);
+        print_field(f, "Housekeeping CPUs", info->housekeeping_cpus);
+        if (!info->config_files || !info->config_files[0])
+                print_field(f, "Config files", "none");
+        for (size_t i = 0; info->config_files && info->config_files[i]; i++) {
+                fprintf(f, "%18s%s ", i == 0 ? "Config files" : "", i == 0 ? ":" : " ");
+                print_escaped(f, info->config_files[i]);
+                fputc('\n', f);
+        }
+
+        if (info->last_reload_usec == 0)
+                print_field(f, "Last reload", "never");
+        else {
+                _cleanup_free_ char *when = format_timestamp(info->last_reload_usec);
+                reload = strdup_printf("%s%s", when ?: "?", isempty(info->last_reload_error) ? "" : " (failed)");
+                print_field(f, "Last reload", reload ?: "?");
+        }
+        if (!isempty(info->last_reload_error))
+                print_field_lines(f, "Last reload error", info->last_reload_error);
+
+        settings = strdup_printf("%" PRIu32 " (%" PRIu32 " not ok)", info->settings, info->settings_not_ok);
+        print_field(f, "Settings", settings ?: "?");
+        fprintf(f, "%18s: %" PRIu64 "\n", "Drift events", info->drift_events);
+        fprintf(f, "%18s: %" PRIu64 "\n", "Corrections", info->corrections);
+        fprintf(f, "%18s: %" PRIu64 "\n", "Failures", info->failures);
+        if (info->cpu_dma_latency_usec < 0)
+                print_field(f, "cpu_dma_latency", "off");
+        else {
+                latency = strdup_printf("%" PRIi32 " us (held)", info->cpu_dma_latency_usec);
+                print_field(f, "cpu_dma_latency", latency ?: "?");
+        }
+
+        if (not_good > 0) {
+                fputc('\n', f);
+                print_settings_table(f, l, filter_not_good, NULL, true);
+        }
+}
+
+void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict) {
+        bool first = true;
+
+        fputc('{', f);
+        json_print_member(f, "version", info->version, true);
+        json_print_member(f, "mode", info->mode, false);
+        json_print_member(f, "state", info->state, false);
+        json_print_member(f, "verdict", verdict_to_string(verdict), false);
+        json_print_member(f, "isolated_cpus", info->isolated_cpus, false);
+        json_print_member(f, "housekeeping_cpus", info->housekeeping_cpus, false);
+        fputs(",\"config_files\":[", f);
+        for (size_t i = 0; info->config_files && info->config_files[i]; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                json_print_string(f, info->config_files[i]);
+        }
+        fprintf(f, "],\"last_reload_usec\":%" PRIu64, info->last_reload_usec);
+        json_print_member(f, "last_reload_error", info->last_reload_error, false);
+        fprintf(f, ",\"drift_events\":%" PRIu64 ",\"corrections\":%" PRIu64 ",\"failures\":%" PRIu64
+                   ",\"cpu_dma_latency_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32 ",\"n_settings_not_ok\":%" PRIu32
+                   ",\"settings_not_ok\":[",
+                   info->drift_events, info->corrections, info->failures, info->cpu_dma_latency_usec, info->settings,
+                   info->settings_not_ok);
+        for (size_t i = 0; i < l->n; i++) {
+                if (setting_state_name_is_good(l->rows[i].state))
+                        continue;
+                if (!first)
+                        fputc(',', f);
+                json_print_setting(f, &l->rows[i]);
+                first = false;
+        }
+        fputs("]}\n", f);
+}
+
+void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {
+        print_settings_table(f, l, filter_by_state_list, &state_filter, legend);
+}
+
+void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter) {
+        bool first = true;
+
+        fputc('[', f);
+        for (size_t i = 0; i < l->n; i++) {
+                if (!state_filter_matches(state_filter, l->rows[i].state))
+                        continue;
+                fputs(first ? "\n" : ",\n", f);
+                json_print_setting(f, &l->rows[i]);
+                first = false;
+        }
+        fputs(first ? "]\n" : "\n]\n", f);
+}
+
+/* Prints text indented and folded at spaces to fit width columns (a word longer than
+ * the width, like a long command, stays whole on its own line). */
+static void print_wrapped(FILE *f, const char *text, size_t indent, size_t width) {
+        const char *p = text;
+
+        while (*p) {
+                size_t room = width > indent ? width - indent : 20, len = strcspn(p, "\n"), cut = len;
+
+                if (len > room) {
+                        cut = room;
+                        while (cut > 0 && p[cut] != ' ')
+                                cut--;
+                        if (cut == 0) /* one long word: up to the next space */
+                                cut = strcspn(p, " \n");
+                }
+                fprintf(f, "%*s%.*s\n", (int) indent, "", (int) cut, p);
+                p += cut;
+                while (*p == ' ' || *p == '\n')
+                        p++;
+        }
+}
+
+
+/* The findings worst first, and in the order lowlatd gives them within a severity;
+ * findings of a severity this lowlatctl does not know are left out. */
+void check_print(FILE *f, const CheckReport *report, bool json) {
+        size_t n = 0, counts[SEVERITY_RANKS] = {};
+        bool first = true;
+
+        if (json)
+                fputc('[', f);
+        for (int pass = 0; pass < SEVERITY_RANKS; pass++)
+                for (size_t i = 0; i < report->n; i++) {
+                        const CheckFinding *finding = &report->findings[i];
+
+                        if (severity_rank(finding->severity) != pass)
+                                continue;
+                        n++;
+                        counts[pass]++;
+                        if (json) {
+                                fputs(first ? "\n{" : ",\n{", f);
+                                json_print_member(f, "severity", finding->severity, true);
+                                json_print_member(f, "id", finding->id, false);
+                                json_print_member(f, "subject", finding->subject, false);
+                                json_print_member(f, "message", finding->message, false);
+                                fputc('}', f);
+                        } else {
+                                fprintf(f, "%s%-8s %s  %s\n", first ? "" : "\n", finding->severity, finding->id,
+                                        finding->subject);
+                                print_wrapped(f, finding->message, 9, 88);
+                        }
+                        first = false;
+                }
+        if (json)
+                fputs(first ? "]\n" : "\n]\n", f);
+        else
+                fprintf(f, "%s%zu finding%s: %zu critical, %zu warning, %zu info\n", n ? "\n" : "", n,
+                        n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
+}
+
+/* Exit status for a verb that printed something: the verdict, unless stdout failed. */
+int finish_output(int verdict) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "lowlatctl: cannot write to standard output: %s\n", strerror(errno));
+                return EXIT_OUTPUT;
+        }
+        return verdict;
+}

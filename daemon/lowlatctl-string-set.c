@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* StringSet: names in first-seen order, for counting settings by kind and state when the
+ * names come from lowlatd and may be ones this lowlatctl has never heard of. */
+#include "lowlatctl.h"
+#include "macro.h"
+#include "util.h"
+
+void string_set_done(StringSet *s) {
+        s->items = mfree(s->items);
+        s->n = s->allocated = 0;
+}
+
+ssize_t string_set_put(StringSet *set, const char *s) {
+        const char **items;
+
+        for (size_t i = 0; i < set->n; i++)
+                if (streq(set->items[i], s))
+                        return (ssize_t) i;
+        items = array_reserve(set->items, set->n, &set->allocated, sizeof(char *));
+        if (!items)
+                return -ENOMEM;
+        set->items = items;
+        set->items[set->n] = s;
+        return (ssize_t) set->n++;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What lowlatd's states and the audit's severities mean to lowlatctl: the exit status (the
+ * monitoring-plugin verdict), which settings need attention, which ones list --state picks. */
+#include <string.h>
+
+#include "lowlatctl.h"
+#include "macro.h"
+#include "setting.h"
+#include "util.h"
+
+/* Worst first when combining: critical, then unknown (lowlatd said something this
+ * lowlatctl does not understand), then warning. */
+static int verdict_combine(int a, int b) {
+        static const int rank[] = { [EXIT_OK] = 0, [EXIT_WARNING] = 1, [EXIT_UNKNOWN] = 2, [EXIT_CRITICAL] = 3 };
+        return rank[a] >= rank[b] ? a : b;
+}
+
+/* The library names states but cannot yet read a name back; this is the way back over
+ * the same table (setting_state_to_string), until liblowlat has its own. The name is the
+ * first len bytes of name, so that a comma-separated list needs no copies. */
+static int lookup_setting_state(const char *name, size_t len, SettingState *ret) {
+        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++) {
+                const char *known = setting_state_to_string(state);
+
+                if (strlen(known) == len && strncmp(name, known, len) == 0) {
+                        *ret = state;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+static int verdict_of_setting_state(const char *name) {
+        SettingState state;
+
+        if (lookup_setting_state(name, strlen(name), &state) < 0)
+                return EXIT_UNKNOWN; /* a state only a newer lowlatd knows */
+        /* No default: -Wswitch (an error under -Werror) stops a state added to the library
+         * until it has a verdict here. */
+        switch (state) {
+        case SETTING_OK:
+        case SETTING_CORRECTED:
+        case SETTING_UNSUPPORTED:
+        case SETTING_UNMOVABLE:
+                return EXIT_OK;
+        case SETTING_DRIFTED:
+        case SETTING_PENDING:
+                return EXIT_WARNING;
+        case SETTING_FAILED:
+                return EXIT_CRITICAL;
+        case _SETTING_STATE_MAX:
+                break;
+        }
+        return EXIT_UNKNOWN;
+}
+
+static int verdict_of_manager_state(const char *state) {
+        if (streq(state, "enforcing") || streq(state, "observing"))
+                return EXIT_OK;
+        if (streq(state, "starting"))
+                return EXIT_WARNING;
+        if (streq(state, "degraded"))
+                return EXIT_CRITICAL;
+        return EXIT_UNKNOWN;
+}
+
+int posture_verdict(const ManagerInfo *info, const SettingList *l) {
+        int v = verdict_of_manager_state(info->state);
+
+        for (size_t i = 0; i < l->n; i++)
+                v = verdict_combine(v, verdict_of_setting_state(l->rows[i].state));
+        return v;
+}
+
+const char *verdict_to_string(int v) {
+        switch (v) {
+        case EXIT_OK:
+                return "ok";
+        case EXIT_WARNING:
+                return "warning";
+        case EXIT_CRITICAL:
+                return "critical";
+        default:
+                return "unknown";
+        }
+}
+
+bool setting_state_name_is_good(const char *name) {
+        SettingState state;
+
+        return lookup_setting_state(name, strlen(name), &state) >= 0 && setting_state_is_good(state);
+}
+
+/* One bit per state. */
+_Static_assert(_SETTING_STATE_MAX <= sizeof(StateFilter) * 8, "StateFilter has a bit for every state");
+
+int state_filter_parse(const char *list, StateFilter *ret) {
+        StateFilter filter = 0;
+
+        for (const char *p = list; *p;) {
+                size_t len = strcspn(p, ",");
+                SettingState state;
+
+                if (len > 0) {
+                        if (lookup_setting_state(p, len, &state) < 0) {
+                                /* A typo must not look like "no setting is in that state". */
+                                fprintf(stderr, "lowlatctl: --state: unknown state '%.*s'; the states are",
+                                        (int) len, p);
+                                for (state = 0; state < _SETTING_STATE_MAX; state++)
+                                        fprintf(stderr, " %s", setting_state_to_string(state));
+                                fputc('\n', stderr);
+                                return -EINVAL;
+                        }
+                        filter |= 1U << state;
+                }
+                p += len;
+                if (*p == ',')
+                        p++;
+        }
+        if (filter == STATE_FILTER_ALL) {
+                fprintf(stderr, "lowlatctl: --state needs a state\n");
+                return -EINVAL;
+        }
+        *ret = filter;
+        return 0;
+}
+
+bool state_filter_matches(StateFilter filter, const char *name) {
+        SettingState state;
+
+        if (filter == STATE_FILTER_ALL)
+                return true;
+        return lookup_setting_state(name, strlen(name), &state) >= 0 && (filter & (1U << state));
+}
+
+/* The audit's findings, in the order lowlatd gives them, worst first when printed. */
+int severity_rank(const char *severity) {
+        static const char *const order[SEVERITY_RANKS] = { "critical", "warning", "info", "ok" };
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                if (streq(severity, order[i]))
+                        return (int) i;
+        return SEVERITY_RANKS;
+}
+
+/* The worst finding decides; info and ok findings need nothing done. */
+int check_verdict(const CheckReport *report) {
+        int worst = SEVERITY_RANKS;
+
+        for (size_t i = 0; i < report->n; i++)
+                worst = MIN(worst, severity_rank(report->findings[i].severity));
+        return worst == 0 ? EXIT_CRITICAL : worst == 1 ? EXIT_WARNING : EXIT_OK;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What lowlatctl's files share: lowlatd's answers as read off the bus, the exit statuses,
+ * and the entry points of each file. Internal to lowlatctl. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+/* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
+#define EXIT_OK 0
+#define EXIT_WARNING 1
+#define EXIT_CRITICAL 2
+#define EXIT_UNKNOWN 3
+#define EXIT_REFUSED 1 /* reload, reapply: lowlatd answered no */
+#define EXIT_USAGE 64  /* EX_USAGE */
+#define EXIT_OUTPUT 74 /* EX_IOERR: standard output could not be written */
+
+/* Room for one more element in a growable array of n elements of size bytes in *allocated
+ * slots: the array, moved perhaps, or NULL (and the old one untouched) when out of memory. */
+static inline void *array_reserve(void *array, size_t n, size_t *allocated, size_t size) {
+        size_t k;
+
+        if (n < *allocated)
+                return array;
+        k = *allocated ? *allocated * 2 : 16;
+        array = reallocarray(array, k, size);
+        if (array)
+                *allocated = k;
+        return array;
+}
+
+/* ---- What lowlatd reports (lowlatctl-bus.c) ------------------------------------- */
+
+/* Strings point into reply, which this struct holds a reference on. */
+typedef struct ManagerInfo {
+        sd_bus_message *reply;
+        const char *version;
+        const char *mode;
+        const char *state;
+        const char *isolated_cpus;
+        const char *housekeeping_cpus;
+        char **config_files;
+        uint64_t last_reload_usec;
+        const char *last_reload_error;
+        uint64_t drift_events;
+        uint64_t corrections;
+        uint64_t failures;
+        int32_t cpu_dma_latency_usec;
+        uint32_t settings;
+        uint32_t settings_not_ok;
+} ManagerInfo;
+
+typedef struct SettingRow {
+        const char *kind;
+        const char *object;
+        const char *desired;
+        const char *observed;
+        const char *state;
+} SettingRow;
+
+typedef struct SettingList {
+        sd_bus_message *reply;
+        SettingRow *rows;
+        size_t n, allocated;
+} SettingList;
+
+/* One finding of the audit (Check), as lowlatd words it. */
+typedef struct CheckFinding {
+        const char *severity;
+        const char *id;
+        const char *subject;
+        const char *message;
+} CheckFinding;
+
+typedef struct CheckReport {
+        sd_bus_message *reply;
+        CheckFinding *findings; /* in the order lowlatd gives them */
+        size_t n, allocated;
+} CheckReport;
+
+/* Each prints why it failed before returning -errno. */
+int bus_connect(sd_bus **ret);
+/* Every property of the spec must be there: a half-known daemon would make every verdict
+ * a guess. */
+int manager_info_get(sd_bus *bus, ManagerInfo *ret);
+void manager_info_done(ManagerInfo *info);
+int setting_list_get(sd_bus *bus, SettingList *ret);
+void setting_list_done(SettingList *l);
+/* Both of the above: what status, list and metrics show. */
+int posture_get(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list);
+/* Returns 0, or 1 when lowlatd answered with an error (it is there but would not audit),
+ * or -errno when it could not be asked. */
+int check_report_get(sd_bus *bus, CheckReport *ret);
+void check_report_done(CheckReport *report);
+/* Reload, Reapply, Restore: returns 0, 1 when lowlatd refused, or -errno when it could not
+ * be asked. */
+int bus_call_action(sd_bus *bus, const char *method);
+
+/* ---- What it means for the exit status (lowlatctl-verdict.c) -------------------- */
+
+/* The states liblowlat's setting_state_is_good() calls good ("ok", "corrected") need no
+ * attention; everything else, an unknown state included, is shown by status. */
+bool setting_state_name_is_good(const char *name);
+/* list --state=STATE[,STATE...]: one bit per state; STATE_FILTER_ALL for no filter. */
+typedef unsigned StateFilter;
+#define STATE_FILTER_ALL 0U
+/* Only the states liblowlat knows: an unknown name (a typo) is printed and -EINVAL. */
+int state_filter_parse(const char *list, StateFilter *ret);
+bool state_filter_matches(StateFilter filter, const char *name);
+int posture_verdict(const ManagerInfo *info, const SettingList *l);
+const char *verdict_to_string(int v);
+/* The audit's severities, worst first: critical 0, warning 1, info 2, ok 3; anything else
+ * SEVERITY_RANKS. */
+#define SEVERITY_RANKS 4
+int severity_rank(const char *severity);
+int check_verdict(const CheckReport *report);
+
+/* ---- Counting by name (lowlatctl-string-set.c) ---------------------------------- */
+
+/* A small set of strings that keeps first-seen order (kinds, states). The strings are
+ * not copied. */
+typedef struct StringSet {
+        const char **items;
+        size_t n, allocated;
+} StringSet;
+
+void string_set_done(StringSet *s);
+/* Index of s, adding it if new; -ENOMEM. */
+ssize_t string_set_put(StringSet *set, const char *s);
+
+/* ---- For people and programs (lowlatctl-output.c) ------------------------------- */
+
+void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
+void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
+void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
+void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
+void check_print(FILE *f, const CheckReport *report, bool json);
+/* Exit status for a verb that printed something: the verdict, unless stdout failed. */
+int finish_output(int verdict);
+
+/* ---- For Prometheus (lowlatctl-metrics.c) --------------------------------------- */
+
+/* lowlatd did not answer: still a valid scrape, so the textfile collector says "down"
+ * rather than going stale. */
+void metrics_print_down(FILE *f);
+int metrics_print_settings(FILE *f, const SettingList *l);
+/* Every family; -ENOMEM. */
+int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l);
