@@ -15,25 +15,10 @@ static int verdict_combine(int a, int b) {
         return rank[a] >= rank[b] ? a : b;
 }
 
-/* The library names states but cannot yet read a name back; this is the way back over
- * the same table (setting_state_to_string), until liblowlat has its own. The name is the
- * first len bytes of name, so that a comma-separated list needs no copies. */
-static int lookup_setting_state(const char *name, size_t len, SettingState *ret) {
-        for (SettingState state = 0; state < _SETTING_STATE_MAX; state++) {
-                const char *known = setting_state_to_string(state);
-
-                if (strlen(known) == len && strncmp(name, known, len) == 0) {
-                        *ret = state;
-                        return 0;
-                }
-        }
-        return -EINVAL;
-}
-
 static int verdict_of_setting_state(const char *name) {
-        SettingState state;
+        SettingState state = setting_state_from_string(name);
 
-        if (lookup_setting_state(name, strlen(name), &state) < 0)
+        if (state < 0)
                 return EXIT_UNKNOWN; /* a state only a newer lowlatd knows */
         /* No default: -Wswitch (an error under -Werror) stops a state added to the library
          * until it has a verdict here. */
@@ -49,6 +34,7 @@ static int verdict_of_setting_state(const char *name) {
         case SETTING_FAILED:
                 return EXIT_CRITICAL;
         case _SETTING_STATE_MAX:
+        case _SETTING_STATE_INVALID:
                 break;
         }
         return EXIT_UNKNOWN;
@@ -86,9 +72,7 @@ const char *verdict_to_string(int v) {
 }
 
 bool setting_state_name_is_good(const char *name) {
-        SettingState state;
-
-        return lookup_setting_state(name, strlen(name), &state) >= 0 && setting_state_is_good(state);
+        return setting_state_is_good(setting_state_from_string(name));
 }
 
 /* One bit per state. */
@@ -102,7 +86,11 @@ int state_filter_parse(const char *list, StateFilter *ret) {
                 SettingState state;
 
                 if (len > 0) {
-                        if (lookup_setting_state(p, len, &state) < 0) {
+                        _cleanup_free_ char *name = strndup(p, len);
+                        if (!name)
+                                return -ENOMEM;
+                        state = setting_state_from_string(name);
+                        if (state < 0) {
                                 /* A typo must not look like "no setting is in that state". */
                                 fprintf(stderr, "lowlatctl: --state: unknown state '%.*s'; the states are",
                                         (int) len, p);
@@ -130,16 +118,15 @@ bool state_filter_matches(StateFilter filter, const char *name) {
 
         if (filter == STATE_FILTER_ALL)
                 return true;
-        return lookup_setting_state(name, strlen(name), &state) >= 0 && (filter & (1U << state));
+        state = setting_state_from_string(name);
+        return state >= 0 && (filter & (1U << state));
 }
 
-/* The audit's findings, in the order lowlatd gives them, worst first when printed. */
+/* The audit's findings, worst first when printed: critical is rank 0. */
 int severity_rank(const char *severity) {
-        static const char *const order[SEVERITY_RANKS] = { "critical", "warning", "info", "ok" };
-        for (size_t i = 0; i < ELEMENTSOF(order); i++)
-                if (streq(severity, order[i]))
-                        return (int) i;
-        return SEVERITY_RANKS;
+        Severity s = severity_from_string(severity);
+
+        return s < 0 ? SEVERITY_RANKS : SEVERITY_CRITICAL - s;
 }
 
 /* The worst finding decides; info and ok findings need nothing done. */

@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "audit.h"
+
 /* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
 #define EXIT_OK 0
 #define EXIT_WARNING 1
@@ -115,7 +117,7 @@ int posture_verdict(const ManagerInfo *info, const SettingList *l);
 const char *verdict_to_string(int v);
 /* The audit's severities, worst first: critical 0, warning 1, info 2, ok 3; anything else
  * SEVERITY_RANKS. */
-#define SEVERITY_RANKS 4
+#define SEVERITY_RANKS _SEVERITY_MAX
 int severity_rank(const char *severity);
 int check_verdict(const CheckReport *report);
 

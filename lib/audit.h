@@ -8,6 +8,7 @@
 
 #include "host.h"
 #include "posture.h"
+#include "string-table.h"
 #include "table.h"
 
 typedef enum Severity {
@@ -16,10 +17,11 @@ typedef enum Severity {
         SEVERITY_WARNING,
         SEVERITY_CRITICAL,
         _SEVERITY_MAX,
+        _SEVERITY_INVALID = -EINVAL,
 } Severity;
 
-/* "ok", "info", "warning", "critical"; "?" for anything else. */
-const char *severity_to_string(Severity s);
+/* "ok", "info", "warning", "critical". */
+DECLARE_STRING_TABLE_LOOKUP(severity, Severity);
 
 typedef struct Finding {
         Severity severity;

@@ -13,6 +13,7 @@
 #include "cpuset.h"
 #include "host.h"
 #include "posture.h"
+#include "setting.h"
 #include "task.h"
 
 /* The observed text is cut here (", and N more"): it goes to the journal and the bus. */
@@ -22,10 +23,7 @@
 /* Threads of one process looked at in one scan. */
 #define STRAYS_THREADS_MAX 4096U
 
-/* Changes one thread's affinity; 0 or -errno (ESRCH: it exited). */
-typedef int (*TaskAffinitySetter)(void *userdata, pid_t tid, const CPUSet *cpus);
-
-/* The real one: sched_setaffinity(). Only for a live host (host_is_live()). */
+/* The real TaskAffinitySetter (lib/setting.h): sched_setaffinity(). Only for a live host (host_is_live()). */
 int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus);
 
 /* A thread to move, from the last scan. */

@@ -9,16 +9,13 @@
 #include "audit-internal.h"
 #include "util.h"
 
-static const char *const severity_names[_SEVERITY_MAX] = {
+static const char *const severity_table[_SEVERITY_MAX] = {
         [SEVERITY_OK] = "ok",
         [SEVERITY_INFO] = "info",
         [SEVERITY_WARNING] = "warning",
         [SEVERITY_CRITICAL] = "critical",
 };
-
-const char *severity_to_string(Severity s) {
-        return (unsigned) s < _SEVERITY_MAX ? severity_names[s] : "?";
-}
+DEFINE_STRING_TABLE_LOOKUP(severity, Severity);
 
 static void finding_done(Finding *f) {
         free(f->id);

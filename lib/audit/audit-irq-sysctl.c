@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "audit-internal.h"
+#include "setting-irq.h"
 #include "util.h"
 
 /* --- 6. interrupts --- */
@@ -117,23 +118,6 @@ void audit_check_irqbalance(Audit *a) {
                     isolated, file_name);
 }
 
-/* "LIST" or "LIST (effective LIST)", as setting.c records an IRQ: the effective CPUs when
- * known, else the affinity. */
-static int irq_observed_cpus(const char *observed, CPUSet *ret) {
-        _cleanup_free_ char *copy = strdup(observed);
-        char *eff;
-
-        if (!copy)
-                return -ENOMEM;
-        eff = strstr(copy, " (effective ");
-        if (eff) {
-                char *list = eff + strlen(" (effective ");
-                list[strcspn(list, ")")] = '\0';
-                return cpuset_parse_list(list, ret);
-        }
-        return cpuset_parse_list(copy, ret);
-}
-
 void audit_check_unmovable_irqs(Audit *a) {
         const Posture *p = a->posture;
         const SettingTable *t = a->table;
@@ -145,9 +129,9 @@ void audit_check_unmovable_irqs(Audit *a) {
                 _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
                 _cleanup_free_ char *list = NULL, *subject = NULL;
 
-                if (!s || s->kind != SETTING_IRQ_AFFINITY || s->state != SETTING_UNMOVABLE || !s->observed)
+                if (!s || !setting_is_irq(s, NULL) || s->state != SETTING_UNMOVABLE)
                         continue;
-                if (irq_observed_cpus(s->observed, &cpus) < 0)
+                if (setting_irq_served_cpus(s, a->host, &cpus) < 0)
                         continue;
                 cpuset_and(&cpus, &p->isolated);
                 if (cpuset_is_empty(&cpus))

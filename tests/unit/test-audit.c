@@ -424,7 +424,11 @@ static void test_severity_names(void) {
         CHECK_STR(severity_to_string(SEVERITY_INFO), "info", "info");
         CHECK_STR(severity_to_string(SEVERITY_WARNING), "warning", "warning");
         CHECK_STR(severity_to_string(SEVERITY_CRITICAL), "critical", "critical");
-        CHECK_STR(severity_to_string((Severity) 42), "?", "out of range");
+        CHECK(severity_to_string((Severity) 42) == NULL && severity_to_string(_SEVERITY_INVALID) == NULL,
+              "out of range: NULL (bounds-checked)");
+        CHECK(severity_from_string("warning") == SEVERITY_WARNING && severity_from_string("bad") == _SEVERITY_INVALID &&
+                      severity_from_string(NULL) == _SEVERITY_INVALID,
+              "and back from the name");
         CHECK(finding_list_worst(&l) == SEVERITY_OK, "empty list: ok");
         l.items = items;
         l.n = 2;
@@ -916,11 +920,15 @@ static void test_unmovable_irqs(void) {
                           setting_new_irq(f.posture, 41, "nvme0q1", &on_housekeeping) >= 0 &&
                           setting_new_irq(f.posture, 42, "eth0-TxRx-2", &movable) >= 0,
                   "three IRQ settings")) {
+                /* The effective CPUs are the kernel's (read from the tree when asked), the
+                 * observed text is the affinity. */
+                tree_write(&f, "proc/irq/40/effective_affinity_list", "3\n");
+                tree_write(&f, "proc/irq/41/effective_affinity_list", "1\n");
                 on_isolated->state = SETTING_UNMOVABLE;
-                on_isolated->observed = strdup("2-3 (effective 3)");
+                on_isolated->observed = strdup("2-3");
                 on_isolated->reason = strdup("writing smp_affinity_list: Input/output error");
                 on_housekeeping->state = SETTING_UNMOVABLE;
-                on_housekeeping->observed = strdup("0-3 (effective 1)");
+                on_housekeeping->observed = strdup("0-3");
                 movable->state = SETTING_DRIFTED;
                 movable->observed = strdup("2");
                 table_add(&t, TAKE_PTR(on_isolated));

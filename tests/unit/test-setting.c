@@ -874,7 +874,40 @@ static void test_inherit(void) {
         fixture_done(&f);
 }
 
+/* The registry: every kind has a name that reads back, and the operations the state
+ * machine cannot do without. One vocabulary for events too. */
+static void test_registry(void) {
+        for (SettingKind k = 0; k < _SETTING_KIND_MAX; k++) {
+                const SettingVTable *vt = setting_vtables[k];
+                const char *name = setting_kind_to_string(k);
+                char what[96];
+
+                snprintf(what, sizeof(what), "kind %d (%s): a name that reads back, read, write, a size", (int) k,
+                         name ?: "?");
+                CHECK(name && setting_kind_from_string(name) == k && vt && vt->read && vt->write &&
+                              vt->object_size >= sizeof(Setting),
+                      what);
+                for (SettingKind j = 0; j < k; j++)
+                        if (streq_ptr(setting_kind_to_string(j), name))
+                                CHECK(false, "kind names are unique");
+        }
+        CHECK(setting_kind_to_string(_SETTING_KIND_MAX) == NULL && setting_kind_to_string(_SETTING_KIND_INVALID) == NULL,
+              "no name outside the table");
+        CHECK(setting_kind_from_string("irq") == _SETTING_KIND_INVALID && setting_kind_from_string(NULL) == _SETTING_KIND_INVALID,
+              "an unknown name is -EINVAL");
+        for (SettingState st = 0; st < _SETTING_STATE_MAX; st++)
+                CHECK(setting_state_to_string(st) && setting_state_from_string(setting_state_to_string(st)) == st,
+                      "every state's name reads back");
+        for (EventId e = 0; e < _EVENT_ID_MAX; e++)
+                CHECK(event_to_string(e) && event_from_string(event_to_string(e)) == e && event_info(e) &&
+                              event_info(e)->message_id,
+                      "every event has a name that reads back and a MESSAGE_ID");
+        CHECK_STR(event_to_string(EVENT_UNMOVABLE), setting_state_to_string(SETTING_UNMOVABLE),
+                  "the unmovable event and state have one name");
+}
+
 int main(void) {
+        test_registry();
         test_irq_corrected();
         test_irq_effective_lags();
         test_irq_observe();
