@@ -182,12 +182,20 @@ static void on_setting_event(void *userdata, EventId event, const Setting *s, Re
 void manager_update_status(Manager *m) {
         size_t counts[_SETTING_STATE_MAX];
         _cleanup_free_ char *status = NULL;
+        ManagerState state = manager_state(m);
 
         if (m->listener.changed)
                 m->listener.changed(m->listener.userdata);
+        /* Called after every event: say something only when the line would change. */
         table_count(&m->table, counts);
+        if (m->last_status && state == m->last_status_state && m->last_status_n == m->table.n &&
+            memcmp(counts, m->last_status_counts, sizeof(counts)) == 0)
+                return;
+        m->last_status_state = state;
+        m->last_status_n = m->table.n;
+        memcpy(m->last_status_counts, counts, sizeof(counts));
         status = strdup_printf("%s: %zu settings, %zu drifted, %zu failed, %zu unmovable, %zu unsupported",
-                               manager_state_to_string(manager_state(m)), m->table.n, counts[SETTING_DRIFTED],
+                               manager_state_to_string(state), m->table.n, counts[SETTING_DRIFTED],
                                counts[SETTING_FAILED], counts[SETTING_UNMOVABLE], counts[SETTING_UNSUPPORTED]);
         if (!status || streq_ptr(status, m->last_status))
                 return;
@@ -451,16 +459,23 @@ void manager_queue_dirty(Manager *m, Setting *s) {
         (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_ONESHOT);
 }
 
-static int on_dirty(sd_event_source *source, void *userdata) {
-        Manager *m = userdata;
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
+void manager_flush_dirty(Manager *m) {
+        uint64_t now;
 
+        if (m->n_dirty == 0)
+                return;
+        now = now_usec(CLOCK_MONOTONIC);
+        (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_OFF);
         while (m->n_dirty > 0) {
                 Setting *s = m->dirty[--m->n_dirty];
                 s->dirty = false;
                 table_reconcile_one(&m->table, &m->rc, s, now, RECONCILE_HINTED);
         }
         manager_update_status(m);
+}
+
+static int on_dirty(sd_event_source *source, void *userdata) {
+        manager_flush_dirty(userdata);
         return 0;
 }
 
@@ -474,8 +489,11 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
 
         for (;;) {
                 n = read(fd, &buf, sizeof(buf));
-                if (n < 0)
-                        return errno == EAGAIN || errno == EINTR ? 0 : log_warning_errno(errno, "inotify read failed");
+                if (n < 0) {
+                        if (errno != EAGAIN && errno != EINTR)
+                                log_warning_errno(errno, "inotify read failed");
+                        break;
+                }
                 for (char *p = buf.raw; p < buf.raw + n;) {
                         struct inotify_event *e = (struct inotify_event *) p;
                         if (e->mask & IN_Q_OVERFLOW) {
@@ -498,6 +516,9 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
                         p += sizeof(struct inotify_event) + e->len;
                 }
         }
+        /* Now, not in another turn of the loop: the events are all read. */
+        manager_flush_dirty(m);
+        return 0;
 }
 
 /* The scan doubles as the watchdog ping: a loop that scans is alive, and one timer
@@ -704,7 +725,7 @@ static int manager_reload_because(Manager *m, const char *why) {
                 (void) originals_commit(m->originals);
         table_inherit(&table, &m->table); /* old table freed; its hooks unwatch the leftovers */
         table.hooks = (SettingTableHooks) { on_setting_added, on_setting_removed, m };
-        m->table = table;
+        table_move(&m->table, &table);
         for (size_t i = 0; i < m->table.n; i++) {
                 Setting *s = m->table.settings[i];
                 for (size_t w = 0; w < ELEMENTSOF(s->watches); w++)

@@ -66,7 +66,9 @@ typedef struct Manager {
 
         bool starting; /* the first pass has not finished */
         size_t applied[_SETTING_KIND_MAX]; /* corrections while putting a posture in place */
-        char *last_status;
+        char *last_status; /* the last STATUS= line, and what it was made of */
+        ManagerState last_status_state;
+        size_t last_status_n, last_status_counts[_SETTING_STATE_MAX];
         char *last_online; /* sys/devices/system/cpu/online as last read */
         uint64_t last_reload_usec; /* CLOCK_REALTIME */
         char *last_reload_error;
@@ -97,8 +99,11 @@ int manager_reload(Manager *m);
 /* A full pass now, retrying failed and unsupported settings. */
 void manager_reapply(Manager *m);
 
-/* For the event sources in netwatch.c. */
+/* For the event sources: queue a setting for a look, and look at what is queued now (an
+ * event source that has read all its events does, instead of waiting for another turn
+ * of the loop; whatever is still queued is looked at in the next one). */
 void manager_queue_dirty(Manager *m, Setting *s);
+void manager_flush_dirty(Manager *m);
 void manager_update_status(Manager *m);
 /* One line for what putting a posture in place changed (start, reload, a new NIC). */
 void manager_log_applied(Manager *m, const char *what);

@@ -40,6 +40,8 @@ static KnownLink *known_link(NetWatch *w, int ifindex) {
 }
 
 static void forget_link(NetWatch *w, int ifindex) {
+        if (w->ethtool)
+                ethtool_forget(w->ethtool, ifindex);
         for (size_t i = 0; i < w->n_links; i++)
                 if (w->links[i].ifindex == ifindex) {
                         w->links[i] = w->links[--w->n_links];
@@ -128,8 +130,9 @@ static void on_link(void *userdata, const LinkInfo *l, bool removed) {
         if (renamed || came_up)
                 nic_replan(w, l, !k_existed ? (m->event ? "appeared" : NULL) : renamed ? "was renamed" : "came up");
         else
-                /* Any other change (carrier, MTU, a driver's own reset): cheap to look. */
-                reconcile_nic_now(w, l->ifindex, 0);
+                /* Any other change (carrier, MTU, a driver's own reset, a feature flip):
+                 * cheap to look; what the kernel notified need not be asked again. */
+                reconcile_nic_now(w, l->ifindex, RECONCILE_HINTED);
 }
 
 static void plan_link(void *userdata, const LinkInfo *l) {
@@ -217,6 +220,7 @@ static int on_ethtool_event(sd_event_source *s, int fd, uint32_t revents, void *
                                 manager_queue_dirty(m, m->table.settings[i]);
         } else if (r < 0)
                 log_warning_errno(r, "Reading ethtool notifications failed");
+        manager_flush_dirty(m);
         return 0;
 }
 

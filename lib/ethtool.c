@@ -43,10 +43,20 @@ typedef union NetlinkBuffer {
         uint8_t bytes[RECEIVE_BUFFER_SIZE];
 } NetlinkBuffer;
 
+/* What the kernel last said of one device's features: its last FEATURES_NTF, a GET
+ * reply, or the reply to our own SET. Three compact bitsets of n_bits bits each. */
+typedef struct FeatureState {
+        int ifindex;
+        unsigned n_bits;
+        uint32_t *words; /* active, then hw, then nochange: n_words each */
+} FeatureState;
+
 struct EthtoolClient {
         struct nl_sock *request;
         struct nl_sock *monitor;
         int family;
+        FeatureState *feature_states;
+        size_t n_feature_states;
         /* ETH_SS_FEATURES by bit index; fetched once, on first use: the names are compiled
          * into the kernel, so a running kernel never changes them. */
         char **feature_names;
@@ -275,12 +285,20 @@ static void feature_names_free(EthtoolClient *c) {
         c->n_features = 0;
 }
 
+static void feature_states_clear(EthtoolClient *c) {
+        for (size_t i = 0; i < c->n_feature_states; i++)
+                free(c->feature_states[i].words);
+        c->feature_states = mfree(c->feature_states);
+        c->n_feature_states = 0;
+}
+
 EthtoolClient *ethtool_client_free(EthtoolClient *c) {
         if (!c)
                 return NULL;
         nl_socket_free(c->request);
         nl_socket_free(c->monitor);
         feature_names_free(c);
+        feature_states_clear(c);
         free(c);
         return NULL;
 }
@@ -337,13 +355,16 @@ static char *extack_message(const struct nlmsghdr *nlh) {
 
 /* Requests. */
 
-static int request_new(EthtoolClient *c, uint8_t cmd, int ifindex, uint32_t header_flags, struct nl_msg **ret) {
+/* ack: a request that changes something waits for the kernel's ACK (after its reply, if
+ * it has one); a GET is answered by its reply alone, or by an error. */
+static int request_new(EthtoolClient *c, uint8_t cmd, int ifindex, uint32_t header_flags, bool ack,
+                       struct nl_msg **ret) {
         _cleanup_(nlmsg_freep) struct nl_msg *m = nlmsg_alloc();
         struct nlattr *header;
 
         if (!m)
                 return -ENOMEM;
-        if (!genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, NLM_F_REQUEST | NLM_F_ACK, cmd,
+        if (!genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, NLM_F_REQUEST | (ack ? NLM_F_ACK : 0), cmd,
                          ETHTOOL_GENL_VERSION))
                 return -ENOMEM;
         /* The kernel validates ethtool nests strictly: NLA_F_NESTED is required. The
@@ -366,13 +387,15 @@ static int request_new(EthtoolClient *c, uint8_t cmd, int ifindex, uint32_t head
 /* Called for each reply message (its genl attributes) that answers the request. */
 typedef int (*ReplyHandler)(struct nlattr *attributes, int length, void *userdata);
 
-/* Sends one request and reads until its ACK or error: a reply and the ACK are separate
- * datagrams, and stopping at the reply would leave the ACK queued for the next request.
+/* Sends one request and reads until its ACK or error, or, for a request sent without
+ * NLM_F_ACK, its reply: a reply and the ACK are separate datagrams, and stopping at the
+ * reply of a request that asked for an ACK would leave the ACK queued for the next one.
  * Anything with another sequence number is a leftover of an earlier request that gave
  * up (timeout) and is skipped. The kernel's error wins over a handler's. */
 static int request_run(EthtoolClient *c, struct nl_msg *m, uint8_t reply_cmd, ReplyHandler handler, void *userdata,
                        char **error) {
         int fd = nl_socket_get_fd(c->request), handler_error = 0, r;
+        bool ack = nlmsg_hdr(m)->nlmsg_flags & NLM_F_ACK;
         uint32_t seq;
 
         r = nl_send_auto(c->request, m);
@@ -419,6 +442,8 @@ static int request_run(EthtoolClient *c, struct nl_msg *m, uint8_t reply_cmd, Re
                                     userdata);
                         if (r < 0 && handler_error == 0)
                                 handler_error = r;
+                        if (!ack)
+                                return handler_error;
                 }
         }
 }
@@ -475,7 +500,7 @@ static int param_get(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t *re
                 .boolean = param_table[p].boolean,
                 .max_attribute = group_table[g].max_attribute,
         };
-        r = request_new(c, group_table[g].get, ifindex, 0, &m);
+        r = request_new(c, group_table[g].get, ifindex, 0, false, &m);
         if (r < 0)
                 return r;
         r = request_run(c, m, group_table[g].get_reply, param_reply_handler, &reply, error);
@@ -506,7 +531,7 @@ static int param_set(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t val
 
         if (g == _ETHTOOL_GROUP_MAX || ifindex <= 0 || (param_table[p].boolean && value > 1))
                 return -EINVAL;
-        r = request_new(c, group_table[g].set, ifindex, 0, &m);
+        r = request_new(c, group_table[g].set, ifindex, 0, true, &m);
         if (r < 0)
                 return r;
         r = param_table[p].boolean ? nla_put_u8(m, param_table[p].attribute, (uint8_t) value)
@@ -586,7 +611,7 @@ static int feature_names_load(EthtoolClient *c, char **error) {
         if (c->feature_names)
                 return 0;
         /* No device: ETH_SS_FEATURES is one global set. */
-        r = request_new(c, ETHTOOL_MSG_STRSET_GET, 0, 0, &m);
+        r = request_new(c, ETHTOOL_MSG_STRSET_GET, 0, 0, false, &m);
         if (r < 0)
                 return r;
         sets = nla_nest_start(m, ETHTOOL_A_STRSET_STRINGSETS | NLA_F_NESTED);
@@ -661,111 +686,237 @@ static int bitset_test(struct nlattr *bitset, unsigned index, bool *ret_value, b
         return 0;
 }
 
-typedef struct FeatureReply {
-        unsigned index;
-        bool found;
-        bool active, hw, nochange;
-        /* FEATURES_SET_REPLY: the bit is in the "wanted" difference, i.e. the kernel did
-         * not end up where we asked. */
-        bool not_applied;
-} FeatureReply;
+static FeatureState *feature_state_find(EthtoolClient *c, int ifindex) {
+        for (size_t i = 0; i < c->n_feature_states; i++)
+                if (c->feature_states[i].ifindex == ifindex)
+                        return &c->feature_states[i];
+        return NULL;
+}
 
-static int features_get_reply_handler(struct nlattr *attributes, int length, void *userdata) {
-        FeatureReply *f = userdata;
-        struct nlattr *tb[ETHTOOL_A_FEATURES_MAX + 1];
+static void feature_state_drop(EthtoolClient *c, int ifindex) {
+        FeatureState *f = feature_state_find(c, ifindex);
 
-        if (nla_parse(tb, ETHTOOL_A_FEATURES_MAX, attributes, length, NULL) < 0 || !tb[ETHTOOL_A_FEATURES_HW] ||
-            !tb[ETHTOOL_A_FEATURES_ACTIVE] || !tb[ETHTOOL_A_FEATURES_NOCHANGE])
+        if (!f)
+                return;
+        free(f->words);
+        *f = c->feature_states[--c->n_feature_states];
+}
+
+/* The words of a compact bitset (ETHTOOL_FLAG_COMPACT_BITSETS: u32 words in host order)
+ * into words[0..n_words), zero beyond its size. -EBADMSG for a verbose bitset (names, no
+ * VALUE: the kernel ignored our flag) or a short one. */
+static int bitset_words(struct nlattr *bitset, unsigned n_bits, uint32_t *words) {
+        struct nlattr *tb[ETHTOOL_A_BITSET_MAX + 1];
+        size_t n_words = (n_bits + 31) / 32, have;
+        uint32_t size;
+
+        if (nla_parse_nested(tb, ETHTOOL_A_BITSET_MAX, bitset, NULL) < 0 || !tb[ETHTOOL_A_BITSET_SIZE] ||
+            attribute_u32(tb[ETHTOOL_A_BITSET_SIZE], &size) < 0 || !tb[ETHTOOL_A_BITSET_VALUE])
                 return -EBADMSG;
-        if (bitset_test(tb[ETHTOOL_A_FEATURES_HW], f->index, &f->hw, NULL) < 0 ||
-            bitset_test(tb[ETHTOOL_A_FEATURES_ACTIVE], f->index, &f->active, NULL) < 0 ||
-            bitset_test(tb[ETHTOOL_A_FEATURES_NOCHANGE], f->index, &f->nochange, NULL) < 0)
+        have = MIN((size_t) (size + 31) / 32, n_words);
+        if ((size_t) nla_len(tb[ETHTOOL_A_BITSET_VALUE]) < have * sizeof(uint32_t))
                 return -EBADMSG;
-        f->found = true;
+        memset(words, 0, n_words * sizeof(uint32_t));
+        memcpy(words, nla_data(tb[ETHTOOL_A_BITSET_VALUE]), have * sizeof(uint32_t));
         return 0;
 }
 
-static int features_get(EthtoolClient *c, int ifindex, FeatureReply *f, char **error) {
+static bool words_bit(const uint32_t *words, unsigned index) {
+        return words[index / 32] & (UINT32_C(1) << (index % 32));
+}
+
+/* A FEATURES_GET reply or FEATURES_NTF (their attributes are the same): the device's
+ * whole feature state, kept. */
+static int feature_state_store(EthtoolClient *c, int ifindex, struct nlattr *attributes, int length) {
+        struct nlattr *tb[ETHTOOL_A_FEATURES_MAX + 1];
+        size_t n_words = (c->n_features + 31) / 32;
+        _cleanup_free_ uint32_t *words = NULL;
+        FeatureState *f;
+
+        if (c->n_features == 0)
+                return -ENODATA; /* names not loaded: nobody asked about a feature yet */
+        if (nla_parse(tb, ETHTOOL_A_FEATURES_MAX, attributes, length, NULL) < 0 || !tb[ETHTOOL_A_FEATURES_HW] ||
+            !tb[ETHTOOL_A_FEATURES_ACTIVE] || !tb[ETHTOOL_A_FEATURES_NOCHANGE])
+                return -EBADMSG;
+        words = calloc(3 * n_words, sizeof(uint32_t));
+        if (!words)
+                return -ENOMEM;
+        if (bitset_words(tb[ETHTOOL_A_FEATURES_ACTIVE], c->n_features, words) < 0 ||
+            bitset_words(tb[ETHTOOL_A_FEATURES_HW], c->n_features, words + n_words) < 0 ||
+            bitset_words(tb[ETHTOOL_A_FEATURES_NOCHANGE], c->n_features, words + 2 * n_words) < 0)
+                return -EBADMSG;
+        f = feature_state_find(c, ifindex);
+        if (!f) {
+                FeatureState *a = realloc(c->feature_states, (c->n_feature_states + 1) * sizeof(FeatureState));
+                if (!a)
+                        return -ENOMEM;
+                c->feature_states = a;
+                f = &a[c->n_feature_states++];
+                *f = (FeatureState) { .ifindex = ifindex };
+        }
+        free(f->words);
+        f->words = TAKE_PTR(words);
+        f->n_bits = c->n_features;
+        return 0;
+}
+
+typedef struct FeaturesGet {
+        EthtoolClient *client;
+        int ifindex;
+        bool found;
+} FeaturesGet;
+
+static int features_get_reply_handler(struct nlattr *attributes, int length, void *userdata) {
+        FeaturesGet *g = userdata;
+        int r = feature_state_store(g->client, g->ifindex, attributes, length);
+
+        if (r < 0)
+                return r;
+        g->found = true;
+        return 0;
+}
+
+/* Asks the kernel; the answer is kept as the device's state. */
+static int features_get(EthtoolClient *c, int ifindex, char **error) {
         _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
+        FeaturesGet g = { c, ifindex, false };
         int r;
 
         /* Compact bitsets: four short u32 arrays instead of every feature's name, which
          * keeps the round trip (the floor of a correction) short. */
-        r = request_new(c, ETHTOOL_MSG_FEATURES_GET, ifindex, ETHTOOL_FLAG_COMPACT_BITSETS, &m);
+        r = request_new(c, ETHTOOL_MSG_FEATURES_GET, ifindex, ETHTOOL_FLAG_COMPACT_BITSETS, false, &m);
         if (r < 0)
                 return r;
-        r = request_run(c, m, ETHTOOL_MSG_FEATURES_GET_REPLY, features_get_reply_handler, f, error);
-        if (r >= 0 && !f->found)
+        r = request_run(c, m, ETHTOOL_MSG_FEATURES_GET_REPLY, features_get_reply_handler, &g, error);
+        if (r >= 0 && !g.found)
                 r = -EBADMSG;
         if (r == -EOPNOTSUPP)
                 explain_unsupported(error, "the device has no FEATURES_GET");
         return r < 0 ? r : 0;
 }
 
-static int feature_get(EthtoolClient *c, int ifindex, const char *name, bool *ret_active, bool *ret_changeable,
-                       char **error) {
-        FeatureReply f = {};
+/* notified: what the kernel last said (a notification, our own SET's reply) will do; a
+ * device it said nothing about yet is asked. */
+static int feature_get(EthtoolClient *c, int ifindex, const char *name, bool notified, bool *ret_active,
+                       bool *ret_changeable, char **error) {
+        const FeatureState *f;
+        size_t n_words;
+        unsigned index;
         int r;
 
         if (ifindex <= 0)
                 return -EINVAL;
-        r = feature_index(c, name, &f.index, error);
+        r = feature_index(c, name, &index, error);
         if (r < 0)
                 return r;
-        r = features_get(c, ifindex, &f, error);
-        if (r < 0)
-                return r;
+        f = notified ? feature_state_find(c, ifindex) : NULL;
+        if (!f) {
+                r = features_get(c, ifindex, error);
+                if (r < 0)
+                        return r;
+                f = feature_state_find(c, ifindex);
+                if (!f)
+                        return -EBADMSG;
+        }
+        n_words = (f->n_bits + 31) / 32;
         if (ret_active)
-                *ret_active = f.active;
+                *ret_active = words_bit(f->words, index);
         /* What ethtool -k prints without "[fixed]". */
         if (ret_changeable)
-                *ret_changeable = f.hw && !f.nochange;
+                *ret_changeable = words_bit(f->words + n_words, index) && !words_bit(f->words + 2 * n_words, index);
         return 0;
 }
 
 int ethtool_get_feature(EthtoolClient *c, int ifindex, const char *name, bool *ret_active, bool *ret_changeable,
                         char **ret_error) {
         _cleanup_free_ char *error = NULL;
-        int r = feature_get(c, ifindex, name, ret_active, ret_changeable, &error);
+        int r = feature_get(c, ifindex, name, false, ret_active, ret_changeable, &error);
 
         return r < 0 ? fail_with_reason(r, &error, ret_error) : 0;
 }
 
+int ethtool_get_feature_notified(EthtoolClient *c, int ifindex, const char *name, bool *ret_active,
+                                 bool *ret_changeable, char **ret_error) {
+        _cleanup_free_ char *error = NULL;
+        int r = feature_get(c, ifindex, name, true, ret_active, ret_changeable, &error);
+
+        return r < 0 ? fail_with_reason(r, &error, ret_error) : 0;
+}
+
+void ethtool_forget(EthtoolClient *c, int ifindex) {
+        feature_state_drop(c, ifindex);
+}
+
+typedef struct FeaturesSet {
+        EthtoolClient *client;
+        int ifindex;
+        unsigned index;
+        /* The bit is in the "wanted" difference: the kernel did not end up where we
+         * asked. */
+        bool not_applied;
+} FeaturesSet;
+
+/* The kernel's account of a SET: "wanted" holds the bits that differ from the request,
+ * "active" the bits that changed, with their new values. The latter brings the kept
+ * state up to date, so the read-back after a correction needs no GET. */
 static int features_set_reply_handler(struct nlattr *attributes, int length, void *userdata) {
-        FeatureReply *f = userdata;
-        struct nlattr *tb[ETHTOOL_A_FEATURES_MAX + 1];
+        FeaturesSet *set = userdata;
+        struct nlattr *tb[ETHTOOL_A_FEATURES_MAX + 1], *bits[ETHTOOL_A_BITSET_MAX + 1];
+        FeatureState *f = feature_state_find(set->client, set->ifindex);
         bool value;
+        int r;
 
         if (nla_parse(tb, ETHTOOL_A_FEATURES_MAX, attributes, length, NULL) < 0)
                 return -EBADMSG;
-        f->found = true;
-        if (!tb[ETHTOOL_A_FEATURES_WANTED])
+        if (tb[ETHTOOL_A_FEATURES_WANTED]) {
+                r = bitset_test(tb[ETHTOOL_A_FEATURES_WANTED], set->index, &value, &set->not_applied);
+                if (r < 0)
+                        return r;
+        }
+        if (!f)
                 return 0;
-        return bitset_test(tb[ETHTOOL_A_FEATURES_WANTED], f->index, &value, &f->not_applied);
+        /* What we keep is only as good as this reply: without a readable "active"
+         * difference it is dropped, and the next look asks the kernel. */
+        if (!tb[ETHTOOL_A_FEATURES_ACTIVE] ||
+            nla_parse_nested(bits, ETHTOOL_A_BITSET_MAX, tb[ETHTOOL_A_FEATURES_ACTIVE], NULL) < 0 ||
+            !bits[ETHTOOL_A_BITSET_VALUE] || !bits[ETHTOOL_A_BITSET_MASK] ||
+            (size_t) nla_len(bits[ETHTOOL_A_BITSET_VALUE]) < ((f->n_bits + 31) / 32) * sizeof(uint32_t) ||
+            (size_t) nla_len(bits[ETHTOOL_A_BITSET_MASK]) < ((f->n_bits + 31) / 32) * sizeof(uint32_t)) {
+                feature_state_drop(set->client, set->ifindex);
+                return 0;
+        }
+        for (size_t i = 0; i < (f->n_bits + 31) / 32; i++) {
+                uint32_t v, m;
+                memcpy(&v, (const uint8_t *) nla_data(bits[ETHTOOL_A_BITSET_VALUE]) + i * sizeof(uint32_t), sizeof(v));
+                memcpy(&m, (const uint8_t *) nla_data(bits[ETHTOOL_A_BITSET_MASK]) + i * sizeof(uint32_t), sizeof(m));
+                f->words[i] = (f->words[i] & ~m) | (v & m);
+        }
+        return 0;
 }
 
 static int feature_set(EthtoolClient *c, int ifindex, const char *name, bool on, char **error) {
         _cleanup_(nlmsg_freep) struct nl_msg *m = NULL;
-        FeatureReply f = {}, now = {};
+        FeaturesSet set = { c, ifindex, 0, false };
         struct nlattr *wanted, *value, *mask;
+        bool active, changeable;
         size_t words;
         uint32_t bit;
         int r;
 
         if (ifindex <= 0)
                 return -EINVAL;
-        r = feature_index(c, name, &f.index, error);
+        r = feature_index(c, name, &set.index, error);
         if (r < 0)
                 return r;
 
         /* A compact bitset with a mask: only our bit is touched. No OMIT_REPLY: the reply
          * is how the kernel says it did not apply a wanted bit (one outside the device's
          * hw_features is dropped silently, with success). */
-        r = request_new(c, ETHTOOL_MSG_FEATURES_SET, ifindex, ETHTOOL_FLAG_COMPACT_BITSETS, &m);
+        r = request_new(c, ETHTOOL_MSG_FEATURES_SET, ifindex, ETHTOOL_FLAG_COMPACT_BITSETS, true, &m);
         if (r < 0)
                 return r;
         words = (c->n_features + 31) / 32;
-        bit = UINT32_C(1) << (f.index % 32);
+        bit = UINT32_C(1) << (set.index % 32);
         wanted = nla_nest_start(m, ETHTOOL_A_FEATURES_WANTED | NLA_F_NESTED);
         if (!wanted || nla_put_u32(m, ETHTOOL_A_BITSET_SIZE, c->n_features) < 0)
                 return -ENOMEM;
@@ -774,32 +925,34 @@ static int feature_set(EthtoolClient *c, int ifindex, const char *name, bool on,
                 return -ENOMEM;
         memset(nla_data(value), 0, words * sizeof(uint32_t));
         if (on)
-                memcpy((uint8_t *) nla_data(value) + (f.index / 32) * sizeof(uint32_t), &bit, sizeof(bit));
+                memcpy((uint8_t *) nla_data(value) + (set.index / 32) * sizeof(uint32_t), &bit, sizeof(bit));
         mask = nla_reserve(m, ETHTOOL_A_BITSET_MASK, (int) (words * sizeof(uint32_t)));
         if (!mask)
                 return -ENOMEM;
         memset(nla_data(mask), 0, words * sizeof(uint32_t));
-        memcpy((uint8_t *) nla_data(mask) + (f.index / 32) * sizeof(uint32_t), &bit, sizeof(bit));
+        memcpy((uint8_t *) nla_data(mask) + (set.index / 32) * sizeof(uint32_t), &bit, sizeof(bit));
         nla_nest_end(m, wanted);
 
-        r = request_run(c, m, ETHTOOL_MSG_FEATURES_SET_REPLY, features_set_reply_handler, &f, error);
+        r = request_run(c, m, ETHTOOL_MSG_FEATURES_SET_REPLY, features_set_reply_handler, &set, error);
         if (r == -EOPNOTSUPP)
                 explain_unsupported(error, "the device has no FEATURES_SET");
-        if (r < 0)
+        if (r < 0) {
+                /* What the device has now is unknown: ask next time. */
+                feature_state_drop(c, ifindex);
                 return r;
-        if (!f.not_applied)
+        }
+        if (!set.not_applied)
                 return 0;
 
         /* Say why, which takes one more look: fixed, or refused by the driver. */
-        now.index = f.index;
-        r = features_get(c, ifindex, &now, error);
+        r = feature_get(c, ifindex, name, false, &active, &changeable, error);
         if (r < 0)
                 return r;
-        if (!now.hw || now.nochange)
-                explain_unsupported(error, "%s is fixed %s on this device", name, now.active ? "on" : "off");
+        if (!changeable)
+                explain_unsupported(error, "%s is fixed %s on this device", name, active ? "on" : "off");
         else
                 explain_unsupported(error, "the driver kept %s %s (it may depend on another feature)", name,
-                                    now.active ? "on" : "off");
+                                    active ? "on" : "off");
         return -EOPNOTSUPP;
 }
 
@@ -873,9 +1026,19 @@ int ethtool_monitor_dispatch(EthtoolClient *c, EthtoolNotifyHandler cb, void *us
                                 continue;
                         if (notification_ifindex(nlh, &ifindex) < 0)
                                 continue;
+                        /* A FEATURES_NTF is the device's whole feature state, sent for every
+                         * change (ethtool's and the kernel's own, NETDEV_FEAT_CHANGE): kept,
+                         * so that the look it triggers needs no GET. */
+                        if (g == ETHTOOL_GROUP_FEATURES &&
+                            feature_state_store(c, ifindex, genlmsg_attrdata(nlmsg_data(nlh), 0),
+                                                genlmsg_attrlen(nlmsg_data(nlh), 0)) < 0)
+                                feature_state_drop(c, ifindex);
                         if (cb)
                                 cb(userdata, ifindex, g);
                 }
         }
+        /* Lost notifications: nothing kept can be trusted any more. */
+        if (lost)
+                feature_states_clear(c);
         return lost ? -ENOBUFS : 0;
 }

@@ -81,6 +81,13 @@ int ethtool_set_param(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t va
  * driver) is -EOPNOTSUPP with a reason. */
 int ethtool_get_feature(EthtoolClient *c, int ifindex, const char *name, bool *ret_active, bool *ret_changeable,
                         char **ret_error);
+/* The same from what the kernel last said of the device without being asked: its last
+ * FEATURES_NTF (sent for every change of its features), or the reply to our own SET.
+ * Asks (FEATURES_GET) when it has said nothing yet, or notifications were lost. */
+int ethtool_get_feature_notified(EthtoolClient *c, int ifindex, const char *name, bool *ret_active,
+                                 bool *ret_changeable, char **ret_error);
+/* The interface is gone: what was kept about it goes too (its ifindex may come back). */
+void ethtool_forget(EthtoolClient *c, int ifindex);
 int ethtool_set_feature(EthtoolClient *c, int ifindex, const char *name, bool on, char **ret_error);
 
 /* The monitor socket, for the event loop (non-blocking). */

@@ -20,29 +20,48 @@ static int read_boot_id(char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-static SettingKind kind_from_string(const char *s) {
-        for (int k = 0; k < _SETTING_KIND_MAX; k++)
-                if (streq(setting_kind_to_string((SettingKind) k), s))
-                        return (SettingKind) k;
-        return _SETTING_KIND_MAX;
-}
-
 static int loop_write(int fd, const char *buf, size_t len);
 
-static int entry_add(Originals *o, SettingKind kind, const char *object, const char *value) {
-        OriginalEntry *a = realloc(o->entries, (o->n + 1) * sizeof(OriginalEntry));
+static void entry_key(const void *item, int *ret_kind, const char **ret_name) {
+        const OriginalEntry *e = item;
 
+        *ret_kind = (int) e->kind;
+        *ret_name = e->object;
+}
+
+static OriginalEntry *entry_free(OriginalEntry *e) {
+        if (e) {
+                free(e->object);
+                free(e->value);
+                free(e);
+        }
+        return NULL;
+}
+
+static int entry_add(Originals *o, SettingKind kind, const char *object, const char *value) {
+        OriginalEntry **a, *e;
+
+        a = realloc(o->entries, (o->n + 1) * sizeof(OriginalEntry *));
         if (!a)
                 return -ENOMEM;
         o->entries = a;
-        a[o->n] = (OriginalEntry) { kind, strdup(object), strdup(value) };
-        if (!a[o->n].object || !a[o->n].value) {
-                free(a[o->n].object);
-                free(a[o->n].value);
+        e = calloc(1, sizeof(OriginalEntry));
+        if (!e)
+                return -ENOMEM;
+        *e = (OriginalEntry) { kind, strdup(object), strdup(value) };
+        if (!e->object || !e->value || key_index_add(&o->index, e) < 0) {
+                entry_free(e);
                 return -ENOMEM;
         }
-        o->n++;
+        a[o->n++] = e;
         return 0;
+}
+
+static void entries_clear(Originals *o) {
+        for (size_t i = 0; i < o->n; i++)
+                entry_free(o->entries[i]);
+        o->n = 0;
+        key_index_done(&o->index);
 }
 
 static int originals_load(Originals *o) {
@@ -73,19 +92,15 @@ static int originals_load(Originals *o) {
                 kind = strtok_r(line, "\t", &save);
                 object = strtok_r(NULL, "\t", &save);
                 value = strtok_r(NULL, "", &save);
-                if (!kind || !object || kind_from_string(kind) == _SETTING_KIND_MAX)
+                if (!kind || !object || setting_kind_from_string(kind) < 0 ||
+                    key_index_find(&o->index, setting_kind_from_string(kind), object))
                         continue;
-                r = entry_add(o, kind_from_string(kind), object, value ?: "");
+                r = entry_add(o, setting_kind_from_string(kind), object, value ?: "");
                 if (r < 0)
                         return r;
         }
-        if (!boot_ok || !root_ok) {
-                for (size_t i = 0; i < o->n; i++) {
-                        free(o->entries[i].object);
-                        free(o->entries[i].value);
-                }
-                o->n = 0;
-        }
+        if (!boot_ok || !root_ok)
+                entries_clear(o);
         return 0;
 }
 
@@ -106,8 +121,8 @@ static int originals_save(Originals *o) {
         }
         fprintf(f, "boot_id %s\nroot %s\n", o->boot_id, o->root);
         for (size_t i = 0; i < o->n; i++)
-                fprintf(f, "%s\t%s\t%s\n", setting_kind_to_string(o->entries[i].kind), o->entries[i].object,
-                        o->entries[i].value);
+                fprintf(f, "%s\t%s\t%s\n", setting_kind_to_string(o->entries[i]->kind), o->entries[i]->object,
+                        o->entries[i]->value);
         /* /run is a tmpfs: what matters is surviving a daemon crash, not a power cut. */
         if (fflush(f) != 0) {
                 int r = negative_errno();
@@ -133,6 +148,8 @@ int originals_open(const char *dir, const char *root, Originals **ret) {
 
         if (!o)
                 return -ENOMEM;
+        o->fd = -1;
+        key_index_init(&o->index, entry_key);
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         o->path = strdup_printf("%s/originals", dir);
@@ -142,7 +159,6 @@ int originals_open(const char *dir, const char *root, Originals **ret) {
         r = read_boot_id(&o->boot_id);
         if (r < 0)
                 return r;
-        o->fd = -1;
         r = originals_load(o);
         if (r < 0)
                 return r;
@@ -157,10 +173,7 @@ int originals_open(const char *dir, const char *root, Originals **ret) {
 Originals *originals_free(Originals *o) {
         if (!o)
                 return NULL;
-        for (size_t i = 0; i < o->n; i++) {
-                free(o->entries[i].object);
-                free(o->entries[i].value);
-        }
+        entries_clear(o);
         free(o->entries);
         safe_close(o->fd);
         free(o->path);
@@ -171,10 +184,9 @@ Originals *originals_free(Originals *o) {
 }
 
 const char *originals_get(const Originals *o, SettingKind kind, const char *object) {
-        for (size_t i = 0; i < o->n; i++)
-                if (o->entries[i].kind == kind && streq(o->entries[i].object, object))
-                        return o->entries[i].value;
-        return NULL;
+        const OriginalEntry *e = key_index_find(&o->index, (int) kind, object);
+
+        return e ? e->value : NULL;
 }
 
 int originals_record(Originals *o, SettingKind kind, const char *object, const char *value) {
@@ -197,14 +209,18 @@ int originals_record(Originals *o, SettingKind kind, const char *object, const c
 }
 
 void originals_forget(Originals *o, SettingKind kind, const char *object) {
+        OriginalEntry *e = key_index_find(&o->index, (int) kind, object);
+
+        if (!e)
+                return;
+        key_index_remove(&o->index, e);
         for (size_t i = 0; i < o->n; i++)
-                if (o->entries[i].kind == kind && streq(o->entries[i].object, object)) {
-                        free(o->entries[i].object);
-                        free(o->entries[i].value);
+                if (o->entries[i] == e) {
                         o->entries[i] = o->entries[--o->n];
-                        o->dirty = true;
-                        return;
+                        break;
                 }
+        entry_free(e);
+        o->dirty = true;
 }
 
 int originals_commit(Originals *o) {

@@ -6,6 +6,7 @@
  * --root are discarded. */
 #pragma once
 
+#include "keyindex.h"
 #include "setting.h"
 
 typedef struct OriginalEntry {
@@ -18,8 +19,9 @@ typedef struct Originals {
         char *path;
         char *boot_id;
         char *root;
-        OriginalEntry *entries;
+        OriginalEntry **entries;
         size_t n;
+        KeyIndex index; /* the entries by kind and object */
         int fd;     /* the file, open for appending */
         bool dirty; /* entries were forgotten: commit rewrites the file */
 } Originals;

@@ -13,14 +13,23 @@
 #include <netlink/route/qdisc/prio.h>
 #include <netlink/route/tc.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "macro.h"
 #include "rtnl.h"
 #include "util.h"
 
+/* A RTM_NEWLINK with every statistic is a few KiB; a message that still does not fit
+ * is detected (MSG_TRUNC) and treated as lost. */
+#define MONITOR_BUFFER_SIZE (32U * 1024U)
+
 struct Rtnl {
         struct nl_sock *sock;    /* requests */
         struct nl_sock *monitor; /* RTNLGRP_LINK */
+        union {
+                struct nlmsghdr header; /* for alignment */
+                uint8_t bytes[MONITOR_BUFFER_SIZE];
+        } monitor_buffer;
 };
 
 static void nl_socket_freep(struct nl_sock **s) {
@@ -288,43 +297,52 @@ int rtnl_monitor_fd(Rtnl *r) {
         return nl_socket_get_fd(r->monitor);
 }
 
-typedef struct MonitorState {
-        LinkEventHandler cb;
-        void *userdata;
-} MonitorState;
-
-static int on_link_message(struct nl_msg *msg, void *arg) {
-        MonitorState *st = arg;
-        struct nlmsghdr *nlh = nlmsg_hdr(msg);
-        struct nlattr *tb[IFLA_MAX + 1];
-        struct ifinfomsg *ifi;
+/* The three things lowlatd wants of a link message: its index, flags and name. */
+static void on_link_message(const struct nlmsghdr *nlh, LinkEventHandler cb, void *userdata) {
+        const struct ifinfomsg *ifi;
+        struct nlattr *name;
         LinkInfo info = {};
 
-        if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
-                return NL_OK;
-        if (nlmsg_parse(nlh, sizeof(*ifi), tb, IFLA_MAX, NULL) < 0)
-                return NL_OK;
+        if ((nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK) ||
+            nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
+                return;
         ifi = nlmsg_data(nlh);
         info.ifindex = ifi->ifi_index;
         info.flags = ifi->ifi_flags;
-        if (tb[IFLA_IFNAME])
-                snprintf(info.name, sizeof(info.name), "%s", nla_get_string(tb[IFLA_IFNAME]));
-        st->cb(st->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
-        return NL_OK;
+        name = nlmsg_find_attr((struct nlmsghdr *) nlh, sizeof(*ifi), IFLA_IFNAME);
+        if (name && nla_len(name) > 0)
+                snprintf(info.name, sizeof(info.name), "%.*s", nla_len(name), (const char *) nla_data(name));
+        cb(userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
 }
 
+/* Straight from the socket into one buffer: every link change (a feature flip too) sends
+ * one of these, and libnl's receive path allocates per message. */
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
-        MonitorState st = { cb, userdata };
-        struct nl_cb *c = clone_socket_cb(r->monitor);
-        int e;
+        int fd = nl_socket_get_fd(r->monitor);
+        bool lost = false;
 
-        if (!c)
-                return -ENOMEM;
-        nl_cb_set(c, NL_CB_VALID, NL_CB_CUSTOM, on_link_message, &st);
-        do
-                e = nl_recvmsgs(r->monitor, c);
-        while (e >= 0);
-        nl_cb_put(c);
-        e = nl_error_to_errno(e);
-        return e == -EAGAIN ? 0 : e;
+        for (;;) {
+                struct nlmsghdr *nlh = &r->monitor_buffer.header;
+                ssize_t n = recv(fd, r->monitor_buffer.bytes, sizeof(r->monitor_buffer.bytes), MSG_DONTWAIT | MSG_TRUNC);
+                int left;
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN || errno == EWOULDBLOCK)
+                                break;
+                        if (errno == ENOBUFS) {
+                                lost = true;
+                                continue;
+                        }
+                        return negative_errno();
+                }
+                if ((size_t) n > sizeof(r->monitor_buffer.bytes)) {
+                        lost = true; /* cut off, so unreadable */
+                        continue;
+                }
+                for (left = (int) n; nlmsg_ok(nlh, left); nlh = nlmsg_next(nlh, &left))
+                        on_link_message(nlh, cb, userdata);
+        }
+        return lost ? -ENOBUFS : 0;
 }

@@ -84,7 +84,7 @@ int setting_irq_set_target(Setting *s, const char *irq_name, const CPUSet *cpus,
         /* A new target: look at it afresh, as if just found. */
         s->observed = mfree(s->observed);
         if (s->state != SETTING_UNMOVABLE)
-                s->state = SETTING_PENDING;
+                setting_set_state(s, SETTING_PENDING);
         return 1;
 }
 
@@ -206,11 +206,14 @@ static int irq_describe_observed(Setting *s, Reconciler *rc, char *buf, size_t s
         return 0;
 }
 
-/* A writer may use either file; both change the same affinity. */
+/* A writer may use either smp_affinity or smp_affinity_list; both change the same
+ * affinity. One watch on the IRQ's directory sees both (inotify reports the files in a
+ * watched directory), at half the cost of a watch per file: 10,000 IRQs take 10,000
+ * watches to set up at start, not 20,000. */
 static int irq_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
-        if (i > 1)
+        if (i > 0)
                 return 0;
-        snprintf(buf, size, "proc/irq/%u/%s", IRQ(s)->irq, i == 0 ? "smp_affinity_list" : "smp_affinity");
+        snprintf(buf, size, "proc/irq/%u", IRQ(s)->irq);
         return 1;
 }
 

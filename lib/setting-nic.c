@@ -150,7 +150,14 @@ static int nic_feature_read(Setting *s, Reconciler *rc, char *buf, size_t size, 
 
         if (!nic_have_ethtool(s, rc))
                 return -EOPNOTSUPP;
-        r = ethtool_get_feature(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, &active, &changeable, &error);
+        /* Every change of a device's features is notified with the whole state, and our
+         * own SET's reply says what it did: after either, no GET. The scan and forced
+         * looks ask the kernel. */
+        if (flags & (RECONCILE_HINTED | RECONCILE_READBACK))
+                r = ethtool_get_feature_notified(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, &active, &changeable,
+                                                 &error);
+        else
+                r = ethtool_get_feature(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, &active, &changeable, &error);
         if (r == -ENOENT) {
                 setting_set_reason(s, "this kernel has no feature called %s", NIC(s)->feature);
                 return -EOPNOTSUPP;

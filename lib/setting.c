@@ -48,7 +48,7 @@ Setting *setting_alloc(SettingKind k, const char *object) {
         if (!s)
                 return NULL;
         s->kind = k;
-        s->state = SETTING_PENDING;
+        setting_set_state(s, SETTING_PENDING);
         for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
                 s->watches[i] = -1;
         if (object && !(s->object = strdup(object)))
@@ -123,7 +123,7 @@ void setting_inherit(Setting *n, Setting *old) {
         }
         if (!same_value)
                 return; /* a new value is looked at afresh */
-        n->state = old->state;
+        setting_set_state(n, old->state);
         free(n->observed);
         n->observed = TAKE_PTR(old->observed);
         free(n->reason);
@@ -241,7 +241,7 @@ int setting_restore(Reconciler *rc, Setting *s) {
         if (r < 0)
                 return r;
         s->observed = mfree(s->observed);
-        s->state = SETTING_PENDING;
+        setting_set_state(s, SETTING_PENDING);
         originals_forget(rc->originals, s->kind, s->object);
         return 1;
 }
@@ -253,13 +253,13 @@ static int setting_read_failed(Reconciler *rc, Setting *s, int r, ReconcileFlags
                 return -ENOENT;
         if (r == -EOPNOTSUPP) {
                 if (s->state != SETTING_UNSUPPORTED) {
-                        s->state = SETTING_UNSUPPORTED;
+                        setting_set_state(s, SETTING_UNSUPPORTED);
                         emit(rc, EVENT_UNSUPPORTED, s, flags);
                 }
                 return 0;
         }
         if (s->state != SETTING_FAILED) {
-                s->state = SETTING_FAILED;
+                setting_set_state(s, SETTING_FAILED);
                 rc->counters.failures++;
                 emit(rc, EVENT_CORRECTION_FAILED, s, flags);
         }
@@ -280,12 +280,12 @@ static int setting_correct(Reconciler *rc, Setting *s, uint64_t now, ReconcileFl
         if (r == -ENOENT)
                 return -ENOENT;
         if (r == -EPERM) {
-                s->state = SETTING_UNMOVABLE;
+                setting_set_state(s, SETTING_UNMOVABLE);
                 emit(rc, EVENT_UNMOVABLE, s, flags);
                 return 0;
         }
         if (r == -EOPNOTSUPP) {
-                s->state = SETTING_UNSUPPORTED;
+                setting_set_state(s, SETTING_UNSUPPORTED);
                 emit(rc, EVENT_UNSUPPORTED, s, flags);
                 return 0;
         }
@@ -293,7 +293,7 @@ static int setting_correct(Reconciler *rc, Setting *s, uint64_t now, ReconcileFl
                 goto failed;
 
         /* Trust the host, not the write: read it back. */
-        r = vt->read(s, rc, buf, sizeof(buf), 0);
+        r = vt->read(s, rc, buf, sizeof(buf), RECONCILE_READBACK);
         report_left_alone(rc, s, flags);
         if (r >= 0 && set_observed(s, buf) < 0)
                 r = -ENOMEM;
@@ -303,11 +303,11 @@ static int setting_correct(Reconciler *rc, Setting *s, uint64_t now, ReconcileFl
                 if (vt->changed_anything && !vt->changed_anything(s)) {
                         /* Nothing was changed after all (the strays exited, or are left
                          * alone now and were reported so): not a correction. */
-                        s->state = SETTING_OK;
+                        setting_set_state(s, SETTING_OK);
                         emit(rc, EVENT_RECOVERED, s, flags);
                         return 0;
                 }
-                s->state = SETTING_CORRECTED;
+                setting_set_state(s, SETTING_CORRECTED);
                 rc->counters.corrections++;
                 emit(rc, EVENT_CORRECTED, s, flags);
                 record_correction(rc, s, now, flags);
@@ -328,7 +328,7 @@ failed:
                 rc->counters.failures++;
                 emit(rc, EVENT_CORRECTION_FAILED, s, flags);
         }
-        s->state = SETTING_FAILED;
+        setting_set_state(s, SETTING_FAILED);
         return 0;
 }
 
@@ -387,7 +387,7 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, ReconcileFlags f
                     s->state == SETTING_UNMOVABLE)
                         emit(rc, EVENT_RECOVERED, s, flags);
                 if (!setting_state_is_good(s->state))
-                        s->state = SETTING_OK;
+                        setting_set_state(s, SETTING_OK);
                 s->reason = mfree(s->reason);
                 return 0;
         }
@@ -399,11 +399,11 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, ReconcileFlags f
         if (before != SETTING_DRIFTED)
                 s->rewritten = setting_state_is_good(before);
         if (before != SETTING_DRIFTED && before != SETTING_FAILED) {
-                s->state = SETTING_DRIFTED;
+                setting_set_state(s, SETTING_DRIFTED);
                 rc->counters.drift_events++;
                 emit(rc, EVENT_DRIFT, s, flags);
         }
-        s->state = SETTING_DRIFTED;
+        setting_set_state(s, SETTING_DRIFTED);
         if (rc->observe)
                 return 0;
         if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)

@@ -81,7 +81,8 @@ typedef struct Setting {
         char *label;   /* extra words for humans (an IRQ's action names), may be NULL */
         char *desired; /* text form of the desired value */
 
-        SettingState state;
+        SettingState state; /* changed through setting_set_state() only */
+        size_t *state_counts; /* the table's count of settings per state, NULL outside one */
         char *observed; /* text form of the last observed value, NULL before the first read */
         char *reason;   /* why failed, unsupported or unmovable */
 
@@ -104,14 +105,19 @@ typedef enum ReconcileFlags {
         /* Look again even if the value is unchanged, open files afresh, and retry what
          * failed or was unsupported (reload, Reapply, a link that came up). */
         RECONCILE_FORCE = 1 << 0,
-        /* An inotify hint: an empty read is a writer caught between open(O_TRUNC) and
-         * write(), never a value. */
+        /* An event said this may have changed (an inotify hint, a netlink notification).
+         * An empty read is then a writer caught between open(O_TRUNC) and write(), never
+         * a value; and a kind whose events carry the value (ethtool's FEATURES_NTF) may
+         * take it from there instead of asking. */
         RECONCILE_HINTED = 1 << 1,
         /* Putting a posture in place (start, reload, a new NIC): corrections are not a
          * fight, and the handler summarises them instead of reporting each. */
         RECONCILE_APPLYING = 1 << 2,
         /* Drift that is already explained (the pass after a restore): not reported. */
         RECONCILE_QUIET = 1 << 3,
+        /* The read right after a write: a kind whose write came back with the kernel's
+         * own account of the result (FEATURES_SET's reply) may take the value from it. */
+        RECONCILE_READBACK = 1 << 4,
 } ReconcileFlags;
 
 typedef struct ReconcileCounters {
@@ -255,6 +261,15 @@ extern const SettingVTable *const setting_vtables[_SETTING_KIND_MAX];
 Setting *setting_alloc(SettingKind k, const char *object);
 Setting *setting_free(Setting *s);
 DEFINE_POINTER_CLEANUP(Setting, setting_free);
+/* Changes the state, keeping the table's counts in step (a status line after every event
+ * then costs nothing, whatever the number of IRQs). */
+static inline void setting_set_state(Setting *s, SettingState state) {
+        if (s->state_counts) {
+                s->state_counts[s->state]--;
+                s->state_counts[state]++;
+        }
+        s->state = state;
+}
 /* For the kinds: sets s->reason. */
 void setting_set_reason(Setting *s, const char *fmt, ...) _printf_(2, 3);
 /* For the kinds: replaces s->desired. */

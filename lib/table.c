@@ -6,78 +6,24 @@
 #include "table.h"
 #include "util.h"
 
+static void setting_key(const void *item, int *ret_kind, const char **ret_name);
+
 void table_init(SettingTable *t, const SettingTableHooks *hooks) {
         *t = (SettingTable) {};
+        key_index_init(&t->index, setting_key);
         if (hooks)
                 t->hooks = *hooks;
 }
 
-/* --- the index: open addressing with linear probing, at most half full --- */
+static void setting_key(const void *item, int *ret_kind, const char **ret_name) {
+        const Setting *s = item;
 
-static size_t index_hash(SettingKind kind, const char *object) {
-        /* FNV-1a: objects are short ("1234", "eth0/rx_usecs"). */
-        size_t h = (size_t) 14695981039346656037ULL ^ (size_t) kind;
-
-        for (const unsigned char *c = (const unsigned char *) object; *c; c++)
-                h = (h ^ *c) * (size_t) 1099511628211ULL;
-        return h;
-}
-
-static size_t index_slot(const SettingTable *t, SettingKind kind, const char *object) {
-        size_t mask = t->index_size - 1, i = index_hash(kind, object) & mask;
-
-        while (t->index[i] && (t->index[i]->kind != kind || !streq(t->index[i]->object, object)))
-                i = (i + 1) & mask;
-        return i;
-}
-
-static int index_grow(SettingTable *t, size_t want) {
-        size_t size = t->index_size ? t->index_size : 64;
-        Setting **old = t->index;
-        size_t old_size = t->index_size;
-
-        while (size < 2 * want)
-                size *= 2;
-        if (size == t->index_size)
-                return 0;
-        t->index = calloc(size, sizeof(Setting *));
-        if (!t->index) {
-                t->index = old;
-                return -ENOMEM;
-        }
-        t->index_size = size;
-        for (size_t i = 0; i < old_size; i++)
-                if (old[i])
-                        t->index[index_slot(t, old[i]->kind, old[i]->object)] = old[i];
-        free(old);
-        return 0;
-}
-
-/* Deletion without tombstones: the entries after the hole that probed past it move up. */
-static void index_remove(SettingTable *t, const Setting *s) {
-        size_t mask = t->index_size - 1, i, j;
-
-        if (t->index_size == 0)
-                return;
-        i = index_slot(t, s->kind, s->object);
-        if (t->index[i] != s)
-                return;
-        t->index[i] = NULL;
-        for (j = (i + 1) & mask; t->index[j]; j = (j + 1) & mask) {
-                size_t home = index_hash(t->index[j]->kind, t->index[j]->object) & mask;
-                /* Move j into the hole i unless its home lies cyclically in (i, j]. */
-                if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-                        t->index[i] = t->index[j];
-                        t->index[j] = NULL;
-                        i = j;
-                }
-        }
+        *ret_kind = (int) s->kind;
+        *ret_name = s->object;
 }
 
 Setting *table_find(const SettingTable *t, SettingKind kind, const char *object) {
-        if (t->index_size == 0)
-                return NULL;
-        return t->index[index_slot(t, kind, object)];
+        return key_index_find(&t->index, (int) kind, object);
 }
 
 /* --- the table --- */
@@ -85,9 +31,11 @@ Setting *table_find(const SettingTable *t, SettingKind kind, const char *object)
 static Setting *table_take(SettingTable *t, size_t i) {
         Setting *s = t->settings[i];
 
+        t->counts[s->state]--;
+        s->state_counts = NULL;
         if (t->hooks.removed)
                 t->hooks.removed(t->hooks.userdata, s);
-        index_remove(t, s);
+        key_index_remove(&t->index, s);
         /* Keep the order (ListSettings shows it); objects vanish rarely. */
         memmove(t->settings + i, t->settings + i + 1, (t->n - i - 1) * sizeof(Setting *));
         t->n--;
@@ -98,11 +46,19 @@ static void table_drop(SettingTable *t, size_t i) {
         setting_free(table_take(t, i));
 }
 
+void table_move(SettingTable *dst, SettingTable *src) {
+        *dst = *src;
+        /* The settings count themselves in their table's counts, which just moved. */
+        for (size_t i = 0; i < dst->n; i++)
+                dst->settings[i]->state_counts = dst->counts;
+        table_init(src, NULL);
+}
+
 void table_done(SettingTable *t) {
         while (t->n > 0)
                 table_drop(t, t->n - 1);
         free(t->settings);
-        free(t->index);
+        key_index_done(&t->index);
         for (size_t k = 0; k < _SETTING_KIND_MAX; k++)
                 if (t->kind_state[k] && setting_vtables[k]->free_table_state)
                         setting_vtables[k]->free_table_state(t->kind_state[k]);
@@ -122,13 +78,14 @@ int table_add(SettingTable *t, Setting *s) {
                 t->settings = a;
                 t->allocated = n;
         }
-        r = index_grow(t, t->n + 1);
+        r = key_index_add(&t->index, s);
         if (r < 0) {
                 setting_free(s);
                 return r;
         }
-        t->index[index_slot(t, s->kind, s->object)] = s;
         t->settings[t->n++] = s;
+        s->state_counts = t->counts;
+        t->counts[s->state]++;
         if (t->hooks.added)
                 t->hooks.added(t->hooks.userdata, s);
         return 0;
@@ -203,7 +160,5 @@ void table_inherit(SettingTable *t, SettingTable *old) {
 }
 
 void table_count(const SettingTable *t, size_t counts[_SETTING_STATE_MAX]) {
-        memset(counts, 0, sizeof(size_t) * _SETTING_STATE_MAX);
-        for (size_t i = 0; i < t->n; i++)
-                counts[t->settings[i]->state]++;
+        memcpy(counts, t->counts, sizeof(t->counts));
 }

@@ -4,6 +4,7 @@
  * It knows nothing of any kind: each plans and rescans through its SettingVTable. */
 #pragma once
 
+#include "keyindex.h"
 #include "setting.h"
 
 typedef struct SettingTableHooks {
@@ -15,8 +16,8 @@ typedef struct SettingTableHooks {
 struct SettingTable {
         Setting **settings; /* in ListSettings order (setting_compare) once sorted */
         size_t n, allocated;
-        Setting **index; /* open addressing by (kind, object); NULL slots are free */
-        size_t index_size;
+        KeyIndex index; /* by kind and object */
+        size_t counts[_SETTING_STATE_MAX]; /* settings per state (setting_set_state()) */
         /* What a kind keeps about its planning beyond its settings (an IRQ's names from
          * /proc/interrupts, the NICs' IRQ pins): owned by the kind, freed by its
          * free_table_state(). */
@@ -25,6 +26,9 @@ struct SettingTable {
 };
 
 void table_init(SettingTable *t, const SettingTableHooks *hooks);
+/* Moves a table to another place (a reload builds the new one beside the old); src is
+ * left empty. A plain struct copy would leave the settings counting into the old place. */
+void table_move(SettingTable *dst, SettingTable *src);
 void table_done(SettingTable *t);
 /* Takes s, also on failure (then freed). */
 int table_add(SettingTable *t, Setting *s);

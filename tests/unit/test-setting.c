@@ -906,6 +906,52 @@ static void test_registry(void) {
                   "the unmovable event and state have one name");
 }
 
+/* table_count() is kept in step with every state change, also after the table moved (a
+ * reload builds the new table on the stack and moves it into the manager). */
+static bool counts_match(const SettingTable *t) {
+        size_t kept[_SETTING_STATE_MAX], counted[_SETTING_STATE_MAX] = {};
+
+        table_count(t, kept);
+        for (size_t i = 0; i < t->n; i++)
+                counted[t->settings[i]->state]++;
+        return memcmp(kept, counted, sizeof(kept)) == 0;
+}
+
+static void test_table_counts(void) {
+        Fixture f;
+        SettingTable t, moved;
+        size_t counts[_SETTING_STATE_MAX];
+
+        fixture_init(&f);
+        tree_add_irq(&f, 24, "0-3\n");
+        tree_add_irq(&f, 25, "0-1\n");
+        tree_chmod(&f, "proc/irq/24/smp_affinity_list", 0444);
+        if (!CHECK(fixture_start(&f, "[cpus]\nisolated = 2-3\n[sysctl]\nnet.core.somaxconn = 4096\n"), "counts fixture"))
+                { fixture_done(&f); return; }
+        table_init(&t, NULL);
+        CHECK(table_plan(&t, f.host, f.posture) == 0 && irq_table_scan(&t, f.host, f.posture) == 2, "planned");
+        table_count(&t, counts);
+        CHECK(counts[SETTING_PENDING] == t.n && counts_match(&t), "all pending at first");
+        table_reconcile_all(&t, &f.rc, T0, 0);
+        table_count(&t, counts);
+        CHECK(counts_match(&t) && counts[SETTING_UNMOVABLE] == 1 && counts[SETTING_PENDING] == 0,
+              "after a pass: one unmovable IRQ, nothing pending, counts match the states");
+        table_move(&moved, &t);
+        CHECK(t.n == 0 && moved.n > 0 && counts_match(&moved), "moved: the counts came along");
+        tree_write(&f, "proc/sys/net/core/somaxconn", "128\n");
+        f.rc.observe = true;
+        table_reconcile_all(&moved, &f.rc, T0 + USEC_PER_SEC, 0);
+        table_count(&moved, counts);
+        CHECK(counts[SETTING_DRIFTED] == 1 && counts_match(&moved), "a state change after the move is counted there");
+        table_remove(&moved, table_find(&moved, SETTING_SYSCTL, "net.core.somaxconn"));
+        table_count(&moved, counts);
+        CHECK(counts[SETTING_DRIFTED] == 0 && counts_match(&moved), "a removed setting leaves the counts");
+        events_take(&f);
+        table_done(&moved);
+        table_done(&t);
+        fixture_done(&f);
+}
+
 int main(void) {
         test_registry();
         test_irq_corrected();
@@ -925,5 +971,6 @@ int main(void) {
         test_table_without_interrupts_file();
         test_inherit();
         test_nic_replan_keeps_history();
+        test_table_counts();
         return tap_finish();
 }
