@@ -29,6 +29,9 @@ import xml.etree.ElementTree as ET
 import lowlat_harness as h
 
 NOBODY = 65534
+LOWLATD_BUS_NAME = "org.lowlatd1"
+LOWLATD_BUS_PATH = "/org/lowlatd1"
+LOWLATD_BUS_INTERFACE = "org.lowlatd1.Manager"
 
 SYSTEM_BUS_CONFIG = """\
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -101,6 +104,10 @@ def unprivileged():
 
 class BusError(Exception):
     pass
+
+
+# What a call may raise while a bus is (re)starting, for polls that wait it out.
+BUS_TRANSIENT = (BusError, ValueError, subprocess.TimeoutExpired)
 
 
 class PrivateBus:
@@ -221,15 +228,29 @@ class Busctl:
         return out["type"], out["data"]
 
     def has_owner(self, name):
-        try:
-            out = self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                            "NameHasOwner", "s", name)
-        except (BusError, ValueError, subprocess.TimeoutExpired):
-            return False
+        """Whether name has an owner. Raises BusError when the bus cannot be asked: "could
+        not ask" is not "nobody owns it"."""
+        out = self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                        "NameHasOwner", "s", name)
         return out["data"] == [True]
 
     def wait_for_owner(self, name, timeout, alive=None):
-        return h.poll_until(lambda: self.has_owner(name), timeout, interval=0.1, alive=alive)
+        """True once name has an owner, False at the deadline; a bus that still cannot be
+        asked at the deadline raises (a restarting bus may refuse a few calls before)."""
+        return h.poll_until(lambda: self.has_owner(name), timeout, interval=0.1, alive=alive,
+                            transient=BUS_TRANSIENT)
+
+    def require_owner(self, name, timeout, alive=None):
+        """wait_for_owner() for tests that cannot go on without the name: raises BusError."""
+        if not self.wait_for_owner(name, timeout, alive=alive):
+            raise BusError("%s has no owner on %s after %.1fs" % (name, self.address, timeout))
+
+    def list_settings(self, service, path, interface):
+        """ListSettings() as [(kind, object, desired, observed, state)]; raises BusError."""
+        out = self.call(service, path, interface, "ListSettings")
+        if out.get("type") != "a(sssss)":
+            raise BusError("ListSettings returned type %r" % out.get("type"))
+        return [tuple(r) for r in out["data"][0]]
 
     def introspect(self, service, path):
         """Parsed introspection XML: {interface: {"methods": {name: (in, out)},
@@ -298,7 +319,7 @@ class Monitor:
                 return any(m.get("member") == "NameHasOwner" and
                            m.get("payload", {}).get("data") == ["org.lowlatd1.test-marker"]
                            for m in self.messages)
-        return h.poll_until(seen, timeout or h.scaled(10), interval=0.1)
+        return h.poll_until(seen, timeout or h.scaled(10), interval=0.1, transient=BUS_TRANSIENT)
 
     def mark(self):
         with self.cond:
@@ -335,6 +356,47 @@ class Monitor:
                 self.proc.wait()
         if self in _MONITORS:
             _MONITORS.remove(self)
+
+
+class SettingsView:
+    """lowlatd's ListSettings on a private bus, for tests whose subject is something else
+    (FUSE, NICs) and that look at the daemon's view on the side.
+
+    Without dbus-daemon or busctl there is no view: `available` is False, `why` says so,
+    and the caller reports its bus checks as skipped (TAP.skip). Anything else that goes
+    wrong (the bus does not start, lowlatd does not take its name, a call fails) raises and
+    fails the test: a broken ListSettings must not pass as "nothing to check"."""
+
+    def __init__(self, tmpdir):
+        missing = [x for x in ("dbus-daemon", "busctl") if not shutil.which(x)]
+        self.why = "%s not installed" % " and ".join(missing) if missing else None
+        self.bus = self.bc = None
+        if missing:
+            return
+        self.bus = PrivateBus(tmpdir, [h.policy_path()]).start()
+        self.bc = Busctl(self.bus.address)
+
+    @property
+    def available(self):
+        return self.bc is not None
+
+    def env(self):
+        """For h.Daemon(env=...): lowlatd's system bus is the private one."""
+        return self.bus.env() if self.bus else {}
+
+    def wait_owner(self, d, timeout):
+        if self.available:
+            self.bc.require_owner(LOWLATD_BUS_NAME, timeout, alive=d.alive)
+
+    def rows(self):
+        """[(kind, object, desired, observed, state)]; raises BusError."""
+        if not self.available:
+            raise BusError("no private bus (%s): check view.available first" % self.why)
+        return self.bc.list_settings(LOWLATD_BUS_NAME, LOWLATD_BUS_PATH, LOWLATD_BUS_INTERFACE)
+
+    def stop(self):
+        if self.bus:
+            self.bus.kill()
 
 
 def properties_changed(msgs, path, interface):

@@ -905,6 +905,25 @@ def enter_private_mount_namespace(reason="needs a private mount namespace"):
              % (reason, r.stdout.decode(errors="replace").strip()))
 
 
+def _unescape_mountinfo(field):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def detach_inherited_fakeirqfs():
+    """unshare -m copies every mount of the parent namespace, including any fakeirqfs that
+    another test (fakeirqfs-smoke, test_fuse_irq, a second run of either) has mounted right
+    now. The copy holds that FUSE connection open: its fusermount3 -u would no longer end
+    its fakeirqfs until this test exits. Detach those copies (this namespace only)."""
+    inherited = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, sep, post = line.partition(" - ")
+            if sep and post.split(" ", 1)[0] == "fuse.fakeirqfs":
+                inherited.append(_unescape_mountinfo(pre.split()[4]))
+    for mnt in reversed(inherited):
+        subprocess.run(["umount", "-l", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def isolate_from_real_journal():
     """Tests that read the daemon's log on stderr need it NOT to find a journal socket
     (the spec sends events to the journal when /run/systemd/journal/socket exists).
@@ -921,12 +940,21 @@ def isolate_from_real_journal():
 # ---------------------------------------------------------------------------------------
 # The daemon
 
+def source_root():
+    """LOWLATD_SOURCE_ROOT (meson sets it), else the tree this file is in."""
+    return os.environ.get("LOWLATD_SOURCE_ROOT") or \
+        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def policy_path():
+    """The project's D-Bus policy, conf/org.lowlatd1.conf."""
+    return os.path.join(source_root(), "conf", "org.lowlatd1.conf")
+
+
 def lowlatd_path():
     p = os.environ.get("LOWLATD")
     if not p:
-        src = os.environ.get("LOWLATD_SOURCE_ROOT") or \
-            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-        p = os.path.join(src, "build", "daemon", "lowlatd")
+        p = os.path.join(source_root(), "build", "daemon", "lowlatd")
     if not (os.path.isfile(p) and os.access(p, os.X_OK)):
         skip("lowlatd binary not found at %s (set LOWLATD)" % p)
     return p
@@ -1023,21 +1051,17 @@ class Daemon:
         return self.proc is not None and self.proc.poll() is None
 
     def stderr(self):
-        try:
-            with open(self.stderr_path, "r", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        """Everything the daemon wrote to stderr. Raises when its log file is not there (a
+        daemon never started): "no output" must not read as "nothing went wrong"."""
+        with open(self.stderr_path, "r", errors="replace") as f:
+            return f.read()
 
     def stderr_lines(self):
         return self.stderr().splitlines()
 
     def stdout(self):
-        try:
-            with open(self.stdout_path, "r", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        with open(self.stdout_path, "r", errors="replace") as f:
+            return f.read()
 
     def stderr_tail(self, n=40):
         return "\n".join(self.stderr_lines()[-n:])
@@ -1114,39 +1138,43 @@ class Daemon:
                 f.close()
 
     def open_fd_targets(self):
-        """Paths of the daemon's open fds (from /proc/PID/fd)."""
+        """Paths of the daemon's open fds (from /proc/PID/fd). Raises OSError when they
+        cannot be listed (the daemon is gone): an empty list would pass "no longer holds
+        X open"."""
         out = []
         d = "/proc/%d/fd" % self.proc.pid
-        try:
-            names = os.listdir(d)
-        except OSError:
-            return out
-        for n in names:
+        for n in os.listdir(d):
             try:
                 out.append(os.readlink(os.path.join(d, n)))
-            except OSError:
-                pass
+            except FileNotFoundError:
+                pass    # closed between the listing and the readlink: not open
         return out
 
     def poll_until(self, predicate, timeout=None, interval=0.02):
         return poll_until(predicate, timeout, interval, alive=self.alive)
 
 
-def poll_until(predicate, timeout=None, interval=0.02, alive=None):
+def poll_until(predicate, timeout=None, interval=0.02, alive=None,
+               transient=(OSError, ValueError)):
     """Call predicate until it returns a truthy value or the deadline passes; returns
-    the last value. Stops early (returning a falsy value) when alive() turns False."""
+    the last value. Stops early (returning a falsy value) when alive() turns False.
+
+    An exception in `transient` (a file caught mid-rewrite, a busctl call while the bus
+    restarts) counts as "not yet"; but when the last call raised one, it is raised again:
+    a predicate that cannot get its data must not read as "did not happen"."""
     timeout = scaled(5) if timeout is None else timeout
     deadline = time.monotonic() + timeout
     while True:
+        error = None
         try:
             v = predicate()
-        except (OSError, ValueError):
-            v = None
+        except transient as e:
+            v, error = None, e
         if v:
             return v
-        if time.monotonic() >= deadline:
-            return v
-        if alive is not None and not alive():
+        if time.monotonic() >= deadline or (alive is not None and not alive()):
+            if error is not None:
+                raise error
             return v
         time.sleep(interval)
 
@@ -1164,6 +1192,7 @@ class TAP:
     def __init__(self, name=None):
         self.n = 0
         self.failed = 0
+        self.skipped = 0
         self.name = name or os.path.basename(sys.argv[0])
         self.daemons = []
 
@@ -1179,6 +1208,12 @@ class TAP:
                 for line in str(diag).splitlines():
                     print("#   " + line, flush=True)
         return bool(cond)
+
+    def skip(self, what, reason):
+        """A check this machine cannot make, said so in TAP: "ok N - what # SKIP reason"."""
+        self.n += 1
+        self.skipped += 1
+        print("ok %d - %s # SKIP %s" % (self.n, what, reason), flush=True)
 
     def note(self, text):
         for line in str(text).splitlines():
@@ -1198,6 +1233,8 @@ class TAP:
 
     def finish(self):
         print("1..%d" % self.n, flush=True)
+        if self.skipped:
+            print("# %d of %d checks skipped" % (self.skipped, self.n), flush=True)
         if self.failed:
             print("# %d of %d checks failed" % (self.failed, self.n), flush=True)
         return 1 if self.failed else 0

@@ -544,30 +544,11 @@ def journal_faults(t):
 
 # ---------------------------------------------------------------------------------------
 
-def detach_inherited_fakeirqfs():
-    """As test_fuse_irq.py does: unshare -m copied any fakeirqfs mount a test running in
-    parallel has right now, and the copy would keep that FUSE connection open after its
-    unmount (its fakeirqfs would not exit until this test does). Detach the copies, in
-    this namespace only."""
-    inherited = []
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                pre, sep, post = line.partition(" - ")
-                if sep and post.split(" ", 1)[0] == "fuse.fakeirqfs":
-                    inherited.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)),
-                                            pre.split()[4]))
-    except OSError:
-        return
-    for mnt in reversed(inherited):
-        subprocess.run(["umount", "-l", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def run(t):
     root = os.geteuid() == 0
     if root:
         h.enter_private_mount_namespace("the journal-socket faults")
-        detach_inherited_fakeirqfs()
+        h.detach_inherited_fakeirqfs()
     else:
         h.isolate_from_real_journal()
 
