@@ -834,10 +834,16 @@ class JournalSocket(_DatagramReceiver):
             return len(self.entries_list)
 
     def select(self, since=0, **fields):
-        """Entries whose fields equal every given value; MESSAGE_ID may be given by name."""
+        """Entries whose fields equal every given value; MESSAGE_ID may be given by name.
+        A MESSAGE_ID that is neither a known name nor one of the ids raises: a misspelt
+        name would match nothing and pass every "not logged" check."""
         want = dict(fields)
-        if "MESSAGE_ID" in want and want["MESSAGE_ID"] in MID:
-            want["MESSAGE_ID"] = MID[want["MESSAGE_ID"]]
+        if "MESSAGE_ID" in want:
+            mid = want["MESSAGE_ID"]
+            if mid in MID:
+                want["MESSAGE_ID"] = MID[mid]
+            elif mid not in MID.values():
+                raise KeyError("MESSAGE_ID %r is not one of lowlatd's events %s" % (mid, sorted(MID)))
         return [e for e in self.entries(since)
                 if all(e.get(k) == v for k, v in want.items())]
 
@@ -1149,6 +1155,15 @@ class Daemon:
             except FileNotFoundError:
                 pass    # closed between the listing and the readlink: not open
         return out
+
+    def holds_open(self, path):
+        """Whether the daemon has path open (raises when it cannot be told, see above)."""
+        rp = os.path.realpath(path)
+        return any(os.path.realpath(p) == rp for p in self.open_fd_targets())
+
+    def fd_count(self):
+        """The number of the daemon's open fds; raises OSError when the daemon is gone."""
+        return len(os.listdir("/proc/%d/fd" % self.proc.pid))
 
     def poll_until(self, predicate, timeout=None, interval=0.02):
         return poll_until(predicate, timeout, interval, alive=self.alive)

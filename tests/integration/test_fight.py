@@ -31,7 +31,7 @@ def cpus_allowed(pid):
         for line in f:
             if line.startswith("Cpus_allowed_list:"):
                 return h.parse_cpulist(line.split(":", 1)[1].strip())
-    return None
+    raise ValueError("no Cpus_allowed_list in /proc/%d/status" % pid)
 
 
 def run(t):

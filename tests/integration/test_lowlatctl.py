@@ -237,12 +237,6 @@ def lowlatctl_path():
     return p
 
 
-def policy_path():
-    src = os.environ.get("LOWLATD_SOURCE_ROOT") or \
-        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    return os.path.join(src, "conf", "org.lowlatd1.conf")
-
-
 def desc(p):
     return "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
@@ -300,9 +294,7 @@ def parse_table(text):
 
 
 def bus_rows(bc):
-    out = bc.call(NAME, PATH, IFACE, "ListSettings")
-    assert out["type"] == "a(sssss)", out["type"]
-    return [tuple(r) for r in out["data"][0]]
+    return bc.list_settings(NAME, PATH, IFACE)
 
 
 def shown(v):
@@ -313,7 +305,7 @@ def shown(v):
 
 
 def start_stack(t, host, config, extra_args=(), policy=True, monitor=True):
-    bus = b.PrivateBus(host.tmp, [policy_path()] if policy else []).start()
+    bus = b.PrivateBus(host.tmp, [h.policy_path()] if policy else []).start()
     bc = b.Busctl(bus.address)
     mon = None
     if monitor:
@@ -998,8 +990,8 @@ def main(t):
     b.require_tools()
     ctl_bin = lowlatctl_path()
     h.lowlatd_path()
-    if not os.path.isfile(policy_path()):
-        raise b.BusError("the project's policy file %s is missing" % policy_path())
+    if not os.path.isfile(h.policy_path()):
+        raise b.BusError("the project's policy file %s is missing" % h.policy_path())
     # lowlatd logs to stderr here; keep the host's journal out of it.
     h.isolate_from_real_journal()
     scenario_no_bus(t, ctl_bin)

@@ -62,13 +62,16 @@ class LiveRoot:
 
 
 def allowed(pid):
-    """{tid: Cpus_allowed_list} of every thread of pid."""
+    """{tid: Cpus_allowed_list} of every thread of pid; raises when a thread's status has
+    none (an empty answer would pass "every thread of PID 1 is left alone")."""
     out = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
             for line in f:
                 if line.startswith("Cpus_allowed_list:"):
                     out[int(tid)] = line.split(":", 1)[1].strip()
+        if int(tid) not in out:
+            raise ValueError("no Cpus_allowed_list in /proc/%d/task/%s/status" % (pid, tid))
     return out
 
 
