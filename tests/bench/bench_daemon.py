@@ -149,12 +149,12 @@ def idle(seconds):
     time.sleep(seconds)
     s1, t1 = switches(pid), time.monotonic()
     st = proc_status(pid)
-    pss = "?"
     with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                pss = " ".join(line.split()[1:])
-    nfds = len(os.listdir("/proc/%d/fd" % pid))
+        pss = [" ".join(line.split()[1:]) for line in f if line.startswith("Pss:")]
+    if not pss:
+        raise ValueError("no Pss: line in /proc/%d/smaps_rollup" % pid)
+    pss = pss[0]
+    nfds = d.fd_count()
     d.stop()
     # RSS counts every page of the shared libraries the process touched (libc, libsystemd
     # and what it pulls in); PSS shares them out; RssAnon is lowlatd's own memory.
@@ -173,4 +173,4 @@ def main(t=None):
 
 
 if __name__ == "__main__":
-    h.main(main) if hasattr(h, "main") else main()
+    h.main(main)

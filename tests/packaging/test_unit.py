@@ -150,6 +150,8 @@ def test(t):
         want = os.path.join(sbindir, "lowlatd")
         t.ok(argv and argv[0] == want, "ExecStart= is the install path %s" % want,
              "ExecStart=%s" % start)
+    else:
+        t.skip("ExecStart= is the install path", "LOWLATD_INSTALL_SBINDIR is not set (meson sets it)")
 
     bus_c = u.read(u.src("daemon", "bus.c"))
     m = re.search(r'#define\s+BUS_NAME\s+"([^"]+)"', bus_c)
