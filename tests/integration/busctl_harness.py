@@ -285,13 +285,18 @@ class Busctl:
 
 
 class Monitor:
-    """busctl --json=short monitor: every message on the bus, parsed, in a thread."""
+    """busctl --json=short monitor: every message on the bus, parsed, in a thread.
+
+    A line it could not parse, or busctl exiting before close(), makes every later look at
+    the messages raise: "no such signal" must not pass on a monitor that stopped seeing."""
 
     def __init__(self, address):
         self.proc = subprocess.Popen(
             ["busctl", "--address=" + address, "--json=short", "--no-pager", "monitor"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.messages = []
+        self._messages = []
+        self.unparsed = []
+        self.closed = False
         self.cond = threading.Condition()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -304,11 +309,28 @@ class Monitor:
                 continue  # "Monitoring bus message stream."
             try:
                 msg = json.loads(line)
-            except ValueError:
+            except ValueError as e:
+                with self.cond:
+                    self.unparsed.append("%s: %r" % (e, line[:200]))
                 continue
             with self.cond:
-                self.messages.append(msg)
+                self._messages.append(msg)
                 self.cond.notify_all()
+
+    def _check(self):
+        if self.unparsed:
+            raise BusError("busctl monitor printed %d line(s) that are not JSON, first: %s"
+                           % (len(self.unparsed), self.unparsed[0]))
+        if not self.closed and self.proc.poll() is not None:
+            raise BusError("busctl monitor exited with %s: %s"
+                           % (self.proc.returncode, self.proc.stderr.read().decode(errors="replace")))
+
+    @property
+    def messages(self):
+        """Every message seen so far (raises, see above)."""
+        with self.cond:
+            self._check()
+            return list(self._messages)
 
     def wait_started(self, busctl, timeout=None):
         """The monitor sees its own traffic only once it is installed: poke the bus until a
@@ -318,16 +340,16 @@ class Monitor:
             with self.cond:
                 return any(m.get("member") == "NameHasOwner" and
                            m.get("payload", {}).get("data") == ["org.lowlatd1.test-marker"]
-                           for m in self.messages)
+                           for m in self._messages)
         return h.poll_until(seen, timeout or h.scaled(10), interval=0.1, transient=BUS_TRANSIENT)
 
     def mark(self):
         with self.cond:
-            return len(self.messages)
+            self._check()
+            return len(self._messages)
 
     def signals(self, since=0, path=None, interface=None, member=None):
-        with self.cond:
-            msgs = self.messages[since:]
+        msgs = self.messages[since:]
         return [m for m in msgs if m.get("type") == "signal"
                 and (path is None or m.get("path") == path)
                 and (interface is None or m.get("interface") == interface)
@@ -338,15 +360,17 @@ class Monitor:
         deadline = time.monotonic() + (h.scaled(5) if timeout is None else timeout)
         with self.cond:
             while True:
-                v = predicate(self.messages[since:])
+                self._check()
+                v = predicate(self._messages[since:])
                 if v:
                     return v
                 left = deadline - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None:
+                if left <= 0:
                     return v
                 self.cond.wait(min(left, 0.2))
 
     def close(self):
+        self.closed = True
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
