@@ -11,11 +11,9 @@
 Run: meson test -C build --benchmark --suite bench -v   (or this file directly as root)."""
 import os
 import select
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """[daemon]
 scan_interval = 10s

@@ -13,7 +13,9 @@ Pieces:
   TAP           "ok N - what" / "not ok N - what" reporting; exit 0 / 1 / 77
   skip()        print a reason and exit 77
 
-Environment:
+Environment (tests/integration/meson.build sets it; to run a test by hand, set PYTHONPATH
+to this directory and tests/ as meson does):
+  PYTHONPATH             this directory (the harnesses) and tests/ (shared modules)
   LOWLATD                path of the lowlatd binary (meson sets it)
   LOWLATD_SOURCE_ROOT    source tree (fallback: <root>/build/daemon/lowlatd)
   LOWLAT_TIMEOUT_SCALE   multiply every deadline (e.g. 3 under ASan/valgrind)

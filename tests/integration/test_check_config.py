@@ -5,11 +5,8 @@ FILE:LINE: reason (all of them), drop-ins in CONF.d/ override the main file."""
 
 import os
 import re
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 GOOD = """\
 # a complete, valid config

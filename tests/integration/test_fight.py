@@ -6,12 +6,9 @@ lowlatd pins itself to the housekeeping CPUs it may use."""
 
 import os
 import re
-import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 # Housekeeping is CPU 0 alone, so self-pinning is visible on a 2-CPU machine.
 CONFIG = """\

@@ -2,14 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """First pass: by READY=1 the whole posture is applied on a 4-CPU, 1,000-IRQ fake host."""
 
-import os
 import re
-import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """\
 # lowlatd test config: first pass

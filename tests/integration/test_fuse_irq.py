@@ -32,13 +32,10 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import busctl_harness as b  # noqa: E402
-import lowlat_harness as h  # noqa: E402
+import busctl_harness as b
+import lowlat_harness as h
 
 CONFIG = """\
 [daemon]

@@ -4,11 +4,8 @@
 /run/systemd/journal/socket inside a private mount namespace."""
 
 import os
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """\
 [daemon]

@@ -15,13 +15,10 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
-import busctl_harness as b  # noqa: E402
+import lowlat_harness as h
+import busctl_harness as b
 
 NAME = "org.lowlatd1"
 PATH = "/org/lowlatd1"

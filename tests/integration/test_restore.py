@@ -8,12 +8,9 @@ restore_on_exit = yes, and, for settings a reload drops, by that reload."""
 import os
 import shutil
 import subprocess
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import busctl_harness as b  # noqa: E402
-import lowlat_harness as h  # noqa: E402
+import busctl_harness as b
+import lowlat_harness as h
 
 BASE = """\
 [daemon]

@@ -41,14 +41,11 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import busctl_harness as b  # noqa: E402
-import lowlat_harness as h  # noqa: E402
+import busctl_harness as b
+import lowlat_harness as h
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "120") or "120")
 WARMUP = max(5.0, min(20.0, SOAK_SECONDS / 6))

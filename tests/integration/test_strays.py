@@ -22,9 +22,7 @@ import subprocess
 import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 INNER_ENV = "LOWLAT_STRAYS_NAMESPACE"
 
