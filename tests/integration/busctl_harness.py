@@ -26,12 +26,10 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
+import lowlat_constants as C
 import lowlat_harness as h
 
 NOBODY = 65534
-LOWLATD_BUS_NAME = "org.lowlatd1"
-LOWLATD_BUS_PATH = "/org/lowlatd1"
-LOWLATD_BUS_INTERFACE = "org.lowlatd1.Manager"
 
 SYSTEM_BUS_CONFIG = """\
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -335,11 +333,13 @@ class Monitor:
     def wait_started(self, busctl, timeout=None):
         """The monitor sees its own traffic only once it is installed: poke the bus until a
         message of ours shows up, so that nothing emitted afterwards is missed."""
+        marker = C.BUS_NAME + ".test-marker"
+
         def seen():
-            busctl.has_owner("org.lowlatd1.test-marker")
+            busctl.has_owner(marker)
             with self.cond:
                 return any(m.get("member") == "NameHasOwner" and
-                           m.get("payload", {}).get("data") == ["org.lowlatd1.test-marker"]
+                           m.get("payload", {}).get("data") == [marker]
                            for m in self._messages)
         return h.poll_until(seen, timeout or h.scaled(10), interval=0.1, transient=BUS_TRANSIENT)
 
@@ -410,13 +410,13 @@ class SettingsView:
 
     def wait_owner(self, d, timeout):
         if self.available:
-            self.bc.require_owner(LOWLATD_BUS_NAME, timeout, alive=d.alive)
+            self.bc.require_owner(C.BUS_NAME, timeout, alive=d.alive)
 
     def rows(self):
         """[(kind, object, desired, observed, state)]; raises BusError."""
         if not self.available:
             raise BusError("no private bus (%s): check view.available first" % self.why)
-        return self.bc.list_settings(LOWLATD_BUS_NAME, LOWLATD_BUS_PATH, LOWLATD_BUS_INTERFACE)
+        return self.bc.list_settings(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE)
 
     def stop(self):
         if self.bus:

@@ -15,7 +15,7 @@ Pieces:
 
 Environment (tests/integration/meson.build sets it; to run a test by hand, set PYTHONPATH
 to this directory and tests/ as meson does):
-  PYTHONPATH             this directory (the harnesses) and tests/ (shared modules)
+  PYTHONPATH             this directory (the harnesses) and tests/ (lowlat_constants)
   LOWLATD                path of the lowlatd binary (meson sets it)
   LOWLATD_SOURCE_ROOT    source tree (fallback: <root>/build/daemon/lowlatd)
   LOWLAT_TIMEOUT_SCALE   multiply every deadline (e.g. 3 under ASan/valgrind)
@@ -39,26 +39,15 @@ import threading
 import time
 import traceback
 
+import lowlat_constants as C
+
 SKIP_RC = 77
 SCALE = float(os.environ.get("LOWLAT_TIMEOUT_SCALE", "1") or "1")
 PRIVATE_MNT_ENV = "LOWLAT_PRIVATE_MNT"
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
 
-# MESSAGE_IDs from the spec.
-MID = {
-    "drift": "f04069d9094949389d6cd603580a168f",
-    "corrected": "fabaec5540894c8f892a78f8fcca5b77",
-    "correction-failed": "961a95a2e0124643a8f5d7412069c374",
-    "unsupported": "ef3e9aebf3a741b495409f9a30a18179",
-    "unmovable-irq": "47ac721808a54ca4862384a8de3d47ed",
-    "fight": "7c8f13bfd92945dca46d033877c5c682",
-    "fight-ended": "d671d95df5e847409958b0185874a8d6",
-    "recovered": "eceb09c4bbb8407ca69360df3363c275",
-    "started": "be656bd3ee70446a8fe73981a0733db1",
-    "reloaded": "5e183a2eaaac40d6b6fc3c19b6e5d7bd",
-    "reload-failed": "07d08d0b39ac4007b501c84afc780328",
-    "stopping": "325120340cd6432d9d6865d7704385de",
-}
+# MESSAGE_IDs by event name ("drift", "corrected", ...), as lowlatd's events table has them.
+MID = C.MESSAGE_IDS
 
 SANITIZER_PATTERNS = (
     "ERROR: AddressSanitizer",
@@ -949,9 +938,8 @@ def isolate_from_real_journal():
 # The daemon
 
 def source_root():
-    """LOWLATD_SOURCE_ROOT (meson sets it), else the tree this file is in."""
-    return os.environ.get("LOWLATD_SOURCE_ROOT") or \
-        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    """LOWLATD_SOURCE_ROOT (meson sets it), else the tree the tests are in."""
+    return C.SOURCE_ROOT
 
 
 def policy_path():

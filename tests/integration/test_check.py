@@ -10,6 +10,7 @@ import subprocess
 import time
 
 import busctl_harness as b
+import lowlat_constants as C
 import lowlat_harness as h
 
 CONFIG = """\
@@ -59,7 +60,7 @@ def run(t):
     env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address}
     d = h.Daemon(host, CONFIG, env=env)
     d.wait_ready()
-    b.Busctl(bus.address).require_owner("org.lowlatd1", h.scaled(10), alive=d.alive)
+    b.Busctl(bus.address).require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
     run_env = dict(os.environ, **env)
 
     p = subprocess.run([lowlatctl, "check", "--json"], env=run_env, capture_output=True, text=True)

@@ -8,6 +8,7 @@ import os
 import re
 import time
 
+import lowlat_constants as C
 import lowlat_harness as h
 
 # Housekeeping is CPU 0 alone, so self-pinning is visible on a 2-CPU machine.
@@ -19,8 +20,8 @@ scan_interval = 1s
 isolated = 1-3
 """
 
-FIGHT_CORRECTIONS = 5  # lib/setting.h
-FIGHT_BACKOFF = 10.0
+FIGHT_CORRECTIONS = C.FIGHT_CORRECTIONS
+FIGHT_BACKOFF = C.FIGHT_BACKOFF_S
 
 
 def cpus_allowed(pid):
@@ -78,7 +79,7 @@ def run(t):
     irq_balancer(t)
 
 
-IRQ_WRITER_IRQS = 5  # daemon/manager.h
+IRQ_WRITER_IRQS = C.IRQ_WRITER_IRQS
 WRITER_RX = re.compile(r"Another program is rewriting IRQ affinities: (\d+) IRQs \(([\d ]+)\)")
 
 

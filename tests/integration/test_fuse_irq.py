@@ -434,8 +434,8 @@ def phase(t, exe, abi, log):
                              ("SYSLOG_IDENTIFIER", "lowlatd")) if e.get(k) != v]
                 if not (e.get("LOWLATD_OBSERVED") or "").startswith("3"):
                     problems.append("LOWLATD_OBSERVED=%r" % e.get("LOWLATD_OBSERVED"))
-                t.ok(not problems, P + "unmovable-irq entry (47ac7218…): PRIORITY=4, kind, "
-                     "object, expected %s, observed 3" % HOUSEKEEPING,
+                t.ok(not problems, P + "unmovable-irq entry (%s…): PRIORITY=4, kind, "
+                     "object, expected %s, observed 3" % (h.MID["unmovable-irq"][:8], HOUSEKEEPING),
                      ", ".join(problems) + "\n" + log.text(e))
         s = fs.irq_stats(managed)
         t.ok(s[0] == want_writes and s[1] == want_writes,

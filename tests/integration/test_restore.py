@@ -10,6 +10,7 @@ import shutil
 import subprocess
 
 import busctl_harness as b
+import lowlat_constants as C
 import lowlat_harness as h
 
 BASE = """\
@@ -122,8 +123,8 @@ def run(t):
     d.wait_ready()
     root = b.Busctl(bus.address)
     nobody = b.Busctl(bus.address, user=b.NOBODY)
-    root.require_owner("org.lowlatd1", h.scaled(10), alive=d.alive)
-    p = nobody.run("call", "org.lowlatd1", "/org/lowlatd1", "org.lowlatd1.Manager", "Restore")
+    root.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    p = nobody.run("call", C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
     t.ok(p.returncode != 0 and ("AccessDenied" in p.stderr + p.stdout or "Access denied" in p.stderr),
          "Restore() as uid 65534 is denied", p.stderr)
     t.ok(host.sysctl("net.core.somaxconn") == "8192", "... and changed nothing")
@@ -132,11 +133,11 @@ def run(t):
         p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **env2), capture_output=True, text=True)
         t.ok(p.returncode == 0, "lowlatctl restore as root exits 0", p.stderr)
     else:
-        p = root.run("call", "org.lowlatd1", "/org/lowlatd1", "org.lowlatd1.Manager", "Restore")
+        p = root.run("call", C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
         t.ok(p.returncode == 0, "Restore() as root succeeds", p.stderr)
     after = snapshot(host, host.irqs)
     t.ok(after == before, "Restore() puts every setting back", repr(after)[:300])
-    mode = root.get_property("org.lowlatd1", "/org/lowlatd1", "org.lowlatd1.Manager", "Mode")
+    mode = root.get_property(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Mode")
     t.ok("observe" in str(mode), "and lowlatd switches to observe mode", repr(mode))
     host.set_sysctl("net.core.somaxconn", "1234")
     h.settle(2.5)

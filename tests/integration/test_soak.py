@@ -45,6 +45,7 @@ import threading
 import time
 
 import busctl_harness as b
+import lowlat_constants as C
 import lowlat_harness as h
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "120") or "120")
@@ -62,13 +63,11 @@ ASAN_QUARANTINE_MB = 16
 FD_SLACK = 2
 CPU_LOADED_MAX = 0.25      # of one CPU, with the traffic above
 CPU_IDLE_MAX = 0.05        # 1,000 IRQs scanned every second, nothing else
-FIGHT_BACKOFF = 10.0       # lib/setting.h
+FIGHT_BACKOFF = C.FIGHT_BACKOFF_S
 IRQ_LATENCY_MAX = 3.0      # an IRQ flip (inotify hint; the 1 s scan at worst)
 BUS_GAP_MAX = 10.0
 
-NAME = "org.lowlatd1"
-PATH = "/org/lowlatd1"
-IFACE = "org.lowlatd1.Manager"
+NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
 
 HOUSEKEEPING = "0-1"
 # Drifted by the test; the same desired value in both configs.
@@ -307,7 +306,7 @@ def run(t):
     bus = None
     why = None
     if os.geteuid() != 0:
-        why = "not root (the bus policy lets only root own org.lowlatd1)"
+        why = "not root (the bus policy lets only root own %s)" % NAME
     elif not (shutil.which("dbus-daemon") and shutil.which("busctl")):
         why = "dbus-daemon or busctl is not installed"
     env = {}
