@@ -11,11 +11,9 @@
 Run: meson test -C build --benchmark --suite bench -v   (or this file directly as root)."""
 import os
 import select
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """[daemon]
 scan_interval = 10s
@@ -149,12 +147,12 @@ def idle(seconds):
     time.sleep(seconds)
     s1, t1 = switches(pid), time.monotonic()
     st = proc_status(pid)
-    pss = "?"
     with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                pss = " ".join(line.split()[1:])
-    nfds = len(os.listdir("/proc/%d/fd" % pid))
+        pss = [" ".join(line.split()[1:]) for line in f if line.startswith("Pss:")]
+    if not pss:
+        raise ValueError("no Pss: line in /proc/%d/smaps_rollup" % pid)
+    pss = pss[0]
+    nfds = d.fd_count()
     d.stop()
     # RSS counts every page of the shared libraries the process touched (libc, libsystemd
     # and what it pulls in); PSS shares them out; RssAnon is lowlatd's own memory.
@@ -173,4 +171,4 @@ def main(t=None):
 
 
 if __name__ == "__main__":
-    h.main(main) if hasattr(h, "main") else main()
+    h.main(main)

@@ -26,6 +26,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
+import lowlat_constants as C
 import lowlat_harness as h
 
 NOBODY = 65534
@@ -101,6 +102,10 @@ def unprivileged():
 
 class BusError(Exception):
     pass
+
+
+# What a call may raise while a bus is (re)starting, for polls that wait it out.
+BUS_TRANSIENT = (BusError, ValueError, subprocess.TimeoutExpired)
 
 
 class PrivateBus:
@@ -221,15 +226,29 @@ class Busctl:
         return out["type"], out["data"]
 
     def has_owner(self, name):
-        try:
-            out = self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                            "NameHasOwner", "s", name)
-        except (BusError, ValueError, subprocess.TimeoutExpired):
-            return False
+        """Whether name has an owner. Raises BusError when the bus cannot be asked: "could
+        not ask" is not "nobody owns it"."""
+        out = self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                        "NameHasOwner", "s", name)
         return out["data"] == [True]
 
     def wait_for_owner(self, name, timeout, alive=None):
-        return h.poll_until(lambda: self.has_owner(name), timeout, interval=0.1, alive=alive)
+        """True once name has an owner, False at the deadline; a bus that still cannot be
+        asked at the deadline raises (a restarting bus may refuse a few calls before)."""
+        return h.poll_until(lambda: self.has_owner(name), timeout, interval=0.1, alive=alive,
+                            transient=BUS_TRANSIENT)
+
+    def require_owner(self, name, timeout, alive=None):
+        """wait_for_owner() for tests that cannot go on without the name: raises BusError."""
+        if not self.wait_for_owner(name, timeout, alive=alive):
+            raise BusError("%s has no owner on %s after %.1fs" % (name, self.address, timeout))
+
+    def list_settings(self, service, path, interface):
+        """ListSettings() as [(kind, object, desired, observed, state)]; raises BusError."""
+        out = self.call(service, path, interface, "ListSettings")
+        if out.get("type") != "a(sssss)":
+            raise BusError("ListSettings returned type %r" % out.get("type"))
+        return [tuple(r) for r in out["data"][0]]
 
     def introspect(self, service, path):
         """Parsed introspection XML: {interface: {"methods": {name: (in, out)},
@@ -264,13 +283,18 @@ class Busctl:
 
 
 class Monitor:
-    """busctl --json=short monitor: every message on the bus, parsed, in a thread."""
+    """busctl --json=short monitor: every message on the bus, parsed, in a thread.
+
+    A line it could not parse, or busctl exiting before close(), makes every later look at
+    the messages raise: "no such signal" must not pass on a monitor that stopped seeing."""
 
     def __init__(self, address):
         self.proc = subprocess.Popen(
             ["busctl", "--address=" + address, "--json=short", "--no-pager", "monitor"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.messages = []
+        self._messages = []
+        self.unparsed = []
+        self.closed = False
         self.cond = threading.Condition()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -283,30 +307,49 @@ class Monitor:
                 continue  # "Monitoring bus message stream."
             try:
                 msg = json.loads(line)
-            except ValueError:
+            except ValueError as e:
+                with self.cond:
+                    self.unparsed.append("%s: %r" % (e, line[:200]))
                 continue
             with self.cond:
-                self.messages.append(msg)
+                self._messages.append(msg)
                 self.cond.notify_all()
+
+    def _check(self):
+        if self.unparsed:
+            raise BusError("busctl monitor printed %d line(s) that are not JSON, first: %s"
+                           % (len(self.unparsed), self.unparsed[0]))
+        if not self.closed and self.proc.poll() is not None:
+            raise BusError("busctl monitor exited with %s: %s"
+                           % (self.proc.returncode, self.proc.stderr.read().decode(errors="replace")))
+
+    @property
+    def messages(self):
+        """Every message seen so far (raises, see above)."""
+        with self.cond:
+            self._check()
+            return list(self._messages)
 
     def wait_started(self, busctl, timeout=None):
         """The monitor sees its own traffic only once it is installed: poke the bus until a
         message of ours shows up, so that nothing emitted afterwards is missed."""
+        marker = C.BUS_NAME + ".test-marker"
+
         def seen():
-            busctl.has_owner("org.lowlatd1.test-marker")
+            busctl.has_owner(marker)
             with self.cond:
                 return any(m.get("member") == "NameHasOwner" and
-                           m.get("payload", {}).get("data") == ["org.lowlatd1.test-marker"]
-                           for m in self.messages)
-        return h.poll_until(seen, timeout or h.scaled(10), interval=0.1)
+                           m.get("payload", {}).get("data") == [marker]
+                           for m in self._messages)
+        return h.poll_until(seen, timeout or h.scaled(10), interval=0.1, transient=BUS_TRANSIENT)
 
     def mark(self):
         with self.cond:
-            return len(self.messages)
+            self._check()
+            return len(self._messages)
 
     def signals(self, since=0, path=None, interface=None, member=None):
-        with self.cond:
-            msgs = self.messages[since:]
+        msgs = self.messages[since:]
         return [m for m in msgs if m.get("type") == "signal"
                 and (path is None or m.get("path") == path)
                 and (interface is None or m.get("interface") == interface)
@@ -317,15 +360,17 @@ class Monitor:
         deadline = time.monotonic() + (h.scaled(5) if timeout is None else timeout)
         with self.cond:
             while True:
-                v = predicate(self.messages[since:])
+                self._check()
+                v = predicate(self._messages[since:])
                 if v:
                     return v
                 left = deadline - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None:
+                if left <= 0:
                     return v
                 self.cond.wait(min(left, 0.2))
 
     def close(self):
+        self.closed = True
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -335,6 +380,47 @@ class Monitor:
                 self.proc.wait()
         if self in _MONITORS:
             _MONITORS.remove(self)
+
+
+class SettingsView:
+    """lowlatd's ListSettings on a private bus, for tests whose subject is something else
+    (FUSE, NICs) and that look at the daemon's view on the side.
+
+    Without dbus-daemon or busctl there is no view: `available` is False, `why` says so,
+    and the caller reports its bus checks as skipped (TAP.skip). Anything else that goes
+    wrong (the bus does not start, lowlatd does not take its name, a call fails) raises and
+    fails the test: a broken ListSettings must not pass as "nothing to check"."""
+
+    def __init__(self, tmpdir):
+        missing = [x for x in ("dbus-daemon", "busctl") if not shutil.which(x)]
+        self.why = "%s not installed" % " and ".join(missing) if missing else None
+        self.bus = self.bc = None
+        if missing:
+            return
+        self.bus = PrivateBus(tmpdir, [h.policy_path()]).start()
+        self.bc = Busctl(self.bus.address)
+
+    @property
+    def available(self):
+        return self.bc is not None
+
+    def env(self):
+        """For h.Daemon(env=...): lowlatd's system bus is the private one."""
+        return self.bus.env() if self.bus else {}
+
+    def wait_owner(self, d, timeout):
+        if self.available:
+            self.bc.require_owner(C.BUS_NAME, timeout, alive=d.alive)
+
+    def rows(self):
+        """[(kind, object, desired, observed, state)]; raises BusError."""
+        if not self.available:
+            raise BusError("no private bus (%s): check view.available first" % self.why)
+        return self.bc.list_settings(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE)
+
+    def stop(self):
+        if self.bus:
+            self.bus.kill()
 
 
 def properties_changed(msgs, path, interface):

@@ -13,7 +13,9 @@ Pieces:
   TAP           "ok N - what" / "not ok N - what" reporting; exit 0 / 1 / 77
   skip()        print a reason and exit 77
 
-Environment:
+Environment (tests/integration/meson.build sets it; to run a test by hand, set PYTHONPATH
+to this directory and tests/ as meson does):
+  PYTHONPATH             this directory (the harnesses) and tests/ (lowlat_constants)
   LOWLATD                path of the lowlatd binary (meson sets it)
   LOWLATD_SOURCE_ROOT    source tree (fallback: <root>/build/daemon/lowlatd)
   LOWLAT_TIMEOUT_SCALE   multiply every deadline (e.g. 3 under ASan/valgrind)
@@ -37,26 +39,15 @@ import threading
 import time
 import traceback
 
+import lowlat_constants as C
+
 SKIP_RC = 77
 SCALE = float(os.environ.get("LOWLAT_TIMEOUT_SCALE", "1") or "1")
 PRIVATE_MNT_ENV = "LOWLAT_PRIVATE_MNT"
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
 
-# MESSAGE_IDs from the spec.
-MID = {
-    "drift": "f04069d9094949389d6cd603580a168f",
-    "corrected": "fabaec5540894c8f892a78f8fcca5b77",
-    "correction-failed": "961a95a2e0124643a8f5d7412069c374",
-    "unsupported": "ef3e9aebf3a741b495409f9a30a18179",
-    "unmovable": "47ac721808a54ca4862384a8de3d47ed",
-    "fight": "7c8f13bfd92945dca46d033877c5c682",
-    "fight-ended": "d671d95df5e847409958b0185874a8d6",
-    "recovered": "eceb09c4bbb8407ca69360df3363c275",
-    "started": "be656bd3ee70446a8fe73981a0733db1",
-    "reloaded": "5e183a2eaaac40d6b6fc3c19b6e5d7bd",
-    "reload-failed": "07d08d0b39ac4007b501c84afc780328",
-    "stopping": "325120340cd6432d9d6865d7704385de",
-}
+# MESSAGE_IDs by event name ("drift", "corrected", ...), as lowlatd's events table has them.
+MID = C.MESSAGE_IDS
 
 SANITIZER_PATTERNS = (
     "ERROR: AddressSanitizer",
@@ -834,10 +825,16 @@ class JournalSocket(_DatagramReceiver):
             return len(self.entries_list)
 
     def select(self, since=0, **fields):
-        """Entries whose fields equal every given value; MESSAGE_ID may be given by name."""
+        """Entries whose fields equal every given value; MESSAGE_ID may be given by name.
+        A MESSAGE_ID that is neither a known name nor one of the ids raises: a misspelt
+        name would match nothing and pass every "not logged" check."""
         want = dict(fields)
-        if "MESSAGE_ID" in want and want["MESSAGE_ID"] in MID:
-            want["MESSAGE_ID"] = MID[want["MESSAGE_ID"]]
+        if "MESSAGE_ID" in want:
+            mid = want["MESSAGE_ID"]
+            if mid in MID:
+                want["MESSAGE_ID"] = MID[mid]
+            elif mid not in MID.values():
+                raise KeyError("MESSAGE_ID %r is not one of lowlatd's events %s" % (mid, sorted(MID)))
         return [e for e in self.entries(since)
                 if all(e.get(k) == v for k, v in want.items())]
 
@@ -905,6 +902,25 @@ def enter_private_mount_namespace(reason="needs a private mount namespace"):
              % (reason, r.stdout.decode(errors="replace").strip()))
 
 
+def _unescape_mountinfo(field):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def detach_inherited_fakeirqfs():
+    """unshare -m copies every mount of the parent namespace, including any fakeirqfs that
+    another test (fakeirqfs-smoke, test_fuse_irq, a second run of either) has mounted right
+    now. The copy holds that FUSE connection open: its fusermount3 -u would no longer end
+    its fakeirqfs until this test exits. Detach those copies (this namespace only)."""
+    inherited = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, sep, post = line.partition(" - ")
+            if sep and post.split(" ", 1)[0] == "fuse.fakeirqfs":
+                inherited.append(_unescape_mountinfo(pre.split()[4]))
+    for mnt in reversed(inherited):
+        subprocess.run(["umount", "-l", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def isolate_from_real_journal():
     """Tests that read the daemon's log on stderr need it NOT to find a journal socket
     (the spec sends events to the journal when /run/systemd/journal/socket exists).
@@ -921,12 +937,20 @@ def isolate_from_real_journal():
 # ---------------------------------------------------------------------------------------
 # The daemon
 
+def source_root():
+    """LOWLATD_SOURCE_ROOT (meson sets it), else the tree the tests are in."""
+    return C.SOURCE_ROOT
+
+
+def policy_path():
+    """The project's D-Bus policy, conf/org.lowlatd1.conf."""
+    return os.path.join(source_root(), "conf", "org.lowlatd1.conf")
+
+
 def lowlatd_path():
     p = os.environ.get("LOWLATD")
     if not p:
-        src = os.environ.get("LOWLATD_SOURCE_ROOT") or \
-            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-        p = os.path.join(src, "build", "daemon", "lowlatd")
+        p = os.path.join(source_root(), "build", "daemon", "lowlatd")
     if not (os.path.isfile(p) and os.access(p, os.X_OK)):
         skip("lowlatd binary not found at %s (set LOWLATD)" % p)
     return p
@@ -1023,21 +1047,17 @@ class Daemon:
         return self.proc is not None and self.proc.poll() is None
 
     def stderr(self):
-        try:
-            with open(self.stderr_path, "r", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        """Everything the daemon wrote to stderr. Raises when its log file is not there (a
+        daemon never started): "no output" must not read as "nothing went wrong"."""
+        with open(self.stderr_path, "r", errors="replace") as f:
+            return f.read()
 
     def stderr_lines(self):
         return self.stderr().splitlines()
 
     def stdout(self):
-        try:
-            with open(self.stdout_path, "r", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        with open(self.stdout_path, "r", errors="replace") as f:
+            return f.read()
 
     def stderr_tail(self, n=40):
         return "\n".join(self.stderr_lines()[-n:])
@@ -1114,39 +1134,52 @@ class Daemon:
                 f.close()
 
     def open_fd_targets(self):
-        """Paths of the daemon's open fds (from /proc/PID/fd)."""
+        """Paths of the daemon's open fds (from /proc/PID/fd). Raises OSError when they
+        cannot be listed (the daemon is gone): an empty list would pass "no longer holds
+        X open"."""
         out = []
         d = "/proc/%d/fd" % self.proc.pid
-        try:
-            names = os.listdir(d)
-        except OSError:
-            return out
-        for n in names:
+        for n in os.listdir(d):
             try:
                 out.append(os.readlink(os.path.join(d, n)))
-            except OSError:
-                pass
+            except FileNotFoundError:
+                pass    # closed between the listing and the readlink: not open
         return out
+
+    def holds_open(self, path):
+        """Whether the daemon has path open (raises when it cannot be told, see above)."""
+        rp = os.path.realpath(path)
+        return any(os.path.realpath(p) == rp for p in self.open_fd_targets())
+
+    def fd_count(self):
+        """The number of the daemon's open fds; raises OSError when the daemon is gone."""
+        return len(os.listdir("/proc/%d/fd" % self.proc.pid))
 
     def poll_until(self, predicate, timeout=None, interval=0.02):
         return poll_until(predicate, timeout, interval, alive=self.alive)
 
 
-def poll_until(predicate, timeout=None, interval=0.02, alive=None):
+def poll_until(predicate, timeout=None, interval=0.02, alive=None,
+               transient=(OSError, ValueError)):
     """Call predicate until it returns a truthy value or the deadline passes; returns
-    the last value. Stops early (returning a falsy value) when alive() turns False."""
+    the last value. Stops early (returning a falsy value) when alive() turns False.
+
+    An exception in `transient` (a file caught mid-rewrite, a busctl call while the bus
+    restarts) counts as "not yet"; but when the last call raised one, it is raised again:
+    a predicate that cannot get its data must not read as "did not happen"."""
     timeout = scaled(5) if timeout is None else timeout
     deadline = time.monotonic() + timeout
     while True:
+        error = None
         try:
             v = predicate()
-        except (OSError, ValueError):
-            v = None
+        except transient as e:
+            v, error = None, e
         if v:
             return v
-        if time.monotonic() >= deadline:
-            return v
-        if alive is not None and not alive():
+        if time.monotonic() >= deadline or (alive is not None and not alive()):
+            if error is not None:
+                raise error
             return v
         time.sleep(interval)
 
@@ -1164,6 +1197,7 @@ class TAP:
     def __init__(self, name=None):
         self.n = 0
         self.failed = 0
+        self.skipped = 0
         self.name = name or os.path.basename(sys.argv[0])
         self.daemons = []
 
@@ -1179,6 +1213,12 @@ class TAP:
                 for line in str(diag).splitlines():
                     print("#   " + line, flush=True)
         return bool(cond)
+
+    def skip(self, what, reason):
+        """A check this machine cannot make, said so in TAP: "ok N - what # SKIP reason"."""
+        self.n += 1
+        self.skipped += 1
+        print("ok %d - %s # SKIP %s" % (self.n, what, reason), flush=True)
 
     def note(self, text):
         for line in str(text).splitlines():
@@ -1198,6 +1238,8 @@ class TAP:
 
     def finish(self):
         print("1..%d" % self.n, flush=True)
+        if self.skipped:
+            print("# %d of %d checks skipped" % (self.skipped, self.n), flush=True)
         if self.failed:
             print("# %d of %d checks failed" % (self.failed, self.n), flush=True)
         return 1 if self.failed else 0

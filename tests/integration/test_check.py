@@ -8,12 +8,10 @@ import json
 import os
 import subprocess
 import time
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import busctl_harness as b  # noqa: E402
-import lowlat_harness as h  # noqa: E402
+import busctl_harness as b
+import lowlat_constants as C
+import lowlat_harness as h
 
 CONFIG = """\
 [cpus]
@@ -58,12 +56,11 @@ def run(t):
     add_process(host, 4243, "matcher", "2-3", policy=1, rtprio=90)  # the app, healthy
     add_process(host, 4244, "batch", "0-1")                       # housekeeping only: fine
 
-    bus = b.PrivateBus(host.tmp, [b.policy_path()] if hasattr(b, "policy_path") else
-                       [os.path.join(os.environ.get("LOWLATD_SOURCE_ROOT", "."), "conf", "org.lowlatd1.conf")]).start()
+    bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
     env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address}
     d = h.Daemon(host, CONFIG, env=env)
     d.wait_ready()
-    b.Busctl(bus.address).wait_for_owner("org.lowlatd1", h.scaled(10), alive=d.alive)
+    b.Busctl(bus.address).require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
     run_env = dict(os.environ, **env)
 
     p = subprocess.run([lowlatctl, "check", "--json"], env=run_env, capture_output=True, text=True)

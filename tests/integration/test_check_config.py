@@ -5,11 +5,21 @@ FILE:LINE: reason (all of them), drop-ins in CONF.d/ override the main file."""
 
 import os
 import re
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_constants as C
+import lowlat_harness as h
+
+# The parser's limits, from lib/config.h.
+SCAN_MIN_MS = C.SCAN_INTERVAL_MIN_USEC // 1000
+SCAN_MAX_S = C.SCAN_INTERVAL_MAX_USEC // C.USEC_PER_SEC
+SYSCTL_KEY = "net.ipv4.tcp_rmem = "
+
+
+def sysctl_line(length):
+    """A 'net.ipv4.tcp_rmem = 4096 4096 ...' line of exactly `length` characters."""
+    fill = length - len(SYSCTL_KEY)
+    value = (" ".join(["4096"] * (fill // 5 + 1)))[:fill]
+    return SYSCTL_KEY + value[:-1] + "4"     # never ends in a blank the parser could trim
 
 GOOD = """\
 # a complete, valid config
@@ -49,10 +59,14 @@ BAD = [
     ("malformed duration", "[daemon]\nscan_interval = 10 parsecs\n", [2], []),
     ("malformed duration (unit only)", "[daemon]\nscan_interval = ms\n", [2], []),
     ("negative duration", "[daemon]\nscan_interval = -5s\n", [2], []),
-    ("scan_interval below 100ms", "[daemon]\nscan_interval = 50ms\n", [2], []),
-    ("scan_interval above 1h", "[daemon]\nscan_interval = 2h\n", [2], []),
-    ("scan_interval above 1h (min)", "[daemon]\nscan_interval = 61min\n", [2], []),
-    ("scan_interval above 1h (bare seconds)", "[daemon]\nscan_interval = 3601\n", [2], []),
+    ("scan_interval below %dms" % SCAN_MIN_MS,
+     "[daemon]\nscan_interval = %dms\n" % (SCAN_MIN_MS // 2), [2], []),
+    ("scan_interval above %ds" % SCAN_MAX_S,
+     "[daemon]\nscan_interval = %dh\n" % (SCAN_MAX_S // 3600 + 1), [2], []),
+    ("scan_interval above %ds (min)" % SCAN_MAX_S,
+     "[daemon]\nscan_interval = %dmin\n" % (SCAN_MAX_S // 60 + 1), [2], []),
+    ("scan_interval above %ds (bare seconds)" % SCAN_MAX_S,
+     "[daemon]\nscan_interval = %d\n" % (SCAN_MAX_S + 1), [2], []),
     ("bad mode", "[daemon]\nmode = sometimes\n", [2], []),
     ("empty isolated list", "[cpus]\nisolated =\n", [2], []),
     ("malformed isolated list", "[cpus]\nisolated = 3-2\n", [2], []),
@@ -64,7 +78,8 @@ BAD = [
      [3], []),
     ("pin CPU that does not exist", "[irq]\npin = eth0-TxRx-* 4\n", [2], []),
     ("pin without CPU list", "[irq]\npin = eth0-TxRx-*\n", [2], []),
-    ("cpu_dma_latency out of range", "[pm]\ncpu_dma_latency = 2000000001\n", [2], []),
+    ("cpu_dma_latency out of range",
+     "[pm]\ncpu_dma_latency = %d\n" % (C.DMA_LATENCY_MAX_USEC + 1), [2], []),
     ("cpu_dma_latency negative", "[pm]\ncpu_dma_latency = -1\n", [2], []),
     ("cpu_dma_latency not a number", "[pm]\ncpu_dma_latency = 0x\n", [2], []),
     ("sysctl key with /", "[sysctl]\nnet/core/somaxconn = 8192\n", [2], []),
@@ -76,8 +91,8 @@ BAD = [
      [3], []),
     # The key after a broken header may be reported too (it is outside any section).
     ("syntax error: unterminated [section", "[daemon\nscan_interval = 1s\n", [1, 2], [], 1),
-    ("line too long", "[sysctl]\nnet.core.somaxconn = 8192\nnet.ipv4.tcp_rmem = "
-     + " ".join(["4096"] * 40) + "\n", [3], []),
+    ("line too long (%d characters)" % (C.CONFIG_LINE_MAX + 1),
+     "[sysctl]\nnet.core.somaxconn = 8192\n" + sysctl_line(C.CONFIG_LINE_MAX + 1) + "\n", [3], []),
 ]
 
 MULTI = """\
@@ -128,6 +143,10 @@ def run(t):
          "an empty config file is refused, naming the file", "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
     path, r = check(host, "[daemon]\n", "header-only.conf")
     t.ok(r.returncode == 0, "a config of one section header passes (all defaults)",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    # The longest line the parser takes: one more character is "line too long" below.
+    path, r = check(host, "[sysctl]\n" + sysctl_line(C.CONFIG_LINE_MAX) + "\n", "longest-line.conf")
+    t.ok(r.returncode == 0, "a line of %d characters passes" % C.CONFIG_LINE_MAX,
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
 
     for i, case in enumerate(BAD):

@@ -5,11 +5,8 @@ latency is above the target is kept disabled (drift corrected, original put back
 restore); shallower states and housekeeping CPUs are left alone."""
 
 import os
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """\
 [daemon]

@@ -48,13 +48,10 @@ import socket
 import stat
 import struct
 import subprocess
-import sys
 import threading
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 TEMPLATE = """\
 [daemon]
@@ -91,18 +88,6 @@ def config(somaxconn):
     return TEMPLATE.format(somaxconn=somaxconn, dma=dma_for(somaxconn))
 
 
-def nfds(d):
-    try:
-        return len(os.listdir("/proc/%d/fd" % d.proc.pid))
-    except OSError:
-        return -1
-
-
-def holds_fd(d, path):
-    rp = os.path.realpath(path)
-    return any(os.path.realpath(p) == rp for p in d.open_fd_targets())
-
-
 def lines_since(d, n, rx):
     rx = re.compile(rx) if isinstance(rx, str) else rx
     return [l for l in d.stderr_lines()[n:] if rx.search(l)]
@@ -112,17 +97,14 @@ def lines_since(d, n, rx):
 # lowlatd as lowlatd.service runs it: the unit's capability bounding set
 
 def unit_capabilities():
-    """The capability names in units/lowlatd.service.in's CapabilityBoundingSet=, or None."""
-    src = os.environ.get("LOWLATD_SOURCE_ROOT") or \
-        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    try:
-        text = h.read_text(os.path.join(src, "units", "lowlatd.service.in"))
-    except OSError:
-        return None
-    for line in text.splitlines():
+    """The capability names in units/lowlatd.service.in's CapabilityBoundingSet=. Raises
+    when the unit or the line is not there: the test would otherwise run lowlatd with every
+    capability and skip the unreadable-file fault as if this machine could not do it."""
+    path = os.path.join(h.source_root(), "units", "lowlatd.service.in")
+    for line in h.read_text(path).splitlines():
         if line.startswith("CapabilityBoundingSet="):
             return line.split("=", 1)[1].split()
-    return None
+    raise RuntimeError("no CapabilityBoundingSet= in %s" % path)
 
 
 def setpriv_prefix():
@@ -133,8 +115,6 @@ def setpriv_prefix():
     if not shutil.which("setpriv"):
         return None, "setpriv is not installed"
     caps = unit_capabilities()
-    if not caps:
-        return None, "no CapabilityBoundingSet= in units/lowlatd.service.in"
     names = [c.lower()[4:] if c.upper().startswith("CAP_") else c.lower() for c in caps]
     if "dac_override" in names or "dac_read_search" in names:
         return None, "the unit keeps CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH: mode 0000 is readable"
@@ -249,10 +229,10 @@ def config_faults(t, d, host, have_caps, caps_why):
          lambda: (h.write_text(path, config("4242")), os.chmod(etc, 0o777)),
          r"%s: writable by everyone \(mode 0777\)" % re.escape(etc)),
     ]
-    fds_before = nfds(d)
+    fds_before = d.fd_count()
     for k, (what, inject, reason) in enumerate(faults):
         if what.startswith("unreadable") and not have_caps:
-            t.note("skipping 'config %s': %s" % (what, caps_why))
+            t.skip("config %s: reload-failed names the reason, the old posture stays" % what, caps_why)
             continue
         what = "config " + what
         inject()
@@ -288,9 +268,9 @@ def config_faults(t, d, host, have_caps, caps_why):
         to_regular()
         good[0] = "16384" if good[0] == "8192" else "8192"
         apply_good(t, d, host, what, good[0])
-    ok = d.poll_until(lambda: nfds(d) == fds_before, h.scaled(TIMEOUT))
+    ok = d.poll_until(lambda: d.fd_count() == fds_before, h.scaled(TIMEOUT))
     t.ok(ok, "config faults: no fd leaked by the failed reloads (%d fds before, %d after)"
-         % (fds_before, nfds(d)), "open fds: %r" % sorted(d.open_fd_targets())[-20:])
+         % (fds_before, d.fd_count()), "open fds: %r" % sorted(d.open_fd_targets())[-20:])
     return good[0]
 
 
@@ -298,7 +278,7 @@ def config_faults(t, d, host, have_caps, caps_why):
 # 2. Many SIGHUPs in a burst
 
 def sighup_burst(t, d, host):
-    fds_before = nfds(d)
+    fds_before = d.fd_count()
     n = len(d.stderr_lines())
     cur = d.notify.mark()
     last = None
@@ -343,8 +323,8 @@ def sighup_burst(t, d, host):
     host.set_irq_affinity(irq, "3")
     t.ok(d.poll_until(lambda: host.irq_affinity(irq) == HOUSEKEEPING, h.scaled(TIMEOUT)),
          "SIGHUP burst: drift afterwards is corrected", "IRQ %d holds %r" % (irq, host.irq_affinity(irq)))
-    ok = d.poll_until(lambda: nfds(d) == fds_before, h.scaled(TIMEOUT))
-    t.ok(ok, "SIGHUP burst: no fd growth (%d before, %d after)" % (fds_before, nfds(d)),
+    ok = d.poll_until(lambda: d.fd_count() == fds_before, h.scaled(TIMEOUT))
+    t.ok(ok, "SIGHUP burst: no fd growth (%d before, %d after)" % (fds_before, d.fd_count()),
          "open fds: %r" % sorted(d.open_fd_targets())[-20:])
     return last
 
@@ -419,7 +399,7 @@ def dma_missing(t):
     h.write_bytes(host.dma_path, struct.pack("=i", DMA_OFF))
     h.write_text(host.sysctl_path("net.core.busy_poll"), "0\n")
     reload_and_wait(t, d, "dev/cpu_dma_latency and sysctl appear")
-    t.ok(d.poll_until(lambda: host.dma_latency() == 0 and holds_fd(d, host.dma_path), h.scaled(TIMEOUT)),
+    t.ok(d.poll_until(lambda: host.dma_latency() == 0 and d.holds_open(host.dma_path), h.scaled(TIMEOUT)),
          "dev/cpu_dma_latency appears + SIGHUP: the request is held (0, fd open)",
          "holds %r; fds %r" % (host.dma_latency_raw(), d.open_fd_targets()[-5:]))
     t.ok(d.poll_until(lambda: host.sysctl("net.core.busy_poll") == "50", h.scaled(TIMEOUT)),
@@ -544,30 +524,11 @@ def journal_faults(t):
 
 # ---------------------------------------------------------------------------------------
 
-def detach_inherited_fakeirqfs():
-    """As test_fuse_irq.py does: unshare -m copied any fakeirqfs mount a test running in
-    parallel has right now, and the copy would keep that FUSE connection open after its
-    unmount (its fakeirqfs would not exit until this test does). Detach the copies, in
-    this namespace only."""
-    inherited = []
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                pre, sep, post = line.partition(" - ")
-                if sep and post.split(" ", 1)[0] == "fuse.fakeirqfs":
-                    inherited.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)),
-                                            pre.split()[4]))
-    except OSError:
-        return
-    for mnt in reversed(inherited):
-        subprocess.run(["umount", "-l", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def run(t):
     root = os.geteuid() == 0
     if root:
         h.enter_private_mount_namespace("the journal-socket faults")
-        detach_inherited_fakeirqfs()
+        h.detach_inherited_fakeirqfs()
     else:
         h.isolate_from_real_journal()
 
@@ -595,7 +556,7 @@ def run(t):
     if root:
         journal_faults(t)
     else:
-        t.note("skipping the journal faults: the fake journal socket needs root")
+        t.skip("journal faults: a full, then absent journal socket", "the fake journal socket needs root")
 
 
 if __name__ == "__main__":

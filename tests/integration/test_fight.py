@@ -6,12 +6,10 @@ lowlatd pins itself to the housekeeping CPUs it may use."""
 
 import os
 import re
-import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_constants as C
+import lowlat_harness as h
 
 # Housekeeping is CPU 0 alone, so self-pinning is visible on a 2-CPU machine.
 CONFIG = """\
@@ -22,8 +20,8 @@ scan_interval = 1s
 isolated = 1-3
 """
 
-FIGHT_CORRECTIONS = 5  # lib/setting.h
-FIGHT_BACKOFF = 10.0
+FIGHT_CORRECTIONS = C.FIGHT_CORRECTIONS
+FIGHT_BACKOFF = C.FIGHT_BACKOFF_S
 
 
 def cpus_allowed(pid):
@@ -31,7 +29,7 @@ def cpus_allowed(pid):
         for line in f:
             if line.startswith("Cpus_allowed_list:"):
                 return h.parse_cpulist(line.split(":", 1)[1].strip())
-    return None
+    raise ValueError("no Cpus_allowed_list in /proc/%d/status" % pid)
 
 
 def run(t):
@@ -81,7 +79,7 @@ def run(t):
     irq_balancer(t)
 
 
-IRQ_WRITER_IRQS = 5  # daemon/manager.h
+IRQ_WRITER_IRQS = C.IRQ_WRITER_IRQS
 WRITER_RX = re.compile(r"Another program is rewriting IRQ affinities: (\d+) IRQs \(([\d ]+)\)")
 
 

@@ -15,18 +15,18 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
-import busctl_harness as b  # noqa: E402
+import busctl_harness as b
+import lowlat_constants as C
+import lowlat_harness as h
 
-NAME = "org.lowlatd1"
-PATH = "/org/lowlatd1"
-IFACE = "org.lowlatd1.Manager"
+NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
+VERSION = C.VERSION
 
+# The monitoring-plugin convention and sysexits.h, as lowlatctl(1) documents them: the
+# contract under test, so deliberately not read from lowlatctl.c's #defines (a changed
+# #define there must fail this test, not follow it).
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN, EXIT_USAGE = 0, 1, 2, 3, 64
 
 SPEC_PROPERTIES = {
@@ -237,12 +237,6 @@ def lowlatctl_path():
     return p
 
 
-def policy_path():
-    src = os.environ.get("LOWLATD_SOURCE_ROOT") or \
-        os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    return os.path.join(src, "conf", "org.lowlatd1.conf")
-
-
 def desc(p):
     return "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
@@ -300,9 +294,7 @@ def parse_table(text):
 
 
 def bus_rows(bc):
-    out = bc.call(NAME, PATH, IFACE, "ListSettings")
-    assert out["type"] == "a(sssss)", out["type"]
-    return [tuple(r) for r in out["data"][0]]
+    return bc.list_settings(NAME, PATH, IFACE)
 
 
 def shown(v):
@@ -313,7 +305,7 @@ def shown(v):
 
 
 def start_stack(t, host, config, extra_args=(), policy=True, monitor=True):
-    bus = b.PrivateBus(host.tmp, [policy_path()] if policy else []).start()
+    bus = b.PrivateBus(host.tmp, [h.policy_path()] if policy else []).start()
     bc = b.Busctl(bus.address)
     mon = None
     if monitor:
@@ -494,12 +486,12 @@ def scenario_enforce(t, ctl_bin):
 
     # -- properties
     typ, val = bc.get_property(NAME, PATH, IFACE, "Version")
-    t.ok((typ, val) == ("s", "0.1.0"), "busctl get-property Version = s \"0.1.0\"", repr((typ, val)))
+    t.ok((typ, val) == ("s", VERSION), "busctl get-property Version = s \"%s\"" % VERSION, repr((typ, val)))
     typed = bc.get_all_typed(NAME, PATH, IFACE)
     t.ok({k: v[0] for k, v in typed.items()} == SPEC_PROPERTIES,
          "GetAll returns every property with its spec type", repr(typed))
     pr = {k: v[1] for k, v in typed.items()}
-    expect = {"Version": "0.1.0", "Mode": "enforce", "State": "enforcing", "IsolatedCPUs": "2-3",
+    expect = {"Version": VERSION, "Mode": "enforce", "State": "enforcing", "IsolatedCPUs": "2-3",
               "HousekeepingCPUs": "0-1", "ConfigFiles": [d.config_path], "LastReloadUSec": 0,
               "LastReloadError": "", "CpuDmaLatencyUSec": 0, "Failures": 0}
     t.ok(all(pr.get(k) == v for k, v in expect.items()),
@@ -543,7 +535,7 @@ def scenario_enforce(t, ctl_bin):
     p = ctl.run("status")
     f = parse_status_text(p.stdout)
     t.ok(p.returncode == EXIT_OK, "status exits 0 when everything is ok", desc(p))
-    t.ok(f.get("Version") == ["0.1.0"] and f.get("Mode") == ["enforce"] and
+    t.ok(f.get("Version") == [VERSION] and f.get("Mode") == ["enforce"] and
          f.get("State") == ["enforcing"] and f.get("Isolated CPUs") == ["2-3"] and
          f.get("Housekeeping CPUs") == ["0-1"] and f.get("Config files") == [d.config_path] and
          f.get("Last reload") == ["never"] and f.get("cpu_dma_latency") == ["0 us (held)"] and
@@ -559,7 +551,7 @@ def scenario_enforce(t, ctl_bin):
     p = ctl.run("status", "--json")
     j = parse_json(t, p, "status --json")
     if j is not None:
-        want = {"version": "0.1.0", "mode": "enforce", "state": "enforcing", "verdict": "ok",
+        want = {"version": VERSION, "mode": "enforce", "state": "enforcing", "verdict": "ok",
                 "isolated_cpus": "2-3", "housekeeping_cpus": "0-1",
                 "config_files": [d.config_path], "last_reload_usec": 0,
                 "last_reload_error": "", "drift_events": pr["DriftEvents"],
@@ -594,7 +586,7 @@ def scenario_enforce(t, ctl_bin):
     t.ok(p.returncode == 74 and "standard output" in p.stderr,
          "status into a full disk (/dev/full) exits 74", "exit %d: %s" % (p.returncode, p.stderr))
     p = ctl.run("--version")
-    t.ok(p.stdout.strip() == "lowlatctl 0.1.0", "--version prints lowlatctl 0.1.0", p.stdout)
+    t.ok(p.stdout.strip() == "lowlatctl " + VERSION, "--version prints lowlatctl " + VERSION, p.stdout)
     p = ctl.run()
     t.ok(p.returncode == EXIT_OK and "State: enforcing" in p.stdout, "no command means status",
          desc(p))
@@ -734,7 +726,7 @@ def scenario_enforce(t, ctl_bin):
         t.ok(nb.get_property(NAME, PATH, IFACE, "State") == ("s", "enforcing"),
              "uid 65534: busctl get-property State works")
         t.ok(bus_rows(nb) == bus_rows(bc), "uid 65534: busctl call ListSettings works")
-        t.ok(nb.get_all(NAME, PATH, IFACE)["Version"] == "0.1.0", "uid 65534: GetAll works")
+        t.ok(nb.get_all(NAME, PATH, IFACE)["Version"] == VERSION, "uid 65534: GetAll works")
     except b.BusError as e:
         t.ok(False, "uid 65534: property reads and ListSettings work", str(e))
     p = ctl.run("status", user=b.NOBODY)
@@ -843,7 +835,7 @@ def scenario_observe(t, ctl_bin):
     m = check_metrics_match(t, ctl, bc, "observe")
     if m:
         t.ok(prom_value(m, "lowlatd_settings", kind="sysctl", state="drifted") == 2 and
-             prom_value(m, "lowlatd_info", version="0.1.0", mode="observe", state="observing") == 1,
+             prom_value(m, "lowlatd_info", version=VERSION, mode="observe", state="observing") == 1,
              "metrics: 2 drifted sysctls, info mode=observe state=observing")
     t.ok(host.sysctl("net.core.somaxconn") == "4096", "--observe: nothing written")
     cur = mon.mark()
@@ -962,11 +954,11 @@ def scenario_second_fence(t, ctl_bin):
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <policy context="default">
-    <allow own="org.lowlatd1"/>
-    <allow send_destination="org.lowlatd1"/>
+    <allow own="%s"/>
+    <allow send_destination="%s"/>
   </policy>
 </busconfig>
-""")
+""" % (NAME, NAME))
     bus = b.PrivateBus(host.tmp, [open_policy]).start()
     bc = b.Busctl(bus.address)
     d = h.Daemon(host, "[cpus]\nisolated = 2-3\n", env=bus.env())
@@ -999,8 +991,8 @@ def main(t):
     b.require_tools()
     ctl_bin = lowlatctl_path()
     h.lowlatd_path()
-    if not os.path.isfile(policy_path()):
-        raise b.BusError("the project's policy file %s is missing" % policy_path())
+    if not os.path.isfile(h.policy_path()):
+        raise b.BusError("the project's policy file %s is missing" % h.policy_path())
     # lowlatd logs to stderr here; keep the host's journal out of it.
     h.isolate_from_real_journal()
     scenario_no_bus(t, ctl_bin)

@@ -2,13 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """lowlatd --once [--observe]: one pass, a posture report on stdout, exit 0 / 3."""
 
-import os
 import re
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """\
 [cpus]

@@ -4,11 +4,8 @@
 cpu_dma_latency releases the hold."""
 
 import os
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG_A = """\
 [daemon]
@@ -57,11 +54,6 @@ kernel.numa_balancing = 0
 TIMEOUT = 5
 
 
-def holds_fd(d, path):
-    rp = os.path.realpath(path)
-    return any(os.path.realpath(p) == rp for p in d.open_fd_targets())
-
-
 def reload_cycle(t, d, what):
     """SIGHUP; check RELOADING=1 then READY=1 after it. Returns True when both came."""
     cur = d.sighup()
@@ -83,7 +75,7 @@ def run(t):
     irq = host.irqs[321]
     t.ok(host.irq_cpus(irq) == {0, 1} and host.sysctl("net.core.somaxconn") == "8192"
          and host.dma_latency() == 0, "config A applied at READY=1")
-    t.ok(holds_fd(d, host.dma_path), "config A: dev/cpu_dma_latency is held open",
+    t.ok(d.holds_open(host.dma_path), "config A: dev/cpu_dma_latency is held open",
          "open fds: %r" % d.open_fd_targets())
     host.set_dma_latency(2000000000)
     t.ok(d.poll_until(lambda: host.dma_latency() == 0, h.scaled(TIMEOUT)),
@@ -137,7 +129,7 @@ def run(t):
          "IRQ %d holds %r" % (irq, host.irq_affinity(irq)))
 
     # --- cpu_dma_latency removed: hold released, file no longer rewritten
-    t.ok(d.poll_until(lambda: not holds_fd(d, host.dma_path), h.scaled(TIMEOUT)),
+    t.ok(d.poll_until(lambda: not d.holds_open(host.dma_path), h.scaled(TIMEOUT)),
          "config B: dev/cpu_dma_latency is closed (latency hold released)",
          "open fds: %r" % d.open_fd_targets())
     host.set_dma_latency(2000000000)

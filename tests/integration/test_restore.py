@@ -6,14 +6,12 @@ back by Restore() on the bus (root only; lowlatctl restore), by a stop with
 restore_on_exit = yes, and, for settings a reload drops, by that reload."""
 
 import os
-import struct
+import shutil
 import subprocess
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import busctl_harness as b  # noqa: E402
-import lowlat_harness as h  # noqa: E402
+import busctl_harness as b
+import lowlat_constants as C
+import lowlat_harness as h
 
 BASE = """\
 [daemon]
@@ -32,14 +30,20 @@ net.core.somaxconn = 8192
 
 
 def originals(path):
+    """{(kind, object): value} from the originals file (lib/originals.c: "boot_id ID" and
+    "root PATH", then KIND<TAB>OBJECT<TAB>VALUE lines). The file is never removed, only
+    rewritten: a missing file or a line of another shape raises, so that "restored entries
+    are forgotten" cannot pass on a file that was not read."""
     out = {}
-    if not os.path.exists(path):
-        return out
     with open(path) as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) == 3:
-                out[(parts[0], parts[1])] = parts[2]
+        lines = f.read().splitlines()
+    if len(lines) < 2 or not lines[0].startswith("boot_id ") or not lines[1].startswith("root "):
+        raise ValueError("%s: no boot_id/root header: %r" % (path, lines[:2]))
+    for n, line in enumerate(lines[2:], 3):
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise ValueError("%s:%d: not KIND<TAB>OBJECT<TAB>VALUE: %r" % (path, n, line))
+        out[(parts[0], parts[1])] = parts[2]
     return out
 
 
@@ -107,20 +111,20 @@ def run(t):
     t.ok(host.governor(0) == "performance", "settings still configured are kept")
 
     # 4. Restore() on the bus: root only
-    if os.geteuid() != 0 or not all(__import__("shutil").which(x) for x in ("dbus-daemon", "busctl", "setpriv")):
-        t.note("skipping the bus part: needs root, dbus-daemon, busctl and setpriv")
+    if os.geteuid() != 0 or not all(shutil.which(x) for x in ("dbus-daemon", "busctl", "setpriv")):
+        t.skip("Restore() on the bus: root only, puts every setting back, then observe mode",
+               "needs root, dbus-daemon, busctl and setpriv")
         d.stop()
         return
     d.stop()
-    policy = os.path.join(os.environ.get("LOWLATD_SOURCE_ROOT", "."), "conf", "org.lowlatd1.conf")
-    bus = b.PrivateBus(host.tmp, [policy]).start()
+    bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
     env2 = dict(env, DBUS_SYSTEM_BUS_ADDRESS=bus.address)
     d = h.Daemon(host, BASE, env=env2)
     d.wait_ready()
     root = b.Busctl(bus.address)
     nobody = b.Busctl(bus.address, user=b.NOBODY)
-    root.wait_for_owner("org.lowlatd1", h.scaled(10), alive=d.alive)
-    p = nobody.run("call", "org.lowlatd1", "/org/lowlatd1", "org.lowlatd1.Manager", "Restore")
+    root.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    p = nobody.run("call", C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
     t.ok(p.returncode != 0 and ("AccessDenied" in p.stderr + p.stdout or "Access denied" in p.stderr),
          "Restore() as uid 65534 is denied", p.stderr)
     t.ok(host.sysctl("net.core.somaxconn") == "8192", "... and changed nothing")
@@ -129,11 +133,11 @@ def run(t):
         p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **env2), capture_output=True, text=True)
         t.ok(p.returncode == 0, "lowlatctl restore as root exits 0", p.stderr)
     else:
-        p = root.run("call", "org.lowlatd1", "/org/lowlatd1", "org.lowlatd1.Manager", "Restore")
+        p = root.run("call", C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
         t.ok(p.returncode == 0, "Restore() as root succeeds", p.stderr)
     after = snapshot(host, host.irqs)
     t.ok(after == before, "Restore() puts every setting back", repr(after)[:300])
-    mode = root.get_property("org.lowlatd1", "/org/lowlatd1", "org.lowlatd1.Manager", "Mode")
+    mode = root.get_property(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Mode")
     t.ok("observe" in str(mode), "and lowlatd switches to observe mode", repr(mode))
     host.set_sysctl("net.core.somaxconn", "1234")
     h.settle(2.5)

@@ -22,9 +22,7 @@ import subprocess
 import sys
 import time
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 INNER_ENV = "LOWLAT_STRAYS_NAMESPACE"
 
@@ -62,13 +60,16 @@ class LiveRoot:
 
 
 def allowed(pid):
-    """{tid: Cpus_allowed_list} of every thread of pid."""
+    """{tid: Cpus_allowed_list} of every thread of pid; raises when a thread's status has
+    none (an empty answer would pass "every thread of PID 1 is left alone")."""
     out = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
             for line in f:
                 if line.startswith("Cpus_allowed_list:"):
                     out[int(tid)] = line.split(":", 1)[1].strip()
+        if int(tid) not in out:
+            raise ValueError("no Cpus_allowed_list in /proc/%d/task/%s/status" % (pid, tid))
     return out
 
 

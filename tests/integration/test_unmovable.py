@@ -5,11 +5,8 @@ reported once, never written, and the daemon keeps going."""
 
 import os
 import re
-import sys
 
-sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lowlat_harness as h  # noqa: E402
+import lowlat_harness as h
 
 CONFIG = """\
 [daemon]

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import xml.etree.ElementTree as ET
 
+import lowlat_constants as C
 import packaging_util as u
 
 # The parts of /usr/share/dbus-1/system.conf that decide what a policy file must open up.
@@ -59,10 +60,8 @@ STANDARD_READ = [
 
 
 def parse_vtable(text):
-    """(bus name, interface, {method: public?}, start flags) from daemon/bus.c and the
-    headers it includes (the names are in bus-names.h)."""
+    """({method: public?}, [writable property]) from daemon/bus.c's vtable."""
     text = u.strip_c_comments(text)
-    defines = dict(re.findall(r'#define\s+(BUS_\w+)\s+"([^"]+)"', text))
     m = re.search(r"sd_bus_vtable\s+\w+\s*\[\s*\]\s*=\s*\{", text)
     if not m:
         raise ValueError("no sd_bus_vtable array in daemon/bus.c")
@@ -78,7 +77,7 @@ def parse_vtable(text):
         public = "SD_BUS_VTABLE_UNPRIVILEGED" in args or "SD_BUS_VTABLE_UNPRIVILEGED" in start_flags
         methods[name.group(1)] = public
     writable = re.findall(r'\bSD_BUS_WRITABLE_PROPERTY\w*\s*\(\s*"([^"]+)"', body)
-    return defines.get("BUS_NAME"), defines.get("BUS_INTERFACE"), methods, writable
+    return methods, writable
 
 
 def parse_policy(path):
@@ -112,7 +111,7 @@ def send_allowed(rule_lists, dest, interface, member, msg_type="method_call"):
             if not send or set(attrs) - set(send) - {"eavesdrop", "log"}:
                 continue  # not a send rule (own=, receive_*, user=...)
             msg = {"send_destination": dest, "send_interface": interface, "send_member": member,
-                   "send_type": msg_type, "send_path": "/org/lowlatd1"}
+                   "send_type": msg_type, "send_path": C.BUS_PATH}
             if all(k in msg and _attr_match(v, msg[k]) for k, v in send.items()):
                 verdict = kind == "allow"
     return verdict
@@ -152,7 +151,8 @@ def start_bus(config, timeout=10):
 
 def test(t):
     policy_path = u.src("conf", "org.lowlatd1.conf")
-    bus_name, interface, methods, writable = parse_vtable(u.read_c_with_includes(u.src("daemon", "bus.c")))
+    bus_name, interface = C.BUS_NAME, C.BUS_INTERFACE
+    methods, writable = parse_vtable(u.read(u.src("daemon", "bus.c")))
     t.ok(bus_name and interface, "daemon/bus.c: BUS_NAME and BUS_INTERFACE found (%s, %s)"
          % (bus_name, interface))
     t.ok(methods, "daemon/bus.c: vtable methods parsed: %s" %

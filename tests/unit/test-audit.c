@@ -21,59 +21,7 @@ typedef struct Fixture {
         FindingList findings;
 } Fixture;
 
-/* --- the fake tree --- */
-
-static void tree_write_bytes(Fixture *f, const char *rel, const void *data, size_t len) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        _cleanup_close_ int fd = -1;
-
-        if (!path)
-                abort();
-        make_parents(path);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, data, len) != (ssize_t) len) {
-                printf("# cannot write %s: %m\n", path);
-                abort();
-        }
-}
-
-static void tree_write(Fixture *f, const char *rel, const char *text) {
-        tree_write_bytes(f, rel, text, strlen(text));
-}
-
-_printf_(3, 4) static void tree_writef(Fixture *f, const char *text, const char *fmt, ...) {
-        _cleanup_free_ char *rel = NULL;
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(&rel, fmt, ap) < 0)
-                abort();
-        va_end(ap);
-        tree_write(f, rel, text);
-}
-
-static void tree_mkdir(Fixture *f, const char *rel) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s/", f->root, rel);
-        if (!path)
-                abort();
-        make_parents(path);
-}
-
-static void tree_symlink(Fixture *f, const char *rel, const char *target) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        if (!path)
-                abort();
-        make_parents(path);
-        (void) unlink(path);
-        if (symlink(target, path) < 0)
-                abort();
-}
-
-static void tree_remove(Fixture *f, const char *rel) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        if (path)
-                faketree_remove(path);
-}
+/* --- the fake tree: the tree_*() chores are faketree.h's --- */
 
 /* A process as the audit sees it in /proc. Unset fields take the healthy defaults. */
 typedef struct FakeProcess {
@@ -237,13 +185,8 @@ static const char healthy_config[] = "[cpus]\nisolated = 2-3\n"
 /* A four-CPU host, CPUs 2-3 isolated as the guides say, with nothing to report. */
 static void fixture_init(Fixture *f) {
         *f = (Fixture) {};
-        snprintf(f->root, sizeof(f->root), "/tmp/test-audit-XXXXXX");
-        if (!mkdtemp(f->root))
-                abort();
-        tree_write(f, "sys/devices/system/cpu/online", "0-3\n");
-        tree_write(f, "sys/devices/system/cpu/possible", "0-3\n");
-        tree_write(f, "sys/devices/system/cpu/isolated", "2-3\n");
-        tree_write(f, "sys/devices/system/cpu/nohz_full", "2-3\n");
+        faketree_mkdtemp(f->root, sizeof(f->root), "test-audit");
+        faketree_cpus(f->root, "0-3", "2-3", "2-3");
         tree_write(f, "proc/cmdline", healthy_cmdline);
         tree_write(f, "proc/sys/kernel/osrelease", "6.8.0-rt\n");
         tree_write(f, "boot/config-6.8.0-rt", kernel_config_rt);
@@ -1171,9 +1114,7 @@ static void test_bare_and_garbage_trees(void) {
 
         /* only what a posture needs */
         *(&f) = (Fixture) {};
-        snprintf(f.root, sizeof(f.root), "/tmp/test-audit-XXXXXX");
-        if (!mkdtemp(f.root))
-                abort();
+        faketree_mkdtemp(f.root, sizeof(f.root), "test-audit");
         tree_write(&f, "sys/devices/system/cpu/online", "0-3\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(true, "a bare tree: audit_run succeeds");

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "ethtool.h"
+#include "faketree.h"
 #include "macro.h"
 #include "tap.h"
 #include "util.h"
@@ -455,34 +456,6 @@ static void test_many_errors(void) {
 
 /* --- config_load: files and drop-ins --- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
-static void rm_rf(const char *path) {
-        (void) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void write_file_len(const char *dir, const char *name, const char *text, size_t len) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", dir, name);
-        FILE *f = path ? fopen(path, "we") : NULL;
-
-        if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-                printf("# cannot write %s\n", path ?: name);
-                abort();
-        }
-}
-
-static void write_file(const char *dir, const char *name, const char *text) {
-        write_file_len(dir, name, text, strlen(text));
-}
-
-static void make_dir(const char *dir, const char *name) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", dir, name);
-        if (!path || mkdir(path, 0755) < 0)
-                abort();
-}
-
 static void test_load_dropins(void) {
         char dir[] = "/tmp/test-config-XXXXXX";
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
@@ -493,15 +466,15 @@ static void test_load_dropins(void) {
         if (!mkdtemp(dir))
                 abort();
         main_path = strdup_printf("%s/lowlatd.conf", dir);
-        write_file(dir, "lowlatd.conf", "[daemon]\nmode = observe\nscan_interval = 30s\n[sysctl]\nvm.swappiness = 60\n");
-        make_dir(dir, "lowlatd.conf.d");
+        faketree_write(dir, "lowlatd.conf", "[daemon]\nmode = observe\nscan_interval = 30s\n[sysctl]\nvm.swappiness = 60\n");
+        faketree_mkdir(dir, "lowlatd.conf.d");
         /* written in reverse so that directory order is unlikely to be lexical by chance */
-        write_file(dir, "lowlatd.conf.d/20-b.conf", "[daemon]\nmode = enforce\n[pm]\ngovernor = powersave\n");
-        write_file(dir, "lowlatd.conf.d/10-a.conf", "[daemon]\nscan_interval = 5s\n[pm]\ngovernor = performance\n"
+        faketree_write(dir, "lowlatd.conf.d/20-b.conf", "[daemon]\nmode = enforce\n[pm]\ngovernor = powersave\n");
+        faketree_write(dir, "lowlatd.conf.d/10-a.conf", "[daemon]\nscan_interval = 5s\n[pm]\ngovernor = performance\n"
                                                    "[sysctl]\nvm.swappiness = 1\n");
-        write_file(dir, "lowlatd.conf.d/README", "this is not a config file\n");
-        write_file(dir, "lowlatd.conf.d/30-c.conf.disabled", "[bogus]\n");
-        write_file(dir, "lowlatd.conf.d/.hidden.conf", "[bogus]\n");
+        faketree_write(dir, "lowlatd.conf.d/README", "this is not a config file\n");
+        faketree_write(dir, "lowlatd.conf.d/30-c.conf.disabled", "[bogus]\n");
+        faketree_write(dir, "lowlatd.conf.d/.hidden.conf", "[bogus]\n");
 
         r = config_load(main_path, &c, &errors);
         if (!CHECK(r == 0 && c, "main file and drop-ins load"))
@@ -520,7 +493,7 @@ static void test_load_dropins(void) {
                         CHECK_STR(c->files[2], b, "20-b.conf third");
                 }
         }
-        rm_rf(dir);
+        faketree_remove(dir);
 }
 
 static void test_load_errors(void) {
@@ -532,9 +505,9 @@ static void test_load_errors(void) {
                 abort();
         main_path = strdup_printf("%s/lowlatd.conf", dir);
         dropin = strdup_printf("%s/lowlatd.conf.d/20-b.conf", dir);
-        write_file(dir, "lowlatd.conf", "[daemon]\nmode = observe\n[cpus]\nhousekeeping = 0-1\n");
-        make_dir(dir, "lowlatd.conf.d");
-        write_file(dir, "lowlatd.conf.d/20-b.conf", "[pm]\ngovernor = Bad!\n[daemon]\nfoo = 1\n");
+        faketree_write(dir, "lowlatd.conf", "[daemon]\nmode = observe\n[cpus]\nhousekeeping = 0-1\n");
+        faketree_mkdir(dir, "lowlatd.conf.d");
+        faketree_write(dir, "lowlatd.conf.d/20-b.conf", "[pm]\ngovernor = Bad!\n[daemon]\nfoo = 1\n");
 
         {
                 _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
@@ -553,7 +526,7 @@ static void test_load_errors(void) {
         }
 
         /* isolated in a drop-in, housekeeping in the main file: the drop-in is the later line */
-        write_file(dir, "lowlatd.conf.d/20-b.conf", "[cpus]\nisolated = 1-3\n");
+        faketree_write(dir, "lowlatd.conf.d/20-b.conf", "[cpus]\nisolated = 1-3\n");
         {
                 _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
                 Config *c = NULL;
@@ -568,8 +541,8 @@ static void test_load_errors(void) {
                 config_free(c);
         }
         /* and the other way round */
-        write_file(dir, "lowlatd.conf", "[cpus]\nisolated = 1-3\n");
-        write_file(dir, "lowlatd.conf.d/20-b.conf", "\n[cpus]\nhousekeeping = 0-1\n");
+        faketree_write(dir, "lowlatd.conf", "[cpus]\nisolated = 1-3\n");
+        faketree_write(dir, "lowlatd.conf.d/20-b.conf", "\n[cpus]\nhousekeeping = 0-1\n");
         {
                 _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
                 Config *c = NULL;
@@ -586,9 +559,9 @@ static void test_load_errors(void) {
         /* NUL byte: only a file can carry one */
         {
                 static const char with_nul[] = "[daemon]\nmode = obs\0erve\nfoo = 1\n";
-                write_file_len(dir, "lowlatd.conf", with_nul, sizeof(with_nul) - 1);
+                faketree_write_bytes(dir, "lowlatd.conf", with_nul, sizeof(with_nul) - 1);
         }
-        rm_rf(dropin);
+        faketree_remove(dropin);
         {
                 _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
                 Config *c = NULL;
@@ -627,7 +600,7 @@ static void test_load_errors(void) {
                         print_errors(&errors);
                 config_free(c);
         }
-        rm_rf(dir);
+        faketree_remove(dir);
 }
 
 static const NicFeature *find_feature(const NicSection *n, const char *name) {
@@ -726,7 +699,7 @@ static void test_strict_modes(void) {
         path = strdup_printf("%s/lowlatd.conf", dir);
         dropins = strdup_printf("%s/lowlatd.conf.d", dir);
         dropin = strdup_printf("%s/lowlatd.conf.d/10-a.conf", dir);
-        write_file(dir, "lowlatd.conf", "[daemon]\nmode = observe\n");
+        faketree_write(dir, "lowlatd.conf", "[daemon]\nmode = observe\n");
         chmod(path, 0644);
         load_expect(path, NULL, "a 0644 root-owned file in a private directory loads");
 
@@ -749,8 +722,8 @@ static void test_strict_modes(void) {
         } else
                 printf("ok %u # SKIP chown needs root\n", ++tap_count);
 
-        make_dir(dir, "lowlatd.conf.d");
-        write_file(dir, "lowlatd.conf.d/10-a.conf", "[daemon]\nmode = enforce\n");
+        faketree_mkdir(dir, "lowlatd.conf.d");
+        faketree_write(dir, "lowlatd.conf.d/10-a.conf", "[daemon]\nmode = enforce\n");
         chmod(dropin, 0644);
         chmod(dropins, 0757);
         load_expect(path, "writable by everyone", "a drop-in in a world-writable directory is refused");
@@ -759,11 +732,11 @@ static void test_strict_modes(void) {
         load_expect(path, "writable by everyone", "a world-writable drop-in is refused");
 
         chmod(dropin, 0644);
-        write_file(dir, "lowlatd.conf", "");
+        faketree_write(dir, "lowlatd.conf", "");
         load_expect(path, "the file is empty", "an empty main file is refused (a truncated write, not a posture)");
-        write_file(dir, "lowlatd.conf", "# only a comment\n\n");
+        faketree_write(dir, "lowlatd.conf", "# only a comment\n\n");
         load_expect(path, "the file is empty", "a main file of comments only is refused too");
-        write_file(dir, "lowlatd.conf", "[daemon]\n");
+        faketree_write(dir, "lowlatd.conf", "[daemon]\n");
         load_expect(path, NULL, "a single section header is an intentionally empty posture");
 
         _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);

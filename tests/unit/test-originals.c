@@ -4,28 +4,18 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "faketree.h"
 #include "originals.h"
 #include "tap.h"
 #include "util.h"
 
-static char *read_all(const char *path) {
-        FILE *f = fopen(path, "re");
-        char *buf = calloc(1, 65536);
-        if (f && buf)
-                (void) !fread(buf, 1, 65535, f);
-        if (f)
-                fclose(f);
-        return buf;
-}
-
 int main(void) {
-        char dir[] = "/tmp/test-originals-XXXXXX";
+        char dir[40];
         _cleanup_free_ char *file = NULL, *text = NULL;
         Originals *o = NULL;
         struct stat st;
 
-        if (!mkdtemp(dir))
-                return 1;
+        faketree_mkdtemp(dir, sizeof(dir), "test-originals");
         file = strdup_printf("%s/originals", dir);
 
         CHECK(originals_open(dir, "/fake/root", &o) == 0, "open a fresh originals file");
@@ -35,7 +25,7 @@ int main(void) {
         CHECK_STR(originals_get(o, SETTING_SYSCTL, "net.core.somaxconn"), "4096", "the first value stays");
         CHECK(originals_record(o, SETTING_IRQ_AFFINITY, "42", "0-3") == 0, "record an IRQ");
         CHECK(originals_record(o, SETTING_SYSCTL, "bad\tkey", "1") == -EINVAL, "a tab in an object is refused");
-        text = read_all(file);
+        text = faketree_read_file(file);
         CHECK(text && strstr(text, "sysctl\tnet.core.somaxconn\t4096\n") && strstr(text, "irq_affinity\t42\t0-3\n"),
               "entries are on disk at once");
         originals_free(o);
@@ -49,7 +39,7 @@ int main(void) {
         CHECK(!originals_get(o, SETTING_IRQ_AFFINITY, "42"), "forget drops the entry in memory");
         CHECK(originals_commit(o) == 0, "commit rewrites the file");
         free(text);
-        text = read_all(file);
+        text = faketree_read_file(file);
         CHECK(text && !strstr(text, "irq_affinity\t42") && strstr(text, "net.core.somaxconn"),
               "the rewritten file lacks the forgotten entry only");
         originals_free(o);
@@ -58,9 +48,6 @@ int main(void) {
         CHECK(o->n == 0, "entries recorded for another root are not originals here");
         originals_free(o);
 
-        free(text);
-        text = strdup_printf("rm -rf '%s'", dir);
-        if (system(text) != 0)
-                printf("# could not remove %s\n", dir);
+        faketree_remove(dir);
         return tap_finish();
 }

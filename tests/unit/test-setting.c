@@ -24,90 +24,10 @@ typedef struct Fixture {
         Host *host;
         Posture *posture;
         Reconciler rc;
-        char events[512]; /* "drift corrected ..." since the last events_take() */
+        char events[FAKETREE_EVENTS_SIZE]; /* "drift corrected ..." since the last events_take() */
 } Fixture;
 
-static void record_event(void *userdata, EventId e, const Setting *s, ReconcileFlags flags) {
-        Fixture *f = userdata;
-        size_t len = strlen(f->events);
-
-        snprintf(f->events + len, sizeof(f->events) - len, "%s%s", len ? " " : "",
-                 event_to_string(e) ?: "?");
-}
-
-/* The events recorded since the last call, and forgets them. */
-static const char *events_take(Fixture *f) {
-        static char buf[sizeof(f->events)];
-        memcpy(buf, f->events, sizeof(buf));
-        f->events[0] = '\0';
-        return buf;
-}
-
-/* --- the fake tree --- */
-
-/* Writes in place (O_TRUNC, like python open(path, 'w')): persistent fds see it. */
-static void tree_write_bytes(Fixture *f, const char *rel, const void *data, size_t len) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        _cleanup_close_ int fd = -1;
-
-        if (!path)
-                abort();
-        make_parents(path);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, data, len) != (ssize_t) len) {
-                printf("# cannot write %s: %m\n", path);
-                abort();
-        }
-}
-
-static void tree_write(Fixture *f, const char *rel, const char *text) {
-        tree_write_bytes(f, rel, text, strlen(text));
-}
-
-static void tree_write_int32(Fixture *f, const char *rel, int32_t v) {
-        tree_write_bytes(f, rel, &v, sizeof(v));
-}
-
-/* The file's contents; "<missing>" when it cannot be read. */
-static const char *tree_read(Fixture *f, const char *rel) {
-        static char buf[4096];
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        _cleanup_close_ int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-        ssize_t n;
-
-        if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) < 0)
-                return "<missing>";
-        buf[n] = '\0';
-        return buf;
-}
-
-static off_t tree_size(Fixture *f, const char *rel) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        struct stat st;
-        return path && stat(path, &st) == 0 ? st.st_size : -1;
-}
-
-static int32_t tree_read_int32(Fixture *f, const char *rel) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        _cleanup_close_ int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-        int32_t v = -12345;
-
-        if (fd < 0 || read(fd, &v, sizeof(v)) != (ssize_t) sizeof(v))
-                return -12345;
-        return v;
-}
-
-static void tree_chmod(Fixture *f, const char *rel, mode_t mode) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        if (!path || chmod(path, mode) < 0)
-                abort();
-}
-
-static void tree_remove(Fixture *f, const char *rel) {
-        _cleanup_free_ char *path = strdup_printf("%s/%s", f->root, rel);
-        if (path)
-                faketree_remove(path);
-}
+/* --- the fake tree: the tree_*() chores and events_take() are faketree.h's --- */
 
 static void tree_add_irq(Fixture *f, unsigned irq, const char *list) {
         char rel[64];
@@ -126,13 +46,8 @@ static const char interrupts[] = "           CPU0       CPU1       CPU2       CP
 /* A four-CPU host with nothing isolated by the kernel. */
 static void fixture_init(Fixture *f) {
         *f = (Fixture) {};
-        snprintf(f->root, sizeof(f->root), "/tmp/test-setting-XXXXXX");
-        if (!mkdtemp(f->root))
-                abort();
-        tree_write(f, "sys/devices/system/cpu/online", "0-3\n");
-        tree_write(f, "sys/devices/system/cpu/possible", "0-3\n");
-        tree_write(f, "sys/devices/system/cpu/isolated", "\n");
-        tree_write(f, "sys/devices/system/cpu/nohz_full", "(null)\n");
+        faketree_mkdtemp(f->root, sizeof(f->root), "test-setting");
+        faketree_cpus(f->root, "0-3", "", "(null)");
         tree_write(f, "proc/irq/default_smp_affinity", "f\n");
         tree_write(f, "proc/interrupts", interrupts);
         tree_write(f, "proc/sys/net/core/somaxconn", "128\n");
@@ -149,23 +64,11 @@ static void fixture_init(Fixture *f) {
 
 /* Opens the tree and builds the posture; call after the tree is complete. */
 static bool fixture_start(Fixture *f, const char *config_text) {
-        if (!faketree_posture(f->root, "s.conf", config_text, &f->host, &f->posture))
-                return false;
-        f->rc = (Reconciler) {
-                .host = f->host,
-                .posture = f->posture,
-                .observe = false,
-                .handler = record_event,
-                .userdata = f,
-        };
-        return true;
+        return faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events);
 }
 
 static void fixture_done(Fixture *f) {
-        cpuset_done(&f->rc.scratch);
-        posture_free(f->posture);
-        host_free(f->host);
-        faketree_remove(f->root);
+        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
 }
 
 static bool fd_is_open(int fd) {

@@ -24,7 +24,7 @@ typedef struct Fixture {
         Host *host;
         Posture *posture;
         Reconciler rc;
-        char events[512];
+        char events[FAKETREE_EVENTS_SIZE];
         char moves[1024];   /* "tid:cpus ..." the fake mover was asked for */
         pid_t refuse_tid;   /* the mover answers this tid with refuse_error */
         int refuse_error;
@@ -32,45 +32,13 @@ typedef struct Fixture {
         pid_t spawn_pid;    /* a new stray process appears during the next move */
 } Fixture;
 
-static void record_event(void *userdata, EventId e, const Setting *s, ReconcileFlags flags) {
-        Fixture *f = userdata;
-        size_t len = strlen(f->events);
-
-        snprintf(f->events + len, sizeof(f->events) - len, "%s%s", len ? " " : "",
-                 event_to_string(e) ?: "?");
-}
-
-static const char *take(char *buf, size_t size) {
-        static char out[1024];
-        snprintf(out, sizeof(out), "%s", buf);
-        memset(buf, 0, size);
-        return out;
-}
-#define events_take(f) take((f)->events, sizeof((f)->events))
-#define moves_take(f) take((f)->moves, sizeof((f)->moves))
-
-_printf_(3, 4) static void tree_write(Fixture *f, const char *text, const char *rel_fmt, ...) {
-        _cleanup_free_ char *rel = NULL, *path = NULL;
-        _cleanup_close_ int fd = -1;
-        va_list ap;
-
-        va_start(ap, rel_fmt);
-        if (vasprintf(&rel, rel_fmt, ap) < 0)
-                abort();
-        va_end(ap);
-        path = strdup_printf("%s/%s", f->root, rel);
-        if (!path)
-                abort();
-        make_parents(path);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t) strlen(text))
-                abort();
-}
+/* events_take() and the tree_*() chores are faketree.h's. */
+#define moves_take(f) faketree_take((f)->moves, sizeof((f)->moves))
 
 static void tree_remove_process(Fixture *f, pid_t pid) {
-        _cleanup_free_ char *path = strdup_printf("%s/proc/%d", f->root, (int) pid);
-        if (path)
-                faketree_remove(path);
+        char rel[32];
+        snprintf(rel, sizeof(rel), "proc/%d", (int) pid);
+        tree_remove(f, rel);
 }
 
 static void tree_set_allowed(Fixture *f, pid_t pid, pid_t tid, const char *allowed) {
@@ -79,9 +47,9 @@ static void tree_set_allowed(Fixture *f, pid_t pid, pid_t tid, const char *allow
                                                     (int) pid, (int) tid, allowed);
         if (!status)
                 abort();
-        tree_write(f, status, "proc/%d/task/%d/status", (int) pid, (int) tid);
+        tree_writef(f, status, "proc/%d/task/%d/status", (int) pid, (int) tid);
         if (pid == tid)
-                tree_write(f, status, "proc/%d/status", (int) pid);
+                tree_writef(f, status, "proc/%d/status", (int) pid);
 }
 
 /* One thread: stat (flags, start time), status (Cpus_allowed_list). */
@@ -93,35 +61,34 @@ static void tree_add_thread(Fixture *f, pid_t pid, pid_t tid, const char *comm, 
                                                   (int) (5000 + tid));
         if (!stat)
                 abort();
-        tree_write(f, stat, "proc/%d/task/%d/stat", (int) pid, (int) tid);
+        tree_writef(f, stat, "proc/%d/task/%d/stat", (int) pid, (int) tid);
         if (pid == tid)
-                tree_write(f, stat, "proc/%d/stat", (int) pid);
+                tree_writef(f, stat, "proc/%d/stat", (int) pid);
         tree_set_allowed(f, pid, tid, allowed);
 }
 
 static void tree_add_process(Fixture *f, pid_t pid, const char *comm, unsigned ppid, unsigned flags,
                              const char *cmdline, const char *allowed) {
         tree_add_thread(f, pid, pid, comm, 'S', ppid, flags, allowed);
-        tree_write(f, cmdline, "proc/%d/cmdline", (int) pid);
-        tree_write(f, "0::/user.slice\n", "proc/%d/cgroup", (int) pid);
+        tree_writef(f, cmdline, "proc/%d/cmdline", (int) pid);
+        tree_writef(f, "0::/user.slice\n", "proc/%d/cgroup", (int) pid);
 }
 
 static const char *tree_allowed(Fixture *f, pid_t pid, pid_t tid) {
-        static char buf[4096];
-        _cleanup_free_ char *path = strdup_printf("%s/proc/%d/task/%d/status", f->root, (int) pid, (int) tid);
-        _cleanup_close_ int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-        ssize_t n;
-        char *p;
+        static char list[256];
+        char rel[64];
+        const char *status, *p;
 
-        if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) < 0)
-                return "<missing>";
-        buf[n] = '\0';
-        p = strstr(buf, "Cpus_allowed_list:\t");
+        snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", (int) pid, (int) tid);
+        status = tree_read(f, rel);
+        if (streq(status, "<missing>"))
+                return status;
+        p = strstr(status, "Cpus_allowed_list:\t");
         if (!p)
                 return "<none>";
         p += strlen("Cpus_allowed_list:\t");
-        p[strcspn(p, "\n")] = '\0';
-        return p;
+        snprintf(list, sizeof(list), "%.*s", (int) strcspn(p, "\n"), p);
+        return list;
 }
 
 /* Sets the allowed list of thread tid, whichever process it is in; -ESRCH when none. */
@@ -172,13 +139,8 @@ static int fake_mover(void *userdata, pid_t tid, const CPUSet *cpus) {
 /* CPUs 0-3, 2-3 isolated; the usual population of a host. */
 static void fixture_init(Fixture *f) {
         *f = (Fixture) {};
-        snprintf(f->root, sizeof(f->root), "/tmp/test-strays-XXXXXX");
-        if (!mkdtemp(f->root))
-                abort();
-        tree_write(f, "0-3\n", "sys/devices/system/cpu/online");
-        tree_write(f, "0-3\n", "sys/devices/system/cpu/possible");
-        tree_write(f, "\n", "sys/devices/system/cpu/isolated");
-        tree_write(f, "(null)\n", "sys/devices/system/cpu/nohz_full");
+        faketree_mkdtemp(f->root, sizeof(f->root), "test-strays");
+        faketree_cpus(f->root, "0-3", "", "(null)");
 
         tree_add_process(f, 1, "systemd", 0, 0x400100, "/sbin/init", "0-3");
         tree_add_process(f, 2, "kthreadd", 0, 0x208040, "", "0-3");
@@ -193,7 +155,7 @@ static void fixture_init(Fixture *f) {
         tree_add_process(f, 200, "engine", 1, 0x400000, "engine\0", "0-3");
         tree_add_thread(f, 200, 201, "engine-io", 'S', 1, 0x400040, "2-3");
         tree_add_process(f, 300, "svc", 1, 0x400000, "svc\0", "0-3");
-        tree_write(f, "0::/system.slice/trader.service\n", "proc/300/cgroup");
+        tree_write(f, "proc/300/cgroup", "0::/system.slice/trader.service\n");
         tree_add_process(f, 400, "quiet", 1, 0x400000, "quiet\0", "0-1");
         tree_add_process(f, 500, "io", 1, 0x400000, "io\0", "0-3");
         tree_add_thread(f, 500, 501, "iou-wrk-500", 'S', 1, 0x4000010, "0-3"); /* PF_NO_SETAFFINITY */
@@ -205,24 +167,15 @@ static void fixture_init(Fixture *f) {
 }
 
 static bool fixture_start(Fixture *f, const char *config_text) {
-        if (!faketree_posture(f->root, "s.conf", config_text, &f->host, &f->posture))
+        if (!faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events))
                 return false;
-        f->rc = (Reconciler) {
-                .host = f->host,
-                .posture = f->posture,
-                .handler = record_event,
-                .userdata = f,
-                .set_task_affinity = fake_mover,
-                .task_affinity_userdata = f,
-        };
+        f->rc.set_task_affinity = fake_mover;
+        f->rc.task_affinity_userdata = f;
         return true;
 }
 
 static void fixture_done(Fixture *f) {
-        cpuset_done(&f->rc.scratch);
-        posture_free(f->posture);
-        host_free(f->host);
-        faketree_remove(f->root);
+        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
 }
 
 static const char config_text[] = "[cpus]\nisolated = 2-3\nevict_strays = yes\n"

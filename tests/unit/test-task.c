@@ -2,8 +2,6 @@
 /* The task readers the audit and evict_strays share: stat and status parsing, telling a
  * kernel thread (by each kind of evidence), and matching a process to the configured
  * applications, against a small fake /proc. */
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,24 +12,6 @@
 #include "util.h"
 
 static char root[32];
-
-_printf_(2, 3) static void tree_write(const char *text, const char *rel_fmt, ...) {
-        _cleanup_free_ char *rel = NULL, *path = NULL;
-        _cleanup_close_ int fd = -1;
-        va_list ap;
-
-        va_start(ap, rel_fmt);
-        if (vasprintf(&rel, rel_fmt, ap) < 0)
-                abort();
-        va_end(ap);
-        path = strdup_printf("%s/%s", root, rel);
-        if (!path)
-                abort();
-        make_parents(path);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t) strlen(text))
-                abort();
-}
 
 static void test_stat_parse(void) {
         TaskStat ts;
@@ -71,9 +51,9 @@ static void test_status_fields(void) {
 static void test_kernel_thread(const Host *h) {
         TaskStat kthread = { .flags = PF_KTHREAD, .ppid = 2 }, user = { .flags = 0x400000, .ppid = 2 };
 
-        tree_write("", "proc/2/cmdline");
-        tree_write("", "proc/30/cmdline");
-        tree_write("nschild", "proc/31/cmdline");
+        faketree_writef(root, "", "proc/2/cmdline");
+        faketree_writef(root, "", "proc/30/cmdline");
+        faketree_writef(root, "nschild", "proc/31/cmdline");
 
         CHECK(task_looks_like_kthread(h, 2, 0) == 1, "kthreadd: pid 2, empty command line");
         CHECK(task_looks_like_kthread(h, 30, 2) == 1, "its child with an empty command line");
@@ -99,8 +79,8 @@ static void test_match_apps(const Host *h) {
         static const char text[] = "[process \"engine\"]\n[service \"trader\"]\n[process \"x\"]\n";
         bool matched[3] = { true, true, true };
 
-        tree_write("0::/system.slice/trader.service/worker\n", "proc/100/cgroup");
-        tree_write("0::/user.slice\n", "proc/101/cgroup");
+        faketree_writef(root, "0::/system.slice/trader.service/worker\n", "proc/100/cgroup");
+        faketree_writef(root, "0::/user.slice\n", "proc/101/cgroup");
         if (!CHECK(c && config_parse_string(c, "t.conf", text, &errors) == 0 && errors.n == 0 && c->n_apps == 3,
                    "a config with three applications"))
                 return;
@@ -122,7 +102,7 @@ int main(void) {
         snprintf(root, sizeof(root), "/tmp/test-task-XXXXXX");
         if (!mkdtemp(root))
                 abort();
-        tree_write("", "proc/.keep");
+        faketree_writef(root, "", "proc/.keep");
         test_stat_parse();
         test_status_fields();
         if (CHECK(host_open(root, &h) == 0, "the fake tree opens")) {
