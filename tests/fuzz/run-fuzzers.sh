@@ -93,7 +93,8 @@ fi
 echo "building with $($cc --version | head -1)"
 objects=()
 pids=()
-for f in "$source_root"/lib/*.c; do
+for f in "$source_root"/lib/*.c "$source_root"/lib/*/*.c; do
+        [ -e "$f" ] || continue
         o=$out/obj/$(basename "${f%.c}").o
         # lib/ is compiled without -Werror: a warning only this clang gives must not hide a
         # finding. The harnesses are held to -Werror.
