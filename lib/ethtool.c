@@ -14,6 +14,7 @@
 #include <sys/time.h>
 
 #include "ethtool.h"
+#include "netlink-drain.h"
 #include "util.h"
 
 /* Every ethtool message keeps its request header in attribute 1; notifications are
@@ -988,57 +989,41 @@ static bool group_of_notification(uint8_t cmd, EthtoolGroup *ret) {
         return false;
 }
 
+typedef struct Dispatch {
+        EthtoolClient *client;
+        EthtoolNotifyHandler cb;
+        void *userdata;
+} Dispatch;
+
+static void on_monitor_message(const struct nlmsghdr *nlh, void *userdata) {
+        Dispatch *d = userdata;
+        EthtoolClient *c = d->client;
+        EthtoolGroup g;
+        int ifindex;
+
+        if (nlh->nlmsg_type != c->family || !genlmsg_valid_hdr((struct nlmsghdr *) nlh, 0))
+                return;
+        if (!group_of_notification(((struct genlmsghdr *) nlmsg_data(nlh))->cmd, &g) ||
+            notification_ifindex(nlh, &ifindex) < 0)
+                return;
+        /* A FEATURES_NTF is the device's whole feature state, sent for every change
+         * (ethtool's and the kernel's own, NETDEV_FEAT_CHANGE): kept, so that the look it
+         * triggers needs no GET. */
+        if (g == ETHTOOL_GROUP_FEATURES &&
+            feature_state_store(c, ifindex, genlmsg_attrdata(nlmsg_data(nlh), 0), genlmsg_attrlen(nlmsg_data(nlh), 0)) <
+                    0)
+                feature_state_drop(c, ifindex);
+        if (d->cb)
+                d->cb(d->userdata, ifindex, g);
+}
+
 int ethtool_monitor_dispatch(EthtoolClient *c, EthtoolNotifyHandler cb, void *userdata) {
-        int fd = nl_socket_get_fd(c->monitor);
-        bool lost = false;
+        Dispatch d = { c, cb, userdata };
+        int r = netlink_drain(nl_socket_get_fd(c->monitor), c->monitor_buffer.bytes, sizeof(c->monitor_buffer.bytes),
+                              on_monitor_message, &d);
 
-        /* Drain everything: after an overrun the queue still holds what came later, and
-         * reading it is cheaper than leaving the fd readable for another wakeup. */
-        for (;;) {
-                struct nlmsghdr *nlh = &c->monitor_buffer.header;
-                ssize_t n = recv(fd, c->monitor_buffer.bytes, sizeof(c->monitor_buffer.bytes),
-                                 MSG_DONTWAIT | MSG_TRUNC);
-                int left;
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN || errno == EWOULDBLOCK)
-                                break;
-                        if (errno == ENOBUFS) {
-                                lost = true;
-                                continue;
-                        }
-                        return negative_errno();
-                }
-                if ((size_t) n > sizeof(c->monitor_buffer.bytes)) {
-                        /* Cut off, so unreadable: as good as lost. */
-                        lost = true;
-                        continue;
-                }
-                for (left = (int) n; nlmsg_ok(nlh, left); nlh = nlmsg_next(nlh, &left)) {
-                        EthtoolGroup g;
-                        int ifindex;
-
-                        if (nlh->nlmsg_type != c->family || !genlmsg_valid_hdr(nlh, 0))
-                                continue;
-                        if (!group_of_notification(((struct genlmsghdr *) nlmsg_data(nlh))->cmd, &g))
-                                continue;
-                        if (notification_ifindex(nlh, &ifindex) < 0)
-                                continue;
-                        /* A FEATURES_NTF is the device's whole feature state, sent for every
-                         * change (ethtool's and the kernel's own, NETDEV_FEAT_CHANGE): kept,
-                         * so that the look it triggers needs no GET. */
-                        if (g == ETHTOOL_GROUP_FEATURES &&
-                            feature_state_store(c, ifindex, genlmsg_attrdata(nlmsg_data(nlh), 0),
-                                                genlmsg_attrlen(nlmsg_data(nlh), 0)) < 0)
-                                feature_state_drop(c, ifindex);
-                        if (cb)
-                                cb(userdata, ifindex, g);
-                }
-        }
         /* Lost notifications: nothing kept can be trusted any more. */
-        if (lost)
+        if (r == -ENOBUFS)
                 feature_states_clear(c);
-        return lost ? -ENOBUFS : 0;
+        return r;
 }

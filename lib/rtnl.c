@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "macro.h"
+#include "netlink-drain.h"
 #include "rtnl.h"
 #include "util.h"
 
@@ -297,8 +298,14 @@ int rtnl_monitor_fd(Rtnl *r) {
         return nl_socket_get_fd(r->monitor);
 }
 
+typedef struct Dispatch {
+        LinkEventHandler cb;
+        void *userdata;
+} Dispatch;
+
 /* The three things lowlatd wants of a link message: its index, flags and name. */
-static void on_link_message(const struct nlmsghdr *nlh, LinkEventHandler cb, void *userdata) {
+static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
+        Dispatch *d = userdata;
         const struct ifinfomsg *ifi;
         struct nlattr *name;
         LinkInfo info = {};
@@ -312,37 +319,13 @@ static void on_link_message(const struct nlmsghdr *nlh, LinkEventHandler cb, voi
         name = nlmsg_find_attr((struct nlmsghdr *) nlh, sizeof(*ifi), IFLA_IFNAME);
         if (name && nla_len(name) > 0)
                 snprintf(info.name, sizeof(info.name), "%.*s", nla_len(name), (const char *) nla_data(name));
-        cb(userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
+        d->cb(d->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
 }
 
-/* Straight from the socket into one buffer: every link change (a feature flip too) sends
- * one of these, and libnl's receive path allocates per message. */
+/* Every link change (a feature flip too) sends one of these. */
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
-        int fd = nl_socket_get_fd(r->monitor);
-        bool lost = false;
+        Dispatch d = { cb, userdata };
 
-        for (;;) {
-                struct nlmsghdr *nlh = &r->monitor_buffer.header;
-                ssize_t n = recv(fd, r->monitor_buffer.bytes, sizeof(r->monitor_buffer.bytes), MSG_DONTWAIT | MSG_TRUNC);
-                int left;
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN || errno == EWOULDBLOCK)
-                                break;
-                        if (errno == ENOBUFS) {
-                                lost = true;
-                                continue;
-                        }
-                        return negative_errno();
-                }
-                if ((size_t) n > sizeof(r->monitor_buffer.bytes)) {
-                        lost = true; /* cut off, so unreadable */
-                        continue;
-                }
-                for (left = (int) n; nlmsg_ok(nlh, left); nlh = nlmsg_next(nlh, &left))
-                        on_link_message(nlh, cb, userdata);
-        }
-        return lost ? -ENOBUFS : 0;
+        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer.bytes, sizeof(r->monitor_buffer.bytes),
+                             on_link_message, &d);
 }
