@@ -39,10 +39,6 @@ _Static_assert(ETHTOOL_A_FEATURES_HEADER == ETHTOOL_A_ANY_HEADER, "header attrib
 /* The kernel always answers; this only keeps a wedged kernel from wedging the daemon. */
 #define REQUEST_TIMEOUT_USEC (5 * USEC_PER_SEC)
 
-typedef union NetlinkBuffer {
-        struct nlmsghdr header; /* for alignment */
-        uint8_t bytes[RECEIVE_BUFFER_SIZE];
-} NetlinkBuffer;
 
 /* What the kernel last said of one device's features: its last FEATURES_NTF, a GET
  * reply, or the reply to our own SET. Three compact bitsets of n_bits bits each. */
@@ -62,9 +58,11 @@ struct EthtoolClient {
          * into the kernel, so a running kernel never changes them. */
         char **feature_names;
         unsigned n_features;
-        /* Separate, so a notification handler may make requests in the middle of a batch. */
-        NetlinkBuffer request_buffer;
-        NetlinkBuffer monitor_buffer;
+        /* Separate, so a notification handler may make requests in the middle of a batch.
+         * RECEIVE_BUFFER_SIZE each, from malloc() (aligned for nlmsghdr) and not zeroed:
+         * only the pages messages fill count as memory in use. */
+        uint8_t *request_buffer;
+        uint8_t *monitor_buffer;
 };
 
 static const struct {
@@ -269,6 +267,10 @@ int ethtool_client_new(EthtoolClient **ret) {
 
         if (!c)
                 return -ENOMEM;
+        c->request_buffer = malloc(RECEIVE_BUFFER_SIZE);
+        c->monitor_buffer = malloc(RECEIVE_BUFFER_SIZE);
+        if (!c->request_buffer || !c->monitor_buffer)
+                return -ENOMEM;
         r = request_socket_open(c, &group);
         if (r < 0)
                 return r;
@@ -300,6 +302,8 @@ EthtoolClient *ethtool_client_free(EthtoolClient *c) {
         nl_socket_free(c->monitor);
         feature_names_free(c);
         feature_states_clear(c);
+        free(c->request_buffer);
+        free(c->monitor_buffer);
         free(c);
         return NULL;
 }
@@ -405,8 +409,8 @@ static int request_run(EthtoolClient *c, struct nl_msg *m, uint8_t reply_cmd, Re
         seq = nlmsg_hdr(m)->nlmsg_seq;
 
         for (;;) {
-                struct nlmsghdr *nlh = &c->request_buffer.header;
-                ssize_t n = recv(fd, c->request_buffer.bytes, sizeof(c->request_buffer.bytes), MSG_TRUNC);
+                struct nlmsghdr *nlh = (struct nlmsghdr *) c->request_buffer;
+                ssize_t n = recv(fd, c->request_buffer, RECEIVE_BUFFER_SIZE, MSG_TRUNC);
                 int left;
 
                 if (n < 0) {
@@ -414,7 +418,7 @@ static int request_run(EthtoolClient *c, struct nl_msg *m, uint8_t reply_cmd, Re
                                 continue;
                         return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : negative_errno();
                 }
-                if ((size_t) n > sizeof(c->request_buffer.bytes)) {
+                if ((size_t) n > RECEIVE_BUFFER_SIZE) {
                         /* The message is gone, but its ACK still follows: keep reading. */
                         handler_error = handler_error ?: -EMSGSIZE;
                         continue;
@@ -1019,7 +1023,7 @@ static void on_monitor_message(const struct nlmsghdr *nlh, void *userdata) {
 
 int ethtool_monitor_dispatch(EthtoolClient *c, EthtoolNotifyHandler cb, void *userdata) {
         Dispatch d = { c, cb, userdata };
-        int r = netlink_drain(nl_socket_get_fd(c->monitor), c->monitor_buffer.bytes, sizeof(c->monitor_buffer.bytes),
+        int r = netlink_drain(nl_socket_get_fd(c->monitor), c->monitor_buffer, RECEIVE_BUFFER_SIZE,
                               on_monitor_message, &d);
 
         /* Lost notifications: nothing kept can be trusted any more. */

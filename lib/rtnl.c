@@ -27,10 +27,7 @@
 struct Rtnl {
         struct nl_sock *sock;    /* requests */
         struct nl_sock *monitor; /* RTNLGRP_LINK */
-        union {
-                struct nlmsghdr header; /* for alignment */
-                uint8_t bytes[MONITOR_BUFFER_SIZE];
-        } monitor_buffer;
+        uint8_t *monitor_buffer; /* from malloc(), not zeroed: only what messages fill is used */
 };
 
 static void nl_socket_freep(struct nl_sock **s) {
@@ -112,6 +109,11 @@ int rtnl_open(Rtnl **ret) {
         r = calloc(1, sizeof(Rtnl));
         if (!r)
                 return -ENOMEM;
+        r->monitor_buffer = malloc(MONITOR_BUFFER_SIZE);
+        if (!r->monitor_buffer) {
+                free(r);
+                return -ENOMEM;
+        }
         r->sock = TAKE_PTR(sock);
         r->monitor = TAKE_PTR(monitor);
         *ret = r;
@@ -123,6 +125,7 @@ Rtnl *rtnl_close(Rtnl *r) {
                 return NULL;
         nl_socket_free(r->sock);
         nl_socket_free(r->monitor);
+        free(r->monitor_buffer);
         free(r);
         return NULL;
 }
@@ -326,6 +329,6 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
         Dispatch d = { cb, userdata };
 
-        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer.bytes, sizeof(r->monitor_buffer.bytes),
+        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE,
                              on_link_message, &d);
 }
