@@ -33,45 +33,47 @@ static size_t item_hash(const KeyIndex *x, const void *item) {
 }
 
 /* The slot holding (kind, name), or the free slot where it would go. */
-static size_t slot_of(const KeyIndex *x, int kind, const char *name) {
-        size_t mask = x->size - 1, i = hash(kind, name) & mask;
+static size_t slot_of(const KeyIndex *x, int kind, const char *name, size_t h) {
+        size_t mask = x->size - 1, i = h & mask;
 
-        for (; x->slots[i]; i = (i + 1) & mask) {
+        for (; x->slots[i].item; i = (i + 1) & mask) {
                 const char *n;
                 int k;
 
-                x->key(x->slots[i], &k, &n);
+                if (x->slots[i].hash != h)
+                        continue;
+                x->key(x->slots[i].item, &k, &n);
                 if (k == kind && strcmp(n, name) == 0)
                         break;
         }
         return i;
 }
 
-static void put(KeyIndex *x, void *item) {
-        size_t mask = x->size - 1, i = item_hash(x, item) & mask;
+static void put(KeyIndex *x, void *item, size_t h) {
+        size_t mask = x->size - 1, i = h & mask;
 
-        while (x->slots[i])
+        while (x->slots[i].item)
                 i = (i + 1) & mask;
-        x->slots[i] = item;
+        x->slots[i] = (KeyIndexSlot) { item, h };
 }
 
 static int grow(KeyIndex *x, size_t want) {
         size_t size = x->size ? x->size : 64, old_size = x->size;
-        void **old = x->slots;
+        KeyIndexSlot *old = x->slots;
 
         while (size < 2 * want)
                 size *= 2;
         if (size == x->size)
                 return 0;
-        x->slots = calloc(size, sizeof(void *));
+        x->slots = calloc(size, sizeof(KeyIndexSlot));
         if (!x->slots) {
                 x->slots = old;
                 return -ENOMEM;
         }
         x->size = size;
         for (size_t i = 0; i < old_size; i++)
-                if (old[i])
-                        put(x, old[i]);
+                if (old[i].item)
+                        put(x, old[i].item, old[i].hash);
         free(old);
         return 0;
 }
@@ -81,7 +83,7 @@ int key_index_add(KeyIndex *x, void *item) {
 
         if (r < 0)
                 return r;
-        put(x, item);
+        put(x, item, item_hash(x, item));
         x->n++;
         return 0;
 }
@@ -89,7 +91,7 @@ int key_index_add(KeyIndex *x, void *item) {
 void *key_index_find(const KeyIndex *x, int kind, const char *name) {
         if (x->size == 0)
                 return NULL;
-        return x->slots[slot_of(x, kind, name)];
+        return x->slots[slot_of(x, kind, name, hash(kind, name))].item;
 }
 
 /* Deletion without tombstones: the items after the hole that probed past it move up. */
@@ -101,17 +103,17 @@ void key_index_remove(KeyIndex *x, const void *item) {
         if (x->size == 0)
                 return;
         x->key(item, &kind, &name);
-        i = slot_of(x, kind, name);
-        if (x->slots[i] != item)
+        i = slot_of(x, kind, name, hash(kind, name));
+        if (x->slots[i].item != item)
                 return;
-        x->slots[i] = NULL;
+        x->slots[i] = (KeyIndexSlot) {};
         x->n--;
-        for (j = (i + 1) & mask; x->slots[j]; j = (j + 1) & mask) {
-                size_t home = item_hash(x, x->slots[j]) & mask;
+        for (j = (i + 1) & mask; x->slots[j].item; j = (j + 1) & mask) {
+                size_t home = x->slots[j].hash & mask;
                 /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
                 if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
                         x->slots[i] = x->slots[j];
-                        x->slots[j] = NULL;
+                        x->slots[j] = (KeyIndexSlot) {};
                         i = j;
                 }
         }

@@ -10,9 +10,14 @@
 /* Reads an item's key. */
 typedef void (*KeyIndexKey)(const void *item, int *ret_kind, const char **ret_name);
 
+typedef struct KeyIndexSlot {
+        void *item; /* NULL: free */
+        size_t hash; /* the item's, so that a probe compares names only when hashes match */
+} KeyIndexSlot;
+
 typedef struct KeyIndex {
-        void **slots; /* NULL: free */
-        size_t size;  /* a power of two, or 0 before the first add */
+        KeyIndexSlot *slots;
+        size_t size; /* a power of two, or 0 before the first add */
         size_t n;
         KeyIndexKey key;
 } KeyIndex;

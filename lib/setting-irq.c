@@ -21,7 +21,7 @@ typedef struct IrqSetting {
         unsigned irq;
         CPUSet cpus; /* the target */
         bool exact;  /* pinned: the affinity must equal cpus */
-        bool seen;   /* irq_table_scan() bookkeeping: still in /proc/irq */
+        unsigned seen; /* the irq_table_scan() that last found it in /proc/irq */
 } IrqSetting;
 
 #define IRQ(s) ((IrqSetting *) (s))
@@ -250,6 +250,7 @@ typedef struct NicIrqPin {
 
 /* What the IRQ kind keeps in the table beside its settings. */
 typedef struct IrqTableState {
+        unsigned scans; /* irq_table_scan() calls: what IrqSetting.seen counts */
         IrqNames names; /* /proc/interrupts as last read */
         NicIrqPin *nic_pins;
         size_t n_nic_pins;
@@ -340,31 +341,29 @@ static int retarget_all(SettingTable *t, const IrqTableState *st, const Posture 
 }
 
 int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
-        const IrqTableState *st = irq_table_state_const(t);
-        bool names = wants_names(st, p);
+        IrqTableState *st = irq_table_state(t);
+        bool names;
         struct dirent *de;
+        size_t seen = 0;
         int present = 0, added = 0, r;
         DIR *dir;
 
+        if (!st)
+                return -ENOMEM;
         /* With pins, names decide targets, and a driver can request an IRQ long after it
          * was allocated: read /proc/interrupts once per scan. Without pins, never. */
+        names = wants_names(st, p);
         if (names) {
-                IrqTableState *w = irq_table_state(t);
-                if (!w)
-                        return -ENOMEM;
-                load_names(w, h);
-                r = retarget_all(t, w, p);
+                load_names(st, h);
+                r = retarget_all(t, st, p);
                 if (r < 0)
                         return r;
-                st = w;
         }
 
         r = host_opendir(h, "proc/irq", &dir);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < t->n; i++)
-                if (setting_is_irq(t->settings[i], NULL))
-                        IRQ(t->settings[i])->seen = false;
+        st->scans++;
 
         while ((de = readdir(dir))) {
                 Setting *s;
@@ -375,7 +374,8 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                 present++;
                 s = table_find(t, SETTING_IRQ_AFFINITY, de->d_name);
                 if (s) {
-                        IRQ(s)->seen = true;
+                        IRQ(s)->seen = st->scans;
+                        seen++;
                         continue;
                 }
                 r = setting_new_irq(p, irq, NULL, &s);
@@ -383,21 +383,24 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                         setting_free(s);
                 if (r < 0)
                         break;
-                IRQ(s)->seen = true;
+                IRQ(s)->seen = st->scans;
                 r = table_add(t, s);
                 if (r < 0)
                         break;
+                seen++;
                 added++;
         }
         closedir(dir);
         if (r < 0)
                 return r;
 
-        for (size_t i = t->n; i > 0; i--) {
-                Setting *s = t->settings[i - 1];
-                if (setting_is_irq(s, NULL) && !IRQ(s)->seen)
-                        table_remove(t, s);
-        }
+        /* The IRQs that are gone; a walk over the table only when some are. */
+        if (seen < t->kind_counts[SETTING_IRQ_AFFINITY])
+                for (size_t i = t->n; i > 0; i--) {
+                        Setting *s = t->settings[i - 1];
+                        if (setting_is_irq(s, NULL) && IRQ(s)->seen != st->scans)
+                                table_remove(t, s);
+                }
         /* A stable order is what ListSettings shows; the sort is paid only when IRQs appear. */
         if (added > 0)
                 table_sort(t);

@@ -32,6 +32,7 @@ static Setting *table_take(SettingTable *t, size_t i) {
         Setting *s = t->settings[i];
 
         t->counts[s->state]--;
+        t->kind_counts[s->kind]--;
         s->state_counts = NULL;
         if (t->hooks.removed)
                 t->hooks.removed(t->hooks.userdata, s);
@@ -86,6 +87,7 @@ int table_add(SettingTable *t, Setting *s) {
         t->settings[t->n++] = s;
         s->state_counts = t->counts;
         t->counts[s->state]++;
+        t->kind_counts[s->kind]++;
         if (t->hooks.added)
                 t->hooks.added(t->hooks.userdata, s);
         return 0;

@@ -18,6 +18,7 @@ struct SettingTable {
         size_t n, allocated;
         KeyIndex index; /* by kind and object */
         size_t counts[_SETTING_STATE_MAX]; /* settings per state (setting_set_state()) */
+        size_t kind_counts[_SETTING_KIND_MAX]; /* settings per kind */
         /* What a kind keeps about its planning beyond its settings (an IRQ's names from
          * /proc/interrupts, the NICs' IRQ pins): owned by the kind, freed by its
          * free_table_state(). */
