@@ -100,11 +100,6 @@ int setting_file_read(SettingFile *f, Reconciler *rc, char *buf, size_t size, Re
 
 /* --- what the four kinds share --- */
 
-typedef struct FileSetting {
-        Setting setting;
-        SettingFile file;
-} FileSetting;
-
 #define FILE_SETTING(s) ((FileSetting *) (s))
 
 const char *setting_file_path(const Setting *s) {
@@ -149,15 +144,15 @@ static int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size
         return 1;
 }
 
-static void file_setting_inherit(Setting *s, Setting *old, bool same_value) {
+void file_setting_inherit(Setting *s, Setting *old, bool same_value) {
         setting_file_inherit(&FILE_SETTING(s)->file, &FILE_SETTING(old)->file);
 }
 
-static void file_setting_release(Setting *s) {
+void file_setting_release(Setting *s) {
         setting_file_close(&FILE_SETTING(s)->file);
 }
 
-static void file_setting_done(Setting *s) {
+void file_setting_done(Setting *s) {
         setting_file_done(&FILE_SETTING(s)->file);
 }
 

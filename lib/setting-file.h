@@ -24,6 +24,17 @@ void setting_file_inherit(SettingFile *f, SettingFile *old);
  * never wrong). -ENOENT when the file does not exist. */
 int setting_file_read(SettingFile *f, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags);
 
+/* A setting that is one file: a kind whose struct starts with this (IRQ affinities) takes
+ * its fd handling from here. */
+typedef struct FileSetting {
+        Setting setting;
+        SettingFile file;
+} FileSetting;
+
+void file_setting_inherit(Setting *s, Setting *old, bool same_value);
+void file_setting_release(Setting *s);
+void file_setting_done(Setting *s);
+
 /* Constructors; desired values come from the posture. */
 int setting_new_default_affinity(const Posture *p, Setting **ret);
 int setting_new_sysctl(const char *key, const char *value, Setting **ret);

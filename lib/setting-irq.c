@@ -16,8 +16,7 @@
 #include "util.h"
 
 typedef struct IrqSetting {
-        Setting setting;
-        SettingFile file; /* smp_affinity_list */
+        FileSetting file_setting; /* smp_affinity_list */
         unsigned irq;
         CPUSet cpus; /* the target */
         bool exact;  /* pinned: the affinity must equal cpus */
@@ -25,6 +24,7 @@ typedef struct IrqSetting {
 } IrqSetting;
 
 #define IRQ(s) ((IrqSetting *) (s))
+#define IRQ_FILE(s) (&IRQ(s)->file_setting.file)
 
 bool setting_is_irq(const Setting *s, unsigned *ret_irq) {
         if (s->kind != SETTING_IRQ_AFFINITY)
@@ -39,7 +39,7 @@ bool setting_irq_is_exact(const Setting *s) {
 }
 
 int setting_irq_fd(const Setting *s) {
-        return IRQ(s)->file.fd;
+        return IRQ_FILE(s)->fd;
 }
 
 int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Setting **ret) {
@@ -53,9 +53,9 @@ int setting_new_irq(const Posture *p, unsigned irq, const char *irq_name, Settin
         if (!s)
                 return -ENOMEM;
         IRQ(s)->irq = irq;
-        setting_file_init(&IRQ(s)->file, strdup_printf("proc/irq/%u/smp_affinity_list", irq));
+        setting_file_init(IRQ_FILE(s), strdup_printf("proc/irq/%u/smp_affinity_list", irq));
         IRQ(s)->exact = pin != NULL;
-        if (!IRQ(s)->file.path || cpuset_copy(&IRQ(s)->cpus, pin ? &pin->cpus : &p->housekeeping) < 0)
+        if (!IRQ_FILE(s)->path || cpuset_copy(&IRQ(s)->cpus, pin ? &pin->cpus : &p->housekeeping) < 0)
                 return -ENOMEM;
         desired = cpuset_format_list(&IRQ(s)->cpus);
         if (!desired || setting_set_desired(s, desired) < 0)
@@ -96,16 +96,15 @@ int setting_irq_retarget(const Posture *p, Setting *s, const char *irq_name) {
 /* --- the operations --- */
 
 static int irq_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
-        IrqSetting *q = IRQ(s);
         int r;
 
-        r = setting_file_read(&q->file, rc, buf, size, flags);
+        r = setting_file_read(IRQ_FILE(s), rc, buf, size, flags);
         /* A freed IRQ reads as ENOENT, or as EIO/ENODEV through an old fd: gone, and the
          * directory scan agrees. */
         if (r == -ENOENT || r == -ENODEV || r == -EIO)
                 return -ENOENT;
         if (r < 0)
-                setting_set_reason(s, "reading %s failed: %s", q->file.path, strerror(-r));
+                setting_set_reason(s, "reading %s failed: %s", IRQ_FILE(s)->path, strerror(-r));
         return r;
 }
 
@@ -136,16 +135,15 @@ static bool irq_target_has_online_cpu(Reconciler *rc, const char *value) {
 }
 
 static int irq_write(Setting *s, Reconciler *rc, const char *value) {
-        IrqSetting *q = IRQ(s);
         struct stat st;
         int r;
 
         /* Root ignores file modes, so check the bits the kernel uses to say "no". */
-        if (q->file.fd >= 0 && fstat(q->file.fd, &st) >= 0 && (st.st_mode & 0222) == 0) {
+        if (IRQ_FILE(s)->fd >= 0 && fstat(IRQ_FILE(s)->fd, &st) >= 0 && (st.st_mode & 0222) == 0) {
                 setting_set_reason(s, "smp_affinity_list is read-only (the kernel does not allow moving this IRQ)");
                 return -EPERM;
         }
-        r = host_write_file(rc->host, q->file.path, value);
+        r = host_write_file(rc->host, IRQ_FILE(s)->path, value);
         if (r >= 0 || r == -ENOENT)
                 return r;
         /* EINVAL is also the kernel's answer to a mask with no online CPU: while the target
@@ -159,7 +157,7 @@ static int irq_write(Setting *s, Reconciler *rc, const char *value) {
                                    r == -EIO ? " (managed or per-CPU IRQ)" : "");
                 return -EPERM;
         }
-        setting_set_reason(s, "writing %s failed: %s", q->file.path, strerror(-r));
+        setting_set_reason(s, "writing %s failed: %s", IRQ_FILE(s)->path, strerror(-r));
         return r;
 }
 
@@ -225,16 +223,8 @@ static bool irq_same(const Setting *a, const Setting *b) {
         return IRQ(a)->exact == IRQ(b)->exact;
 }
 
-static void irq_inherit(Setting *s, Setting *old, bool same_value) {
-        setting_file_inherit(&IRQ(s)->file, &IRQ(old)->file);
-}
-
-static void irq_release(Setting *s) {
-        setting_file_close(&IRQ(s)->file);
-}
-
 static void irq_done(Setting *s) {
-        setting_file_done(&IRQ(s)->file);
+        file_setting_done(s);
         cpuset_done(&IRQ(s)->cpus);
 }
 
@@ -521,8 +511,8 @@ const SettingVTable irq_affinity_vtable = {
         .watch_path = irq_watch_path,
         .sort_key = irq_sort_key,
         .same = irq_same,
-        .inherit = irq_inherit,
-        .release = irq_release,
+        .inherit = file_setting_inherit,
+        .release = file_setting_release,
         .done = irq_done,
         .rescan = irq_rescan,
         .free_table_state = irq_free_table_state,
