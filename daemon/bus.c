@@ -51,7 +51,7 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
         if (streq(property, "Version"))
                 v = LOWLATD_VERSION;
         else if (streq(property, "Mode"))
-                v = manager_observing(m) ? "observe" : "enforce";
+                v = daemon_mode_to_string(manager_observing(m) ? DAEMON_MODE_OBSERVE : DAEMON_MODE_ENFORCE);
         else if (streq(property, "State"))
                 v = manager_state_to_string(manager_state(m));
         else if (streq(property, "IsolatedCPUs"))

@@ -314,12 +314,11 @@ int netwatch_start(NetWatch *w) {
          * the kernel's uevents directly, for hosts and containers without udevd. */
         w->udev = udev_new();
         if (w->udev)
-                w->udev_monitor = udev_monitor_new_from_netlink(
-                        w->udev, c->udev_source == UDEV_SOURCE_KERNEL ? "kernel" : "udev");
+                w->udev_monitor = udev_monitor_new_from_netlink(w->udev, udev_source_to_string(c->udev_source));
         if (!w->udev_monitor || udev_monitor_filter_add_match_subsystem_devtype(w->udev_monitor, "net", NULL) < 0 ||
             udev_monitor_enable_receiving(w->udev_monitor) < 0) {
                 log_warning("Cannot listen to %s events for network devices; rtnetlink still reports them",
-                            c->udev_source == UDEV_SOURCE_KERNEL ? "kernel" : "udev");
+                            udev_source_to_string(c->udev_source));
                 return 0;
         }
         r = sd_event_add_io(m->event, &w->udev_source, udev_monitor_get_fd(w->udev_monitor), EPOLLIN, on_udev_event, w);

@@ -18,9 +18,23 @@
 #include "ethtool.h"
 #include "util.h"
 
-const char *daemon_mode_to_string(DaemonMode m) {
-        return m == DAEMON_MODE_OBSERVE ? "observe" : "enforce";
-}
+static const char *const daemon_mode_table[_DAEMON_MODE_MAX] = {
+        [DAEMON_MODE_ENFORCE] = "enforce",
+        [DAEMON_MODE_OBSERVE] = "observe",
+};
+DEFINE_STRING_TABLE_LOOKUP(daemon_mode, DaemonMode);
+
+static const char *const app_kind_table[_APP_KIND_MAX] = {
+        [APP_SERVICE] = "service",
+        [APP_PROCESS] = "process",
+};
+DEFINE_STRING_TABLE_LOOKUP(app_kind, AppKind);
+
+static const char *const udev_source_table[_UDEV_SOURCE_MAX] = {
+        [UDEV_SOURCE_UDEV] = "udev",
+        [UDEV_SOURCE_KERNEL] = "kernel",
+};
+DEFINE_STRING_TABLE_LOOKUP(udev_source, UdevSource);
 
 /* The digest that tells whether the files changed: FNV-1a, 64 bits. */
 #define FNV1A_OFFSET UINT64_C(0xcbf29ce484222325)
@@ -131,12 +145,11 @@ static void handle_daemon(ParseState *s, const char *key, const char *value) {
         Config *c = s->config;
 
         if (streq(key, "mode")) {
-                if (streq(value, "enforce"))
-                        c->mode = DAEMON_MODE_ENFORCE;
-                else if (streq(value, "observe"))
-                        c->mode = DAEMON_MODE_OBSERVE;
-                else
+                DaemonMode m = daemon_mode_from_string(value);
+                if (m < 0)
                         parse_error(s, "mode: '%s' is not 'enforce' or 'observe'", value);
+                else
+                        c->mode = m;
         } else if (streq(key, "scan_interval")) {
                 uint64_t usec;
                 int r = parse_duration_usec(value, &usec);
@@ -153,12 +166,11 @@ static void handle_daemon(ParseState *s, const char *key, const char *value) {
                 else
                         c->restore_on_exit = b;
         } else if (streq(key, "udev_source")) {
-                if (streq(value, "udev"))
-                        c->udev_source = UDEV_SOURCE_UDEV;
-                else if (streq(value, "kernel"))
-                        c->udev_source = UDEV_SOURCE_KERNEL;
-                else
+                UdevSource u = udev_source_from_string(value);
+                if (u < 0)
                         parse_error(s, "udev_source: '%s' is not 'udev' or 'kernel'", value);
+                else
+                        c->udev_source = u;
         } else
                 parse_error(s, "unknown key '%s' in section [daemon]", key);
 }
@@ -535,7 +547,7 @@ static void handle_app(ParseState *s, const char *key, const char *value) {
                         a->mlock = b;
         } else
                 parse_error(s, "unknown key '%s' in section [%s \"%s\"]", key,
-                            a->kind == APP_SERVICE ? "service" : "process", a->name);
+                            app_kind_to_string(a->kind), a->name);
 }
 
 static int config_ini_handler(void *user, const char *section, const char *name, const char *raw_value) {

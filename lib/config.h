@@ -10,13 +10,17 @@
 
 #include "cpuset.h"
 #include "errorlist.h"
+#include "string-table.h"
 
 typedef enum DaemonMode {
         DAEMON_MODE_ENFORCE,
         DAEMON_MODE_OBSERVE,
+        _DAEMON_MODE_MAX,
+        _DAEMON_MODE_INVALID = -EINVAL,
 } DaemonMode;
 
-const char *daemon_mode_to_string(DaemonMode m);
+/* "enforce", "observe": [daemon] mode's values and the bus's Mode. */
+DECLARE_STRING_TABLE_LOOKUP(daemon_mode, DaemonMode);
 
 /* Where a value came from, so that errors found later still name file:line. */
 typedef struct ConfigSource {
@@ -71,7 +75,12 @@ typedef struct NicSection {
 typedef enum AppKind {
         APP_SERVICE,
         APP_PROCESS,
+        _APP_KIND_MAX,
+        _APP_KIND_INVALID = -EINVAL,
 } AppKind;
+
+/* "service", "process": the section names. */
+DECLARE_STRING_TABLE_LOOKUP(app_kind, AppKind);
 
 typedef struct AppSection {
         AppKind kind;
@@ -86,7 +95,12 @@ typedef struct AppSection {
 typedef enum UdevSource {
         UDEV_SOURCE_UDEV,
         UDEV_SOURCE_KERNEL,
+        _UDEV_SOURCE_MAX,
+        _UDEV_SOURCE_INVALID = -EINVAL,
 } UdevSource;
+
+/* "udev", "kernel": [daemon] udev_source's values, which are libudev's monitor names. */
+DECLARE_STRING_TABLE_LOOKUP(udev_source, UdevSource);
 
 #define SCAN_INTERVAL_DEFAULT_USEC (10 * USEC_PER_SEC)
 #define SCAN_INTERVAL_MIN_USEC (100 * USEC_PER_MSEC)

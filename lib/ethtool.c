@@ -110,18 +110,7 @@ static const struct {
                                      ETHTOOL_MSG_FEATURES_SET, ETHTOOL_MSG_FEATURES_NTF, ETHTOOL_A_FEATURES_MAX },
 };
 
-const char *ethtool_param_to_string(EthtoolParam p) {
-        return p >= 0 && p < _ETHTOOL_PARAM_MAX ? param_table[p].name : NULL;
-}
-
-EthtoolParam ethtool_param_from_string(const char *s) {
-        if (!s)
-                return _ETHTOOL_PARAM_INVALID;
-        for (EthtoolParam p = 0; p < _ETHTOOL_PARAM_MAX; p++)
-                if (streq(s, param_table[p].name))
-                        return p;
-        return _ETHTOOL_PARAM_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP_IN(ethtool_param, EthtoolParam, param_table, .name);
 
 EthtoolGroup ethtool_param_group(EthtoolParam p) {
         return p >= 0 && p < _ETHTOOL_PARAM_MAX ? param_table[p].group : _ETHTOOL_GROUP_MAX;

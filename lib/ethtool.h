@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "macro.h"
+#include "string-table.h"
 
 typedef struct EthtoolClient EthtoolClient;
 
@@ -46,8 +47,7 @@ typedef enum EthtoolGroup {
 } EthtoolGroup;
 
 /* The config key: "adaptive_rx", "rx_usecs", "rx_frames_irq", "rx_ring", "combined_channels"... */
-const char *ethtool_param_to_string(EthtoolParam p);
-EthtoolParam ethtool_param_from_string(const char *s);
+DECLARE_STRING_TABLE_LOOKUP(ethtool_param, EthtoolParam);
 EthtoolGroup ethtool_param_group(EthtoolParam p);
 bool ethtool_param_is_boolean(EthtoolParam p);
 

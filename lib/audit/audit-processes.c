@@ -468,7 +468,7 @@ void audit_check_apps(Audit *a) {
                 const AppSection *app = &c->apps[i];
                 if (a->apps[i].n == 0) {
                         _cleanup_free_ char *subject = audit_check_alloc(
-                                a, strdup_printf("%s %s", app->kind == APP_SERVICE ? "service" : "process", app->name));
+                                a, strdup_printf("%s %s", app_kind_to_string(app->kind), app->name));
                         if (!subject || !a->proc_listed)
                                 continue;
                         finding_add(a, SEVERITY_WARNING, "app.not-running", subject,
