@@ -105,19 +105,11 @@ static void raise_fd_limit(void) {
 
 static int load_posture(const Arguments *args, Host *host, Posture **ret) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
-        _cleanup_config_ Config *config = NULL;
-        HostCpus cpus = {};
-        int r;
+        int r = posture_load(args->config_path, host, ret, &errors);
 
-        r = config_load(args->config_path, &config, &errors);
-        if (r >= 0) {
-                r = host_read_cpus(host, &cpus);
-                if (r < 0) {
-                        fprintf(stderr, "lowlatd: cannot read the CPUs under %s: %s\n", host->root_path, strerror(-r));
-                        return -ENODEV;
-                }
-                r = posture_build(&config, &cpus, ret, &errors);
-                host_cpus_done(&cpus);
+        if (r == -ENODEV) {
+                fprintf(stderr, "lowlatd: %s\n", errors.n > 0 ? errors.items[errors.n - 1] : strerror(ENODEV));
+                return r;
         }
         for (size_t i = 0; i < errors.n; i++)
                 fprintf(stderr, "%s\n", errors.items[i]);

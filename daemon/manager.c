@@ -643,19 +643,8 @@ int manager_run(Manager *m) {
 
 static int manager_build_posture(Manager *m, Posture **ret, char **ret_error) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
-        _cleanup_config_ Config *c = NULL;
-        HostCpus cpus = {};
-        int r;
+        int r = posture_load(m->config_path, m->host, ret, &errors);
 
-        r = config_load(m->config_path, &c, &errors);
-        if (r >= 0) {
-                r = host_read_cpus(m->host, &cpus);
-                if (r < 0)
-                        error_list_add(&errors, "cannot read the host's CPUs: %s", strerror(-r));
-                else
-                        r = posture_build(&c, &cpus, ret, &errors);
-                host_cpus_done(&cpus);
-        }
         if (r < 0) {
                 *ret_error = errors.n > 0 ? error_list_join(&errors, "; ") : strdup(strerror(-r));
                 return r;

@@ -6,6 +6,24 @@
 #include "posture.h"
 #include "util.h"
 
+int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
+        _cleanup_config_ Config *config = NULL;
+        HostCpus cpus = {};
+        int r;
+
+        r = config_load(config_path, &config, errors);
+        if (r < 0)
+                return r;
+        r = host_read_cpus(h, &cpus);
+        if (r < 0) {
+                error_list_add(errors, "cannot read the CPUs under %s: %s", h->root_path, strerror(-r));
+                return -ENODEV;
+        }
+        r = posture_build(&config, &cpus, ret, errors);
+        host_cpus_done(&cpus);
+        return r;
+}
+
 static void check_cpus_exist(const CPUSet *set, const CPUSet *online, const char *what,
                              const ConfigSource *at, ErrorList *errors) {
         _cleanup_cpuset_ CPUSet missing = CPUSET_EMPTY;
