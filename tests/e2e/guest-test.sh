@@ -690,6 +690,17 @@ verdict $? "systemctl reload: enforcing again, IRQ $victim off $ISOLATED (after 
         "$out
 State $(prop_s State), IRQ $victim: $(rd "/proc/irq/$victim/smp_affinity_list")"
 
+# ===== one file per kind of setting ===================================================
+# A kind's own checks live in guest.d/NN-NAME.sh (in name order), sourced here with every
+# helper above at hand. Each writes the config it needs (write_config, or its own), reloads,
+# checks, and leaves lowlatd running and enforcing for the next one.
+for check in "$SHARE"/guest.d/*.sh; do
+        [ -f "$check" ] || continue
+        section "guest.d/${check##*/}"
+        # shellcheck source=/dev/null
+        . "$check"
+done
+
 # ===== 11 ==============================================================================
 # Last, because it may kill the daemon. The watchdog ping rides on the scan; a reload
 # re-arms the scan timer. Reloads 10 s apart must not keep the ping away for WatchdogSec.

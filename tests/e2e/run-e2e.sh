@@ -103,6 +103,9 @@ out=$("$meson" install -C "$build" --destdir "$share/stage" --no-rebuild --quiet
         die "meson install -C $build --destdir failed:
 $out"
 cp "${LOWLATD_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$share/guest-test.sh"
+# The checks of one kind of setting each (sourced by guest-test.sh before its last section).
+mkdir -p "$share/guest.d"
+cp "$here"/guest.d/*.sh "$share/guest.d/" 2>/dev/null || true
 host_exposure=""
 if [ -n "${LOWLATD_UNIT:-}" ] && command -v systemd-analyze > /dev/null; then
         host_exposure=$(systemd-analyze security --offline=yes --no-pager "$LOWLATD_UNIT" 2>/dev/null |
