@@ -12,7 +12,7 @@
 # without a cached image, or qemu cannot run on this machine.
 #
 # Environment:
-#   LOWLATD_E2E=0              skip (tools/run-tests sets it for the ASan pass)
+#   LOWLATD_E2E=0              skip (tools/run-tests leaves the suite out of the ASan pass)
 #   LOWLATD_E2E_CACHE=DIR      image cache (default /var/cache/lowlatd-e2e as root,
 #                              else $XDG_CACHE_HOME/lowlatd-e2e)
 #   LOWLATD_E2E_TIMEOUT=SEC    how long the guest may run (default 600)
