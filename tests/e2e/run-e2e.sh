@@ -33,7 +33,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "FAIL: $*"; exit 1; }
 
 case ${LOWLATD_E2E:-1} in
-0|no|false) skip "LOWLATD_E2E=${LOWLATD_E2E}: the VM end-to-end suite is switched off (tools/run-tests does this for the ASan pass)" ;;
+0|no|false) skip "LOWLATD_E2E=${LOWLATD_E2E}: the VM end-to-end suite is switched off" ;;
 esac
 
 build=${LOWLATD_BUILD_ROOT:?LOWLATD_BUILD_ROOT not set (run through meson test)}
