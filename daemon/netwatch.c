@@ -83,7 +83,7 @@ static void nic_replan(NetWatch *w, const LinkInfo *l, const char *why) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         int r;
 
-        r = nic_table_plan(&m->table, m->host, m->posture, l->ifindex, l->name);
+        r = nic_table_plan(&m->table, w->ethtool, m->host, m->posture, l->ifindex, l->name);
         if (r < 0) {
                 log_warning_errno(r, "Cannot plan interface %s", l->name);
                 return;
@@ -284,7 +284,7 @@ int netwatch_new(Manager *m, NetWatch **ret) {
 
 int netwatch_plan_links(NetWatch *w, SettingTable *t, const Posture *p) {
         for (size_t i = 0; w && i < w->n_links; i++) {
-                int r = nic_table_plan(t, w->manager->host, p, w->links[i].ifindex, w->links[i].name);
+                int r = nic_table_plan(t, w->ethtool, w->manager->host, p, w->links[i].ifindex, w->links[i].name);
                 if (r < 0)
                         return r;
         }

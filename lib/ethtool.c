@@ -837,6 +837,17 @@ int ethtool_get_feature_notified(EthtoolClient *c, int ifindex, const char *name
         return r < 0 ? fail_with_reason(r, &error, ret_error) : 0;
 }
 
+int ethtool_feature_names(EthtoolClient *c, char *const **ret_names, size_t *ret_n) {
+        _cleanup_free_ char *error = NULL;
+        int r = feature_names_load(c, &error);
+
+        if (r < 0)
+                return r;
+        *ret_names = c->feature_names;
+        *ret_n = c->n_features;
+        return 0;
+}
+
 void ethtool_forget(EthtoolClient *c, int ifindex) {
         feature_state_drop(c, ifindex);
 }

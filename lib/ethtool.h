@@ -86,6 +86,9 @@ int ethtool_get_feature(EthtoolClient *c, int ifindex, const char *name, bool *r
  * Asks (FEATURES_GET) when it has said nothing yet, or notifications were lost. */
 int ethtool_get_feature_notified(EthtoolClient *c, int ifindex, const char *name, bool *ret_active,
                                  bool *ret_changeable, char **ret_error);
+/* The running kernel's feature names (ETH_SS_FEATURES), loaded once; *ret_names stays
+ * the client's. */
+int ethtool_feature_names(EthtoolClient *c, char *const **ret_names, size_t *ret_n);
 /* The interface is gone: what was kept about it goes too (its ifindex may come back). */
 void ethtool_forget(EthtoolClient *c, int ifindex);
 int ethtool_set_feature(EthtoolClient *c, int ifindex, const char *name, bool on, char **ret_error);

@@ -3,6 +3,7 @@
  * nic_feature (one feature bit by its kernel name) and nic_qdisc (the root qdisc's kind).
  * They speak netlink, not files: no fd, no inotify; the ethtool monitor group and
  * rtnetlink say when to look. A NIC's settings are planned per interface (nic_table_*). */
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -233,7 +234,63 @@ static bool same_key(const Setting *a, const Setting *b) {
                streq_ptr(NIC(a)->feature, NIC(b)->feature);
 }
 
-static int nic_add_settings(SettingTable *t, const NicPosture *np, int ifindex, const char *ifname) {
+typedef struct FeatureWant {
+        const char *name;
+        bool on;
+} FeatureWant;
+
+/* The features as the running kernel names them: a pattern (from a shorthand, "tso" is
+ * tx-tcp*-segmentation) becomes every name it matches, so that ethtool -k agrees with
+ * the configuration on every kernel; a pattern that matches nothing (or with no ethtool
+ * netlink to ask) stays, and is reported unsupported. A later entry for a name wins (a
+ * feature.X after a tso, a later section). */
+static int nic_add_features(SettingTable *t, EthtoolClient *ethtool, const NicPosture *np, int ifindex,
+                            const char *ifname) {
+        _cleanup_free_ FeatureWant *want = NULL;
+        char *const *names = NULL;
+        size_t n_names = 0, n = 0, cap = 0;
+        int r;
+
+        if (ethtool && ethtool_feature_names(ethtool, &names, &n_names) < 0)
+                n_names = 0;
+        for (size_t f = 0; f < np->n_features; f++) {
+                const NicFeature *nf = np->features[f];
+                bool pattern = strpbrk(nf->name, "*?[") != NULL;
+                size_t matched = 0;
+
+                for (size_t i = 0; i <= n_names; i++) {
+                        const char *name = i < n_names ? names[i] : nf->name;
+                        if (i < n_names && (!pattern || !name || fnmatch(nf->name, name, 0) != 0))
+                                continue;
+                        if (i == n_names && pattern && matched > 0)
+                                break;
+                        if (n == cap) {
+                                FeatureWant *a = reallocarray(want, cap = cap ? 2 * cap : 16, sizeof(FeatureWant));
+                                if (!a)
+                                        return -ENOMEM;
+                                want = a;
+                        }
+                        want[n++] = (FeatureWant) { name, nf->on };
+                        matched++;
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+                bool overridden = false;
+                Setting *s = NULL;
+
+                for (size_t j = i + 1; j < n && !overridden; j++)
+                        overridden = streq(want[i].name, want[j].name);
+                if (overridden)
+                        continue;
+                r = setting_new_nic_feature(ifindex, ifname, want[i].name, want[i].on, &s);
+                if (r < 0 || (r = table_add(t, s)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int nic_add_settings(SettingTable *t, EthtoolClient *ethtool, const NicPosture *np, int ifindex,
+                            const char *ifname) {
         Setting *s = NULL;
         int r;
 
@@ -243,11 +300,9 @@ static int nic_add_settings(SettingTable *t, const NicPosture *np, int ifindex, 
                         if (r < 0 || (r = table_add(t, s)) < 0)
                                 return r;
                 }
-        for (size_t f = 0; f < np->n_features; f++) {
-                r = setting_new_nic_feature(ifindex, ifname, np->features[f]->name, np->features[f]->on, &s);
-                if (r < 0 || (r = table_add(t, s)) < 0)
-                        return r;
-        }
+        r = nic_add_features(t, ethtool, np, ifindex, ifname);
+        if (r < 0)
+                return r;
         if (np->qdisc) {
                 r = setting_new_nic_qdisc(ifindex, ifname, np->qdisc, &s);
                 if (r < 0 || (r = table_add(t, s)) < 0)
@@ -256,7 +311,8 @@ static int nic_add_settings(SettingTable *t, const NicPosture *np, int ifindex, 
         return 0;
 }
 
-int nic_table_plan(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname) {
+int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
+                   const char *ifname) {
         _cleanup_free_ Setting **old = NULL;
         size_t n_old = 0, first_new;
         NicPosture np;
@@ -281,7 +337,7 @@ int nic_table_plan(SettingTable *t, const Host *h, const Posture *p, int ifindex
 
         r = nic_posture_resolve(p->config, ifname, &np);
         if (r > 0) {
-                r = nic_add_settings(t, &np, ifindex, ifname);
+                r = nic_add_settings(t, ethtool, &np, ifindex, ifname);
                 if (r >= 0 && np.irq_cpus)
                         r = irq_table_pin_nic(t, h, p, ifindex, ifname, np.irq_cpus);
                 nic_posture_done(&np);

@@ -20,9 +20,12 @@ int setting_nic_ifindex(const Setting *s);
 bool setting_nic_notified_by(const Setting *s, int ifindex, EthtoolGroup group);
 
 /* Adds the settings the [nic] sections ask of this interface (and pins its IRQs when
- * irq_cpus is set). Replanning an interface (renamed, up again) keeps what was learnt
- * about each of its settings. Returns 1 when a section matched, 0 when none did. */
-int nic_table_plan(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname);
+ * irq_cpus is set). Feature patterns (tso = tx-tcp*-segmentation) are matched against
+ * the names ethtool (may be NULL) has from the kernel. Replanning an interface (renamed,
+ * up again) keeps what was learnt about each of its settings. Returns 1 when a section
+ * matched, 0 when none did. */
+int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
+                   const char *ifname);
 /* Drops every setting of this interface and releases its IRQ pins. */
 int nic_table_drop(SettingTable *t, const Posture *p, int ifindex);
 bool nic_table_has(const SettingTable *t, int ifindex);

@@ -64,6 +64,8 @@ net.core.somaxconn = {somaxconn}
 
 [nic "veth*"]
 gro = off
+# every bit the kernel names tx-tcp*-segmentation, as ethtool -K tso does
+tso = off
 # veth has no coalescing: unsupported, reported once
 rx_usecs = 0
 rx_channels = 2
@@ -306,6 +308,15 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
         for dev in ("veth0", "veth1"):
             t.ok(feature(dev) == "off", "start: %s gro is off (was on)" % dev,
                  run_cmd("ethtool", "-k", dev).stdout[:400])
+            # The kernel's names, not a list: this kernel has tx-tcp-accecn-segmentation,
+            # which a fixed list of four bits left on (and ethtool -k said "on").
+            k = run_cmd("ethtool", "-k", dev).stdout
+            tcp_bits = re.findall(r"^\s*(tx-tcp\S*-segmentation): (on|off)", k, re.M)
+            t.ok(feature(dev, "tcp-segmentation-offload") == "off" and tcp_bits and
+                 all(v == "off" for _, v in tcp_bits),
+                 "start: %s tso = off: ethtool -k says tcp-segmentation-offload off, and every one of the "
+                 "kernel's %d tx-tcp*-segmentation bits is off (%s)" % (dev, len(tcp_bits), ", ".join(n for n, _ in tcp_bits)),
+                 k[:1200])
             t.ok(root_qdisc(dev) == "pfifo_fast", "start: %s root qdisc is pfifo_fast (was noqueue)" % dev,
                  run_cmd("tc", "qdisc", "show", "dev", dev).stdout)
             t.ok(channels(dev) == "2", "start: %s has 2 rx channels (was 1)" % dev,

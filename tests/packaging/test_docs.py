@@ -145,7 +145,7 @@ def parser_keys():
         out["nic"] |= set(re.findall(r'\[ETHTOOL_PARAM_\w+\]\s*=\s*\{\s*"(\w+)"', table_text))
         shorthands = text[text.index("nic_feature_keys[]"):]
         shorthands = shorthands[:shorthands.index("};")]
-        out["nic"] |= set(re.findall(r'\{\s*"(\w+)"\s*,\s*\{', shorthands))
+        out["nic"] |= set(re.findall(r'\{\s*"(\w+)"\s*,\s*"', shorthands))
         out["nic"].add("feature.NAME")
     return out
 

@@ -640,9 +640,9 @@ static void test_nic_sections(void) {
         CHECK(n->params[ETHTOOL_PARAM_COMBINED_CHANNELS].value == 4, "combined_channels = 4");
         CHECK(!n->params[ETHTOOL_PARAM_TX_USECS].set, "a key not written is not set");
         CHECK(find_feature(n, "rx-gro") && !find_feature(n, "rx-gro")->on, "gro = off is rx-gro off");
-        CHECK(find_feature(n, "tx-tcp-segmentation") && find_feature(n, "tx-tcp6-segmentation") &&
-                      find_feature(n, "tx-tcp-ecn-segmentation") && find_feature(n, "tx-tcp-mangleid-segmentation"),
-              "tso covers every TCP segmentation feature");
+        CHECK(find_feature(n, "tx-tcp*-segmentation") && !find_feature(n, "tx-tcp-segmentation"),
+              "tso is ethtool's own pattern tx-tcp*-segmentation, matched against the kernel's names when a NIC is "
+              "planned (a fixed list misses what a newer kernel adds)");
         CHECK(find_feature(n, "rx-udp-gro-forwarding") && find_feature(n, "rx-udp-gro-forwarding")->on,
               "feature.NAME = on");
         CHECK_STR(n->qdisc, "fq", "qdisc = fq");

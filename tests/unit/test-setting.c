@@ -694,7 +694,7 @@ static void test_nic_replan_keeps_history(void) {
         table_init(&t, NULL);
         /* No ethtool client: the kernel "has no ethtool netlink", so the setting is
          * unsupported, which is what a replan must remember. */
-        CHECK(nic_table_plan(&t, f.host, f.posture, 7, "eth0") == 1 && t.n == 1, "eth0 is planned: one setting");
+        CHECK(nic_table_plan(&t, NULL, f.host, f.posture, 7, "eth0") == 1 && t.n == 1, "eth0 is planned: one setting");
         table_reconcile_all(&t, &f.rc, T0, 0);
         CHECK_STR(events_take(&f), "unsupported", "without ethtool netlink: unsupported, reported");
         s = table_find(&t, SETTING_NIC_COALESCE, "eth0/rx_usecs");
@@ -705,7 +705,7 @@ static void test_nic_replan_keeps_history(void) {
         s->last_correction_usec = T0 + 1;
         s->retry_after_usec = T0 + 42;
 
-        CHECK(nic_table_plan(&t, f.host, f.posture, 7, "eth1") == 1 && t.n == 2, "renamed to eth1: two settings");
+        CHECK(nic_table_plan(&t, NULL, f.host, f.posture, 7, "eth1") == 1 && t.n == 2, "renamed to eth1: two settings");
         CHECK(!table_find(&t, SETTING_NIC_COALESCE, "eth0/rx_usecs"), "the old name is gone");
         s = table_find(&t, SETTING_NIC_COALESCE, "eth1/rx_usecs");
         CHECK(s && s->state == SETTING_UNSUPPORTED && s->reason && strstr(s->reason, "ethtool netlink"),
