@@ -25,6 +25,8 @@ typedef struct Arguments {
         bool json;
         bool legend;
         StateFilter state_filter;
+        const char *config; /* check: audit here against this file, without lowlatd */
+        const char *root;
 } Arguments;
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -86,10 +88,14 @@ static int verb_metrics(sd_bus *bus) {
 }
 
 static int verb_check(sd_bus *bus, const Arguments *args) {
+        _cleanup_finding_list_ FindingList local = FINDING_LIST_EMPTY;
         _cleanup_(check_report_done) CheckReport report = {};
         int r;
 
-        r = check_report_get(bus, &report);
+        if (args->config)
+                r = check_report_local(args->config, args->root, &report, &local);
+        else
+                r = check_report_get(bus, &report);
         if (r < 0)
                 return r;
         if (r > 0) /* lowlatd is there but answered with an error: no audit to judge */
@@ -120,12 +126,15 @@ static void help(void) {
                "  metrics           Prometheus text format, for node_exporter's textfile collector\n"
                "  reload            Reload the configuration (root only)\n"
                "  check             Audit the host: boot isolation, kernel, topology, power, tasks, apps\n"
+               "                    (--config FILE: here, against FILE, without lowlatd)\n"
                "  reapply           Check and correct every setting now (root only)\n"
                "  restore           Put back every original value and switch to observe mode (root only)\n\n"
                "Options:\n"
                "     --json         JSON output (status, list, check)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated)\n"
                "     --no-legend    list: no header and footer\n"
+               "     --config=FILE  check: audit against FILE in this process (lowlatd need not run)\n"
+               "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
                "  -h --help         Show this help\n"
                "     --version      Show the version\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
@@ -134,13 +143,15 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully (--help, --version), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_STATE, ARG_NO_LEGEND };
+        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_STATE, ARG_NO_LEGEND, ARG_CONFIG, ARG_ROOT };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "state", required_argument, NULL, ARG_STATE },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "root", required_argument, NULL, ARG_ROOT },
                 {},
         };
         static const struct {
@@ -175,6 +186,12 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ARG_NO_LEGEND:
                         args->legend = false;
                         break;
+                case ARG_CONFIG:
+                        args->config = optarg;
+                        break;
+                case ARG_ROOT:
+                        args->root = optarg;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -205,6 +222,10 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 fprintf(stderr, "lowlatctl: --state and --no-legend apply to list only\n");
                 return -EINVAL;
         }
+        if ((args->config && args->verb != VERB_CHECK) || (args->root && !args->config)) {
+                fprintf(stderr, "lowlatctl: --config applies to check only, and --root to check --config\n");
+                return -EINVAL;
+        }
         return 1;
 }
 
@@ -217,9 +238,12 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 
-        r = bus_connect(&bus);
-        if (r < 0 && args.verb != VERB_METRICS)
-                return EXIT_UNKNOWN;
+        /* check --config audits here: no bus needed. */
+        if (!args.config) {
+                r = bus_connect(&bus);
+                if (r < 0 && args.verb != VERB_METRICS)
+                        return EXIT_UNKNOWN;
+        }
 
         switch (args.verb) {
         case VERB_STATUS:

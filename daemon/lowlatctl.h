@@ -98,6 +98,10 @@ int posture_get(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list);
  * or -errno when it could not be asked. */
 int check_report_get(sd_bus *bus, CheckReport *ret);
 void check_report_done(CheckReport *report);
+/* The same audit run here, against config_path on the host under root (NULL: /), for
+ * when lowlatd is not on the bus. The report's strings point into *ret_findings. Prints
+ * why before returning -errno (a configuration error: each FILE:LINE: reason). */
+int check_report_local(const char *config_path, const char *root, CheckReport *ret, FindingList *ret_findings);
 /* Reload, Reapply, Restore: returns 0, 1 when lowlatd refused, or -errno when it could not
  * be asked. */
 int bus_call_action(sd_bus *bus, const char *method);

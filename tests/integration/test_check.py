@@ -102,6 +102,31 @@ def run(t):
 
     t.stopped_cleanly(d)
     bus.stop()
+    local_audit(t, host, lowlatctl)
+
+
+def local_audit(t, host, lowlatctl):
+    """check --config: the same audit in lowlatctl itself, no daemon, no bus."""
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + host.path("no-bus"))
+    conf = h.write_config(host, CONFIG)
+    p = subprocess.run([lowlatctl, "check", "--json", "--config", conf, "--root", host.root], env=env,
+                       capture_output=True, text=True)
+    findings = json.loads(p.stdout) if p.stdout.startswith("[") else []
+    t.ok(any(f["id"] == "sched.stray-task" and "4242" in f["subject"] for f in findings),
+         "check --config --root: the audit runs here, with no bus, and finds the stray task",
+         p.stdout[:400] + p.stderr[-400:])
+    worst = min(({"critical": 0, "warning": 1, "info": 2}.get(f["severity"], 3) for f in findings), default=3)
+    want = {0: 2, 1: 1}.get(worst, 0)
+    t.ok(p.returncode == want, "check --config exits %d for the worst severity" % want, "exit %d" % p.returncode)
+    bad = h.write_config(host, "[cpus]\nisolated = banana\n", name="bad.conf")
+    p = subprocess.run([lowlatctl, "check", "--config", bad, "--root", host.root], env=env,
+                       capture_output=True, text=True)
+    t.ok(p.returncode == 3 and "%s:2:" % bad in p.stderr and not p.stdout,
+         "check --config of a broken file: FILE:LINE: reason, no report, exit 3",
+         "exit %d\n%s%s" % (p.returncode, p.stdout[:200], p.stderr[-400:]))
+    p = subprocess.run([lowlatctl, "status", "--config", conf], env=env, capture_output=True, text=True)
+    t.ok(p.returncode == 64 and "--config" in p.stderr, "--config with another command is a usage error (64)",
+         "exit %d %s" % (p.returncode, p.stderr))
 
 
 def off_the_loop(t, host, d, lowlatctl, run_env):
