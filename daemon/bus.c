@@ -16,6 +16,7 @@
 #include "bus.h"
 #include "checkjob.h"
 #include "log.h"
+#include "setting-irq.h"
 #include "util.h"
 
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
@@ -125,13 +126,15 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
         r = sd_bus_message_new_method_return(message, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(sssss)");
+        /* Names as they are now: a driver may have requested an IRQ since it appeared. */
+        (void) irq_table_refresh_names(&m->table, m->host);
+        r = sd_bus_message_open_container(reply, 'a', "(ssssss)");
         for (size_t i = 0; r >= 0 && i < m->table.n; i++) {
                 Setting *s = m->table.settings[i];
                 char buf[4096];
-                r = sd_bus_message_append(reply, "(sssss)", setting_kind_to_string(s->kind), s->object, s->desired,
+                r = sd_bus_message_append(reply, "(ssssss)", setting_kind_to_string(s->kind), s->object, s->desired,
                                           setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: "",
-                                          setting_state_to_string(s->state));
+                                          setting_state_to_string(s->state), s->label ?: "");
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -195,7 +198,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
-                                SD_BUS_RESULT("a(sssss)", settings),
+                                SD_BUS_RESULT("a(ssssss)", settings),
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Check", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssss)", findings), method_check,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

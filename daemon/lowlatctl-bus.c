@@ -232,7 +232,8 @@ static int setting_row_read(sd_bus_message *reply, void *list) {
         SettingRow row, *rows;
         int r;
 
-        r = sd_bus_message_read(reply, "(sssss)", &row.kind, &row.object, &row.desired, &row.observed, &row.state);
+        r = sd_bus_message_read(reply, "(ssssss)", &row.kind, &row.object, &row.desired, &row.observed, &row.state,
+                                &row.label);
         if (r <= 0)
                 return r;
         rows = array_reserve(l->rows, l->n, &l->allocated, sizeof(SettingRow));
@@ -248,7 +249,7 @@ int setting_list_get(sd_bus *bus, SettingList *ret) {
         _cleanup_(setting_list_done) SettingList l = {};
         int r;
 
-        r = call_for_array(bus, "ListSettings", "(sssss)", &error, &l.reply, setting_row_read, &l);
+        r = call_for_array(bus, "ListSettings", "(ssssss)", &error, &l.reply, setting_row_read, &l);
         if (r < 0)
                 return r;
         *ret = l;

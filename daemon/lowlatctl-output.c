@@ -41,6 +41,8 @@ static void json_print_setting(FILE *f, const SettingRow *row) {
         json_print_member(f, "desired", row->desired, false);
         json_print_member(f, "observed", row->observed, false);
         json_print_member(f, "state", row->state, false);
+        if (!isempty(row->label))
+                json_print_member(f, "label", row->label, false);
         fputc('}', f);
 }
 
@@ -111,10 +113,14 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
                                 print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
                 for (size_t i = 0; i < l->n; i++) {
                         const SettingRow *row = &l->rows[i];
+                        _cleanup_free_ char *object = NULL;
                         const char *cells[] = { row->kind, row->object, row->desired, row->observed, row->state };
 
                         if (!filter(row, userdata))
                                 continue;
+                        /* "24 virtio0-input.0": the number and what it is. */
+                        if (!isempty(row->label) && (object = strdup_printf("%s %s", row->object, row->label)))
+                                cells[1] = object;
                         for (size_t c = 0; c < ELEMENTSOF(cells); c++)
                                 if (measure)
                                         width[c] = MAX(width[c], cell_width(cells[c]));

@@ -62,6 +62,7 @@ typedef struct SettingRow {
         const char *desired;
         const char *observed;
         const char *state;
+        const char *label; /* an IRQ's name from /proc/interrupts, "" when none */
 } SettingRow;
 
 typedef struct SettingList {

@@ -753,13 +753,18 @@ size_t manager_print_report(Manager *m, FILE *f) {
         size_t counts[_SETTING_STATE_MAX], bad = 0;
         bool observe = manager_observing(m);
 
+        (void) irq_table_refresh_names(&m->table, m->host);
         fprintf(f, "%-22s %-28s %-20s %-28s %s\n", "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE");
         for (size_t i = 0; i < m->table.n; i++) {
                 Setting *s = m->table.settings[i];
+                _cleanup_free_ char *object = NULL;
                 char buf[4096];
                 if (setting_state_is_good(s->state))
                         continue;
-                fprintf(f, "%-22s %-28s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), s->object, s->desired,
+                /* "24 virtio0-input.0": the number and what it is. */
+                if (s->label)
+                        object = strdup_printf("%s %s", s->object, s->label);
+                fprintf(f, "%-22s %-28s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), object ?: s->object, s->desired,
                         setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: "-",
                         observe && s->state == SETTING_DRIFTED ? "would change" : setting_state_to_string(s->state),
                         s->reason ? ": " : "", s->reason ?: "");

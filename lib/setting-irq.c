@@ -391,10 +391,39 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                         if (setting_is_irq(s, NULL) && IRQ(s)->seen != st->scans)
                                 table_remove(t, s);
                 }
-        /* A stable order is what ListSettings shows; the sort is paid only when IRQs appear. */
-        if (added > 0)
+        /* A stable order is what ListSettings shows; the sort is paid only when IRQs appear,
+         * and so are the names of new IRQs when no pin needed them. */
+        if (added > 0) {
                 table_sort(t);
+                if (!names)
+                        (void) irq_table_refresh_names(t, h);
+        }
         return present;
+}
+
+int irq_table_refresh_names(SettingTable *t, const Host *h) {
+        IrqTableState *st = irq_table_state(t);
+
+        if (!st)
+                return -ENOMEM;
+        load_names(st, h);
+        for (size_t i = 0; i < t->n; i++) {
+                Setting *s = t->settings[i];
+                const char *name;
+                char *copy;
+
+                if (!setting_is_irq(s, NULL))
+                        continue;
+                name = irq_names_lookup(&st->names, IRQ(s)->irq);
+                if (streq_ptr(s->label, name))
+                        continue;
+                copy = name ? strdup(name) : NULL;
+                if (name && !copy)
+                        return -ENOMEM;
+                free(s->label);
+                s->label = copy;
+        }
+        return 0;
 }
 
 static int irq_rescan(SettingTable *t, const Host *h, const Posture *p) {

@@ -33,10 +33,15 @@ int setting_irq_served_cpus(const Setting *s, const Host *h, CPUSet *ret);
 /* The persistent fds a scan reads (for the benchmark's floor); -1 where none. */
 int setting_irq_fd(const Setting *s);
 
-/* Lists /proc/irq: adds a setting for each new IRQ (names from /proc/interrupts when
- * pins need them), drops the ones that are gone. Returns the number of IRQs present, or
+/* Lists /proc/irq: adds a setting for each new IRQ (named from /proc/interrupts), drops
+ * the ones that are gone. With pins, which match on names, /proc/interrupts is read on
+ * every scan; without, only when IRQs appear. Returns the number of IRQs present, or
  * -errno. */
 int irq_table_scan(SettingTable *t, const Host *h, const Posture *p);
+/* Reads /proc/interrupts again and gives every IRQ setting the name it has now (its
+ * label; no other change): for what people read (ListSettings, the report), as a driver
+ * may request an IRQ long after it appeared. */
+int irq_table_refresh_names(SettingTable *t, const Host *h);
 /* A NIC's irq_cpus: the interface's IRQs (its device's MSI vectors, and the action names
  * that are its name or start with it and a dash) go exactly to cpus; wins over [irq]
  * pins. */

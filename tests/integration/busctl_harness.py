@@ -244,9 +244,14 @@ class Busctl:
             raise BusError("%s has no owner on %s after %.1fs" % (name, self.address, timeout))
 
     def list_settings(self, service, path, interface):
-        """ListSettings() as [(kind, object, desired, observed, state)]; raises BusError."""
+        """ListSettings() as [(kind, object, desired, observed, state)] (the sixth field,
+        an IRQ's name, is in list_settings_labels()); raises BusError."""
+        return [r[:5] for r in self.list_settings_labels(service, path, interface)]
+
+    def list_settings_labels(self, service, path, interface):
+        """ListSettings() as [(kind, object, desired, observed, state, label)]."""
         out = self.call(service, path, interface, "ListSettings")
-        if out.get("type") != "a(sssss)":
+        if out.get("type") != "a(ssssss)":
             raise BusError("ListSettings returned type %r" % out.get("type"))
         return [tuple(r) for r in out["data"][0]]
 

@@ -95,6 +95,10 @@ def run(t):
         t.ok(obs == "2-3" or obs.startswith("2-3 (effective "),
              "drift entry: LOWLATD_OBSERVED is the smp_affinity_list contents (2-3)",
              "LOWLATD_OBSERVED=%r" % e.get("LOWLATD_OBSERVED"))
+        name = host.irq_names[irq]
+        t.ok(e.get("LOWLATD_IRQ_NAME") == name and ("IRQ %d (%s)" % (irq, name)) in (e.get("MESSAGE") or ""),
+             "drift entry: the IRQ is named as /proc/interrupts names it (%s), no pin needed" % name,
+             "LOWLATD_IRQ_NAME=%r MESSAGE=%r" % (e.get("LOWLATD_IRQ_NAME"), e.get("MESSAGE")))
     e = j.wait_for(h.scaled(TIMEOUT), since=mark, MESSAGE_ID=h.MID["corrected"],
                    LOWLATD_OBJECT=str(irq))
     t.ok(e is not None, "IRQ correction logs an entry with MESSAGE_ID %s" % mid("corrected"),

@@ -425,10 +425,15 @@ def check_down_metrics(t, p, what):
 
 
 def check_listing(t, ctl, bc, what, user=None, expect_rc=EXIT_OK):
-    rows = bus_rows(bc)
+    labelled = bc.list_settings_labels(NAME, PATH, IFACE)
+    rows = [r[:5] for r in labelled]
+    t.ok(any(r[0] == "irq_affinity" and r[5] for r in labelled),
+         "%s: ListSettings names IRQs as /proc/interrupts does (the sixth field)" % what,
+         repr([r for r in labelled if r[0] == "irq_affinity"][:3]))
     p = ctl.run("list", user=user)
     got, footer = parse_table(p.stdout)
-    want = [tuple(shown(c) for c in r) for r in rows]
+    # An IRQ's row says what it is: "24 virtio0-input.0".
+    want = [tuple(shown(c) for c in (r[0], "%s %s" % (r[1], r[5]) if r[5] else r[1]) + r[2:5]) for r in labelled]
     t.ok(p.returncode == expect_rc and sorted(got) == sorted(want) and
          footer == "%d setting%s listed." % (len(rows), "" if len(rows) == 1 else "s"),
          "%s: list shows the %d rows of ListSettings (exit %d)" % (what, len(rows), expect_rc),
@@ -436,8 +441,10 @@ def check_listing(t, ctl, bc, what, user=None, expect_rc=EXIT_OK):
     p = ctl.run("list", "--json", user=user)
     data = parse_json(t, p, "%s: list --json" % what)
     if data is not None:
-        keys_ok = all(isinstance(o, dict) and set(o) == {"kind", "object", "desired", "observed",
-                                                         "state"} for o in data)
+        keys_ok = all(isinstance(o, dict) and set(o) - {"label"} == {"kind", "object", "desired", "observed",
+                                                                     "state"} for o in data)
+        t.ok(keys_ok and [o.get("label", "") for o in data] == [r[5] for r in labelled],
+             "%s: list --json carries each row's label where it has one" % what)
         as_rows = [(o["kind"], o["object"], o["desired"], o["observed"], o["state"])
                    for o in data] if keys_ok else []
         t.ok(p.returncode == expect_rc and keys_ok and as_rows == rows,
@@ -476,9 +483,9 @@ def scenario_enforce(t, ctl_bin):
     t.ok(all(props[p][2] in ("true", "invalidates") for p in props if p != "Version"),
          "introspection: every property but Version emits PropertiesChanged",
          repr({k: v[2] for k, v in props.items()}))
-    t.ok(m.get("methods") == {"ListSettings": ("", "a(sssss)"), "Check": ("", "a(ssss)"), "Reload": ("", ""),
+    t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssss)"), "Reload": ("", ""),
                               "Reapply": ("", ""), "Restore": ("", "u")},
-         "introspection: methods ListSettings() -> a(sssss), Check() -> a(ssss), Reload(), Reapply(), "
+         "introspection: methods ListSettings() -> a(ssssss), Check() -> a(ssss), Reload(), Reapply(), "
          "Restore() -> u",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",

@@ -60,6 +60,9 @@ def run(t):
          "the report shows net.core.somaxconn observed 4096, desired 8192")
     t.ok(lines_with(r.stdout, str(irq), "0-3", "0-1"),
          "the report shows IRQ %d observed 0-3, desired 0-1" % irq)
+    name = host.irq_names[irq]
+    t.ok(any(("%d %s" % (irq, name)) in l for l in lines_with(r.stdout, str(irq), "0-3")),
+         "... next to its name from /proc/interrupts (%d %s)" % (irq, name), r.stdout[-1500:])
     t.ok(lines_with(r.stdout, "cpu2", "powersave", "performance"),
          "the report shows cpu2's governor powersave, desired performance")
     t.ok(r.stdout.strip() != "", "the report goes to stdout")
