@@ -5,7 +5,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <dirent.h>
 #include <limits.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
@@ -16,6 +15,7 @@
 #include "netwatch.h"
 #include "originals.h"
 #include "log.h"
+#include "task.h"
 #include "manager.h"
 #include "util.h"
 
@@ -119,26 +119,12 @@ static void on_setting_removed(void *userdata, Setting *s) {
  * 812)"; NULL when none runs (or /proc cannot be listed). Runs once per report. */
 static char *find_irq_balancer(Manager *m) {
         static const char *const known[] = { "irqbalance", "tuned" };
-        char *found = NULL;
-        struct dirent *de;
-        DIR *d;
+        unsigned pid;
+        size_t i;
 
-        if (host_opendir(m->host, "proc", &d) < 0)
+        if (task_find_by_comm(m->host, known, ELEMENTSOF(known), &pid, &i) < 0)
                 return NULL;
-        while (!found && (de = readdir(d))) {
-                _cleanup_free_ char *comm = NULL;
-                unsigned pid;
-
-                if (parse_unsigned(de->d_name, &pid) < 0 || pid == 0 ||
-                    host_read_filef(m->host, &comm, "proc/%u/comm", pid) < 0)
-                        continue;
-                comm[strcspn(comm, "\n")] = '\0';
-                for (size_t i = 0; i < ELEMENTSOF(known) && !found; i++)
-                        if (streq(comm, known[i]))
-                                found = strdup_printf("%s (pid %u)", comm, pid);
-        }
-        closedir(d);
-        return found;
+        return strdup_printf("%s (pid %u)", known[i], pid);
 }
 
 /* Called for each correction of a setting whose held value someone rewrote. A fight is
