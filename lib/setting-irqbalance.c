@@ -113,11 +113,13 @@ static int find_irqbalance(Setting *s, Reconciler *rc) {
                 forget_irqbalance(b, pid);
         if (pid > 0)
                 return 0;
+        /* Between its start and its socket an irqbalance builds its view of the host; a
+         * look then (the old one's socket just went) must not call it an old version. */
         if (task_find_by_comm(rc->host, name, 1, &pid, NULL) >= 0)
                 setting_set_reason(s,
-                                   "irqbalance (pid %u) runs without a control socket in %s (irqbalance before "
-                                   "1.7, one built without it, or one that could not create it), so it cannot be "
-                                   "told which CPUs to leave alone",
+                                   "irqbalance (pid %u) has no control socket in %s: it is still starting, or it "
+                                   "never makes one (irqbalance before 1.7, built without it, or unable to create "
+                                   "it) and cannot be told which CPUs to leave alone",
                                    pid, dir ?: IRQBALANCE_SOCKET_DIR);
         else
                 setting_set_reason(s, "irqbalance is not running");
@@ -194,8 +196,8 @@ static int irqbalance_ban_read(Setting *s, Reconciler *rc, char *buf, size_t siz
         if (r < 0)
                 return r;
         if (r > 0) {
-                if (s->observed) {
-                        snprintf(buf, size, "%s", s->observed); /* nothing new yet */
+                if (b->own_known && s->observed) {
+                        snprintf(buf, size, "%s", s->observed); /* nothing new from this one yet */
                         return 0;
                 }
                 setting_set_reason(s, "irqbalance (pid %u) has not answered within %u ms", b->pid,

@@ -82,10 +82,14 @@ class FakeIrqbalance:
         with open(os.path.join(self.proc, "comm"), "w") as f:
             f.write("irqbalance\n")
         os.makedirs(self.dir, exist_ok=True)
+        # Bound under another name and renamed once it listens: irqbalance's bind() and
+        # listen() are microseconds apart, a Python's on a loaded test machine need not be.
+        tmp = os.path.join(self.dir, ".fake%d" % self.pid)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(self.path)
+        self.sock.bind(tmp)
         self.sock.setsockopt(socket.SOL_SOCKET, SO_PASSCRED, 1)
         self.sock.listen(1)
+        os.rename(tmp, self.path)
         if self.args.pid_file:
             tmp = self.args.pid_file + ".tmp"
             with open(tmp, "w") as f:

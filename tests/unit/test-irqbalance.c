@@ -206,7 +206,7 @@ static void test_not_running(Fixture *f) {
         CHECK_STR(look(f, 0), "", "reported once");
         tree_write(f, "proc/4000/comm", "irqbalance\n");
         CHECK_STR(look(f, RECONCILE_FORCE), "unsupported", "an irqbalance without a socket: unsupported for another reason, reported");
-        CHECK(f->s->reason && strstr(f->s->reason, "irqbalance (pid 4000) runs without a control socket"),
+        CHECK(f->s->reason && strstr(f->s->reason, "irqbalance (pid 4000) has no control socket in "),
               "and the reason says it runs without a socket");
         CHECK_STR(look(f, RECONCILE_FORCE), "", "the same reason again: not reported again");
         tree_remove(f, "proc/4000");
