@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "build-config.h"
+#include "irqbalancewatch.h"
 #include "netwatch.h"
 #include "originals.h"
 #include "log.h"
@@ -263,6 +264,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         table_done(&m->table);
         m->netwatch = netwatch_free(m->netwatch);
+        m->irqbalance_watch = irqbalance_watch_free(m->irqbalance_watch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -610,6 +612,7 @@ int manager_start(Manager *m) {
         r = netwatch_start(m->netwatch);
         if (r < 0)
                 return r;
+        (void) irqbalance_watch_new(m, &m->irqbalance_watch);
         manager_pin_self(m);
         return 0;
 }
@@ -707,6 +710,7 @@ static int manager_reload_because(Manager *m, const char *why) {
                         watch_index_set(m, s->watches[w], s);
                 manager_watch(m, s);
         }
+        irqbalance_watch_sync(m->irqbalance_watch);
 
         posture_free(m->posture);
         m->posture = posture;
