@@ -70,7 +70,10 @@ timeout 60 systemctl restart irqbalance.service
 pid2=$(systemctl show -P MainPID irqbalance.service)
 [ -n "$pid2" ] && [ "$pid2" != 0 ] && [ "$pid2" != "$pid1" ]
 verdict $? "systemctl restart irqbalance: a new irqbalance (pid $pid1 -> $pid2), which forgot the ban" ""
-irqb_watch "$m42" "$pid2" 35 "restart"
+# 25 s: told within seconds, its rescan 10 s after it starts, its first placement 10 s
+# after that. The first run of this file (under a host load of 11 to 14 on 2 cores) hit the
+# guest's 600 s limit here, with checks 80 to 88 passed.
+irqb_watch "$m42" "$pid2" 25 "restart"
 
 timeout 60 systemctl stop irqbalance.service
 rm -f "$IRQB_DROPIN"
