@@ -5,7 +5,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <dirent.h>
 #include <limits.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
@@ -13,9 +12,11 @@
 #include <time.h>
 
 #include "build-config.h"
+#include "irqbalancewatch.h"
 #include "netwatch.h"
 #include "originals.h"
 #include "log.h"
+#include "task.h"
 #include "manager.h"
 #include "util.h"
 
@@ -119,26 +120,12 @@ static void on_setting_removed(void *userdata, Setting *s) {
  * 812)"; NULL when none runs (or /proc cannot be listed). Runs once per report. */
 static char *find_irq_balancer(Manager *m) {
         static const char *const known[] = { "irqbalance", "tuned" };
-        char *found = NULL;
-        struct dirent *de;
-        DIR *d;
+        unsigned pid;
+        size_t i;
 
-        if (host_opendir(m->host, "proc", &d) < 0)
+        if (task_find_by_comm(m->host, known, ELEMENTSOF(known), &pid, &i) < 0)
                 return NULL;
-        while (!found && (de = readdir(d))) {
-                _cleanup_free_ char *comm = NULL;
-                unsigned pid;
-
-                if (parse_unsigned(de->d_name, &pid) < 0 || pid == 0 ||
-                    host_read_filef(m->host, &comm, "proc/%u/comm", pid) < 0)
-                        continue;
-                comm[strcspn(comm, "\n")] = '\0';
-                for (size_t i = 0; i < ELEMENTSOF(known) && !found; i++)
-                        if (streq(comm, known[i]))
-                                found = strdup_printf("%s (pid %u)", comm, pid);
-        }
-        closedir(d);
-        return found;
+        return strdup_printf("%s (pid %u)", known[i], pid);
 }
 
 /* Called for each correction of a setting whose held value someone rewrote. A fight is
@@ -277,6 +264,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         table_done(&m->table);
         m->netwatch = netwatch_free(m->netwatch);
+        m->irqbalance_watch = irqbalance_watch_free(m->irqbalance_watch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -624,6 +612,7 @@ int manager_start(Manager *m) {
         r = netwatch_start(m->netwatch);
         if (r < 0)
                 return r;
+        (void) irqbalance_watch_new(m, &m->irqbalance_watch);
         manager_pin_self(m);
         return 0;
 }
@@ -721,6 +710,7 @@ static int manager_reload_because(Manager *m, const char *why) {
                         watch_index_set(m, s->watches[w], s);
                 manager_watch(m, s);
         }
+        irqbalance_watch_sync(m->irqbalance_watch);
 
         posture_free(m->posture);
         m->posture = posture;

@@ -36,6 +36,12 @@ static const char *const udev_source_table[_UDEV_SOURCE_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(udev_source, UdevSource);
 
+static const char *const irqbalance_mode_table[_IRQBALANCE_MODE_MAX] = {
+        [IRQBALANCE_REPORT] = "report",
+        [IRQBALANCE_BAN] = "ban",
+};
+DEFINE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
+
 /* The digest that tells whether the files changed: FNV-1a, 64 bits. */
 #define FNV1A_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV1A_PRIME UINT64_C(0x100000001b3)
@@ -261,6 +267,12 @@ static void handle_irq(ParseState *s, const char *key, const char *value) {
                 cpus = CPUSET_EMPTY;
                 c->pins[c->n_pins].source = here(s);
                 c->n_pins++;
+        } else if (streq(key, "irqbalance")) {
+                IrqbalanceMode m = irqbalance_mode_from_string(value);
+                if (m < 0)
+                        parse_error(s, "irqbalance: '%s' is not 'report' or 'ban'", value);
+                else
+                        c->irqbalance = m;
         } else
                 parse_error(s, "unknown key '%s' in section [irq]", key);
 }

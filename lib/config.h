@@ -102,6 +102,17 @@ typedef enum UdevSource {
 /* "udev", "kernel": [daemon] udev_source's values, which are libudev's monitor names. */
 DECLARE_STRING_TABLE_LOOKUP(udev_source, UdevSource);
 
+/* [irq] irqbalance: what lowlatd does about a running irqbalance. */
+typedef enum IrqbalanceMode {
+        IRQBALANCE_REPORT, /* the audit says what it does to the isolated CPUs (irq.irqbalance) */
+        IRQBALANCE_BAN,    /* tell it over its socket to leave them alone (lib/setting-irqbalance.c) */
+        _IRQBALANCE_MODE_MAX,
+        _IRQBALANCE_MODE_INVALID = -EINVAL,
+} IrqbalanceMode;
+
+/* "report", "ban": [irq] irqbalance's values. */
+DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
+
 #define SCAN_INTERVAL_DEFAULT_USEC (10 * USEC_PER_SEC)
 #define SCAN_INTERVAL_MIN_USEC (100 * USEC_PER_MSEC)
 #define SCAN_INTERVAL_MAX_USEC (3600 * USEC_PER_SEC)
@@ -136,6 +147,8 @@ typedef struct Config {
 
         IrqPin *pins;
         size_t n_pins;
+
+        IrqbalanceMode irqbalance;
 
         bool cpu_dma_latency_enabled;
         int32_t cpu_dma_latency_usec;

@@ -9,7 +9,10 @@
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
 
 #include "host.h"
 #include "util.h"
@@ -48,7 +51,8 @@ Host *host_free(Host *h) {
 
 int host_open_file(const Host *h, const char *relpath, int flags) {
         struct open_how how = {
-                .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY),
+                /* openat2() refuses O_PATH with any flag beyond O_DIRECTORY and O_NOFOLLOW. */
+                .flags = (uint64_t) (flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY)),
                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
         };
         int fd;
@@ -124,6 +128,45 @@ int host_write_file(const Host *h, const char *relpath, const char *value) {
         if ((size_t) n != len)
                 return -EIO;
         return 0;
+}
+
+int host_connect_unix(const Host *h, const char *relpath, uint64_t timeout_usec) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int dir_fd = -1, fd = -1;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        const char *name = strrchr(relpath, '/');
+        struct stat st;
+        int n;
+
+        dir = name ? strndup(relpath, (size_t) (name - relpath)) : strdup(".");
+        name = name ? name + 1 : relpath;
+        if (!dir)
+                return -ENOMEM;
+        if (isempty(name))
+                return -EINVAL;
+        dir_fd = host_open_file(h, dir, O_PATH | O_DIRECTORY);
+        if (dir_fd < 0)
+                return dir_fd;
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        if (!S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dir_fd, name);
+        if (n < 0 || (size_t) n >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        /* A blocking connect() waits for room in the backlog for at most SO_SNDTIMEO. */
+        struct timeval tv = { .tv_sec = (time_t) (timeout_usec / USEC_PER_SEC),
+                              .tv_usec = (suseconds_t) (timeout_usec % USEC_PER_SEC) };
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (timeout_usec ? 0 : SOCK_NONBLOCK), 0);
+        if (fd < 0)
+                return negative_errno();
+        if (timeout_usec && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+                return negative_errno();
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return errno == EINPROGRESS ? -EAGAIN : negative_errno();
+        if (timeout_usec && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
 }
 
 char *host_path(const Host *h, const char *relpath) {

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cpuset.h"
 #include "macro.h"
@@ -31,6 +32,13 @@ int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *r
 /* One write() of value into a freshly opened O_WRONLY|O_TRUNC fd: procfs ignores
  * O_TRUNC, a plain file in a fake tree needs it. */
 int host_write_file(const Host *h, const char *relpath, const char *value);
+/* A new AF_UNIX stream socket (non-blocking, close-on-exec) connected to the socket at
+ * relpath, waiting at most timeout_usec for room in the listener's backlog. connect() has no
+ * *at() form, so the directory is opened inside the root and the socket named through
+ * /proc/self/fd/N/NAME, which also lifts sun_path's 108-byte limit on a long --root. Returns
+ * the fd, or -errno: -ENOENT (nothing there), -ENOTSOCK (not a socket), -ECONNREFUSED
+ * (nobody listens), -EAGAIN (the backlog stayed full). */
+int host_connect_unix(const Host *h, const char *relpath, uint64_t timeout_usec);
 /* The absolute path (root prefix + relpath); newly allocated. */
 char *host_path(const Host *h, const char *relpath);
 /* Whether the root is this system's own "/" and its /proc is that of lowlatd's PID

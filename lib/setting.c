@@ -246,13 +246,13 @@ int setting_restore(Reconciler *rc, Setting *s) {
         return 1;
 }
 
-/* A read that failed: unsupported (once), or a failure (once). Returns what the caller
- * returns: -ENOENT when the object is gone, else 0. */
-static int setting_read_failed(Reconciler *rc, Setting *s, int r, ReconcileFlags flags) {
+/* A read that failed: unsupported (once for each reason: was is the reason it had), or a
+ * failure (once). Returns what the caller returns: -ENOENT when the object is gone, else 0. */
+static int setting_read_failed(Reconciler *rc, Setting *s, int r, ReconcileFlags flags, const char *was) {
         if (r == -ENOENT)
                 return -ENOENT;
         if (r == -EOPNOTSUPP) {
-                if (s->state != SETTING_UNSUPPORTED) {
+                if (s->state != SETTING_UNSUPPORTED || !streq_ptr(was, s->reason)) {
                         setting_set_state(s, SETTING_UNSUPPORTED);
                         emit(rc, EVENT_UNSUPPORTED, s, flags);
                 }
@@ -339,13 +339,17 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, ReconcileFlags f
         char buf[4096];
         int r;
 
-        /* What the host cannot do is looked at again only when asked (reload, Reapply). */
+        /* What the host cannot do is looked at again only when asked (reload, Reapply), and
+         * reported again only for another reason (irqbalance not running, then one that
+         * answers in a way lowlatd does not know). */
         if (!force && s->state == SETTING_UNSUPPORTED)
                 return 0;
+        _cleanup_free_ char *unsupported_reason =
+                s->state == SETTING_UNSUPPORTED && s->reason ? strdup(s->reason) : NULL;
 
         r = vt->read(s, rc, buf, sizeof(buf), flags);
         if (r < 0)
-                return setting_read_failed(rc, s, r, flags);
+                return setting_read_failed(rc, s, r, flags, unsupported_reason);
 
         /* A writer's open(O_TRUNC) and its write() are two steps: a look in between reads
          * "". After an inotify hint that is always a file caught mid-write (its write and

@@ -23,6 +23,7 @@
 #define SETTING_KINDS(X)                                   \
         X(IRQ_AFFINITY, irq_affinity)                      \
         X(IRQ_DEFAULT_AFFINITY, irq_default_affinity)      \
+        X(IRQBALANCE_BAN, irqbalance_ban)                  \
         X(SYSCTL, sysctl)                                  \
         X(CPU_DMA_LATENCY, cpu_dma_latency)                \
         X(GOVERNOR, governor)                              \

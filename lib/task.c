@@ -2,6 +2,7 @@
 /* One task under /proc, read through the root: the parsers of its stat and status files,
  * kernel-thread detection, and matching it to the configured applications. Pure parsing
  * here is unit tested directly; the reads are host_read_filef() of one small file. */
+#include <dirent.h>
 #include <string.h>
 
 #include "task.h"
@@ -177,4 +178,33 @@ int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *co
                 n += match;
         }
         return n;
+}
+
+int task_find_by_comm(const Host *h, const char *const *names, size_t n, unsigned *ret_pid, size_t *ret_index) {
+        struct dirent *de;
+        DIR *d;
+        int r;
+
+        r = host_opendir(h, "proc", &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *comm = NULL;
+                unsigned pid;
+
+                if (parse_unsigned(de->d_name, &pid) < 0 || pid == 0 ||
+                    host_read_filef(h, &comm, "proc/%u/comm", pid) < 0)
+                        continue;
+                comm[strcspn(comm, "\n")] = '\0';
+                for (size_t i = 0; i < n; i++)
+                        if (streq(comm, names[i])) {
+                                closedir(d);
+                                *ret_pid = pid;
+                                if (ret_index)
+                                        *ret_index = i;
+                                return 0;
+                        }
+        }
+        closedir(d);
+        return -ESRCH;
 }

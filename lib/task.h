@@ -66,3 +66,8 @@ bool app_matches(const AppSection *app, const char *comm, const char *cgroup);
  * that section matches; when NULL the search stops at the first match. Returns how many
  * matched, or -ENOMEM. */
 int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *comm, bool *matched);
+
+/* The first process (in /proc's order) whose comm is one of names[0..n-1]: 0 with its pid
+ * in *ret_pid and the index of its name in *ret_index (may be NULL), -ESRCH when none runs,
+ * or another -errno when /proc cannot be listed. */
+int task_find_by_comm(const Host *h, const char *const *names, size_t n, unsigned *ret_pid, size_t *ret_index);

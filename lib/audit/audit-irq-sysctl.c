@@ -6,6 +6,7 @@
 
 #include "audit-internal.h"
 #include "setting-irq.h"
+#include "setting-irqbalance.h"
 #include "util.h"
 
 /* --- 6. interrupts --- */
@@ -52,7 +53,8 @@ static int irqbalance_banned(const char *text, CPUSet *ret) {
 void audit_check_irqbalance(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet banned = CPUSET_EMPTY, from_file = CPUSET_EMPTY;
-        _cleanup_free_ char *env = NULL, *file = NULL, *isolated = NULL, *subject = NULL;
+        _cleanup_free_ char *env = NULL, *file = NULL, *isolated = NULL, *subject = NULL, *told = NULL;
+        const Setting *ban;
         _cleanup_cpuset_ CPUSet kernel = CPUSET_EMPTY, nohz = CPUSET_EMPTY;
         bool pins = a->config->n_pins > 0, kernel_covers;
         const char *file_name = "/etc/default/irqbalance (/etc/sysconfig/irqbalance on Fedora and RHEL)";
@@ -99,10 +101,28 @@ void audit_check_irqbalance(Audit *a) {
         subject = audit_check_alloc(a, strdup_printf("pid %u (irqbalance)", a->irqbalance_pid));
         if (!isolated || !subject)
                 return;
+        /* Which ban is in force: irqbalance's own (above), or the one lowlatd told it. */
+        ban = a->table ? setting_irqbalance_ban_find(a->table) : NULL;
+        if (ban && setting_state_is_good(ban->state)) {
+                finding_add(a, pins ? SEVERITY_WARNING : SEVERITY_INFO, "irq.irqbalance", subject,
+                            "irqbalance leaves isolated CPUs %s alone because lowlatd told it so over its socket "
+                            "([irq] irqbalance = ban; it bans %s). It forgets that when it restarts, until lowlatd "
+                            "tells it again. %sTo make the ban irqbalance's own, add IRQBALANCE_BANNED_CPULIST=%s "
+                            "to %s and systemctl restart irqbalance.",
+                            isolated, ban->observed ?: "?",
+                            pins ? "It still moves the IRQs lowlatd pins ([irq] pin, [nic] irq_cpus), so the two "
+                                   "fight over those. "
+                                 : "",
+                            isolated, file_name);
+                return;
+        }
+        if (ban)
+                told = audit_check_alloc(a, strdup_printf(" [irq] irqbalance = ban could not tell it to: %s.",
+                                                          ban->reason ?: setting_state_to_string(ban->state)));
         finding_add(a, kernel_covers && !pins ? SEVERITY_INFO : SEVERITY_WARNING, "irq.irqbalance", subject,
                     "irqbalance is running without isolated CPUs %s in IRQBALANCE_BANNED_CPULIST: %s. %s"
                     "Add IRQBALANCE_BANNED_CPULIST=%s to %s and systemctl restart irqbalance, or stop it "
-                    "(systemctl disable --now irqbalance) and let lowlatd place the IRQs.",
+                    "(systemctl disable --now irqbalance) and let lowlatd place the IRQs.%s",
                     isolated,
                     !kernel_isolated ? "the kernel did not isolate them, so irqbalance spreads IRQs onto them and "
                                        "rewrites the affinities lowlatd sets; the two fight"
@@ -110,12 +130,14 @@ void audit_check_irqbalance(Audit *a) {
                                        "irqbalance spreads IRQs onto them although the kernel isolated them, and "
                                        "rewrites the affinities lowlatd sets; the two fight"
                     : pins ? "it moves the IRQs lowlatd pins ([irq] pin, [nic] irq_cpus), so the two fight"
-                           : "irqbalance 1.8 and later skip the kernel's isolcpus= and nohz_full= CPUs on their "
-                             "own, older versions do not, and any version rebalances what lowlatd places",
+                           : "irqbalance (since 1.1) skips the kernel's isolcpus= and nohz_full= CPUs on its own, "
+                             "but it rebalances what lowlatd places",
                     file_covers && env_read ? "The file already bans them, but the running irqbalance started "
                                               "before that: restart it. "
                                             : "",
-                    isolated, file_name);
+                    isolated, file_name,
+                    ban ? told ?: ""
+                        : " Or set [irq] irqbalance = ban in lowlatd.conf: lowlatd then tells it over its socket.");
 }
 
 void audit_check_unmovable_irqs(Audit *a) {

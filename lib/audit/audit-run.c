@@ -55,8 +55,9 @@
  *                                                 not isolate them, a ban list that misses them
  *                                                 replaces irqbalance's own isolcpus= reading,
  *                                                 or lowlatd pins IRQs
- *                             info                the same, but irqbalance 1.8+ already skips
- *                                                 the kernel's isolated CPUs
+ *                             info                the same, but irqbalance (1.1+) already skips
+ *                                                 the kernel's isolated CPUs; or [irq]
+ *                                                 irqbalance = ban told it to leave them alone
  * irq.unmovable-isolated      warning             an IRQ the kernel refuses to move is served
  *                                                 on an isolated CPU
  * virt.steal                  warning             steal time since boot is at least 1%

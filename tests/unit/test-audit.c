@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "faketree.h"
 #include "setting-irq.h"
+#include "setting-irqbalance.h"
 #include "tap.h"
 #include "util.h"
 
@@ -791,6 +792,8 @@ static void test_cpuidle(void) {
 
 static void test_irqbalance(void) {
         Fixture f;
+        SettingTable t;
+        Setting *ban = NULL;
         char config[1024];
         FakeProcess irqbalance = { .pid = 800, .ppid = 1, .comm = "irqbalance", .allowed = "0-1",
                                    .environ = "PATH=/usr/bin\nIRQBALANCE_ARGS=" };
@@ -799,7 +802,7 @@ static void test_irqbalance(void) {
         tree_add_process(&f, &irqbalance);
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "irq.irqbalance", "pid 800 (irqbalance)", SEVERITY_INFO),
-                      "no ban, but the kernel isolated the CPUs (irqbalance 1.8+ skips them): info");
+                      "no ban, but the kernel isolated the CPUs (irqbalance 1.1+ skips them): info");
                 CHECK(message_has(&f, "irq.irqbalance", "IRQBALANCE_BANNED_CPULIST=2-3 to /etc/default/irqbalance"), "the fix");
         }
         snprintf(config, sizeof(config), "%s[irq]\npin = eth0-TxRx-* 2-3\n", healthy_config);
@@ -846,8 +849,39 @@ static void test_irqbalance(void) {
         }
         irqbalance.environ = "IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_BANNED_CPUS=''";
         tree_add_process(&f, &irqbalance);
-        if (fixture_run(&f, healthy_config))
+        if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "irq.irqbalance", NULL, SEVERITY_INFO), "empty ban values count as no ban: info");
+                CHECK(message_has(&f, "irq.irqbalance", "Or set [irq] irqbalance = ban in lowlatd.conf"),
+                      "without [irq] irqbalance = ban, the finding offers it");
+        }
+
+        /* Which ban is in force: the one lowlatd told it ([irq] irqbalance = ban, its
+         * setting in the table), or none. */
+        table_init(&t, NULL);
+        if (CHECK(setting_new_irqbalance_ban(f.posture, &ban) == 0, "an irqbalance_ban setting")) {
+                ban->state = SETTING_OK;
+                ban->observed = strdup("0,2-3");
+                table_add(&t, ban);
+                if (fixture_run_table(&f, healthy_config, &t)) {
+                        CHECK(fires(&f, "irq.irqbalance", "pid 800 (irqbalance)", SEVERITY_INFO), "lowlatd's ban is in force: info");
+                        CHECK(message_has(&f, "irq.irqbalance", "because lowlatd told it so over its socket ([irq] "
+                                                                "irqbalance = ban; it bans 0,2-3)"),
+                              "and says so, with what it bans");
+                }
+                if (fixture_run_table(&f, config, &t)) {
+                        CHECK(fires(&f, "irq.irqbalance", NULL, SEVERITY_WARNING), "with pins it still fights: warning");
+                        CHECK(message_has(&f, "irq.irqbalance", "It still moves the IRQs lowlatd pins"), "and says so");
+                }
+                setting_set_state(ban, SETTING_UNSUPPORTED);
+                setting_set_reason(ban, "irqbalance (pid 800) answered \"setup\" with \"?\"");
+                if (fixture_run_table(&f, healthy_config, &t)) {
+                        CHECK(fires(&f, "irq.irqbalance", NULL, SEVERITY_INFO), "the ban could not be told: as without it");
+                        CHECK(message_has(&f, "irq.irqbalance", "[irq] irqbalance = ban could not tell it to: irqbalance "
+                                                                "(pid 800) answered"),
+                              "and the finding says why");
+                }
+        }
+        table_done(&t);
         fixture_done(&f);
 }
 

@@ -136,6 +136,22 @@ static void test_mode(void) {
         check_error("[daemon]\nmode =\n", 2, "empty value", "empty mode is rejected");
 }
 
+static void test_irqbalance_mode(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[irq]\n", "empty [irq] is fine");
+                CHECK(c->irqbalance == IRQBALANCE_REPORT, "irqbalance defaults to report");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[irq]\nirqbalance = ban\n", "irqbalance = ban");
+                CHECK(c->irqbalance == IRQBALANCE_BAN, "irqbalance = ban is ban");
+        }
+        CHECK_STR(irqbalance_mode_to_string(IRQBALANCE_REPORT), "report", "report's name");
+        CHECK(irqbalance_mode_from_string("ban") == IRQBALANCE_BAN, "ban by name");
+        check_error("[irq]\nirqbalance = yes\n", 2, "'yes' is not 'report' or 'ban'", "irqbalance = yes is rejected");
+        check_error("[irq]\nirqbalance = Ban\n", 2, "irqbalance", "values are case-sensitive");
+        check_error("[irq]\n\nirqbalance =\n", 3, "empty value", "an empty irqbalance is rejected");
+}
+
 static void test_isolated(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\n", "empty [cpus]");
@@ -808,6 +824,7 @@ int main(void) {
         test_sections_and_keys();
         test_scan_interval();
         test_mode();
+        test_irqbalance_mode();
         test_isolated();
         test_overlap();
         test_default_affinity_and_pins();

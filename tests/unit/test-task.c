@@ -96,6 +96,22 @@ static void test_match_apps(const Host *h) {
         CHECK(!app_matches(&c->apps[1], "trader", NULL), "[service] is never matched by comm");
 }
 
+static void test_find_by_comm(const Host *h) {
+        static const char *const names[] = { "irqbalance", "tuned" };
+        unsigned pid = 77;
+        size_t i = 9;
+
+        CHECK(task_find_by_comm(h, names, ELEMENTSOF(names), &pid, &i) == -ESRCH && pid == 77 && i == 9,
+              "none runs: -ESRCH, nothing written");
+        faketree_writef(root, "tuned\n", "proc/412/comm");
+        faketree_writef(root, "irqbalancer\n", "proc/413/comm");
+        CHECK(task_find_by_comm(h, names, ELEMENTSOF(names), &pid, &i) == 0 && pid == 412 && i == 1,
+              "tuned (pid 412), the second name; a longer comm is not a match");
+        CHECK(task_find_by_comm(h, names, 1, &pid, NULL) == -ESRCH, "one name only: irqbalance, which does not run");
+        faketree_remove_at(root, "proc/412");
+        faketree_remove_at(root, "proc/413");
+}
+
 int main(void) {
         _cleanup_(host_freep) Host *h = NULL;
 
@@ -108,6 +124,7 @@ int main(void) {
         if (CHECK(host_open(root, &h) == 0, "the fake tree opens")) {
                 test_kernel_thread(h);
                 test_match_apps(h);
+                test_find_by_comm(h);
         }
         faketree_remove(root);
         return tap_finish();
