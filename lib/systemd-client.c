@@ -126,6 +126,21 @@ static int on_reloading(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         return 0;
 }
 
+/* PID 1 took its name again (daemon-reexec, or a restart of the bus's view of it): it
+ * forgets subscribers that were not serialised, and units may have other values now. */
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        SystemdClient *c = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 || isempty(new_owner))
+                return 0;
+        (void) sd_bus_call_method_async(c->bus, NULL, SYSTEMD_DESTINATION, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe",
+                                        NULL, NULL, NULL);
+        if (c->handler)
+                c->handler(c->userdata, NULL);
+        return 0;
+}
+
 /* The next call connects again; the scan makes one soon enough. */
 static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         SystemdClient *c = userdata;
@@ -172,6 +187,12 @@ static int client_connect(SystemdClient *c, char **ret_error) {
         if (r >= 0)
                 r = sd_bus_match_signal(bus, NULL, SYSTEMD_DESTINATION, SYSTEMD_PATH, SYSTEMD_MANAGER, "Reloading",
                                         on_reloading, c);
+        if (r >= 0)
+                r = sd_bus_add_match(bus, NULL,
+                                     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                     "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+                                     "arg0='" SYSTEMD_DESTINATION "'",
+                                     on_owner_changed, c);
         if (r < 0) {
                 set_error(ret_error, "cannot subscribe to PID 1's signals: %s", strerror(-r));
                 return r;
