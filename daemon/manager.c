@@ -87,6 +87,14 @@ static void manager_watch(Manager *m, Setting *s) {
         }
 }
 
+/* Adds the watches still missing: a file that did not exist (a unit's runtime drop-in
+ * directory appears with the first SetUnitProperties) or a path learnt by a read (a
+ * unit's cgroup). Watches already there cost nothing. */
+static void manager_watch_all(Manager *m) {
+        for (size_t i = 0; i < m->table.n; i++)
+                manager_watch(m, m->table.settings[i]);
+}
+
 static void manager_unwatch(Manager *m, Setting *s) {
         for (size_t i = 0; i < ELEMENTSOF(s->watches); i++) {
                 int wd = s->watches[i];
@@ -160,6 +168,10 @@ static void on_setting_event(void *userdata, EventId event, const Setting *s, Re
         const char *observed;
         char buf[4096];
 
+        /* A correction may have created what the setting watches (a unit's runtime drop-in
+         * directory). */
+        if (event == EVENT_CORRECTED)
+                manager_watch(m, (Setting *) s);
         /* Putting the posture in place at start or after a reload is not drift: it is
          * summarised in one line. Problems are reported one by one. */
         if ((flags & RECONCILE_QUIET) && event == EVENT_DRIFT)
@@ -367,8 +379,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         manager_check_online_cpus(m);
         if (m->rewatch || (flags & RECONCILE_FORCE)) {
                 m->rewatch = false;
-                for (size_t i = 0; i < m->table.n; i++)
-                        manager_watch(m, m->table.settings[i]);
+                manager_watch_all(m);
         }
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
@@ -617,8 +628,7 @@ int manager_start(Manager *m) {
                 r = sd_event_add_io(m->event, &m->inotify_source, m->inotify_fd, EPOLLIN, on_inotify, m);
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch inotify");
-                for (size_t i = 0; i < m->table.n; i++)
-                        manager_watch(m, m->table.settings[i]);
+                manager_watch_all(m);
         }
 
         if (m->watchdog_usec > 0)
@@ -736,6 +746,7 @@ static int manager_reload_because(Manager *m, const char *why) {
         m->posture_generation++;
 
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_APPLYING);
+        manager_watch_all(m); /* what the pass created or learnt; the watches above came first */
         manager_log_applied(m, "Reload applied");
 
         if (m->scan_timer)

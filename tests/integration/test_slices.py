@@ -23,6 +23,7 @@ why."""
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -285,12 +286,25 @@ def run(t):
     t.ok(fake.calls() == [], "and PID 1 is sent no SetUnitProperties", repr(fake.calls()))
     t.stopped_cleanly(d)
 
-    # --- PID 1 hangs: each call gives up after 2 s, then none for 60 s --------------------
+    # --- slices that come with a reload are watched too -----------------------------------
     fake.stop()
+    shutil.rmtree(host.path("run/systemd/system.control"))  # as after a boot: no drop-in yet
+    shutil.rmtree(host.path("sys/fs/cgroup/user.slice"))
     fake.start()
-    d = h.Daemon(host, CONFIG, env=bus.env())
+    d = h.Daemon(host, CONFIG.replace("slices =", "#slices ="), env=bus.env())
     d.wait_ready()
     bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    t.ok(fake.calls() == [], "without [cpus] slices PID 1 is told nothing", repr(fake.calls()))
+    d.rewrite_config(CONFIG)
+    d.wait_ready(since=d.sighup())
+    t.ok(fake.all_allowed() == want, "a reload that adds [cpus] slices confines the units", repr(fake.all_allowed()))
+    fake.call("Signals", "b", "false")
+    ms = put_back_ms(fake, "user.slice", "0-3")
+    t.ok(ms is not None, "their drop-in directory and cgroup, which appeared with the reload, are watched (%s ms)"
+         % ("%.0f" % ms if ms else ms), d.stderr_tail())
+    fake.call("Signals", "b", "true")
+
+    # --- PID 1 hangs: each call gives up after 2 s, then none for 60 s --------------------
     fake.proc.send_signal(signal.SIGSTOP)
     try:
         t0 = time.monotonic()
