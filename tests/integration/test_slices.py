@@ -304,17 +304,18 @@ def run(t):
          % ("%.0f" % ms if ms else ms), d.stderr_tail())
     fake.call("Signals", "b", "true")
 
-    # --- PID 1 hangs: each call gives up after 2 s, then none for 60 s --------------------
+    # --- PID 1 hangs: each call gives up after 10 s, then none for 60 s -------------------
     fake.proc.send_signal(signal.SIGSTOP)
     try:
         t0 = time.monotonic()
         call_void(bc, C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Reapply")
         took = time.monotonic() - t0
         rows = slice_rows(bc)
-        t.ok(took < h.scaled(4), "a hung PID 1 holds a Reapply up for one 2 s timeout, not one per unit (%.1f s)" % took)
+        t.ok(9.5 < took < h.scaled(14),
+             "a hung PID 1 holds a Reapply up for one 10 s timeout, not one per unit (%.1f s)" % took)
         t.ok(all(r[4] == "failed" for r in rows.values()), "the three are failed", repr(rows))
-        t.ok(d.stderr().count("PID 1 did not answer within 2 s") >= 2 and "Connection timed out" in d.stderr(),
-             "one timed out, the others did not wait: 'did not answer within 2 s'", d.stderr_tail())
+        t.ok(d.stderr().count("PID 1 did not answer within 10 s") >= 2 and "Connection timed out" in d.stderr(),
+             "one timed out, the others did not wait: 'did not answer within 10 s'", d.stderr_tail())
         host.set_sysctl("net.core.busy_poll", "0")
         t.ok(h.poll_until(lambda: host.sysctl("net.core.busy_poll") == "50", h.scaled(3)),
              "the rest of the posture is still kept", d.stderr_tail())
