@@ -12,6 +12,17 @@ slices_at() {
         local u
         for u in $SLICE_UNITS; do [ "$(allowed_cpus "$u")" = "$1" ] || return 1; done
 }
+# verdict RC DESCRIPTION with a diagnostic command that runs only on failure: journal
+# queries cost seconds each under software emulation.
+slice_verdict() {
+        local rc=$1 what=$2
+        shift 2
+        if [ "$rc" -eq 0 ]; then pass "$what"; else fail "$what" "$("$@" 2>&1)"; fi
+}
+slice_log() { slices_show; lowlatctl list 2>&1 | grep slice_cpus; jtext "$SLICE_MARK" SYSLOG_IDENTIFIER=lowlatd | tail -n 20; }
+offenders() { echo "$bad"; slices_show; }
+drift_diag() { echo "${ent:-no entry}"; slice_log; }
+probe_diag() { cat "/proc/$probe/cgroup"; slices_show; }
 slices_show() {
         local u
         for u in $SLICE_UNITS; do
@@ -27,13 +38,11 @@ note "PID 1 Cpus_allowed_list $(cpus_allowed_of 1); root cgroup.controllers: $(c
 
 write_config "rx_usecs = 60" "[cpus]
 slices = $SLICE_UNITS"
-ms=$(mark)
+SLICE_MARK=$(mark)
 out=$(timeout 60 systemctl reload lowlatd 2>&1)
 verdict $? "systemctl reload with [cpus] slices = $SLICE_UNITS" "$out"
 wait_until 20 slices_at "$HOUSEKEEPING"
-verdict $? "AllowedCPUs= of $SLICE_UNITS is $HOUSEKEEPING (after $WAITED_MS ms)" "$(slices_show)
-$(lowlatctl list 2>&1 | grep slice_cpus)
-$(jtext "$ms" SYSLOG_IDENTIFIER=lowlatd | tail -n 20)"
+slice_verdict $? "AllowedCPUs= of $SLICE_UNITS is $HOUSEKEEPING (after $WAITED_MS ms)" slice_log
 [ -f /run/systemd/system.control/user.slice.d/50-AllowedCPUs.conf ] &&
         [ ! -e /etc/systemd/system.control/user.slice.d/50-AllowedCPUs.conf ]
 verdict $? "set at run time only: a drop-in under /run/systemd/system.control, none under /etc" \
@@ -47,8 +56,7 @@ for p in 1 $(pidof systemd-journald) $(pidof dbus-daemon) $(pidof systemd-udevd)
         touches_isolated "$a" && bad+=" $p ($(cat "/proc/$p/comm" 2>/dev/null)): $a"
 done
 [ -z "$bad" ]
-verdict $? "PID 1, journald, dbus-daemon, udevd and lowlatd stay off $ISOLATED" "$bad
-$(slices_show)"
+slice_verdict $? "PID 1, journald, dbus-daemon, udevd and lowlatd stay off $ISOLATED" offenders
 
 # Another writer. busctl monitor settles whether set-property alone makes PID 1 send
 # PropertiesChanged (lowlatd's own correction is a set-property too, so only 0 is telling).
@@ -56,16 +64,16 @@ monlog=$(mktemp)
 timeout 4 busctl monitor --match "type='signal',sender='org.freedesktop.systemd1',path='/org/freedesktop/systemd1/unit/user_2eslice',member='PropertiesChanged'" > "$monlog" 2>&1 &
 monpid=$!
 sleep 0.5
-md=$(mark)
+SLICE_MARK=$(mark)
+md=$SLICE_MARK
 out=$(systemctl set-property --runtime user.slice AllowedCPUs=0-3 2>&1)
 verdict $? "systemctl set-property --runtime user.slice AllowedCPUs=0-3 (another writer)" "$out"
 user_back() { [ "$(allowed_cpus user.slice)" = "$HOUSEKEEPING" ]; }
 wait_until 20 user_back
 rc=$? waited=$WAITED_MS
-verdict $rc "user.slice is back at AllowedCPUs=$HOUSEKEEPING after $waited ms" "$(slices_show)
-$(jtext "$md" SYSLOG_IDENTIFIER=lowlatd)"
+slice_verdict $rc "user.slice is back at AllowedCPUs=$HOUSEKEEPING after $waited ms" slice_log
 [ $rc -eq 0 ] && [ "$waited" -le 2000 ]
-verdict $? "within 2 s, so through an event (the scan runs every 15 s)" "$(jtext "$md" SYSLOG_IDENTIFIER=lowlatd)"
+slice_verdict $? "within 2 s, so through an event (the scan runs every 15 s)" slice_log
 wait "$monpid" 2>/dev/null
 note "PropertiesChanged signals from PID 1 for user.slice in the 3.5 s after set-property: $(grep -c 'Member=PropertiesChanged' "$monlog")"
 rm -f "$monlog"
@@ -73,11 +81,10 @@ wait_until 5 jhas "$md" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=slice_cpus LOWLATD_OB
 ent=$(jentries "$md" MESSAGE_ID=$MID_DRIFT LOWLATD_KIND=slice_cpus LOWLATD_OBJECT=user.slice | head -n1 | jfields)
 grep -qxF "LOWLATD_EXPECTED=$HOUSEKEEPING" <<< "$ent" && grep -qxF "LOWLATD_OBSERVED=0-3" <<< "$ent" &&
         grep -qxF "_SYSTEMD_UNIT=lowlatd.service" <<< "$ent"
-verdict $? "the drift entry: LOWLATD_KIND=slice_cpus LOWLATD_OBJECT=user.slice, expected $HOUSEKEEPING, observed 0-3" \
-        "${ent:-no entry}
-$(jtext "$md" SYSLOG_IDENTIFIER=lowlatd)"
+slice_verdict $? "the drift entry: LOWLATD_KIND=slice_cpus LOWLATD_OBJECT=user.slice, expected $HOUSEKEEPING, observed 0-3" \
+        drift_diag
 jhas "$md" MESSAGE_ID=$MID_CORRECTED LOWLATD_KIND=slice_cpus LOWLATD_OBJECT=user.slice
-verdict $? "and the corrected entry" "$(jtext "$md" SYSLOG_IDENTIFIER=lowlatd)"
+slice_verdict $? "and the corrected entry" slice_log
 
 # A process started in user.slice now, even one asking for every CPU.
 out=$(systemd-run --slice=user.slice --unit=e2e-slice-probe --quiet -p CPUAffinity=0-3 sleep 600 2>&1)
@@ -85,9 +92,8 @@ verdict $? "systemd-run --slice=user.slice -p CPUAffinity=0-3 sleep 600" "$out"
 probe=$(systemctl show -P MainPID e2e-slice-probe.service)
 probe_confined() { [ -n "$probe" ] && [ "$probe" != 0 ] && [ "$(cpus_allowed_of "$probe")" = "$HOUSEKEEPING" ]; }
 wait_until 10 probe_confined
-verdict $? "it (pid $probe) runs on $HOUSEKEEPING only: Cpus_allowed_list $(cpus_allowed_of "$probe")" \
-        "cgroup: $(cat "/proc/$probe/cgroup" 2>&1)
-$(slices_show)"
+slice_verdict $? "it (pid $probe) runs on $HOUSEKEEPING only: Cpus_allowed_list $(cpus_allowed_of "$probe")" \
+        probe_diag
 systemctl stop e2e-slice-probe.service 2>/dev/null
 
 out=$(lowlatctl --json check 2>&1)
@@ -96,7 +102,7 @@ pid1=$(jq -r '.[] | select(.id == "sched.pid1-affinity" or .id == "sched.slice-u
 verdict $? "lowlatctl check: PID 1 on $HOUSEKEEPING and no unconfined slice to report" "$pid1"
 
 # Restore: each unit as it was before lowlatd (unset stays unset), then enforcing without slices.
-mr=$(mark)
+SLICE_MARK=$(mark)
 out=$(lowlatctl restore 2>&1)
 verdict $? "lowlatctl restore${out:+: $out}" "$out"
 as_before() {
@@ -104,9 +110,8 @@ as_before() {
         for u in $SLICE_UNITS; do [ "$(allowed_cpus "$u")" = "${PRE_SLICE[$u]}" ] || return 1; done
 }
 wait_until 10 as_before
-verdict $? "every unit has its AllowedCPUs= from before lowlatd again ($(for u in $SLICE_UNITS; do printf '%s=%s ' "$u" "${PRE_SLICE[$u]:-unset}"; done))" \
-        "$(slices_show)
-$(jtext "$mr" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
+slice_verdict $? "every unit has its AllowedCPUs= from before lowlatd again ($(for u in $SLICE_UNITS; do printf '%s=%s ' "$u" "${PRE_SLICE[$u]:-unset}"; done))" \
+        slice_log
 write_config "rx_usecs = 60" ""
 out=$(timeout 60 systemctl reload lowlatd 2>&1)
 enforcing() { [ "$(prop_s State)" = enforcing ]; }
@@ -114,4 +119,4 @@ wait_until 20 enforcing
 verdict $? "reload without slices: enforcing again" "$out
 State $(prop_s State)"
 as_before
-verdict $? "and the units keep the AllowedCPUs= they had" "$(slices_show)"
+slice_verdict $? "and the units keep the AllowedCPUs= they had" slices_show
