@@ -96,8 +96,9 @@ static int slice_write(Setting *s, Reconciler *rc, const char *value) {
 
 /* Two hints, both relative to the root: PID 1 writes a runtime drop-in for every
  * `systemctl set-property --runtime` (and for ours), and writes the cgroup's cpuset.cpus
- * whenever the value it applies changes, whoever asked. Whether PropertiesChanged is sent
- * for AllowedCPUs was not settled on systemd 252; these do not depend on it. */
+ * whenever the value it applies changes, whoever asked. These are what see a set-property
+ * on systemd 252: in the VM e2e run PID 1 sent no PropertiesChanged for it (a busctl
+ * monitor saw none in 3.5 s, lowlatd subscribed), and lowlatd put it back in 0.5 s. */
 static int slice_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
         int n;
 
