@@ -213,28 +213,25 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
-static int method_refuse(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+/* Refuse(b), Signals(b), Files(b): one switch each. */
+static int set_switch(sd_bus_message *m, bool *value) {
         int b, r = sd_bus_message_read(m, "b", &b);
         if (r < 0)
                 return r;
-        ((Fake *) userdata)->refuse = b;
+        *value = b;
         return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_refuse(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return set_switch(m, &((Fake *) userdata)->refuse);
 }
 
 static int method_signals(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        int b, r = sd_bus_message_read(m, "b", &b);
-        if (r < 0)
-                return r;
-        ((Fake *) userdata)->signals = b;
-        return sd_bus_reply_method_return(m, NULL);
+        return set_switch(m, &((Fake *) userdata)->signals);
 }
 
 static int method_files(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        int b, r = sd_bus_message_read(m, "b", &b);
-        if (r < 0)
-                return r;
-        ((Fake *) userdata)->files = b;
-        return sd_bus_reply_method_return(m, NULL);
+        return set_switch(m, &((Fake *) userdata)->files);
 }
 
 static int method_drift(sd_bus_message *m, void *userdata, sd_bus_error *error) {
