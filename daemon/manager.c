@@ -14,6 +14,7 @@
 #include "build-config.h"
 #include "irqbalancewatch.h"
 #include "netwatch.h"
+#include "unitwatch.h"
 #include "originals.h"
 #include "log.h"
 #include "task.h"
@@ -87,6 +88,14 @@ static void manager_watch(Manager *m, Setting *s) {
         }
 }
 
+/* Adds the watches still missing: a file that did not exist (a unit's runtime drop-in
+ * directory appears with the first SetUnitProperties) or a path learnt by a read (a
+ * unit's cgroup). Watches already there cost nothing. */
+static void manager_watch_all(Manager *m) {
+        for (size_t i = 0; i < m->table.n; i++)
+                manager_watch(m, m->table.settings[i]);
+}
+
 static void manager_unwatch(Manager *m, Setting *s) {
         for (size_t i = 0; i < ELEMENTSOF(s->watches); i++) {
                 int wd = s->watches[i];
@@ -146,6 +155,10 @@ static void on_setting_event(void *userdata, EventId event, const Setting *s, Re
         const char *observed;
         char buf[4096];
 
+        /* A correction may have created what the setting watches (a unit's runtime drop-in
+         * directory). */
+        if (event == EVENT_CORRECTED)
+                manager_watch(m, (Setting *) s);
         /* Putting the posture in place at start or after a reload is not drift: it is
          * summarised in one line. Problems are reported one by one. */
         if ((flags & RECONCILE_QUIET) && event == EVENT_DRIFT)
@@ -265,6 +278,7 @@ Manager *manager_free(Manager *m) {
         table_done(&m->table);
         m->netwatch = netwatch_free(m->netwatch);
         m->irqbalance_watch = irqbalance_watch_free(m->irqbalance_watch);
+        m->unitwatch = unitwatch_free(m->unitwatch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -353,8 +367,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         manager_check_online_cpus(m);
         if (m->rewatch || (flags & RECONCILE_FORCE)) {
                 m->rewatch = false;
-                for (size_t i = 0; i < m->table.n; i++)
-                        manager_watch(m, m->table.settings[i]);
+                manager_watch_all(m);
         }
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
@@ -423,6 +436,7 @@ int manager_apply(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
         (void) netwatch_new(m, &m->netwatch);
+        (void) unitwatch_new(m, &m->unitwatch);
         manager_full_pass(m, RECONCILE_APPLYING);
         m->starting = false;
         manager_log_applied(m, "Posture applied");
@@ -602,8 +616,7 @@ int manager_start(Manager *m) {
                 r = sd_event_add_io(m->event, &m->inotify_source, m->inotify_fd, EPOLLIN, on_inotify, m);
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch inotify");
-                for (size_t i = 0; i < m->table.n; i++)
-                        manager_watch(m, m->table.settings[i]);
+                manager_watch_all(m);
         }
 
         if (m->watchdog_usec > 0)
@@ -613,6 +626,7 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         (void) irqbalance_watch_new(m, &m->irqbalance_watch);
+        (void) unitwatch_start(m->unitwatch);
         manager_pin_self(m);
         return 0;
 }
@@ -722,6 +736,7 @@ static int manager_reload_because(Manager *m, const char *why) {
         m->posture_generation++;
 
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_APPLYING);
+        manager_watch_all(m); /* what the pass created or learnt; the watches above came first */
         manager_log_applied(m, "Reload applied");
 
         if (m->scan_timer)

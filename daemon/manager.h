@@ -37,6 +37,7 @@ typedef struct ManagerListener {
 
 typedef struct NetWatch NetWatch;
 typedef struct IrqbalanceWatch IrqbalanceWatch;
+typedef struct UnitWatch UnitWatch;
 
 typedef struct Manager {
         sd_event *event;
@@ -77,6 +78,7 @@ typedef struct Manager {
 
         NetWatch *netwatch;
         IrqbalanceWatch *irqbalance_watch;
+        UnitWatch *unitwatch;
         ManagerListener listener;
 } Manager;
 

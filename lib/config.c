@@ -58,6 +58,13 @@ Config *config_new(void) {
         return c;
 }
 
+static void config_free_slices(Config *c) {
+        for (size_t i = 0; i < c->n_slices; i++)
+                free(c->slices[i]);
+        c->slices = mfree(c->slices);
+        c->n_slices = 0;
+}
+
 Config *config_free(Config *c) {
         if (!c)
                 return NULL;
@@ -67,6 +74,7 @@ Config *config_free(Config *c) {
         cpuset_done(&c->isolated);
         cpuset_done(&c->housekeeping);
         cpuset_done(&c->default_affinity);
+        config_free_slices(c);
         for (size_t i = 0; i < c->n_pins; i++) {
                 free(c->pins[i].glob);
                 cpuset_done(&c->pins[i].cpus);
@@ -181,6 +189,89 @@ static void handle_daemon(ParseState *s, const char *key, const char *value) {
                 parse_error(s, "unknown key '%s' in section [daemon]", key);
 }
 
+static bool unit_name_is_valid(const char *name, size_t max) {
+        size_t n = strlen(name);
+        if (n == 0 || n > max)
+                return false;
+        for (const char *p = name; *p; p++)
+                if (!isalnum((unsigned char) *p) && !strchr("-_.@:\\", *p))
+                        return false;
+        return true;
+}
+
+static bool slice_is_listed(char *const *list, size_t n, const char *unit) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(list[i], unit))
+                        return true;
+        return false;
+}
+
+/* [cpus] slices = UNIT... | none. The list replaces an earlier one only when every word is
+ * good, and a list that leaves out one of SLICES_REQUIRED is refused: confining some units
+ * while the rest of the tree jumps to every CPU makes isolation worse than no list. */
+static void handle_slices(ParseState *s, const char *value) {
+        static const char *const required[] = { SLICES_REQUIRED };
+        static const char *const suffixes[] = { ".slice", ".scope", ".service" };
+        _cleanup_free_ char *copy = strdup(value);
+        char **list = NULL, *word, *save = NULL, missing[64] = "";
+        size_t n = 0, len = 0;
+        bool bad = false;
+
+        if (!copy) {
+                s->oom = -ENOMEM;
+                return;
+        }
+        if (streq(value, "none")) {
+                config_free_slices(s->config);
+                return;
+        }
+        for (word = strtok_r(copy, " \t", &save); word && !s->oom; word = strtok_r(NULL, " \t", &save)) {
+                size_t wlen = strlen(word);
+                bool typed = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+                        typed = typed || (wlen > strlen(suffixes[i]) && streq(word + wlen - strlen(suffixes[i]), suffixes[i]));
+                if (!unit_name_is_valid(word, 255))
+                        parse_error(s, "slices: '%s' is not a unit name (e.g. system.slice)", word);
+                else if (streq(word, "-.slice"))
+                        parse_error(s, "slices: -.slice is the root of the tree and cannot be confined; list the units under it");
+                else if (!typed)
+                        parse_error(s, "slices: '%s' is not a slice, scope or service (the units AllowedCPUs= applies to)", word);
+                else if (slice_is_listed(list, n, word))
+                        parse_error(s, "slices: '%s' is listed twice", word);
+                else {
+                        char **a = realloc(list, (n + 1) * sizeof(char *));
+                        if (!a || !(a[n] = strdup(word)))
+                                s->oom = -ENOMEM;
+                        if (a)
+                                list = a;
+                        if (!s->oom)
+                                n++;
+                        continue;
+                }
+                bad = true;
+        }
+        for (size_t i = 0; !bad && i < ELEMENTSOF(required); i++)
+                if (!slice_is_listed(list, n, required[i]))
+                        len += (size_t) snprintf(missing + len, sizeof(missing) - MIN(len, sizeof(missing)), "%s%s",
+                                                 len ? ", " : "", required[i]);
+        if (!bad && len > 0)
+                parse_error(s,
+                            "slices: a partial list makes isolation worse: the first AllowedCPUs= turns the cpuset "
+                            "controller on for the whole tree, and units left out (%s) then run on every CPU; list "
+                            "system.slice, user.slice and init.scope together (and machine.slice where it exists)",
+                            missing);
+        if (bad || len > 0 || s->oom) {
+                for (size_t i = 0; i < n; i++)
+                        free(list[i]);
+                free(list);
+                return;
+        }
+        config_free_slices(s->config);
+        s->config->slices = list;
+        s->config->n_slices = n;
+}
+
 static void handle_cpus(ParseState *s, const char *key, const char *value) {
         Config *c = s->config;
 
@@ -201,6 +292,9 @@ static void handle_cpus(ParseState *s, const char *key, const char *value) {
                         parse_error(s, "evict_strays: '%s' is not yes or no", value);
                 else
                         c->evict_strays = b;
+        } else if (streq(key, "slices")) {
+                handle_slices(s, value);
+                c->slices_source = here(s);
         } else
                 parse_error(s, "unknown key '%s' in section [cpus]", key);
 }
@@ -683,16 +777,6 @@ static char *section_argument(ParseState *s, const char *p, size_t word_len, con
                 return NULL;
         }
         return strndup(q + 1, (size_t) (close - q - 1));
-}
-
-static bool unit_name_is_valid(const char *name, size_t max) {
-        size_t n = strlen(name);
-        if (n == 0 || n > max)
-                return false;
-        for (const char *p = name; *p; p++)
-                if (!isalnum((unsigned char) *p) && !strchr("-_.@:\\", *p))
-                        return false;
-        return true;
 }
 
 static void vet_app_header(ParseState *s, const char *p, AppKind kind, char *out) {

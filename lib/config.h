@@ -141,6 +141,12 @@ typedef struct Config {
 
         bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/strays.c) */
 
+        /* Units confined to the housekeeping CPUs with systemd's AllowedCPUs= (lib/setting-slices.c);
+         * none when n_slices is 0. */
+        char **slices;
+        size_t n_slices;
+        ConfigSource slices_source;
+
         bool default_affinity_is_housekeeping;
         CPUSet default_affinity;
         ConfigSource default_affinity_source;
@@ -185,6 +191,10 @@ void config_validate(const Config *c, ErrorList *errors);
 /* Loads path and then path.d/\*.conf in lexical order, and validates. Returns 0 with
  * *ret set, or -EINVAL with every problem in errors (nothing in *ret). */
 int config_load(const char *path, Config **ret, ErrorList *errors);
+
+/* The units [cpus] slices must name together: the first AllowedCPUs= turns the cpuset
+ * controller on for the whole tree, and every unit left out then runs on every CPU. */
+#define SLICES_REQUIRED "system.slice", "user.slice", "init.scope"
 
 /* Sysctl key syntax: components of [A-Za-z0-9_-] joined by single dots, at least two. */
 bool sysctl_key_is_valid(const char *key);

@@ -351,3 +351,44 @@ char *cpuset_format_mask(const CPUSet *s, unsigned nbits) {
         }
         return buf;
 }
+
+int cpuset_parse_bytes(const uint8_t *bytes, size_t n, CPUSet *s) {
+        _cleanup_cpuset_ CPUSet parsed = CPUSET_EMPTY;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                for (unsigned b = 0; b < 8; b++) {
+                        if (!(bytes[i] & (1U << b)))
+                                continue;
+                        if (i >= CPUSET_MAX_CPUS / 8)
+                                return -ERANGE;
+                        r = cpuset_add(&parsed, (unsigned) i * 8 + b);
+                        if (r < 0)
+                                return r;
+                }
+        cpuset_done(s);
+        *s = parsed;
+        parsed = CPUSET_EMPTY;
+        return 0;
+}
+
+int cpuset_format_bytes(const CPUSet *s, uint8_t **ret, size_t *ret_n) {
+        int last = cpuset_last(s);
+        uint8_t *bytes;
+        size_t n;
+
+        if (last < 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        n = (size_t) last / 8 + 1;
+        bytes = calloc(n, 1);
+        if (!bytes)
+                return -ENOMEM;
+        CPUSET_FOREACH(cpu, s)
+                bytes[cpu / 8] |= (uint8_t) (1U << (cpu % 8));
+        *ret = bytes;
+        *ret_n = n;
+        return 0;
+}

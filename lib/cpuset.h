@@ -53,6 +53,13 @@ int cpuset_parse_list(const char *text, CPUSet *s);
  * first; "0" and "00000000,00000003" both parse. */
 int cpuset_parse_mask(const char *text, CPUSet *s);
 
+/* The byte-array form systemd's D-Bus API uses for CPU sets (AllowedCPUs, "ay"): CPU n is
+ * bit n % 8 of byte n / 8; zero bytes past the last CPU are allowed. Replaces the contents
+ * of *s only on success; -ERANGE for a CPU at or above CPUSET_MAX_CPUS. */
+int cpuset_parse_bytes(const uint8_t *bytes, size_t n, CPUSet *s);
+/* Newly allocated, *ret_n bytes (0 for the empty set, *ret then NULL). */
+int cpuset_format_bytes(const CPUSet *s, uint8_t **ret, size_t *ret_n);
+
 /* Newly allocated; "" for the empty set. */
 char *cpuset_format_list(const CPUSet *s);
 /* Mask covering at least nbits bits (use the number of possible CPUs), in the kernel's

@@ -69,6 +69,12 @@ int host_open_file(const Host *h, const char *relpath, int flags) {
         return fd >= 0 ? fd : negative_errno();
 }
 
+bool host_systemd_is_init(const Host *h) {
+        _cleanup_close_ int fd = host_open_file(h, "run/systemd/system", O_RDONLY | O_DIRECTORY);
+
+        return fd >= 0;
+}
+
 int host_read_file(const Host *h, const char *relpath, char **ret) {
         return host_read_file_len(h, relpath, ret, NULL);
 }

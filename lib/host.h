@@ -46,6 +46,10 @@ char *host_path(const Host *h, const char *relpath);
  * acted on (sched_setaffinity). A fake tree under --root never is. */
 bool host_is_live(const Host *h);
 
+/* Whether systemd is the init system of the host under the root: it creates
+ * run/systemd/system early at boot, the directory sd_booted(3) looks at. */
+bool host_systemd_is_init(const Host *h);
+
 typedef struct HostCpus {
         CPUSet online;
         CPUSet possible;

@@ -29,6 +29,7 @@
         X(GOVERNOR, governor)                              \
         X(CPUIDLE, cpuidle)                                \
         X(STRAY_TASKS, stray_tasks)                        \
+        X(SLICE_CPUS, slice_cpus)                          \
         X(NIC_COALESCE, nic_coalesce)                      \
         X(NIC_RING, nic_ring)                              \
         X(NIC_CHANNELS, nic_channels)                      \
@@ -133,6 +134,7 @@ typedef struct SettingTable SettingTable;
 typedef struct EthtoolClient EthtoolClient;
 typedef struct Rtnl Rtnl;
 typedef struct Originals Originals;
+typedef struct SystemdClient SystemdClient;
 /* Changes one thread's affinity; 0 or -errno (ESRCH: it exited). */
 typedef int (*TaskAffinitySetter)(void *userdata, pid_t tid, const CPUSet *cpus);
 
@@ -142,6 +144,7 @@ typedef struct Reconciler {
         const Posture *posture;
         EthtoolClient *ethtool; /* NULL when the kernel has no ethtool netlink */
         Rtnl *rtnl;
+        SystemdClient *systemd; /* PID 1's bus API (slice_cpus); NULL when not set up */
         Originals *originals; /* NULL: nothing is recorded, restore is not possible */
         bool observe;
         unsigned fd_limit; /* RLIMIT_NOFILE; persistent fds stop short of it, 0 = no check */

@@ -167,6 +167,10 @@ void audit_scan_processes(Audit *a);
 void audit_check_strays(Audit *a);
 void audit_check_apps(Audit *a);
 
+/* audit-systemd.c */
+void audit_check_pid1_affinity(Audit *a);
+void audit_check_unconfined_slices(Audit *a);
+
 /* audit-irq-sysctl.c */
 void audit_check_irqbalance(Audit *a);
 void audit_check_unmovable_irqs(Audit *a);

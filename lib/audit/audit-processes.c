@@ -120,7 +120,8 @@ static void scan_process(Audit *a, unsigned pid) {
         if (streq(comm, "irqbalance") && a->irqbalance_pid == 0)
                 a->irqbalance_pid = pid;
 
-        if (!is_app && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
+        /* PID 1 has its own finding, with its own fix (audit-systemd.c). */
+        if (!is_app && pid != 1 && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
             cpuset_intersects(&cpus, &p->isolated)) {
                 Stray *s = audit_check_alloc(a, realloc(a->strays, (a->n_strays + 1) * sizeof(Stray)));
                 if (s) {
@@ -186,7 +187,7 @@ void audit_check_strays(Audit *a) {
                             "with CPUAffinity=%s in /etc/systemd/system.conf (or the unit), or boot with "
                             "isolcpus=domain so new tasks start on housekeeping CPUs.%s",
                             s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping,
-                            a->config->evict_strays || s->pid == 1
+                            a->config->evict_strays
                                     ? ""
                                     : " Or set evict_strays = yes in [cpus] and lowlatd moves such tasks as they "
                                       "appear.");

@@ -38,7 +38,13 @@
  * sched.rt-throttling         warning             kernel.sched_rt_runtime_us is -1 (on the host
  *                                                 or in [sysctl])
  * sched.stray-task            warning             a user task that is not a configured
- *                                                 application may run on an isolated CPU
+ *                                                 application (nor PID 1) may run on an
+ *                                                 isolated CPU
+ * sched.pid1-affinity         warning             PID 1 may run on an isolated CPU (with
+ *                                                 systemd: the system.conf.d drop-in with
+ *                                                 CPUAffinity= that fixes it)
+ * sched.slice-unconfined      warning             [cpus] slices is set and machine.slice exists
+ *                                                 but is not in it
  * power.governor              warning             an isolated CPU's governor is not [pm]
  *                                                 governor (default: performance)
  * power.min-freq              warning             a scaling governor other than performance
@@ -129,6 +135,8 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_check_numa(&a);
         audit_check_rt_throttling(&a);
         audit_check_strays(&a);
+        audit_check_pid1_affinity(&a);
+        audit_check_unconfined_slices(&a);
         audit_check_power(&a);
         audit_check_dma_latency(&a);
         audit_check_irqbalance(&a);

@@ -201,6 +201,51 @@ static void test_overlap(void) {
         }
 }
 
+static void test_slices(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\n", "no slices key");
+                CHECK(c->n_slices == 0, "slices default to none");
+        }
+        {
+                _cleanup_config_ Config *c =
+                        parse_ok("[cpus]\nslices = system.slice user.slice\tinit.scope machine.slice\n", "the whole tree and machine.slice");
+                CHECK(c->n_slices == 4 && streq(c->slices[0], "system.slice") && streq(c->slices[2], "init.scope") &&
+                              streq(c->slices[3], "machine.slice"),
+                      "units kept in order, spaces and tabs both separate");
+                CHECK(c->slices_source.line == 2 && streq_ptr(c->slices_source.file, NAME), "slices source is t.conf:2");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nslices = init.scope user.slice system.slice trade-bg.service\n"
+                                                      "slices = none\n",
+                                                      "a list, then none");
+                CHECK(c->n_slices == 0 && !c->slices, "slices = none drops an earlier list");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nslices = init.scope user.slice system.slice\n", "the three");
+                _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+                (void) config_parse_string(c, "b.conf", "[cpus]\nslices = user.slice\n", &errors);
+                CHECK(errors.n == 1 && c->n_slices == 3, "a bad later list keeps the earlier one");
+        }
+        check_error("[cpus]\nslices = user.slice\n", 2,
+                    "a partial list makes isolation worse: the first AllowedCPUs= turns the cpuset controller on for the "
+                    "whole tree, and units left out (system.slice, init.scope) then run on every CPU",
+                    "a partial list is refused, naming what it leaves out");
+        check_error("[cpus]\nslices = system.slice user.slice machine.slice\n", 2, "(init.scope)",
+                    "init.scope is required too");
+        check_error("[cpus]\nslices = system.slice user.slice init.scope sys/tem.slice\n", 2,
+                    "'sys/tem.slice' is not a unit name", "a unit name with '/'");
+        check_error("[cpus]\nslices = system.slice user.slice init.scope sshd.socket\n", 2,
+                    "'sshd.socket' is not a slice, scope or service", "a socket unit is refused");
+        check_error("[cpus]\nslices = system.slice user.slice init.scope .slice\n", 2,
+                    "'.slice' is not a slice, scope or service", "a bare suffix is no unit");
+        check_error("[cpus]\nslices = -.slice system.slice user.slice init.scope\n", 2,
+                    "-.slice is the root of the tree", "the root slice is refused");
+        check_error("[cpus]\nslices = system.slice user.slice init.scope user.slice\n", 2,
+                    "'user.slice' is listed twice", "a unit listed twice");
+        check_error("[cpus]\nslices = none system.slice\n", 2, "'none' is not a slice", "none mixed with units");
+        check_error("[cpus]\nslices =\n", 2, "slices: empty value", "an empty value");
+}
+
 static void test_default_affinity_and_pins(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[irq]\n", "empty [irq]");
@@ -827,6 +872,7 @@ int main(void) {
         test_irqbalance_mode();
         test_isolated();
         test_overlap();
+        test_slices();
         test_default_affinity_and_pins();
         test_pm();
         test_sysctl();

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CPU lists and the kernel's comma-grouped hex masks, including sets above 64 CPUs. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpuset.h"
 #include "macro.h"
@@ -97,10 +98,50 @@ static void test_algebra(void) {
         CHECK(cpuset_add(&c, CPUSET_MAX_CPUS) == -ERANGE, "CPU beyond the bound is refused");
 }
 
+/* systemd's AllowedCPUs "ay": CPU n is bit n % 8 of byte n / 8 (its test-cpu-set-util.c
+ * encodes "1 3 8 100-200" as 0a 01 00 ... f0 ff ...). */
+static void test_bytes(void) {
+        static const uint8_t systemd_example[26] = { 0x0a, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0,
+                                                     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                     0xff, 0xff, 0xff, 0x01 };
+        static const uint8_t padded[] = { 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 };
+        _cleanup_cpuset_ CPUSet s = CPUSET_EMPTY;
+        _cleanup_free_ char *list = NULL;
+        _cleanup_free_ uint8_t *bytes = NULL;
+        uint8_t *big;
+        size_t n = 99;
+
+        CHECK(cpuset_parse_bytes(systemd_example, sizeof(systemd_example), &s) == 0, "systemd's own example parses");
+        list = cpuset_format_list(&s);
+        CHECK_STR(list, "1,3,8,100-200", "and is CPUs 1,3,8,100-200");
+        CHECK(cpuset_format_bytes(&s, &bytes, &n) == 0 && n == sizeof(systemd_example) &&
+                      memcmp(bytes, systemd_example, n) == 0,
+              "formatting gives the same bytes back");
+        CHECK(cpuset_parse_bytes(padded, sizeof(padded), &s) == 0 && cpuset_count(&s) == 2 && cpuset_contains(&s, 1),
+              "zero bytes after the last CPU are allowed (CPU_ALLOC_SIZE padding)");
+        free(bytes);
+        bytes = NULL;
+        CHECK(cpuset_parse_bytes(NULL, 0, &s) == 0 && cpuset_is_empty(&s), "no bytes is the empty set (unset)");
+        CHECK(cpuset_format_bytes(&s, &bytes, &n) == 0 && n == 0 && !bytes, "the empty set is no bytes");
+        big = calloc(CPUSET_MAX_CPUS / 8 + 1, 1);
+        if (!big)
+                abort();
+        cpuset_add(&s, 7);
+        big[CPUSET_MAX_CPUS / 8] = 1;
+        CHECK(cpuset_parse_bytes(big, CPUSET_MAX_CPUS / 8 + 1, &s) == -ERANGE && cpuset_count(&s) == 1 &&
+                      cpuset_contains(&s, 7),
+              "a CPU past the bound is -ERANGE and leaves the set alone");
+        big[CPUSET_MAX_CPUS / 8] = 0;
+        CHECK(cpuset_parse_bytes(big, CPUSET_MAX_CPUS / 8 + 1, &s) == 0 && cpuset_is_empty(&s),
+              "zero bytes past the bound are only padding");
+        free(big);
+}
+
 int main(void) {
         test_list_roundtrip();
         test_list_errors();
         test_masks();
         test_algebra();
+        test_bytes();
         return tap_finish();
 }
