@@ -120,6 +120,16 @@ Posture *posture_free(Posture *p) {
         return NULL;
 }
 
+int posture_cpus_off_isolated(const Posture *p, const CPUSet *allowed, CPUSet *ret) {
+        if (cpuset_copy(ret, allowed) < 0)
+                return -ENOMEM;
+        cpuset_subtract(ret, &p->isolated);
+        cpuset_and(ret, &p->online);
+        if (cpuset_is_empty(ret) && cpuset_copy(ret, &p->housekeeping) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name) {
         const Config *c = p->config;
 

@@ -25,6 +25,11 @@ int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorLis
 Posture *posture_free(Posture *p);
 DEFINE_POINTER_CLEANUP(Posture, posture_free);
 
+/* Where a task allowed on `allowed` goes when it is moved off the isolated CPUs: those
+ * CPUs minus the isolated ones (the online ones among them), or the housekeeping CPUs
+ * when that leaves none. A node-bound thread keeps its node that way. */
+int posture_cpus_off_isolated(const Posture *p, const CPUSet *allowed, CPUSet *ret);
+
 /* The pin for an IRQ whose /proc/interrupts action names are given (the last matching
  * pin wins), or NULL when the IRQ only has to stay off isolated CPUs. */
 const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name);
