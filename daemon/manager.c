@@ -14,6 +14,7 @@
 
 #include "build-config.h"
 #include "netwatch.h"
+#include "procwatch.h"
 #include "originals.h"
 #include "log.h"
 #include "manager.h"
@@ -277,6 +278,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         table_done(&m->table);
         m->netwatch = netwatch_free(m->netwatch);
+        m->procwatch = procwatch_free(m->procwatch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -435,6 +437,7 @@ int manager_apply(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
         (void) netwatch_new(m, &m->netwatch);
+        (void) procwatch_new(m, &m->procwatch);
         manager_full_pass(m, RECONCILE_APPLYING);
         m->starting = false;
         manager_log_applied(m, "Posture applied");
@@ -624,6 +627,9 @@ int manager_start(Manager *m) {
         r = netwatch_start(m->netwatch);
         if (r < 0)
                 return r;
+        r = procwatch_start(m->procwatch);
+        if (r < 0)
+                return r;
         manager_pin_self(m);
         return 0;
 }
@@ -736,6 +742,7 @@ static int manager_reload_because(Manager *m, const char *why) {
 
         if (m->scan_timer)
                 manager_arm_scan(m);
+        procwatch_update(m->procwatch);
         manager_pin_self(m);
         log_event(EVENT_RELOADED, "Reloaded %s%s%s%s: %zu settings", m->config_path, why ? " (" : "", why ?: "",
                   why ? ")" : "", m->table.n);

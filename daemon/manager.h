@@ -36,6 +36,7 @@ typedef struct ManagerListener {
 } ManagerListener;
 
 typedef struct NetWatch NetWatch;
+typedef struct ProcWatch ProcWatch;
 
 typedef struct Manager {
         sd_event *event;
@@ -75,6 +76,7 @@ typedef struct Manager {
         unsigned posture_generation; /* bumped by every successful reload */
 
         NetWatch *netwatch;
+        ProcWatch *procwatch;
         ManagerListener listener;
 } Manager;
 

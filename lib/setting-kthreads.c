@@ -367,6 +367,15 @@ static int kthread_restore(Setting *s, Reconciler *rc, const char *original) {
 
 /* --- the rest of the table of operations --- */
 
+/* "2 (PF_NO_SETAFFINITY)": in observe mode nothing is written, so nothing else would tell
+ * a per-CPU thread from one that enforce mode would move. */
+static int kthread_affinity_describe_observed(Setting *s, Reconciler *rc, char *buf, size_t size) {
+        if (!(KTHREAD(s)->flags & PF_NO_SETAFFINITY))
+                return -ENODATA;
+        snprintf(buf, size, "%s (PF_NO_SETAFFINITY)", s->observed);
+        return 0;
+}
+
 static uint64_t kthread_sort_key(const Setting *s) {
         return (uint64_t) KTHREAD(s)->tid;
 }
@@ -551,6 +560,7 @@ const SettingVTable kthread_affinity_vtable = {
         .matches = kthread_affinity_matches,
         .original = kthread_original,
         .restore = kthread_restore,
+        .describe_observed = kthread_affinity_describe_observed,
         .sort_key = kthread_sort_key,
         .same = kthread_same,
         .inherit = kthread_inherit,

@@ -460,6 +460,15 @@ static void test_observe(void) {
         CHECK_STR(events_take(&f), "drift drift drift drift drift", "observe mode reports the five threads on isolated CPUs");
         CHECK_STR(moves_take(&f), "", "and moves nothing");
         CHECK_STR(allowed_of(&f, 11), "0-3", "the tree is unchanged");
+        {
+                Setting *s = find(&f, SETTING_KTHREAD_AFFINITY, 10);
+                char buf[64];
+                CHECK(s && streq_ptr(setting_describe_observed(s, &f.rc, buf, sizeof(buf)), "2 (PF_NO_SETAFFINITY)"),
+                      "a per-CPU thread's drift says why it cannot be moved");
+                s = find(&f, SETTING_KTHREAD_AFFINITY, 11);
+                CHECK(s && streq_ptr(setting_describe_observed(s, &f.rc, buf, sizeof(buf)), "0-3"),
+                      "a movable thread's is its CPUs");
+        }
         reconcile_all(&f, T0 + USEC_PER_SEC, 0);
         CHECK_STR(events_take(&f), "", "reported once");
         fixture_done(&f);
