@@ -35,12 +35,6 @@ kthreads = housekeeping
 """
 
 
-class LiveRoot:
-    def __init__(self, tmp):
-        self.root = "/"
-        self.tmp = tmp
-
-
 def main():
     h.require_root("the proc connector and loop mounts")
     if (os.cpu_count() or 1) < 2:
@@ -52,7 +46,7 @@ def main():
     tmp = h.make_tempdir("lowlat-bench-kthreads-")
     forks = k.KthreadForks()
     mounts = k.LoopMounts(tmp)
-    d = h.Daemon(LiveRoot(tmp), CONFIG, extra_args=["--observe"])
+    d = h.Daemon(h.LiveRoot(tmp), CONFIG, extra_args=["--observe"])
     try:
         d.wait_ready()
         time.sleep(1)  # let the first pass's reports drain

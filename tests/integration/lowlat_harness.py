@@ -1006,6 +1006,16 @@ def run_lowlatd(host, args, config_path=None, timeout=None, env=None):
                           universal_newlines=True, errors="replace")
 
 
+class LiveRoot:
+    """What Daemon and run_lowlatd need of a host, for lowlatd --root / on this machine's
+    own /proc and /sys (observe mode, or a PID namespace with fake trees bound over what
+    it could write): the root and a scratch directory."""
+
+    def __init__(self, tmp):
+        self.root = "/"
+        self.tmp = tmp
+
+
 class Daemon:
     """lowlatd --root HOST --config FILE, with NOTIFY_SOCKET pointed at self.notify."""
 

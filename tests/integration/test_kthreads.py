@@ -42,14 +42,6 @@ kthreads = housekeeping
 DEADLINE = 0.100  # seconds from the kernel's fork to lowlatd's report (the issue's figure)
 
 
-class LiveRoot:
-    """What h.Daemon needs of a host: --root / and a scratch directory."""
-
-    def __init__(self, tmp):
-        self.root = "/"
-        self.tmp = tmp
-
-
 def drift_of(journal, tid, since=0):
     """lowlatd's drift entry for kernel thread tid, or None."""
     got = journal.select(since, MESSAGE_ID="drift", LOWLATD_KIND="kthread_affinity", LOWLATD_OBJECT=str(tid))
@@ -113,7 +105,7 @@ def run(t):
 
 def check(t, journal, tmp, forks, mounts):
     before = k.kthreads()
-    host = LiveRoot(tmp)
+    host = h.LiveRoot(tmp)
 
     # What a first pass finds: --once prints every setting that is not in order.
     p = h.run_lowlatd(host, ["--once", "--observe"], h.write_config(host, CONFIG, "once.conf"))

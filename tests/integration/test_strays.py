@@ -55,14 +55,6 @@ time.sleep(600)
 """
 
 
-class LiveRoot:
-    """What h.Daemon needs of a host: --root / and a scratch directory."""
-
-    def __init__(self, tmp):
-        self.root = "/"
-        self.tmp = tmp
-
-
 def allowed(pid):
     """{tid: Cpus_allowed_list} of every thread of pid; raises when a thread's status has
     none (an empty answer would pass "every thread of PID 1 is left alone")."""
@@ -148,7 +140,7 @@ def run(t):
     enter_namespaces()
     host = h.FakeHost(ncpus=2, nirqs=20, isolated="1")
     fake_the_host(host)
-    live = LiveRoot(host.tmp)
+    live = h.LiveRoot(host.tmp)
 
     stray = spawn_sleeper()
     app = spawn_sleeper("latapp")
