@@ -232,13 +232,7 @@ static int kthread_policy_read(Setting *s, Reconciler *rc, char *buf, size_t siz
 }
 
 static bool kthread_affinity_matches(Setting *s, Reconciler *rc) {
-        KthreadSetting *k = KTHREAD(s);
-
-        if (cpuset_parse_list(s->observed, &rc->scratch) < 0 || cpuset_is_empty(&rc->scratch))
-                return false;
-        if (k->exact)
-                return cpuset_equal(&rc->scratch, &k->cpus);
-        return !cpuset_intersects(&rc->scratch, &rc->posture->isolated);
+        return setting_affinity_matches(rc, s->observed, KTHREAD(s)->exact ? &KTHREAD(s)->cpus : NULL);
 }
 
 /* --- writing --- */

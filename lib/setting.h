@@ -285,6 +285,10 @@ static inline void setting_set_state(Setting *s, SettingState state) {
 void setting_set_reason(Setting *s, const char *fmt, ...) _printf_(2, 3);
 /* For the kinds: replaces s->desired. */
 int setting_set_desired(Setting *s, const char *desired);
+/* For the kinds whose value is an affinity (IRQs, kernel threads): whether the CPU list
+ * observed is in order, exactly the CPUs in exact when given, else none of the isolated
+ * ones. An empty or unreadable list never is. */
+bool setting_affinity_matches(Reconciler *rc, const char *observed, const CPUSet *exact);
 
 /* Two settings are the same thing held to the same value: a reload keeps the old one
  * (its fds, its hold on /dev/cpu_dma_latency, its history). */
