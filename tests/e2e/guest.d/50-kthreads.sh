@@ -21,28 +21,39 @@
 KT_ADD_HOST=/sys/bus/pseudo/drivers/scsi_debug/add_host
 KT_TIMES=/run/kthread-times.pl
 kt_children() { echo 2 $(cat /proc/2/task/2/children 2>/dev/null); }
-# Field 9 of /proc/TID/stat (the name, field 2, may hold spaces: count after its ')').
-kt_flags() { local rest; rest=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; rest=${rest##*) }; awk '{ print $7 }' <<< "$rest"; }
 kt_allowed() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null; }
 kt_name() { cat "/proc/$1/comm" 2>/dev/null; }
 # Kernel threads the kernel lets be moved (no PF_NO_SETAFFINITY, not an IRQ thread) that
-# are allowed on a CPU of $1: "tid (name) cpus" each.
+# are allowed on a CPU of the list $1: "tid (name) cpus" each. One awk over every thread's
+# stat and status: under emulation a few processes per thread take a minute.
 kt_movable_on() {
-        local tid flags name cpus c out=""
+        local tid files=()
         for tid in $(kt_children); do
-                flags=$(kt_flags "$tid") || continue
-                name=$(kt_name "$tid") cpus=$(kt_allowed "$tid")
-                [ -n "$cpus" ] || continue
-                (( flags & 0x04000000 )) && continue
-                [[ $name == irq/* ]] && continue
-                for c in $(expand "$cpus"); do
-                        if [[ " $(expand "$1") " == *" $c "* ]]; then
-                                out+="$tid ($name) $cpus"$'\n'
-                                break
-                        fi
-                done
+                [ -r "/proc/$tid/stat" ] && [ -r "/proc/$tid/status" ] && files+=("/proc/$tid/stat" "/proc/$tid/status")
         done
-        printf '%s' "$out"
+        awk -v want="$1" '
+                function cpus(list, set,   n, parts, i, r, a) {
+                        n = split(list, parts, ",")
+                        for (i = 1; i <= n; i++) {
+                                if (split(parts[i], r, "-") == 2) { for (a = r[1] + 0; a <= r[2] + 0; a++) set[a] = 1 }
+                                else if (parts[i] != "") set[parts[i] + 0] = 1
+                        }
+                }
+                BEGIN { cpus(want, wanted) }
+                # The name runs from the first "(" to the last ")"; flags are field 9.
+                FILENAME ~ /\/stat$/ && FNR == 1 {
+                        n = split($0, all, ")")
+                        tail = all[n]
+                        comm = substr($0, index($0, "(") + 1, length($0) - length(tail) - index($0, "(") - 1)
+                        split(tail, fields, " ")
+                        flags = fields[7] + 0
+                        next
+                }
+                FILENAME ~ /\/status$/ && /^Cpus_allowed_list:/ {
+                        if (int(flags / 67108864) % 2 == 1 || comm ~ /^irq\//) next
+                        split("", have); cpus($2, have)
+                        for (c in have) if (c in wanted) { split(FILENAME, p, "/"); print p[3] " (" comm ") " $2; break }
+                }' "${files[@]}"
 }
 kt_config() {
         # $1: the [cpus] isolated value, $2: extra lines for [cpus], $3: extra sections
