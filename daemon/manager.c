@@ -15,6 +15,7 @@
 #include "irqbalancewatch.h"
 #include "netwatch.h"
 #include "unitwatch.h"
+#include "procwatch.h"
 #include "originals.h"
 #include "log.h"
 #include "task.h"
@@ -279,6 +280,7 @@ Manager *manager_free(Manager *m) {
         m->netwatch = netwatch_free(m->netwatch);
         m->irqbalance_watch = irqbalance_watch_free(m->irqbalance_watch);
         m->unitwatch = unitwatch_free(m->unitwatch);
+        m->procwatch = procwatch_free(m->procwatch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -437,6 +439,7 @@ int manager_apply(Manager *m) {
                 return log_error_errno(r, "Cannot plan the posture");
         (void) netwatch_new(m, &m->netwatch);
         (void) unitwatch_new(m, &m->unitwatch);
+        (void) procwatch_new(m, &m->procwatch);
         manager_full_pass(m, RECONCILE_APPLYING);
         m->starting = false;
         manager_log_applied(m, "Posture applied");
@@ -627,6 +630,9 @@ int manager_start(Manager *m) {
                 return r;
         (void) irqbalance_watch_new(m, &m->irqbalance_watch);
         (void) unitwatch_start(m->unitwatch);
+        r = procwatch_start(m->procwatch);
+        if (r < 0)
+                return r;
         manager_pin_self(m);
         return 0;
 }
@@ -741,6 +747,7 @@ static int manager_reload_because(Manager *m, const char *why) {
 
         if (m->scan_timer)
                 manager_arm_scan(m);
+        procwatch_update(m->procwatch);
         manager_pin_self(m);
         log_event(EVENT_RELOADED, "Reloaded %s%s%s%s: %zu settings", m->config_path, why ? " (" : "", why ?: "",
                   why ? ")" : "", m->table.n);

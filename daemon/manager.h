@@ -38,6 +38,7 @@ typedef struct ManagerListener {
 typedef struct NetWatch NetWatch;
 typedef struct IrqbalanceWatch IrqbalanceWatch;
 typedef struct UnitWatch UnitWatch;
+typedef struct ProcWatch ProcWatch;
 
 typedef struct Manager {
         sd_event *event;
@@ -79,6 +80,7 @@ typedef struct Manager {
         NetWatch *netwatch;
         IrqbalanceWatch *irqbalance_watch;
         UnitWatch *unitwatch;
+        ProcWatch *procwatch;
         ManagerListener listener;
 } Manager;
 

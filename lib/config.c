@@ -99,6 +99,11 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_apps; i++)
                 free(c->apps[i].name);
         free(c->apps);
+        for (size_t i = 0; i < c->n_kthread_sections; i++) {
+                free(c->kthread_sections[i].glob);
+                cpuset_done(&c->kthread_sections[i].cpus);
+        }
+        free(c->kthread_sections);
         free(c);
         return NULL;
 }
@@ -114,6 +119,7 @@ typedef struct ParseState {
         int oom;
         ssize_t current_nic; /* index into config->nics of the [nic] section being read */
         ssize_t current_app; /* index into config->apps of the [service]/[process] section */
+        ssize_t current_kthread; /* index into config->kthread_sections of the [kthread] section */
 } ParseState;
 
 _printf_(2, 3) static void parse_error(ParseState *s, const char *fmt, ...) {
@@ -295,6 +301,13 @@ static void handle_cpus(ParseState *s, const char *key, const char *value) {
         } else if (streq(key, "slices")) {
                 handle_slices(s, value);
                 c->slices_source = here(s);
+        } else if (streq(key, "kthreads")) {
+                if (streq(value, "housekeeping"))
+                        c->kthreads_housekeeping = true;
+                else if (streq(value, "none"))
+                        c->kthreads_housekeeping = false;
+                else
+                        parse_error(s, "kthreads: '%s' is not 'housekeeping' or 'none'", value);
         } else
                 parse_error(s, "unknown key '%s' in section [cpus]", key);
 }
@@ -655,6 +668,53 @@ static void handle_app(ParseState *s, const char *key, const char *value) {
                             app_kind_to_string(a->kind), a->name);
 }
 
+static void handle_kthread(ParseState *s, const char *key, const char *value) {
+        KthreadSection *k;
+
+        if (s->current_kthread < 0)
+                return; /* the header was wrong and is reported */
+        k = &s->config->kthread_sections[s->current_kthread];
+        if (streq(key, "cpus")) {
+                if (streq(value, "housekeeping"))
+                        k->cpus_kind = KTHREAD_CPUS_HOUSEKEEPING;
+                else if (streq(value, "isolated"))
+                        k->cpus_kind = KTHREAD_CPUS_ISOLATED;
+                else if (strspn(value, "0123456789") == 0) {
+                        parse_error(s, "cpus: '%s' is not a CPU list, 'housekeeping' or 'isolated'", value);
+                        return;
+                } else if (parse_cpu_list_value(s, key, value, &k->cpus) >= 0)
+                        k->cpus_kind = KTHREAD_CPUS_LIST;
+                else
+                        return;
+                if (k->cpus_kind != KTHREAD_CPUS_LIST)
+                        cpuset_done(&k->cpus);
+                k->cpus_source = here(s);
+        } else if (streq(key, "policy")) {
+                k->policy_given = true;
+                if (streq(value, "fifo"))
+                        k->policy = SCHED_FIFO;
+                else if (streq(value, "rr"))
+                        k->policy = SCHED_RR;
+                else if (streq(value, "other"))
+                        k->policy = SCHED_OTHER;
+                else {
+                        parse_error(s, "policy: '%s' is not fifo, rr or other", value);
+                        return;
+                }
+                k->policy_source = here(s);
+        } else if (streq(key, "priority")) {
+                unsigned v;
+                k->priority_given = true;
+                if (parse_unsigned(value, &v) < 0 || v < 1 || v > 99) {
+                        parse_error(s, "priority: '%s' is not a real-time priority (1 to 99)", value);
+                        return;
+                }
+                k->priority = v;
+                k->priority_source = here(s);
+        } else
+                parse_error(s, "unknown key '%s' in section [kthread \"%s\"]", key, k->glob);
+}
+
 static int config_ini_handler(void *user, const char *section, const char *name, const char *raw_value) {
         static const struct {
                 const char *name;
@@ -667,6 +727,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
                 { "sysctl", handle_sysctl },
                 { "nic", handle_nic },
                 { "app", handle_app },
+                { "kthread", handle_kthread },
         };
         ParseState *s = user;
         _cleanup_free_ char *value = strdup(raw_value);
@@ -813,6 +874,36 @@ static void vet_app_header(ParseState *s, const char *p, AppKind kind, char *out
         s->current_app = (ssize_t) s->config->n_apps++;
 }
 
+/* [kthread "GLOB"]: kernel thread names hold '/' (and patterns a '*' after it), so the
+ * quotes delimit the glob, as for [nic]. Each header starts a new section. */
+static void vet_kthread_header(ParseState *s, const char *p, char *out) {
+        _cleanup_free_ char *glob = NULL;
+        KthreadSection *a;
+
+        strcpy(out, "[kthread]\n");
+        s->current_kthread = -1;
+        glob = section_argument(s, p, strlen("[kthread"), "[kthread \"GLOB\"], e.g. [kthread \"ksoftirqd/*\"]");
+        if (!glob) {
+                strcpy(out, "[?]\n");
+                return;
+        }
+        /* A thread's name is at most 63 characters (a workqueue worker's, with its queue);
+         * a pattern may be longer only by its wildcards, keep it sane. */
+        if (!glob_is_valid(glob) || strlen(glob) > 64) {
+                parse_error(s, "'%s' is not a valid kernel thread name pattern", glob);
+                strcpy(out, "[?]\n");
+                return;
+        }
+        a = realloc(s->config->kthread_sections, (s->config->n_kthread_sections + 1) * sizeof(KthreadSection));
+        if (!a) {
+                s->oom = -ENOMEM;
+                return;
+        }
+        s->config->kthread_sections = a;
+        a[s->config->n_kthread_sections] = (KthreadSection) { .glob = TAKE_PTR(glob), .source = here(s), .policy = -1 };
+        s->current_kthread = (ssize_t) s->config->n_kthread_sections++;
+}
+
 /* Vets one physical line, handing inih either the line (trimmed, so it never sees an
  * indented continuation) or an empty line in place of one that is wrong. */
 static void vet_line(ParseState *s, char *line, char *out, int num) {
@@ -826,6 +917,10 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
 
         if (strncmp(p, "[nic", 4) == 0 && (p[4] == ']' || isspace((unsigned char) p[4]) || p[4] == '"')) {
                 vet_nic_header(s, p, out);
+                return;
+        }
+        if (strncmp(p, "[kthread", 8) == 0 && (p[8] == ']' || isspace((unsigned char) p[8]) || p[8] == '"')) {
+                vet_kthread_header(s, p, out);
                 return;
         }
         for (AppKind k = APP_SERVICE; k <= APP_PROCESS; k++) {
@@ -970,7 +1065,8 @@ static int config_add_file_name(Config *c, const char *name, const char **ret) {
 }
 
 static int config_parse(Config *c, const char *name, FILE *f, const char *text, ErrorList *errors) {
-        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "", .current_nic = -1, .current_app = -1 };
+        ParseState s = { .config = c, .errors = errors, .f = f, .cursor = text ?: "", .current_nic = -1, .current_app = -1,
+                       .current_kthread = -1 };
         int r;
 
         r = config_add_file_name(c, name, &s.file);
@@ -1087,6 +1183,20 @@ static bool config_source_is_later(const Config *c, const ConfigSource *a, const
         return ia != ib ? ia > ib && ia != SIZE_MAX : a->line > b->line;
 }
 
+/* A section's policy and priority are one value: a real-time policy needs its priority
+ * beside it, and no other policy takes one. */
+static void validate_kthread_section(const KthreadSection *k, ErrorList *errors) {
+        if (k->priority > 0 && k->policy < 0 && !k->policy_given)
+                error_list_add(errors, "%s:%u: priority needs policy = fifo or rr in the same [kthread \"%s\"] section",
+                               k->priority_source.file, k->priority_source.line, k->glob);
+        else if (k->priority > 0 && k->policy == SCHED_OTHER)
+                error_list_add(errors, "%s:%u: priority: policy = other takes no priority (it is for fifo and rr)",
+                               k->priority_source.file, k->priority_source.line);
+        else if ((k->policy == SCHED_FIFO || k->policy == SCHED_RR) && !k->priority_given)
+                error_list_add(errors, "%s:%u: policy = %s needs priority = 1..99 in the same section",
+                               k->policy_source.file, k->policy_source.line, k->policy == SCHED_FIFO ? "fifo" : "rr");
+}
+
 void config_validate(const Config *c, ErrorList *errors) {
         if (!c->isolated_auto && c->housekeeping_explicit &&
             cpuset_intersects(&c->isolated, &c->housekeeping)) {
@@ -1103,6 +1213,8 @@ void config_validate(const Config *c, ErrorList *errors) {
                 error_list_add(errors, "%s:%u: isolated and housekeeping CPU sets overlap (CPUs %s)",
                                at->file, at->line, list ?: "?");
         }
+        for (size_t i = 0; i < c->n_kthread_sections; i++)
+                validate_kthread_section(&c->kthread_sections[i], errors);
 }
 
 int config_load(const char *path, Config **ret, ErrorList *errors) {

@@ -92,6 +92,31 @@ typedef struct AppSection {
         bool mlock;          /* it should be able to mlockall() (memlock limit) */
 } AppSection;
 
+/* What a [kthread "GLOB"] section's cpus= names: a list, or one of the posture's sets. */
+typedef enum KthreadCpus {
+        KTHREAD_CPUS_UNSET,
+        KTHREAD_CPUS_LIST,
+        KTHREAD_CPUS_HOUSEKEEPING,
+        KTHREAD_CPUS_ISOLATED,
+} KthreadCpus;
+
+/* One [kthread "GLOB"] section as written: kernel threads whose name matches the glob get
+ * these CPUs and this policy. Several may match one thread; for the CPUs, and for the
+ * policy with its priority, the last section that sets them wins (lib/posture.c). */
+typedef struct KthreadSection {
+        char *glob;
+        ConfigSource source;
+        KthreadCpus cpus_kind;
+        CPUSet cpus; /* KTHREAD_CPUS_LIST */
+        ConfigSource cpus_source;
+        int policy;        /* SCHED_OTHER, SCHED_FIFO or SCHED_RR; -1: not set */
+        ConfigSource policy_source;
+        unsigned priority; /* 1..99 with SCHED_FIFO and SCHED_RR; 0: not set */
+        ConfigSource priority_source;
+        /* The key was there, valid or not: a bad value is reported once, not also as missing. */
+        bool policy_given, priority_given;
+} KthreadSection;
+
 typedef enum UdevSource {
         UDEV_SOURCE_UDEV,
         UDEV_SOURCE_KERNEL,
@@ -140,6 +165,10 @@ typedef struct Config {
         ConfigSource housekeeping_source;
 
         bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/strays.c) */
+        bool kthreads_housekeeping; /* move kernel threads off the isolated CPUs */
+
+        KthreadSection *kthread_sections;
+        size_t n_kthread_sections;
 
         /* Units confined to the housekeeping CPUs with systemd's AllowedCPUs= (lib/setting-slices.c);
          * none when n_slices is 0. */

@@ -101,6 +101,29 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
                         check_cpus_exist(&c->nics[i].irq_cpus, &cpus->online, "irq_cpus", &c->nics[i].irq_cpus_source,
                                          errors);
 
+        if (c->n_kthread_sections > 0) {
+                p->kthread_cpus = calloc(c->n_kthread_sections, sizeof(CPUSet));
+                if (!p->kthread_cpus)
+                        return -ENOMEM;
+                p->n_kthread_cpus = c->n_kthread_sections;
+        }
+        for (size_t i = 0; i < c->n_kthread_sections; i++) {
+                const KthreadSection *k = &c->kthread_sections[i];
+                const CPUSet *src = k->cpus_kind == KTHREAD_CPUS_HOUSEKEEPING ? &p->housekeeping
+                                    : k->cpus_kind == KTHREAD_CPUS_ISOLATED   ? &p->isolated
+                                                                               : &k->cpus;
+
+                if (k->cpus_kind == KTHREAD_CPUS_UNSET)
+                        continue;
+                if (k->cpus_kind == KTHREAD_CPUS_LIST)
+                        check_cpus_exist(&k->cpus, &cpus->online, "cpus", &k->cpus_source, errors);
+                else if (k->cpus_kind == KTHREAD_CPUS_ISOLATED && cpuset_is_empty(&p->isolated))
+                        error_list_add(errors, "%s:%u: cpus = isolated, but no CPU is isolated", k->cpus_source.file,
+                                       k->cpus_source.line);
+                if (cpuset_copy(&p->kthread_cpus[i], src) < 0)
+                        return -ENOMEM;
+        }
+
         if (errors->n > errors_before)
                 return -EINVAL;
         p->config = TAKE_PTR(*config);
@@ -116,8 +139,48 @@ Posture *posture_free(Posture *p) {
         cpuset_done(&p->isolated);
         cpuset_done(&p->housekeeping);
         cpuset_done(&p->default_affinity);
+        for (size_t i = 0; i < p->n_kthread_cpus; i++)
+                cpuset_done(&p->kthread_cpus[i]);
+        free(p->kthread_cpus);
         free(p);
         return NULL;
+}
+
+int posture_cpus_off_isolated(const Posture *p, const CPUSet *allowed, CPUSet *ret) {
+        if (cpuset_copy(ret, allowed) < 0)
+                return -ENOMEM;
+        cpuset_subtract(ret, &p->isolated);
+        cpuset_and(ret, &p->online);
+        if (cpuset_is_empty(ret) && cpuset_copy(ret, &p->housekeeping) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+bool posture_manages_kthreads(const Posture *p) {
+        return (p->config->kthreads_housekeeping && !cpuset_is_empty(&p->isolated)) ||
+               p->config->n_kthread_sections > 0;
+}
+
+bool posture_kthread_target(const Posture *p, const char *comm, KthreadTarget *ret) {
+        const Config *c = p->config;
+        KthreadTarget t = { .policy = -1 };
+
+        for (size_t i = 0; i < c->n_kthread_sections; i++) {
+                const KthreadSection *k = &c->kthread_sections[i];
+
+                if (fnmatch(k->glob, comm, 0) != 0)
+                        continue;
+                if (k->cpus_kind != KTHREAD_CPUS_UNSET)
+                        t.cpus = &p->kthread_cpus[i];
+                if (k->policy >= 0) {
+                        t.policy = k->policy;
+                        t.priority = k->priority;
+                }
+        }
+        t.off_isolated = !t.cpus && c->kthreads_housekeeping && !cpuset_is_empty(&p->isolated) &&
+                         strncmp(comm, "irq/", 4) != 0;
+        *ret = t;
+        return t.cpus || t.off_isolated || t.policy >= 0;
 }
 
 const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name) {

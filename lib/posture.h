@@ -14,6 +14,8 @@ typedef struct Posture {
         CPUSet isolated;
         CPUSet housekeeping;
         CPUSet default_affinity;
+        CPUSet *kthread_cpus; /* each [kthread] section's cpus=, resolved; empty when unset */
+        size_t n_kthread_cpus;
 } Posture;
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */
@@ -24,6 +26,29 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors);
 Posture *posture_free(Posture *p);
 DEFINE_POINTER_CLEANUP(Posture, posture_free);
+
+/* Where a task allowed on `allowed` goes when it is moved off the isolated CPUs: those
+ * CPUs minus the isolated ones (the online ones among them), or the housekeeping CPUs
+ * when that leaves none. A node-bound thread keeps its node that way. */
+int posture_cpus_off_isolated(const Posture *p, const CPUSet *allowed, CPUSet *ret);
+
+/* What the posture asks of one kernel thread (lib/setting-kthreads.c). */
+typedef struct KthreadTarget {
+        const CPUSet *cpus; /* exactly these CPUs ([kthread] cpus=), or NULL */
+        bool off_isolated;  /* no CPUs named, and [cpus] kthreads = housekeeping: off the isolated CPUs */
+        int policy;         /* SCHED_OTHER, SCHED_FIFO or SCHED_RR; -1: the policy is left alone */
+        unsigned priority;
+} KthreadTarget;
+
+/* Whether the posture asks anything of kernel threads: [cpus] kthreads = housekeeping
+ * with some CPU isolated, or a [kthread] section. */
+bool posture_manages_kthreads(const Posture *p);
+/* What the posture asks of the kernel thread named comm: the last [kthread] section that
+ * matches and sets cpus= gives its CPUs, the last that sets a policy gives the policy and
+ * priority; a thread no section places is kept off the isolated CPUs when kthreads =
+ * housekeeping, except a threaded IRQ handler ("irq/..."), whose CPUs the kernel keeps
+ * equal to its IRQ's. Returns whether anything is asked. */
+bool posture_kthread_target(const Posture *p, const char *comm, KthreadTarget *ret);
 
 /* The pin for an IRQ whose /proc/interrupts action names are given (the last matching
  * pin wins), or NULL when the IRQ only has to stay off isolated CPUs. */

@@ -111,17 +111,12 @@ static int irq_read(Setting *s, Reconciler *rc, char *buf, size_t size, Reconcil
 static bool irq_matches(Setting *s, Reconciler *rc) {
         IrqSetting *q = IRQ(s);
 
-        /* An IRQ always has at least one CPU; an empty list is no affinity at all. */
-        if (cpuset_parse_list(s->observed, &rc->scratch) < 0 || cpuset_is_empty(&rc->scratch))
-                return false;
         /* An IRQ is judged by the affinity asked for, never by the effective CPU: that is
          * the one the chip picked from it, and without interrupt remapping x86 moves it
          * only at the IRQ's next interrupt, which for a quiet device may be never. Writing
          * the same list again cannot hurry it, so a lagging effective CPU is not drift; it
          * stays visible where people look (describe_observed). */
-        if (q->exact)
-                return cpuset_equal(&rc->scratch, &q->cpus);
-        return !cpuset_intersects(&rc->scratch, &rc->posture->isolated);
+        return setting_affinity_matches(rc, s->observed, q->exact ? &q->cpus : NULL);
 }
 
 static bool irq_target_has_online_cpu(Reconciler *rc, const char *value) {

@@ -98,6 +98,15 @@ int setting_set_desired(Setting *s, const char *desired) {
         return 0;
 }
 
+bool setting_affinity_matches(Reconciler *rc, const char *observed, const CPUSet *exact) {
+        /* A task or an IRQ always has at least one CPU; an empty list is no affinity. */
+        if (!observed || cpuset_parse_list(observed, &rc->scratch) < 0 || cpuset_is_empty(&rc->scratch))
+                return false;
+        if (exact)
+                return cpuset_equal(&rc->scratch, exact);
+        return !cpuset_intersects(&rc->scratch, &rc->posture->isolated);
+}
+
 bool setting_same(const Setting *a, const Setting *b) {
         const SettingVTable *vt = SETTING_VTABLE(a);
 

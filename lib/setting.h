@@ -15,6 +15,7 @@
 #include "host.h"
 #include "posture.h"
 #include "string-table.h"
+#include "task.h"
 
 /* The registry: every kind of setting, one line each. X(ENUM, name) gives the enum value
  * SETTING_ENUM, the name "name" that the journal, the bus, the metrics and the originals
@@ -30,6 +31,8 @@
         X(CPUIDLE, cpuidle)                                \
         X(STRAY_TASKS, stray_tasks)                        \
         X(SLICE_CPUS, slice_cpus)                          \
+        X(KTHREAD_AFFINITY, kthread_affinity)              \
+        X(KTHREAD_POLICY, kthread_policy)                  \
         X(NIC_COALESCE, nic_coalesce)                      \
         X(NIC_RING, nic_ring)                              \
         X(NIC_CHANNELS, nic_channels)                      \
@@ -137,6 +140,9 @@ typedef struct Originals Originals;
 typedef struct SystemdClient SystemdClient;
 /* Changes one thread's affinity; 0 or -errno (ESRCH: it exited). */
 typedef int (*TaskAffinitySetter)(void *userdata, pid_t tid, const CPUSet *cpus);
+/* Changes one thread's scheduling policy and real-time priority; 0 or -errno (ESRCH: it
+ * exited). */
+typedef int (*TaskSchedulerSetter)(void *userdata, pid_t tid, SchedPolicy policy, unsigned priority);
 
 /* Everything a look at a setting may need from its surroundings. */
 typedef struct Reconciler {
@@ -150,20 +156,25 @@ typedef struct Reconciler {
         unsigned fd_limit; /* RLIMIT_NOFILE; persistent fds stop short of it, 0 = no check */
         SettingEventHandler handler;
         void *userdata;
-        /* stray_tasks: how a task is moved. NULL: sched_setaffinity(), and only on a live
-         * host (host_is_live()); tests set their own to act on a fake tree. */
+        /* stray_tasks, kthread_affinity: how a task is moved. NULL: sched_setaffinity(), and
+         * only on a live host (host_is_live()); tests set their own to act on a fake tree. */
         TaskAffinitySetter set_task_affinity;
         void *task_affinity_userdata;
+        /* kthread_policy: how a task's policy is set. NULL: sched_setscheduler(), the same way. */
+        TaskSchedulerSetter set_task_scheduler;
+        void *task_scheduler_userdata;
         ReconcileCounters counters;
         CPUSet scratch; /* parse buffer, so a scan does not allocate */
 } Reconciler;
 
 /* Where a kind's settings stand in ListSettings: host-wide ones, then each NIC's, then
- * each IRQ's; within a group by sort key (ifindex, IRQ number), kind, then object. */
+ * each IRQ's, then each kernel thread's; within a group by sort key (ifindex, IRQ number,
+ * thread id), kind, then object. */
 typedef enum SettingGroup {
         SETTING_GROUP_HOST,
         SETTING_GROUP_NIC,
         SETTING_GROUP_IRQ,
+        SETTING_GROUP_KTHREAD,
 } SettingGroup;
 
 /* What a read-back that still differs after a good write means. */
@@ -278,6 +289,10 @@ static inline void setting_set_state(Setting *s, SettingState state) {
 void setting_set_reason(Setting *s, const char *fmt, ...) _printf_(2, 3);
 /* For the kinds: replaces s->desired. */
 int setting_set_desired(Setting *s, const char *desired);
+/* For the kinds whose value is an affinity (IRQs, kernel threads): whether the CPU list
+ * observed is in order, exactly the CPUs in exact when given, else none of the isolated
+ * ones. An empty or unreadable list never is. */
+bool setting_affinity_matches(Reconciler *rc, const char *observed, const CPUSet *exact);
 
 /* Two settings are the same thing held to the same value: a reload keeps the old one
  * (its fds, its hold on /dev/cpu_dma_latency, its history). */

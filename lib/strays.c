@@ -20,78 +20,11 @@
  * for as long as that task lives: reported once, not retried on every scan. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "strays.h"
 #include "util.h"
-
-int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus) {
-        int last = cpuset_last(cpus);
-        size_t size;
-        cpu_set_t *set;
-        int r = 0;
-
-        (void) userdata;
-        if (last < 0)
-                return -EINVAL;
-        size = CPU_ALLOC_SIZE((size_t) last + 1);
-        set = CPU_ALLOC((size_t) last + 1);
-        if (!set)
-                return -ENOMEM;
-        CPU_ZERO_S(size, set);
-        CPUSET_FOREACH(cpu, cpus)
-                CPU_SET_S((size_t) cpu, size, set);
-        if (sched_setaffinity(tid, size, set) < 0)
-                r = negative_errno();
-        CPU_FREE(set);
-        return r;
-}
-
-/* Whether a thread may run on an isolated CPU, from the kernel itself: 1 with its allowed
- * CPUs in *ret, 0 when not (the common case: only the isolated bits are looked at and
- * nothing is built), -errno (ESRCH: it exited). */
-static int affinity_check(const cpu_set_t *set, size_t size, size_t ncpus, const CPUSet *isolated, CPUSet *ret) {
-        bool hit = false;
-
-        CPUSET_FOREACH(cpu, isolated)
-                if ((size_t) cpu < ncpus && CPU_ISSET_S((size_t) cpu, size, set)) {
-                        hit = true;
-                        break;
-                }
-        if (!hit)
-                return 0;
-        for (size_t cpu = 0; cpu < ncpus; cpu++)
-                if (CPU_ISSET_S(cpu, size, set) && cpuset_add(ret, (unsigned) cpu) < 0)
-                        return -ENOMEM;
-        return 1;
-}
-
-static int task_get_affinity(pid_t tid, const CPUSet *isolated, CPUSet *ret) {
-        cpu_set_t small; /* 1,024 CPUs, on the stack: enough for nearly every host */
-
-        if (sched_getaffinity(tid, sizeof(small), &small) == 0)
-                return affinity_check(&small, sizeof(small), CPU_SETSIZE, isolated, ret);
-        if (errno != EINVAL)
-                return negative_errno();
-        /* EINVAL: the kernel has more CPUs than the mask holds */
-        for (size_t ncpus = 2 * CPU_SETSIZE; ncpus <= (1U << 20); ncpus *= 2) {
-                size_t size = CPU_ALLOC_SIZE(ncpus);
-                cpu_set_t *set = CPU_ALLOC(ncpus);
-                int r;
-
-                if (!set)
-                        return -ENOMEM;
-                CPU_ZERO_S(size, set);
-                r = sched_getaffinity(tid, size, set) < 0 ? negative_errno()
-                                                          : affinity_check(set, size, ncpus, isolated, ret);
-                CPU_FREE(set);
-                if (r != -EINVAL)
-                        return r;
-        }
-        return -EINVAL;
-}
 
 Strays *strays_new(void) {
         return calloc(1, sizeof(Strays));
@@ -212,7 +145,7 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
         int r;
 
         if (st->live) {
-                r = task_get_affinity(tid, &p->isolated, &allowed);
+                r = task_read_affinity(tid, &p->isolated, &allowed);
                 if (r == -ENOMEM)
                         return r;
                 if (r <= 0)
@@ -418,11 +351,7 @@ int strays_evict(Strays *st, const Posture *p, TaskAffinitySetter set, void *use
                 _cleanup_cpuset_ CPUSet target = CPUSET_EMPTY;
                 int r;
 
-                if (cpuset_copy(&target, &t->allowed) < 0)
-                        return -ENOMEM;
-                cpuset_subtract(&target, &p->isolated);
-                cpuset_and(&target, &p->online);
-                if (cpuset_is_empty(&target) && cpuset_copy(&target, &p->housekeeping) < 0)
+                if (posture_cpus_off_isolated(p, &t->allowed, &target) < 0)
                         return -ENOMEM;
 
                 r = set(userdata, t->tid, &target);

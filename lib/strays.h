@@ -23,9 +23,6 @@
 /* Threads of one process looked at in one scan. */
 #define STRAYS_THREADS_MAX 4096U
 
-/* The real TaskAffinitySetter (lib/setting.h): sched_setaffinity(). Only for a live host (host_is_live()). */
-int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus);
-
 /* A thread to move, from the last scan. */
 typedef struct StrayThread {
         pid_t pid, tid;

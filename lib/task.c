@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One task under /proc, read through the root: the parsers of its stat and status files,
- * kernel-thread detection, and matching it to the configured applications. Pure parsing
- * here is unit tested directly; the reads are host_read_filef() of one small file. */
+ * kernel-thread detection, and matching it to the configured applications; and the two
+ * system calls that change a task (affinity, scheduling policy) with the one that reads
+ * its affinity on a live host. Pure parsing here is unit tested directly; the reads are
+ * host_read_filef() of one small file. */
 #include <dirent.h>
+#include <sched.h>
 #include <string.h>
 
 #include "task.h"
@@ -207,4 +210,130 @@ int task_find_by_comm(const Host *h, const char *const *names, size_t n, unsigne
         }
         closedir(d);
         return -ESRCH;
+}
+
+static const char *const sched_policy_table[_SCHED_POLICY_MAX] = {
+        [SCHED_POLICY_OTHER] = "other",
+        [SCHED_POLICY_FIFO] = "fifo",
+        [SCHED_POLICY_RR] = "rr",
+        [SCHED_POLICY_BATCH] = "batch",
+        [SCHED_POLICY_IDLE] = "idle",
+        [SCHED_POLICY_DEADLINE] = "deadline",
+};
+DEFINE_STRING_TABLE_LOOKUP(sched_policy, SchedPolicy);
+
+bool sched_policy_is_realtime(SchedPolicy policy) {
+        return policy == SCHED_POLICY_FIFO || policy == SCHED_POLICY_RR;
+}
+
+int sched_format(SchedPolicy policy, unsigned priority, char *buf, size_t size) {
+        const char *name = sched_policy_to_string(policy);
+        int n;
+
+        if (sched_policy_is_realtime(policy))
+                n = snprintf(buf, size, "%s:%u", name, priority);
+        else if (name)
+                n = snprintf(buf, size, "%s", name);
+        else
+                n = snprintf(buf, size, "policy%d", (int) policy);
+        return n < 0 ? -EIO : (size_t) n >= size ? -ENOBUFS : 0;
+}
+
+int sched_parse(const char *text, SchedPolicy *ret_policy, unsigned *ret_priority) {
+        char name[16];
+        const char *colon = strchr(text, ':');
+        size_t n = colon ? (size_t) (colon - text) : strlen(text);
+        unsigned priority = 0;
+        SchedPolicy policy;
+
+        if (n == 0 || n >= sizeof(name))
+                return -EINVAL;
+        memcpy(name, text, n);
+        name[n] = '\0';
+        policy = sched_policy_from_string(name);
+        if (policy < 0)
+                return -EINVAL;
+        if (sched_policy_is_realtime(policy) != !!colon)
+                return -EINVAL;
+        if (colon && (parse_unsigned(colon + 1, &priority) < 0 || priority < 1 || priority > 99))
+                return -EINVAL;
+        *ret_policy = policy;
+        *ret_priority = priority;
+        return 0;
+}
+
+int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus) {
+        int last = cpuset_last(cpus);
+        size_t size;
+        cpu_set_t *set;
+        int r = 0;
+
+        (void) userdata;
+        if (last < 0)
+                return -EINVAL;
+        size = CPU_ALLOC_SIZE((size_t) last + 1);
+        set = CPU_ALLOC((size_t) last + 1);
+        if (!set)
+                return -ENOMEM;
+        CPU_ZERO_S(size, set);
+        CPUSET_FOREACH(cpu, cpus)
+                CPU_SET_S((size_t) cpu, size, set);
+        if (sched_setaffinity(tid, size, set) < 0)
+                r = negative_errno();
+        CPU_FREE(set);
+        return r;
+}
+
+/* Builds the set from the kernel's mask, unless only_if is given and the mask has none of
+ * its CPUs (the common case for a scan: only those bits are looked at, nothing is built). */
+static int affinity_from_mask(const cpu_set_t *set, size_t size, size_t ncpus, const CPUSet *only_if, CPUSet *ret) {
+        if (only_if) {
+                bool hit = false;
+
+                CPUSET_FOREACH(cpu, only_if)
+                        if ((size_t) cpu < ncpus && CPU_ISSET_S((size_t) cpu, size, set)) {
+                                hit = true;
+                                break;
+                        }
+                if (!hit)
+                        return 0;
+        }
+        for (size_t cpu = 0; cpu < ncpus; cpu++)
+                if (CPU_ISSET_S(cpu, size, set) && cpuset_add(ret, (unsigned) cpu) < 0)
+                        return -ENOMEM;
+        return 1;
+}
+
+int task_read_affinity(pid_t tid, const CPUSet *only_if, CPUSet *ret) {
+        cpu_set_t small; /* 1,024 CPUs, on the stack: enough for nearly every host */
+
+        if (sched_getaffinity(tid, sizeof(small), &small) == 0)
+                return affinity_from_mask(&small, sizeof(small), CPU_SETSIZE, only_if, ret);
+        if (errno != EINVAL)
+                return negative_errno();
+        /* EINVAL: the kernel has more CPUs than the mask holds */
+        for (size_t ncpus = 2 * CPU_SETSIZE; ncpus <= (1U << 20); ncpus *= 2) {
+                size_t size = CPU_ALLOC_SIZE(ncpus);
+                cpu_set_t *set = CPU_ALLOC(ncpus);
+                int r;
+
+                if (!set)
+                        return -ENOMEM;
+                CPU_ZERO_S(size, set);
+                r = sched_getaffinity(tid, size, set) < 0 ? negative_errno()
+                                                          : affinity_from_mask(set, size, ncpus, only_if, ret);
+                CPU_FREE(set);
+                if (r != -EINVAL)
+                        return r;
+        }
+        return -EINVAL;
+}
+
+int task_set_scheduler(void *userdata, pid_t tid, SchedPolicy policy, unsigned priority) {
+        struct sched_param param = { .sched_priority = (int) priority };
+
+        (void) userdata;
+        if (policy < 0 || (!sched_policy_is_realtime(policy) && priority != 0))
+                return -EINVAL;
+        return sched_setscheduler(tid, (int) policy, &param) < 0 ? negative_errno() : 0;
 }

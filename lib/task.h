@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One task as /proc shows it under the root: its stat line, the fields of its status file,
- * whether it is a kernel thread, and which [service]/[process] sections it is. The audit
- * and evict_strays both read tasks through here, so they agree on what a task is. */
+ * whether it is a kernel thread, and which [service]/[process] sections it is. The audit,
+ * evict_strays and the kernel-thread settings all read tasks through here, so they agree
+ * on what a task is; the last two also move them through here. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "cpuset.h"
 #include "host.h"
+#include "string-table.h"
 
 /* task_struct->flags bits (include/linux/sched.h), as /proc/PID/stat field 9 shows them. */
 #define PF_KTHREAD 0x00200000U
@@ -71,3 +74,37 @@ int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *co
  * in *ret_pid and the index of its name in *ret_index (may be NULL), -ESRCH when none runs,
  * or another -errno when /proc cannot be listed. */
 int task_find_by_comm(const Host *h, const char *const *names, size_t n, unsigned *ret_pid, size_t *ret_index);
+/* Scheduling policies, by the kernel's numbers (SCHED_OTHER, ...), as /proc/PID/stat field
+ * 41 shows them; named "other", "fifo", "rr", "batch", "idle", "deadline". */
+typedef enum SchedPolicy {
+        SCHED_POLICY_OTHER = 0,
+        SCHED_POLICY_FIFO = 1,
+        SCHED_POLICY_RR = 2,
+        SCHED_POLICY_BATCH = 3,
+        SCHED_POLICY_IDLE = 5,
+        SCHED_POLICY_DEADLINE = 6,
+        _SCHED_POLICY_MAX,
+        _SCHED_POLICY_INVALID = -EINVAL,
+} SchedPolicy;
+
+DECLARE_STRING_TABLE_LOOKUP(sched_policy, SchedPolicy);
+bool sched_policy_is_realtime(SchedPolicy policy);
+/* "fifo:50", "rr:1", "other": a real-time policy with its priority, any other alone. */
+int sched_format(SchedPolicy policy, unsigned priority, char *buf, size_t size);
+/* The reverse, for what sched_format() wrote of other, fifo, rr, batch, idle or deadline:
+ * a real-time policy needs ":1" to ":99", any other takes none. -EINVAL otherwise. */
+int sched_parse(const char *text, SchedPolicy *ret_policy, unsigned *ret_priority);
+
+/* The real movers (TaskAffinitySetter and TaskSchedulerSetter in lib/setting.h):
+ * sched_setaffinity() and sched_setscheduler(). Only for a live host (host_is_live()).
+ * 0 or -errno: ESRCH when the task exited, EINVAL when the kernel will not (a thread with
+ * PF_NO_SETAFFINITY, a cpuset without those CPUs). */
+int task_set_affinity(void *userdata, pid_t tid, const CPUSet *cpus);
+int task_set_scheduler(void *userdata, pid_t tid, SchedPolicy policy, unsigned priority);
+
+/* A thread's allowed CPUs from the kernel (sched_getaffinity(), one system call, several
+ * times cheaper than parsing its status file): 1 with them added to *ret; 0, with nothing
+ * built, when only_if is not NULL and the thread may use none of its CPUs (the common
+ * case for a scan that looks for threads on the isolated CPUs); -errno (ESRCH: exited).
+ * Only for a live host. */
+int task_read_affinity(pid_t tid, const CPUSet *only_if, CPUSet *ret);

@@ -1006,6 +1006,16 @@ def run_lowlatd(host, args, config_path=None, timeout=None, env=None):
                           universal_newlines=True, errors="replace")
 
 
+class LiveRoot:
+    """What Daemon and run_lowlatd need of a host, for lowlatd --root / on this machine's
+    own /proc and /sys (observe mode, or a PID namespace with fake trees bound over what
+    it could write): the root and a scratch directory."""
+
+    def __init__(self, tmp):
+        self.root = "/"
+        self.tmp = tmp
+
+
 class Daemon:
     """lowlatd --root HOST --config FILE, with NOTIFY_SOCKET pointed at self.notify."""
 
@@ -1154,6 +1164,22 @@ class Daemon:
     def fd_count(self):
         """The number of the daemon's open fds; raises OSError when the daemon is gone."""
         return len(os.listdir("/proc/%d/fd" % self.proc.pid))
+
+    def steady_fd_count(self, quiet=0.5, timeout=10):
+        """The daemon's fd count once it has stayed the same for `quiet` seconds: right
+        after READY=1 some fds are still transient (sd-event keeps the O_PATH fd of a new
+        inotify watch until its next iteration, sd_notify() opens a socket per message), and
+        a baseline taken then makes a leak check fail on a daemon that leaks nothing."""
+        deadline = time.monotonic() + scaled(timeout)
+        last, since = self.fd_count(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            n = self.fd_count()
+            if n != last:
+                last, since = n, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+        return last
 
     def poll_until(self, predicate, timeout=None, interval=0.02):
         return poll_until(predicate, timeout, interval, alive=self.alive)

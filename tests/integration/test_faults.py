@@ -229,7 +229,7 @@ def config_faults(t, d, host, have_caps, caps_why):
          lambda: (h.write_text(path, config("4242")), os.chmod(etc, 0o777)),
          r"%s: writable by everyone \(mode 0777\)" % re.escape(etc)),
     ]
-    fds_before = d.fd_count()
+    fds_before = d.steady_fd_count()
     for k, (what, inject, reason) in enumerate(faults):
         if what.startswith("unreadable") and not have_caps:
             t.skip("config %s: reload-failed names the reason, the old posture stays" % what, caps_why)
@@ -278,7 +278,7 @@ def config_faults(t, d, host, have_caps, caps_why):
 # 2. Many SIGHUPs in a burst
 
 def sighup_burst(t, d, host):
-    fds_before = d.fd_count()
+    fds_before = d.steady_fd_count()
     n = len(d.stderr_lines())
     cur = d.notify.mark()
     last = None

@@ -15,7 +15,9 @@ import sys
 import lowlat_constants as C
 import packaging_util as u
 
-MAX_EXPOSURE = 4.0
+# What the README and the VM suite state (2.6), so that a new capability or relaxed
+# setting has to be paid for elsewhere in the unit, not found later.
+MAX_EXPOSURE = 2.6
 
 
 def parse_unit(text):

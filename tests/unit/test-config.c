@@ -737,6 +737,63 @@ static void test_app_sections(void) {
                     "unknown key in [process]");
 }
 
+static void test_kthreads(void) {
+        _cleanup_config_ Config *c = parse_ok("[cpus]\nkthreads = housekeeping\n"
+                                              "[kthread \"ksoftirqd/*\"]\npolicy = fifo\npriority = 2\n"
+                                              "[kthread \"rcuo*\"]\ncpus = housekeeping\n"
+                                              "[kthread \"kswapd0\"]\ncpus = 0-1\npolicy = other\n"
+                                              "[kthread \"rcuc/*\"]\ncpus = isolated\npolicy = rr\npriority = 99\n",
+                                              "kthreads and [kthread] sections parse");
+
+        CHECK(c->kthreads_housekeeping, "kthreads = housekeeping");
+        if (CHECK(c->n_kthread_sections == 4, "four [kthread] sections")) {
+                const KthreadSection *k = c->kthread_sections;
+                CHECK(streq(k[0].glob, "ksoftirqd/*") && k[0].cpus_kind == KTHREAD_CPUS_UNSET &&
+                              k[0].policy == SCHED_FIFO && k[0].priority == 2,
+                      "ksoftirqd/*: fifo 2, CPUs left alone");
+                CHECK(k[1].cpus_kind == KTHREAD_CPUS_HOUSEKEEPING && k[1].policy == -1 && k[1].source.line == 6,
+                      "rcuo*: housekeeping CPUs, policy left alone, the header's line kept");
+                CHECK(k[2].cpus_kind == KTHREAD_CPUS_LIST && cpuset_count(&k[2].cpus) == 2 && k[2].policy == SCHED_OTHER &&
+                              k[2].priority == 0,
+                      "kswapd0: CPUs 0-1, policy other");
+                CHECK(k[3].cpus_kind == KTHREAD_CPUS_ISOLATED && k[3].policy == SCHED_RR && k[3].priority == 99,
+                      "rcuc/*: isolated CPUs, rr 99");
+        }
+        config_free(c);
+        c = parse_ok("[cpus]\nkthreads = housekeeping\nkthreads = none\n", "kthreads = none");
+        CHECK(!c->kthreads_housekeeping, "the later line wins");
+
+        check_error("[cpus]\nkthreads = yes\n", 2, "kthreads: 'yes' is not 'housekeeping' or 'none'",
+                    "kthreads takes housekeeping or none");
+        check_error("[kthread]\ncpus = 0\n", 1, "expected [kthread \"GLOB\"]", "a [kthread] header without a glob");
+        check_error("[kthread ksoftirqd/*]\n", 1, "expected [kthread \"GLOB\"]", "an unquoted glob");
+        check_error("[kthread \"a b\"]\npolicy = other\n", 1, "not a valid kernel thread name pattern",
+                    "a glob with a space");
+        check_error("[kthread \"irq[1\"]\n", 1, "not a valid kernel thread name pattern", "a glob with an open bracket");
+        check_error("[kthread \"x\"] junk\n", 1, "unexpected text after section header: 'junk'", "text after the header");
+        check_error("[kthread \"x\"]\npolicy = batch\npriority = 5\n", 2, "policy: 'batch'",
+                    "a bad policy is reported once, not also as missing for the priority");
+        check_error("[kthread \"x\"]\ncpus = 9-3\n", 2, "cpus: '9-3' is not a CPU list", "a backwards CPU range");
+        check_error("[kthread \"x\"]\ncpus = none\n", 2, "cpus: 'none' is not a CPU list, 'housekeeping' or 'isolated'",
+                    "cpus = none");
+        check_error("[kthread \"x\"]\ncpus = 99999\n", 2, "too large", "a CPU number beyond the limit");
+        check_error("[kthread \"x\"]\npolicy = deadline\n", 2, "policy: 'deadline' is not fifo, rr or other",
+                    "an unsupported policy");
+        check_error("[kthread \"x\"]\npolicy = fifo\npriority = 0\n", 3, "1 to 99", "priority 0");
+        check_error("[kthread \"x\"]\npolicy = fifo\npriority = 100\n", 3, "1 to 99", "priority 100");
+        check_error("[kthread \"x\"]\npolicy = fifo\npriority = high\n", 3, "1 to 99", "a priority that is no number");
+        check_error("[kthread \"x\"]\npolicy = fifo\n", 2, "policy = fifo needs priority", "fifo without a priority");
+        check_error("[kthread \"x\"]\npolicy = rr\n", 2, "policy = rr needs priority", "rr without a priority");
+        check_error("[kthread \"x\"]\npriority = 5\n", 2, "priority needs policy = fifo or rr in the same [kthread \"x\"]",
+                    "a priority without a policy");
+        check_error("[kthread \"x\"]\npolicy = other\npriority = 5\n", 3, "policy = other takes no priority",
+                    "other with a priority");
+        check_error("[kthread \"x\"]\nnice = 5\n", 2, "unknown key 'nice' in section [kthread \"x\"]",
+                    "an unknown key in [kthread]");
+        check_error("[kthread \"x\"]\ncpus =\n", 2, "cpus: empty value", "an empty value");
+        check_error("[kthreads]\n", 1, "unknown section [kthreads]", "[kthreads] is no [kthread] header");
+}
+
 /* StrictModes: files and their directories writable only by root. */
 static void load_expect(const char *path, const char *needle, const char *what) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
@@ -885,6 +942,7 @@ int main(void) {
         test_nic_errors();
         test_fuzzer_findings();
         test_app_sections();
+        test_kthreads();
         test_strict_modes();
         test_digest();
         return tap_finish();

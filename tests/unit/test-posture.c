@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The posture: a config resolved against the host's CPUs (given by hand here), its
  * errors naming file:line, and which pin an IRQ gets. */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "posture.h"
@@ -226,10 +227,60 @@ static void test_irq_pins(void) {
                 CHECK(posture_irq_pin(q, "eth0-TxRx-1") == &q->config->pins[1], "a later catch-all overrides an earlier pin");
 }
 
+static void test_kthreads(void) {
+        _cleanup_(posture_freep) Posture *p = NULL, *q = NULL, *r = NULL;
+        KthreadTarget t;
+        HostCpus cpus;
+
+        host_cpus(&cpus, "0-3", "0-3", "2-3", "2-3");
+        p = build_ok("[cpus]\nkthreads = housekeeping\n"
+                     "[kthread \"rcu*\"]\ncpus = 1\n"
+                     "[kthread \"rcuc/*\"]\npolicy = fifo\npriority = 3\n"
+                     "[kthread \"rcuc/2\"]\ncpus = isolated\n"
+                     "[kthread \"kswapd*\"]\ncpus = housekeeping\npolicy = other\n",
+                     &cpus, "kthreads = housekeeping with four sections");
+        if (p) {
+                CHECK(posture_manages_kthreads(p), "it manages kernel threads");
+                CHECK(posture_kthread_target(p, "kworker/u8:1", &t) && !t.cpus && t.off_isolated && t.policy == -1,
+                      "a thread no section names: off the isolated CPUs, policy left alone");
+                CHECK(posture_kthread_target(p, "rcuc/3", &t) && t.cpus && !t.off_isolated && t.policy == SCHED_FIFO &&
+                              t.priority == 3,
+                      "rcuc/3: CPUs from rcu*, policy from rcuc/*");
+                check_list(t.cpus, "1", "rcuc/3's CPUs are rcu*'s list");
+                CHECK(posture_kthread_target(p, "rcuc/2", &t) && t.cpus && t.policy == SCHED_FIFO,
+                      "rcuc/2: a later section's CPUs win");
+                check_list(t.cpus, "2-3", "cpus = isolated resolves to the isolated CPUs");
+                CHECK(posture_kthread_target(p, "kswapd0", &t) && t.policy == SCHED_OTHER && t.priority == 0,
+                      "kswapd0: policy other");
+                check_list(t.cpus, "0-1", "cpus = housekeeping resolves to the housekeeping CPUs");
+                CHECK(!posture_kthread_target(p, "irq/30-eth0", &t) && !t.cpus && !t.off_isolated,
+                      "a threaded IRQ handler is not moved by kthreads = housekeeping");
+        }
+        q = build_ok("[cpus]\nkthreads = housekeeping\nisolated = 2\n[kthread \"irq/*-eth0*\"]\ncpus = 3\n", &cpus,
+                     "an explicit section for IRQ threads");
+        if (q) {
+                CHECK(posture_kthread_target(q, "irq/30-eth0-TxRx", &t) && t.cpus, "a section may place IRQ threads");
+                check_list(t.cpus, "3", "on its CPUs");
+        }
+        host_cpus_done(&cpus);
+
+        host_cpus(&cpus, "0-3", "0-3", "", "");
+        r = build_ok("[cpus]\nkthreads = housekeeping\n", &cpus, "kthreads = housekeeping without isolated CPUs");
+        if (r)
+                CHECK(!posture_manages_kthreads(r) && !posture_kthread_target(r, "kswapd0", &t),
+                      "nothing to keep off when nothing is isolated");
+        check_error("[kthread \"x\"]\ncpus = isolated\n", &cpus, 2, "cpus = isolated, but no CPU is isolated",
+                    "cpus = isolated on a host with none");
+        check_error("[kthread \"x\"]\ncpus = 6\n", &cpus, 2, "cpus: CPU 6 does not exist or is offline",
+                    "a CPU the host lacks");
+        host_cpus_done(&cpus);
+}
+
 int main(void) {
         test_auto_isolation();
         test_explicit_sets();
         test_mask_bits();
         test_irq_pins();
+        test_kthreads();
         return tap_finish();
 }

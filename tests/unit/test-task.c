@@ -26,6 +26,45 @@ static void test_stat_parse(void) {
         CHECK(!cgroup_in_unit("0::/system.slice/trader.service-x\n", "trader.service"), "not a prefix match");
 }
 
+/* Lines from a real 6.18 kernel: a per-CPU kernel thread's flags and its SCHED_FIFO 99. */
+static void test_stat_kthread(void) {
+        TaskStat ts;
+
+        CHECK(task_stat_parse("21 (migration/1) S 2 0 0 0 -1 69238848 0 0 0 0 0 54 0 0 -100 0 1 0 26 0 0 "
+                              "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 1 99 1 0 0 0 0 0 0 0 0 0 0 0\n",
+                              &ts) == 0,
+              "a kernel thread's stat line parses");
+        CHECK((ts.flags & PF_KTHREAD) && (ts.flags & PF_NO_SETAFFINITY), "PF_KTHREAD and PF_NO_SETAFFINITY");
+        CHECK(ts.have_policy && ts.policy == SCHED_POLICY_FIFO && ts.rt_priority == 99, "SCHED_FIFO 99");
+        CHECK(ts.ppid == 2 && ts.start_time == 26, "parent kthreadd, start time 26");
+        CHECK(task_stat_parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 26\n", &ts) == 0 &&
+                      !ts.have_policy,
+              "a line that stops before field 41 has no policy");
+}
+
+static void test_sched(void) {
+        char buf[32];
+        SchedPolicy policy;
+        unsigned prio;
+
+        CHECK(sched_format(SCHED_POLICY_FIFO, 50, buf, sizeof(buf)) == 0, "format fifo 50");
+        CHECK_STR(buf, "fifo:50", "a real-time policy with its priority");
+        CHECK(sched_format(SCHED_POLICY_OTHER, 0, buf, sizeof(buf)) == 0, "format other");
+        CHECK_STR(buf, "other", "any other policy alone");
+        CHECK(sched_format((SchedPolicy) 4, 0, buf, sizeof(buf)) == 0, "format a policy without a name");
+        CHECK_STR(buf, "policy4", "by its number");
+        CHECK(sched_format(SCHED_POLICY_RR, 1, buf, 4) == -ENOBUFS, "a short buffer is -ENOBUFS");
+        CHECK(sched_parse("rr:99", &policy, &prio) == 0 && policy == SCHED_POLICY_RR && prio == 99, "parse rr:99");
+        CHECK(sched_parse("idle", &policy, &prio) == 0 && policy == SCHED_POLICY_IDLE && prio == 0, "parse idle");
+        CHECK(sched_parse("fifo", &policy, &prio) == -EINVAL, "fifo without a priority is refused");
+        CHECK(sched_parse("other:1", &policy, &prio) == -EINVAL, "other with a priority is refused");
+        CHECK(sched_parse("fifo:0", &policy, &prio) == -EINVAL && sched_parse("fifo:100", &policy, &prio) == -EINVAL,
+              "priorities outside 1..99 are refused");
+        CHECK(sched_parse("fifo:5x", &policy, &prio) == -EINVAL && sched_parse(":5", &policy, &prio) == -EINVAL &&
+                      sched_parse("", &policy, &prio) == -EINVAL && sched_parse("policy4", &policy, &prio) == -EINVAL,
+              "junk is refused");
+}
+
 static void test_status_fields(void) {
         static const char status[] = "Name:\tengine\nPPid:\t1\nCpus_allowed:\tf\nCpus_allowed_list:\t 2-3 \n"
                                      "HugetlbPages:\t0 kB";
@@ -120,6 +159,8 @@ int main(void) {
                 abort();
         faketree_writef(root, "", "proc/.keep");
         test_stat_parse();
+        test_stat_kthread();
+        test_sched();
         test_status_fields();
         if (CHECK(host_open(root, &h) == 0, "the fake tree opens")) {
                 test_kernel_thread(h);

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* New kernel threads, from the proc connector. A fork by kthreadd arrives while the new
+ * thread is still kthreadd's copy, before its creator has named it, placed it and maybe
+ * bound it (PF_NO_SETAFFINITY): it is looked at KTHREAD_RELOOK_USEC later, and again while
+ * it still has kthreadd's name. Lost events (the socket overflowed) mean a look at every
+ * kernel thread. The periodic scan remains the safety net. */
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "proc-connector.h"
+#include "procwatch.h"
+#include "setting-kthreads.h"
+#include "util.h"
+
+/* A thread reported, not looked at yet. */
+typedef struct PendingThread {
+        pid_t tid;
+        uint64_t reported_usec; /* CLOCK_MONOTONIC */
+} PendingThread;
+
+/* More than this many reported before one look (a burst of thousands): the rest wait for
+ * a look at every kernel thread. */
+#define PENDING_MAX 4096U
+
+struct ProcWatch {
+        Manager *manager;
+        ProcConnector *connector;
+        sd_event_source *io_source;
+        sd_event_source *relook_source;
+        PendingThread *pending;
+        size_t n_pending, allocated_pending;
+        bool overflowed;          /* more than PENDING_MAX: look at them all */
+        bool unavailable_reported;
+};
+
+/* Queues every kernel-thread setting, and plans the threads that have none yet. */
+static void look_at_all(ProcWatch *w) {
+        Manager *m = w->manager;
+        int r = kthread_table_scan(&m->table, m->host, m->posture);
+
+        if (r < 0)
+                log_warning_errno(r, "Cannot list kernel threads");
+        for (size_t i = 0; i < m->table.n; i++)
+                if (setting_is_kthread(m->table.settings[i], NULL))
+                        manager_queue_dirty(m, m->table.settings[i]);
+}
+
+static void queue_thread(Manager *m, pid_t tid) {
+        static const SettingKind kinds[] = { SETTING_KTHREAD_AFFINITY, SETTING_KTHREAD_POLICY };
+        char object[16];
+
+        snprintf(object, sizeof(object), "%d", (int) tid);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                Setting *s = table_find(&m->table, kinds[i], object);
+                if (s)
+                        manager_queue_dirty(m, s);
+        }
+}
+
+static void arm_relook(ProcWatch *w, uint64_t due) {
+        uint64_t armed;
+
+        if (sd_event_source_get_enabled(w->relook_source, NULL) > 0 &&
+            sd_event_source_get_time(w->relook_source, &armed) >= 0 && armed <= due)
+                return;
+        (void) sd_event_source_set_time(w->relook_source, due);
+        (void) sd_event_source_set_enabled(w->relook_source, SD_EVENT_ONESHOT);
+}
+
+static int on_relook(sd_event_source *source, uint64_t usec, void *userdata) {
+        ProcWatch *w = userdata;
+        Manager *m = w->manager;
+        uint64_t now = now_usec(CLOCK_MONOTONIC), next = UINT64_MAX;
+        size_t kept = 0;
+
+        if (w->overflowed) {
+                w->overflowed = false;
+                look_at_all(w);
+        }
+        for (size_t i = 0; i < w->n_pending; i++) {
+                PendingThread p = w->pending[i];
+                int r;
+
+                if (now < p.reported_usec + KTHREAD_RELOOK_USEC) {
+                        w->pending[kept++] = p;
+                        next = MIN(next, p.reported_usec + KTHREAD_RELOOK_USEC);
+                        continue;
+                }
+                r = kthread_table_add(&m->table, m->host, m->posture, p.tid);
+                if (r == -EAGAIN && now - p.reported_usec < KTHREAD_SETTLE_MAX_USEC) {
+                        /* Still kthreadd's copy: its creator has not named it yet. */
+                        w->pending[kept++] = p;
+                        next = MIN(next, now + KTHREAD_RELOOK_USEC);
+                        continue;
+                }
+                if (r > 0)
+                        queue_thread(m, p.tid);
+                else if (r < 0 && r != -ENOENT && r != -EAGAIN)
+                        log_warning_errno(r, "Cannot look at new kernel thread %d", (int) p.tid);
+        }
+        w->n_pending = kept;
+        if (kept > 0)
+                arm_relook(w, next);
+        manager_flush_dirty(m);
+        return 0;
+}
+
+static void on_kthread_fork(void *userdata, pid_t tid, uint64_t forked_ns) {
+        ProcWatch *w = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        for (size_t i = 0; i < w->n_pending; i++)
+                if (w->pending[i].tid == tid)
+                        return;
+        if (w->n_pending == w->allocated_pending) {
+                size_t n = w->allocated_pending ? w->allocated_pending * 2 : 16;
+                PendingThread *a = n <= PENDING_MAX ? realloc(w->pending, n * sizeof(PendingThread)) : NULL;
+                if (!a) {
+                        w->overflowed = true;
+                        arm_relook(w, now + KTHREAD_RELOOK_USEC);
+                        return;
+                }
+                w->pending = a;
+                w->allocated_pending = n;
+        }
+        w->pending[w->n_pending++] = (PendingThread) { tid, now };
+        arm_relook(w, now + KTHREAD_RELOOK_USEC);
+}
+
+static int on_connector(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        ProcWatch *w = userdata;
+        int r = proc_connector_dispatch(w->connector, on_kthread_fork, w);
+
+        if (r == -ENOBUFS) {
+                /* The threads created meanwhile are unknown; the look is cheap next to a
+                 * kernel that created enough of them to fill the socket. */
+                log_notice("Kernel thread creations were lost (the proc connector socket overflowed); "
+                           "looking at every kernel thread again");
+                w->overflowed = true;
+                arm_relook(w, now_usec(CLOCK_MONOTONIC) + KTHREAD_RELOOK_USEC);
+        } else if (r < 0)
+                log_warning_errno(r, "Reading the proc connector failed");
+        return 0;
+}
+
+static void procwatch_close(ProcWatch *w) {
+        w->io_source = sd_event_source_disable_unref(w->io_source);
+        w->connector = proc_connector_free(w->connector);
+        w->n_pending = 0;
+        w->overflowed = false;
+}
+
+static void procwatch_open(ProcWatch *w) {
+        int r;
+
+        if (w->connector)
+                return;
+        r = proc_connector_open(&w->connector);
+        if (r < 0 && !w->unavailable_reported) {
+                log_warning_errno(r, "The proc connector is unavailable; new kernel threads are found by the periodic "
+                                     "scan only");
+                w->unavailable_reported = true;
+        }
+}
+
+int procwatch_new(Manager *m, ProcWatch **ret) {
+        ProcWatch *w = calloc(1, sizeof(ProcWatch));
+
+        if (!w)
+                return log_warning_errno(ENOMEM, "New kernel threads are found by the periodic scan only");
+        w->manager = m;
+        if (posture_manages_kthreads(m->posture))
+                procwatch_open(w);
+        *ret = w;
+        return 0;
+}
+
+int procwatch_start(ProcWatch *w) {
+        Manager *m;
+        int r;
+
+        if (!w)
+                return 0;
+        m = w->manager;
+        if (!w->relook_source) {
+                /* 0.5 ms accuracy: sd-event's default (250 ms) would defeat the point. */
+                r = sd_event_add_time(m->event, &w->relook_source, CLOCK_MONOTONIC, UINT64_MAX, 500, on_relook, w);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot create the kernel thread timer");
+                (void) sd_event_source_set_enabled(w->relook_source, SD_EVENT_OFF);
+        }
+        if (w->connector && !w->io_source) {
+                r = sd_event_add_io(m->event, &w->io_source, proc_connector_fd(w->connector), EPOLLIN, on_connector, w);
+                if (r < 0) {
+                        log_warning_errno(r, "Cannot watch the proc connector");
+                        procwatch_close(w);
+                }
+        }
+        return 0;
+}
+
+void procwatch_update(ProcWatch *w) {
+        if (!w)
+                return;
+        if (!posture_manages_kthreads(w->manager->posture)) {
+                procwatch_close(w);
+                return;
+        }
+        procwatch_open(w);
+        if (w->manager->event)
+                (void) procwatch_start(w);
+}
+
+ProcWatch *procwatch_free(ProcWatch *w) {
+        if (!w)
+                return NULL;
+        procwatch_close(w);
+        sd_event_source_disable_unref(w->relook_source);
+        free(w->pending);
+        free(w);
+        return NULL;
+}
