@@ -256,15 +256,11 @@ int setting_new_sysctl(const char *key, const char *value, Setting **ret) {
 
 /* Runs of white space collapse (tcp_rmem reads back with tabs). */
 static int sysctl_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
-        _cleanup_free_ char *norm = NULL;
         int r = file_setting_read(s, rc, buf, size, flags, "no such sysctl on this kernel");
 
         if (r < 0)
                 return r;
-        norm = normalize_whitespace(buf);
-        if (!norm)
-                return -ENOMEM;
-        snprintf(buf, size, "%s", norm);
+        normalize_whitespace_in_place(buf);
         return 0;
 }
 
@@ -317,17 +313,11 @@ static int governor_check_available(Setting *s, Reconciler *rc, const char *gove
                 return -ENOMEM;
         if (host_read_file(rc->host, file, &avail) < 0)
                 return 0; /* cannot tell; let the write decide */
+        if (word_list_contains(avail, governor))
+                return 0;
         norm = normalize_whitespace(avail);
         if (!norm)
                 return -ENOMEM;
-        for (const char *w = norm; *w;) {
-                size_t n = strcspn(w, " ");
-                if (n == strlen(governor) && strncmp(w, governor, n) == 0)
-                        return 0;
-                w += n;
-                while (*w == ' ')
-                        w++;
-        }
         setting_set_reason(s, "governor '%s' is not available (available: %s)", governor, norm);
         return -EOPNOTSUPP;
 }
