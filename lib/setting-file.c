@@ -125,7 +125,7 @@ static int file_setting_read_present(Setting *s, Reconciler *rc, char *buf, size
         return file_setting_read(s, rc, buf, size, flags, "not present on this host");
 }
 
-static int file_setting_write(Setting *s, Reconciler *rc, const char *value) {
+int file_setting_write(Setting *s, Reconciler *rc, const char *value) {
         const char *path = FILE_SETTING(s)->file.path;
         int r = host_write_file(rc->host, path, value);
 
@@ -137,7 +137,7 @@ static int file_setting_write(Setting *s, Reconciler *rc, const char *value) {
         return r == -ENOENT || r == -EPERM ? -EIO : r;
 }
 
-static int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
+int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
         if (i > 0)
                 return 0;
         snprintf(buf, size, "%s", FILE_SETTING(s)->file.path);
@@ -156,8 +156,7 @@ void file_setting_done(Setting *s) {
         setting_file_done(&FILE_SETTING(s)->file);
 }
 
-/* A new setting of a file kind; takes path. */
-static int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret) {
+int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret) {
         _cleanup_(setting_freep) Setting *s = setting_alloc(kind, object);
 
         if (!s) {
