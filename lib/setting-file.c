@@ -343,8 +343,16 @@ static int governor_plan(SettingTable *t, const Host *h, const Posture *p) {
         return 0;
 }
 
+/* cpuN/cpufreq is a link to cpufreq/policyN on most drivers: both spellings. */
+static const char *const governor_files[] = {
+        "sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
+        "sys/devices/system/cpu/cpufreq/policy*/scaling_governor",
+        NULL,
+};
+
 const SettingVTable governor_vtable = {
         FILE_SETTING_OPS,
+        .owns = governor_files,
         .object_size = sizeof(FileSetting),
         .read = governor_read,
         .write = governor_write,
@@ -404,8 +412,14 @@ static int cpuidle_plan(SettingTable *t, const Host *h, const Posture *p) {
         return 0;
 }
 
+static const char *const cpuidle_files[] = {
+        "sys/devices/system/cpu/cpu*/cpuidle/state*/disable",
+        NULL,
+};
+
 const SettingVTable cpuidle_vtable = {
         FILE_SETTING_OPS,
+        .owns = cpuidle_files,
         .object_size = sizeof(FileSetting),
         .read = file_setting_read_present,
         .write = file_setting_write,
