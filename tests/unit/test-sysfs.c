@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [sysfs] on a fake --root tree: the path and value rules, choice lists, where a path
- * leads (host_resolve()), pattern expansion, and the files refused (a link out of /sys, a
- * file another kind keeps, a directory) with FILE:LINE. */
+ * leads (host_resolve()), pattern expansion, the files refused (a link out of /sys, a file
+ * another kind keeps, a directory) with FILE:LINE, and the sysfs kind itself: choices
+ * compared on their selected word, a word not offered, a device that comes (a rescan finds
+ * it) and goes, a missing file that appears, later entries winning, observe mode and
+ * restore. */
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "faketree.h"
+#include "originals.h"
+#include "setting-file.h"
+#include "setting-sysfs.h"
 #include "sysfs.h"
+#include "table.h"
 #include "tap.h"
 #include "util.h"
 
@@ -17,6 +24,10 @@
 typedef struct Fixture {
         char root[32];
         Host *host;
+        Posture *posture;
+        Reconciler rc;
+        SettingTable table;
+        char events[FAKETREE_EVENTS_SIZE];
 } Fixture;
 
 /* A two-CPU host with THP, two machine-check banks, a cpufreq policy reached through
@@ -34,6 +45,20 @@ static void fixture_init(Fixture *f) {
         tree_symlink(f, "sys/devices/system/cpu/cpu0/cpufreq", "../cpufreq/policy0");
         tree_write(f, "etc/passwd", "root:x:0:0\n");
         tree_symlink(f, "sys/kernel/leak", "/etc/passwd");
+}
+
+static bool fixture_start(Fixture *f, const char *config_text) {
+        table_init(&f->table, NULL);
+        return faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events);
+}
+
+static void fixture_done(Fixture *f) {
+        table_done(&f->table);
+        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
+}
+
+static Setting *find(Fixture *f, const char *object) {
+        return table_find(&f->table, SETTING_SYSFS, object);
 }
 
 /* --- the rules a config's keys and values follow --- */
@@ -344,6 +369,196 @@ out:
         faketree_remove(f.root);
 }
 
+/* --- the kind --- */
+
+static const char kind_config[] = "[sysfs]\n"
+                                  "/sys/kernel/mm/transparent_hugepage/enabled = never\n"
+                                  "/sys/devices/system/machinecheck/machinecheck*/ignore_ce = 1\n"
+                                  "/sys/kernel/mm/ksm/run = 0\n";
+
+static void test_kind(void) {
+        Fixture f;
+        Setting *thp, *mc0, *ksm;
+        char path[128];
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, kind_config), "kind fixture"))
+                { fixture_done(&f); return; }
+        CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 4, "four settings: THP, two banks, KSM");
+        thp = find(&f, "/" THP);
+        mc0 = find(&f, "/" MCE "/machinecheck0/ignore_ce");
+        ksm = find(&f, "/sys/kernel/mm/ksm/run");
+        CHECK(thp && mc0 && find(&f, "/" MCE "/machinecheck1/ignore_ce") && ksm, "one setting per file, by its path");
+        if (!thp || !mc0 || !ksm)
+                { fixture_done(&f); return; }
+        CHECK(setting_watch_path(thp, 0, path, sizeof(path)) == 1 && streq(path, THP) &&
+                      setting_watch_path(thp, 1, path, sizeof(path)) == 0,
+              "inotify watches the file itself");
+        CHECK(f.table.settings[0] == mc0 && f.table.settings[2] == ksm && f.table.settings[3] == thp,
+              "listed in path order");
+
+        table_reconcile_all(&f.table, &f.rc, T0, 0);
+        CHECK(thp->state == SETTING_CORRECTED && streq(thp->observed, "never"), "THP corrected to never");
+        CHECK_STR(tree_read(&f, THP), "never", "the word itself is written");
+        CHECK(mc0->state == SETTING_CORRECTED && streq(tree_read(&f, MCE "/machinecheck1/ignore_ce"), "1"),
+              "both banks: ignore_ce = 1");
+        CHECK(ksm->state == SETTING_UNSUPPORTED && ksm->reason && strstr(ksm->reason, "not present") &&
+                      strstr(ksm->reason, "/sys/kernel/mm/ksm/run"),
+              "a missing file named as it is: unsupported, saying which");
+        events_take(&f);
+
+        /* The kernel shows a choice file with its list: the selected word is the value. */
+        tree_write(&f, THP, "always madvise [never]\n");
+        table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, 0);
+        CHECK_STR(events_take(&f), "", "'always madvise [never]' is never: nothing to do");
+        CHECK(thp->state == SETTING_CORRECTED && streq(thp->observed, "never"), "observed: the selected word");
+        tree_write(&f, THP, "[always] madvise never\n");
+        table_reconcile_one(&f.table, &f.rc, thp, T0 + 2 * USEC_PER_SEC, RECONCILE_HINTED);
+        CHECK_STR(events_take(&f), "drift corrected", "'[always] madvise never' is drift, corrected");
+        CHECK_STR(tree_read(&f, THP), "never", "never again");
+
+        /* The KSM file appears (a module loaded): the next rescan keeps it. */
+        tree_write(&f, "sys/kernel/mm/ksm/run", "1\n");
+        CHECK(sysfs_table_rescan(&f.table, f.host, f.posture) == 1, "the rescan finds the file that appeared");
+        ksm = find(&f, "/sys/kernel/mm/ksm/run");
+        CHECK(ksm && ksm->state == SETTING_PENDING, "kept afresh, pending");
+        if (ksm)
+                table_reconcile_one(&f.table, &f.rc, ksm, T0 + 3 * USEC_PER_SEC, RECONCILE_APPLYING);
+        CHECK_STR(tree_read(&f, "sys/kernel/mm/ksm/run"), "0", "and written");
+        events_take(&f);
+        fixture_done(&f);
+}
+
+static void test_devices_come_and_go(void) {
+        Fixture f;
+        Setting *s;
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, kind_config), "devices fixture"))
+                { fixture_done(&f); return; }
+        CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 4, "planned");
+        table_reconcile_all(&f.table, &f.rc, T0, 0);
+        events_take(&f);
+
+        CHECK(sysfs_table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 4, "nothing new: a rescan adds nothing");
+        tree_write(&f, MCE "/machinecheck2/ignore_ce", "0\n");
+        tree_mkdir(&f, MCE "/machinecheck3"); /* a bank without the file yet */
+        CHECK(sysfs_table_rescan(&f.table, f.host, f.posture) == 1 && f.table.n == 5,
+              "a new bank: the pattern gains a match");
+        s = find(&f, "/" MCE "/machinecheck2/ignore_ce");
+        CHECK(s && s->state == SETTING_PENDING && streq(s->desired, "1"), "its setting, pending, at the pattern's value");
+        table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, 0);
+        CHECK_STR(tree_read(&f, MCE "/machinecheck2/ignore_ce"), "1", "and the new bank is written");
+        CHECK(!find(&f, "/" MCE "/machinecheck3/ignore_ce"), "a bank without the file has no setting");
+        events_take(&f);
+
+        tree_remove(&f, MCE "/machinecheck1");
+        CHECK(sysfs_table_rescan(&f.table, f.host, f.posture) == 0 && !find(&f, "/" MCE "/machinecheck1/ignore_ce") &&
+                      f.table.n == 4,
+              "a bank that went away: the rescan drops its setting");
+        tree_remove(&f, MCE "/machinecheck2");
+        table_reconcile_all(&f.table, &f.rc, T0 + 2 * USEC_PER_SEC, RECONCILE_FORCE);
+        CHECK(!find(&f, "/" MCE "/machinecheck2/ignore_ce") && f.table.n == 3,
+              "so does a read that finds the file gone (sysfs fails a kept fd)");
+        CHECK_STR(events_take(&f), "", "quietly: the device is gone, nothing drifted");
+
+        /* A new match that leads out of /sys is shown, never written. */
+        tree_write(&f, "etc/ignore_ce", "0\n");
+        tree_symlink(&f, MCE "/machinecheck9", "/etc");
+        CHECK(sysfs_table_rescan(&f.table, f.host, f.posture) == 1, "the rescan sees the link");
+        s = find(&f, "/" MCE "/machinecheck9/ignore_ce");
+        if (s)
+                table_reconcile_one(&f.table, &f.rc, s, T0 + 3 * USEC_PER_SEC, 0);
+        CHECK(s && s->state == SETTING_UNSUPPORTED && s->reason && strstr(s->reason, "s.conf:3: ") &&
+                      strstr(s->reason, "leads out of /sys (to /etc/ignore_ce)"),
+              "unsupported, with the entry's FILE:LINE and where the link leads");
+        CHECK_STR(tree_read(&f, "etc/ignore_ce"), "0\n", "the file outside /sys is not written");
+        CHECK_STR(events_take(&f), "unsupported", "reported once");
+        fixture_done(&f);
+}
+
+static void test_choice_not_offered(void) {
+        Fixture f;
+        Setting *s;
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, "[sysfs]\n/sys/kernel/mm/transparent_hugepage/defrag = sometimes\n"), "defrag fixture"))
+                { fixture_done(&f); return; }
+        CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && (s = find(&f, "/sys/kernel/mm/transparent_hugepage/defrag")),
+              "planned");
+        if (!s)
+                { fixture_done(&f); return; }
+        table_reconcile_all(&f.table, &f.rc, T0, 0);
+        CHECK(s->state == SETTING_UNSUPPORTED && s->reason &&
+                      strstr(s->reason, "'sometimes' is not one of the values offered (always defer defer+madvise madvise never)"),
+              "a word the file does not offer: unsupported, with the words it does");
+        CHECK_STR(tree_read(&f, "sys/kernel/mm/transparent_hugepage/defrag"), "always defer defer+madvise [madvise] never\n",
+                  "and nothing is written");
+        CHECK_STR(events_take(&f), "drift unsupported", "reported once");
+        table_reconcile_all(&f.table, &f.rc, T0 + 100 * USEC_PER_SEC, 0);
+        CHECK_STR(events_take(&f), "", "not again at the next scan");
+        fixture_done(&f);
+}
+
+static void test_later_wins(void) {
+        Fixture f;
+        Setting *s0, *s1;
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, "[sysfs]\n"
+                                     "/sys/devices/system/machinecheck/machinecheck0/ignore_ce = 0\n"
+                                     "/sys/devices/system/machinecheck/machinecheck*/ignore_ce = 1\n"
+                                     "/sys/devices/system/machinecheck/machinecheck1/ignore_ce = 0\n"),
+                   "overlap fixture"))
+                { fixture_done(&f); return; }
+        CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 2, "two files, one setting each");
+        s0 = find(&f, "/" MCE "/machinecheck0/ignore_ce");
+        s1 = find(&f, "/" MCE "/machinecheck1/ignore_ce");
+        CHECK(s0 && streq(s0->desired, "1"), "bank 0: the pattern, written after the literal line, wins");
+        CHECK(s1 && streq(s1->desired, "0"), "bank 1: the literal line, written after the pattern, wins");
+        fixture_done(&f);
+}
+
+static void test_observe_and_restore(void) {
+        _cleanup_free_ char *dir = NULL;
+        Originals *o = NULL;
+        Fixture f;
+        Setting *thp;
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, kind_config), "restore fixture"))
+                { fixture_done(&f); return; }
+        CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && (thp = find(&f, "/" THP)), "planned");
+        if (!thp)
+                { fixture_done(&f); return; }
+
+        f.rc.observe = true;
+        table_reconcile_all(&f.table, &f.rc, T0, 0);
+        CHECK(thp->state == SETTING_DRIFTED && streq(thp->observed, "madvise"), "observe: madvise is drift");
+        CHECK_STR(tree_read(&f, THP), "always [madvise] never\n", "observe: nothing written");
+        events_take(&f);
+
+        dir = strdup_printf("%s/run", f.root);
+        CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
+        f.rc.originals = o;
+        f.rc.observe = false;
+        table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, RECONCILE_FORCE);
+        CHECK_STR(tree_read(&f, THP), "never", "enforce: never");
+        CHECK_STR(o ? originals_get(o, SETTING_SYSFS, "/" THP) : NULL, "madvise",
+                  "the original is the word that was selected, not the whole list");
+        CHECK_STR(o ? originals_get(o, SETTING_SYSFS, "/" MCE "/machinecheck1/ignore_ce") : NULL, "0", "and the banks'");
+        CHECK(!o || !originals_get(o, SETTING_SYSFS, "/sys/kernel/mm/ksm/run"), "nothing for the missing file");
+
+        tree_write(&f, THP, "always madvise [never]\n"); /* as the kernel shows it */
+        CHECK(setting_restore(&f.rc, thp) == 1, "restore");
+        CHECK_STR(tree_read(&f, THP), "madvise", "THP is back to madvise");
+        tree_write(&f, THP, "always [madvise] never\n");
+        CHECK(o && !originals_get(o, SETTING_SYSFS, "/" THP), "and its original is forgotten");
+        events_take(&f);
+        originals_free(o);
+        fixture_done(&f);
+}
+
 int main(void) {
         test_path_rules();
         test_choices();
@@ -351,5 +566,10 @@ int main(void) {
         test_expand();
         test_file_check();
         test_config_check();
+        test_kind();
+        test_devices_come_and_go();
+        test_choice_not_offered();
+        test_later_wins();
+        test_observe_and_restore();
         return tap_finish();
 }
