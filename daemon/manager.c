@@ -14,6 +14,7 @@
 
 #include "build-config.h"
 #include "netwatch.h"
+#include "sysfswatch.h"
 #include "originals.h"
 #include "log.h"
 #include "manager.h"
@@ -277,6 +278,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         table_done(&m->table);
         m->netwatch = netwatch_free(m->netwatch);
+        m->sysfswatch = sysfswatch_free(m->sysfswatch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -370,7 +372,8 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         }
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
-                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs)", m->host->root_path);
+                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs, [sysfs] patterns)",
+                                  m->host->root_path);
         now = now_usec(CLOCK_MONOTONIC);
         table_reconcile_all(&m->table, &m->rc, now, flags);
         if (irq_writer_tick(&m->irq_writer, now))
@@ -624,6 +627,7 @@ int manager_start(Manager *m) {
         r = netwatch_start(m->netwatch);
         if (r < 0)
                 return r;
+        sysfswatch_update(m);
         manager_pin_self(m);
         return 0;
 }
@@ -724,6 +728,7 @@ static int manager_reload_because(Manager *m, const char *why) {
 
         posture_free(m->posture);
         m->posture = posture;
+        sysfswatch_update(m); /* patterns may have come or gone, udev_source changed */
         m->restored = false; /* a good reload enforces again after a restore */
         manager_init_reconciler(m);
         if (!m->originals && !manager_observing(m))

@@ -36,6 +36,7 @@ typedef struct ManagerListener {
 } ManagerListener;
 
 typedef struct NetWatch NetWatch;
+typedef struct SysfsWatch SysfsWatch;
 
 typedef struct Manager {
         sd_event *event;
@@ -75,6 +76,7 @@ typedef struct Manager {
         unsigned posture_generation; /* bumped by every successful reload */
 
         NetWatch *netwatch;
+        SysfsWatch *sysfswatch; /* only while a [sysfs] key is a pattern */
         ManagerListener listener;
 } Manager;
 
@@ -88,7 +90,8 @@ bool manager_observing(const Manager *m);
 
 /* The first full pass: plan, scan IRQs, reconcile everything. */
 int manager_apply(Manager *m);
-/* Sets up signals, timers, inotify, the watchdog and the NIC monitors. */
+/* Sets up signals, timers, inotify, the watchdog, the NIC monitors and the uevent
+ * monitor for [sysfs] patterns. */
 int manager_start(Manager *m);
 /* READY=1, once whoever listens (the bus) is set up too. */
 void manager_ready(Manager *m);
