@@ -247,46 +247,42 @@ out:
 /* --- what [sysfs] refuses, with FILE:LINE --- */
 
 static void test_file_check(void) {
+        static const struct {
+                const char *relpath;
+                int verdict;
+                const char *reason; /* a part of it; NULL: none given */
+                const char *what;
+        } cases[] = {
+                { THP, SYSFS_FILE_OK, NULL, "THP may be kept" },
+                { "sys/kernel/leak", SYSFS_FILE_REFUSED, "leads out of /sys (to /etc/passwd)",
+                  "a link out of /sys is refused, naming where it leads" },
+                { "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", SYSFS_FILE_REFUSED, "governor",
+                  "the governor file is the governor kind's" },
+                { "sys/devices/system/cpu/cpufreq/policy0/scaling_governor", SYSFS_FILE_REFUSED, "governor",
+                  "also as cpufreq/policy0, where cpu0/cpufreq leads" },
+                { "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", SYSFS_FILE_REFUSED, "cpuidle",
+                  "an idle state's disable file is the cpuidle kind's" },
+                { "sys/bus/workqueue/devices/writeback/cpumask", SYSFS_FILE_REFUSED, "workqueue",
+                  "a workqueue cpumask, reached through the bus link, is refused" },
+                { "sys/kernel/mm", SYSFS_FILE_NOT_REGULAR, "directory", "a directory is no file" },
+                { "sys/kernel/mm/ksm/run", -ENOENT, NULL, "a missing file: -ENOENT" },
+        };
         Fixture f;
-        char *reason = NULL;
 
         fixture_init(&f);
         tree_write(&f, "sys/devices/virtual/workqueue/writeback/cpumask", "3\n");
         tree_symlink(&f, "sys/bus/workqueue/devices/writeback", "../../../devices/virtual/workqueue/writeback");
         tree_write(&f, "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", "0\n");
-        if (!CHECK(host_open(f.root, &f.host) == 0, "host on the tree"))
-                goto out;
-        CHECK(sysfs_file_check(f.host, THP, &reason) == SYSFS_FILE_OK && !reason, "THP may be kept");
-        CHECK(sysfs_file_check(f.host, "sys/kernel/leak", &reason) == SYSFS_FILE_REFUSED && reason &&
-                      strstr(reason, "leads out of /sys (to /etc/passwd)"),
-              "a link out of /sys is refused, naming where it leads");
-        reason = mfree(reason);
-        CHECK(sysfs_file_check(f.host, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", &reason) ==
-                              SYSFS_FILE_REFUSED &&
-                      reason && strstr(reason, "governor"),
-              "the governor file is the governor kind's");
-        reason = mfree(reason);
-        CHECK(sysfs_file_check(f.host, "sys/devices/system/cpu/cpufreq/policy0/scaling_governor", &reason) ==
-                              SYSFS_FILE_REFUSED &&
-                      reason && strstr(reason, "governor"),
-              "also as cpufreq/policy0, where cpu0/cpufreq leads");
-        reason = mfree(reason);
-        CHECK(sysfs_file_check(f.host, "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", &reason) ==
-                              SYSFS_FILE_REFUSED &&
-                      reason && strstr(reason, "cpuidle"),
-              "an idle state's disable file is the cpuidle kind's");
-        reason = mfree(reason);
-        CHECK(sysfs_file_check(f.host, "sys/bus/workqueue/devices/writeback/cpumask", &reason) == SYSFS_FILE_REFUSED &&
-                      reason && strstr(reason, "workqueue"),
-              "a workqueue cpumask, reached through the bus link, is refused");
-        reason = mfree(reason);
-        CHECK(sysfs_file_check(f.host, "sys/kernel/mm", &reason) == SYSFS_FILE_NOT_REGULAR && reason &&
-                      strstr(reason, "directory"),
-              "a directory is no file");
-        reason = mfree(reason);
-        CHECK(sysfs_file_check(f.host, "sys/kernel/mm/ksm/run", &reason) == -ENOENT && !reason, "a missing file: -ENOENT");
-out:
-        free(reason);
+        if (CHECK(host_open(f.root, &f.host) == 0, "host on the tree"))
+                for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                        _cleanup_free_ char *reason = NULL;
+                        int r = sysfs_file_check(f.host, cases[i].relpath, &reason);
+
+                        if (!CHECK(r == cases[i].verdict && (cases[i].reason ? reason && strstr(reason, cases[i].reason)
+                                                                              : !reason),
+                                   cases[i].what))
+                                printf("#   %s: %d, '%s'\n", cases[i].relpath, r, reason ?: "(no reason)");
+                }
         host_free(f.host);
         faketree_remove(f.root);
 }
