@@ -90,7 +90,19 @@ static int sysfs_check_offered(Setting *s, Reconciler *rc, const char *value) {
 static int sysfs_write(Setting *s, Reconciler *rc, const char *value) {
         int r = sysfs_check_offered(s, rc, value);
 
-        return r < 0 ? r : file_setting_write(s, rc, value);
+        if (r < 0)
+                return r;
+        r = file_setting_write(s, rc, value);
+        /* lowlatd.service leaves only some of /sys writable: retrying every minute would
+         * not change that, a drop-in and a restart do. */
+        if (r == -EROFS) {
+                setting_set_reason(s,
+                                   "writing /%s failed: read-only file system (lowlatd.service opens only parts of "
+                                   "/sys with ReadWritePaths=; add this path there with systemctl edit lowlatd)",
+                                   setting_file_path(s));
+                return -EOPNOTSUPP;
+        }
+        return r;
 }
 
 static void sysfs_done(Setting *s) {

@@ -5,8 +5,11 @@
  * compared on their selected word, a word not offered, a device that comes (a rescan finds
  * it) and goes, a missing file that appears, later entries winning, observe mode and
  * restore. */
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "faketree.h"
 #include "originals.h"
@@ -555,6 +558,51 @@ static void test_observe_and_restore(void) {
         fixture_done(&f);
 }
 
+/* Under lowlatd.service most of /sys is read-only: a write refused with EROFS says how to
+ * open the path, and is unsupported rather than a failure retried every minute. Needs a
+ * mount namespace (root): a child makes the tree's kernel/mm a read-only bind mount. */
+static void test_read_only(void) {
+        Fixture f;
+        Setting *thp;
+        pid_t pid;
+        int status = 0;
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, kind_config), "read-only fixture"))
+                { fixture_done(&f); return; }
+        CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && (thp = find(&f, "/" THP)), "planned");
+        if (!thp)
+                { fixture_done(&f); return; }
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                _cleanup_free_ char *dir = strdup_printf("%s/sys/kernel/mm", f.root);
+                if (geteuid() != 0 || !dir || unshare(CLONE_NEWNS) < 0 ||
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || mount(dir, dir, NULL, MS_BIND, NULL) < 0 ||
+                    mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+                        _exit(77);
+                /* The root fd was opened in the namespace before: look from a new one. */
+                host_free(f.host);
+                if (host_open(f.root, &f.host) < 0)
+                        _exit(1);
+                f.rc.host = f.host;
+                setting_reconcile(&f.rc, thp, T0, 0);
+                _exit(thp->state == SETTING_UNSUPPORTED && thp->reason && strstr(thp->reason, "read-only file system") &&
+                                      strstr(thp->reason, "ReadWritePaths=") &&
+                                      strstr(thp->reason, "/sys/kernel/mm/transparent_hugepage/enabled")
+                              ? 0
+                              : 1);
+        }
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+                status = -1;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+                CHECK(true, "EROFS: unsupported, saying how to open the path # SKIP needs root and a mount namespace");
+        else
+                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "EROFS: unsupported, saying how to open the path");
+        CHECK_STR(tree_read(&f, THP), "always [madvise] never\n", "and nothing was written");
+        fixture_done(&f);
+}
+
 int main(void) {
         test_path_rules();
         test_choices();
@@ -567,5 +615,6 @@ int main(void) {
         test_choice_not_offered();
         test_later_wins();
         test_observe_and_restore();
+        test_read_only();
         return tap_finish();
 }
