@@ -187,11 +187,12 @@ static SysfsTableState *sysfs_table_state(SettingTable *t) {
 
 int sysfs_table_rescan(SettingTable *t, const Host *h, const Posture *p) {
         const Config *c = p->config;
-        SysfsTableState *st = c->n_sysfs > 0 || t->kind_counts[SETTING_SYSFS] > 0 ? sysfs_table_state(t) : NULL;
+        SysfsTableState *st;
         size_t seen = 0, added = 0;
 
         if (c->n_sysfs == 0 && t->kind_counts[SETTING_SYSFS] == 0)
-                return 0;
+                return 0; /* no state to allocate in every table of a config without [sysfs] */
+        st = sysfs_table_state(t);
         if (!st)
                 return -ENOMEM;
         st->scans++;
