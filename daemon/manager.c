@@ -16,6 +16,7 @@
 #include "netwatch.h"
 #include "unitwatch.h"
 #include "procwatch.h"
+#include "sysfswatch.h"
 #include "originals.h"
 #include "log.h"
 #include "task.h"
@@ -281,6 +282,7 @@ Manager *manager_free(Manager *m) {
         m->irqbalance_watch = irqbalance_watch_free(m->irqbalance_watch);
         m->unitwatch = unitwatch_free(m->unitwatch);
         m->procwatch = procwatch_free(m->procwatch);
+        m->sysfswatch = sysfswatch_free(m->sysfswatch);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -373,7 +375,8 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         }
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
-                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs)", m->host->root_path);
+                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs, [sysfs] patterns)",
+                                  m->host->root_path);
         now = now_usec(CLOCK_MONOTONIC);
         table_reconcile_all(&m->table, &m->rc, now, flags);
         if (irq_writer_tick(&m->irq_writer, now))
@@ -633,6 +636,7 @@ int manager_start(Manager *m) {
         r = procwatch_start(m->procwatch);
         if (r < 0)
                 return r;
+        sysfswatch_update(m);
         manager_pin_self(m);
         return 0;
 }
@@ -734,6 +738,7 @@ static int manager_reload_because(Manager *m, const char *why) {
 
         posture_free(m->posture);
         m->posture = posture;
+        sysfswatch_update(m); /* patterns may have come or gone, udev_source changed */
         m->restored = false; /* a good reload enforces again after a restore */
         manager_init_reconciler(m);
         if (!m->originals && !manager_observing(m))

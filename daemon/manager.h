@@ -39,6 +39,7 @@ typedef struct NetWatch NetWatch;
 typedef struct IrqbalanceWatch IrqbalanceWatch;
 typedef struct UnitWatch UnitWatch;
 typedef struct ProcWatch ProcWatch;
+typedef struct SysfsWatch SysfsWatch;
 
 typedef struct Manager {
         sd_event *event;
@@ -81,6 +82,7 @@ typedef struct Manager {
         IrqbalanceWatch *irqbalance_watch;
         UnitWatch *unitwatch;
         ProcWatch *procwatch;
+        SysfsWatch *sysfswatch; /* only while a [sysfs] key is a pattern */
         ManagerListener listener;
 } Manager;
 
@@ -94,7 +96,8 @@ bool manager_observing(const Manager *m);
 
 /* The first full pass: plan, scan IRQs, reconcile everything. */
 int manager_apply(Manager *m);
-/* Sets up signals, timers, inotify, the watchdog and the NIC monitors. */
+/* Sets up signals, timers, inotify, the watchdog, the NIC monitors and the uevent
+ * monitor for [sysfs] patterns. */
 int manager_start(Manager *m);
 /* READY=1, once whoever listens (the bus) is set up too. */
 void manager_ready(Manager *m);

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "ethtool.h"
+#include "sysfs.h"
 #include "util.h"
 
 static const char *const daemon_mode_table[_DAEMON_MODE_MAX] = {
@@ -86,6 +87,11 @@ Config *config_free(Config *c) {
                 free(c->sysctls[i].value);
         }
         free(c->sysctls);
+        for (size_t i = 0; i < c->n_sysfs; i++) {
+                free(c->sysfs[i].path);
+                free(c->sysfs[i].value);
+        }
+        free(c->sysfs);
         for (size_t i = 0; i < c->n_nics; i++) {
                 NicSection *n = &c->nics[i];
                 free(n->glob);
@@ -120,6 +126,8 @@ typedef struct ParseState {
         ssize_t current_nic; /* index into config->nics of the [nic] section being read */
         ssize_t current_app; /* index into config->apps of the [service]/[process] section */
         ssize_t current_kthread; /* index into config->kthread_sections of the [kthread] section */
+        bool in_sysfs;       /* the lines are [sysfs] PATH = VALUE */
+        char *sysfs_path;    /* the PATH of the [sysfs] line inih is handling (see vet_line) */
 } ParseState;
 
 _printf_(2, 3) static void parse_error(ParseState *s, const char *fmt, ...) {
@@ -499,6 +507,45 @@ static void handle_sysctl(ParseState *s, const char *key, const char *value) {
         e->source = here(s);
 }
 
+/* path: the key as written (vet_line keeps it from inih). Later wins, as in [sysctl]. */
+static void handle_sysfs(ParseState *s, const char *key, const char *value) {
+        _cleanup_free_ char *path = TAKE_PTR(s->sysfs_path);
+        Config *c = s->config;
+        SysfsEntry *e = NULL;
+        const char *problem;
+
+        if (!path)
+                return; /* vet_line refused the line and said why */
+        problem = sysfs_path_problem(path);
+        if (problem) {
+                parse_error(s, "%s %s", path, problem);
+                return;
+        }
+        problem = sysfs_value_problem(value);
+        if (problem) {
+                parse_error(s, "%s: %s", path, problem);
+                return;
+        }
+        for (size_t i = 0; i < c->n_sysfs; i++)
+                if (streq(c->sysfs[i].path, path))
+                        e = &c->sysfs[i];
+        if (!e) {
+                SysfsEntry *a = realloc(c->sysfs, (c->n_sysfs + 1) * sizeof(SysfsEntry));
+                if (!a) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                c->sysfs = a;
+                e = &c->sysfs[c->n_sysfs++];
+                *e = (SysfsEntry) { .path = TAKE_PTR(path) };
+        }
+        free(e->value);
+        e->value = strdup(value);
+        if (!e->value)
+                s->oom = -ENOMEM;
+        e->source = here(s);
+}
+
 static bool kernel_name_is_valid(const char *name, size_t max) {
         size_t n = strlen(name);
         if (n == 0 || n > max)
@@ -725,6 +772,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
                 { "irq", handle_irq },
                 { "pm", handle_pm },
                 { "sysctl", handle_sysctl },
+                { "sysfs", handle_sysfs },
                 { "nic", handle_nic },
                 { "app", handle_app },
                 { "kthread", handle_kthread },
@@ -751,7 +799,8 @@ static int config_ini_handler(void *user, const char *section, const char *name,
         }
         for (size_t i = 0; i < ELEMENTSOF(sections); i++)
                 if (streq(section, sections[i].name)) {
-                        if (isempty(v) && !streq(section, "sysctl")) {
+                        /* [sysctl] and [sysfs] name their keys in their own messages. */
+                        if (isempty(v) && !streq(section, "sysctl") && !streq(section, "sysfs")) {
                                 parse_error(s, "%s: empty value", name);
                                 return 1;
                         }
@@ -762,7 +811,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
         return 1;
 }
 
-static const char *const known_sections[] = { "daemon", "cpus", "irq", "pm", "sysctl" };
+static const char *const known_sections[] = { "daemon", "cpus", "irq", "pm", "sysctl", "sysfs" };
 
 /* [nic "GLOB"]: the glob may itself hold ']' (eth[01]), so the quotes delimit it. Each
  * header starts a new section, even with a glob seen before: order decides overrides. */
@@ -915,6 +964,8 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
                 return;
         s->config->content_lines++;
 
+        if (*p == '[')
+                s->in_sysfs = false; /* until the header turns out to be [sysfs] */
         if (strncmp(p, "[nic", 4) == 0 && (p[4] == ']' || isspace((unsigned char) p[4]) || p[4] == '"')) {
                 vet_nic_header(s, p, out);
                 return;
@@ -959,6 +1010,7 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
                         return;
                 }
                 snprintf(out, (size_t) num, "[%s]\n", p + 1);
+                s->in_sysfs = streq(p + 1, "sysfs");
                 return;
         }
 
@@ -977,6 +1029,24 @@ static void vet_line(ParseState *s, char *line, char *out, int num) {
         value = strstrip(p + eq + 1);
         if (*key == '\0') {
                 parse_error(s, "missing key before '='");
+                return;
+        }
+        if (s->in_sysfs) {
+                /* A [sysfs] key is a path, and a path may hold ':' (a PCI address), at which
+                 * inih would split it, and '[' (a glob set). So the path stays here, and
+                 * inih gets the value under a fixed key; handle_sysfs() takes the path back
+                 * (inih handles each line before it reads the next). */
+                if (strlen(value) + strlen("path=") + 2 > (size_t) num) {
+                        parse_error(s, "line too long (at most %d characters)", num - 2);
+                        return;
+                }
+                free(s->sysfs_path);
+                s->sysfs_path = strdup(key);
+                if (!s->sysfs_path) {
+                        s->oom = -ENOMEM;
+                        return;
+                }
+                snprintf(out, (size_t) num, "path=%s\n", value);
                 return;
         }
         for (const char *k = key; *k; k++)
@@ -1075,6 +1145,7 @@ static int config_parse(Config *c, const char *name, FILE *f, const char *text, 
         /* Every handler returns 1 and every line is vetted and rebuilt, so inih should
          * report nothing; if it ever does, that line was not understood: say so. */
         r = ini_parse_stream(config_ini_reader, &s, config_ini_handler, &s);
+        s.sysfs_path = mfree(s.sysfs_path);
         if (r > 0)
                 error_list_add(errors, "%s:%d: line not understood", name, r);
         if (f && ferror(f)) {

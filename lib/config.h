@@ -40,6 +40,14 @@ typedef struct SysctlEntry {
         ConfigSource source;
 } SysctlEntry;
 
+/* [sysfs] PATH = VALUE: the path as written ("/sys/kernel/mm/ksm/run"; globs allowed in
+ * its components, see sysfs.h) and the value, white space as written. */
+typedef struct SysfsEntry {
+        char *path;
+        char *value;
+        ConfigSource source;
+} SysfsEntry;
+
 /* The ethtool parameters a [nic] section can set, in lib/ethtool.h's EthtoolParam order. */
 #define NIC_PARAM_MAX 15
 
@@ -143,6 +151,7 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 #define SCAN_INTERVAL_MAX_USEC (3600 * USEC_PER_SEC)
 #define DMA_LATENCY_MAX_USEC 2000000000
 #define SYSCTL_VALUE_MAX 255
+#define SYSFS_VALUE_MAX 255
 #define CONFIG_LINE_MAX 198 /* libinih reads at most 200 bytes a line, "\n" and NUL included */
 
 typedef struct Config {
@@ -192,6 +201,9 @@ typedef struct Config {
 
         SysctlEntry *sysctls;
         size_t n_sysctls;
+
+        SysfsEntry *sysfs; /* in the order read: a later entry wins where two match one file */
+        size_t n_sysfs;
 
         NicSection *nics;
         size_t n_nics;

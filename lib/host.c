@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,10 @@ Host *host_free(Host *h) {
         return NULL;
 }
 
-int host_open_file(const Host *h, const char *relpath, int flags) {
+/* flags go to the kernel as they are (openat2() refuses O_NOCTTY beside O_PATH). */
+static int host_openat2(const Host *h, const char *relpath, int flags) {
         struct open_how how = {
-                /* openat2() refuses O_PATH with any flag beyond O_DIRECTORY and O_NOFOLLOW. */
-                .flags = (uint64_t) (flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY)),
+                .flags = (uint64_t) flags,
                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
         };
         int fd;
@@ -65,8 +66,69 @@ int host_open_file(const Host *h, const char *relpath, int flags) {
         if (errno != ENOSYS)
                 return negative_errno();
         /* Kernels before 5.6: plain openat(); callers only pass validated relative paths. */
-        fd = openat(h->root_fd, relpath, flags | O_CLOEXEC | O_NOCTTY);
+        fd = openat(h->root_fd, relpath, flags);
         return fd >= 0 ? fd : negative_errno();
+}
+
+int host_open_file(const Host *h, const char *relpath, int flags) {
+        /* openat2() refuses O_PATH with any flag beyond O_DIRECTORY and O_NOFOLLOW. */
+        return host_openat2(h, relpath, flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY));
+}
+
+/* The path the kernel has for an open fd (its name in /proc/self/fd). */
+static int fd_path(int fd, char **ret) {
+        char link[64], *target;
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        target = malloc(PATH_MAX);
+        if (!target)
+                return -ENOMEM;
+        n = readlink(link, target, PATH_MAX - 1);
+        if (n < 0 || n >= PATH_MAX - 1) {
+                int r = n < 0 ? negative_errno() : -ENAMETOOLONG;
+                free(target);
+                return r;
+        }
+        target[n] = '\0';
+        *ret = target;
+        return 0;
+}
+
+int host_resolve(const Host *h, const char *relpath, char **ret, mode_t *ret_mode) {
+        _cleanup_free_ char *root = NULL, *target = NULL;
+        _cleanup_close_ int fd = -1;
+        const char *rest;
+        char *relative;
+        struct stat st;
+        size_t n;
+        int r;
+
+        fd = host_openat2(h, relpath, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        r = fd_path(h->root_fd, &root);
+        if (r >= 0)
+                r = fd_path(fd, &target);
+        if (r < 0)
+                return r;
+        /* Both names as this mount namespace sees them, so a root reached through a
+         * symlink (or "/") compares by what it is. */
+        n = streq(root, "/") ? 0 : strlen(root);
+        if (strncmp(target, root, n) != 0 || (target[n] != '/' && target[n] != '\0'))
+                return -EXDEV; /* only without openat2(), which keeps resolution in the root */
+        rest = target + n;
+        while (*rest == '/')
+                rest++;
+        relative = strdup(rest);
+        if (!relative)
+                return -ENOMEM;
+        *ret = relative;
+        if (ret_mode)
+                *ret_mode = st.st_mode;
+        return 0;
 }
 
 bool host_systemd_is_init(const Host *h) {

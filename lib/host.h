@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cpuset.h"
 #include "macro.h"
@@ -25,6 +26,11 @@ DEFINE_POINTER_CLEANUP(Host, host_free);
 /* relpath has no leading '/', e.g. "proc/irq/42/smp_affinity_list". Resolution stays
  * inside the root, even through absolute symlinks and "..". Returns an fd or -errno. */
 int host_open_file(const Host *h, const char *relpath, int flags);
+/* Where relpath leads, following links inside the root as host_open_file() does: the
+ * path relative to the root ("sys/devices/system/machinecheck/machinecheck0/ignore_ce"; ""
+ * for the root itself), newly allocated, and the file's type and mode in *ret_mode (may be
+ * NULL). -ENOENT when nothing is there. */
+int host_resolve(const Host *h, const char *relpath, char **ret, mode_t *ret_mode);
 /* Reads a file whole (at most 16 MiB); newly allocated, NUL-terminated. */
 int host_read_file(const Host *h, const char *relpath, char **ret);
 /* The same, with the length (for contents that hold NULs, like /proc/PID/environ). */

@@ -4,11 +4,14 @@
 #include <string.h>
 
 #include "posture.h"
+#include "sysfs.h"
 #include "util.h"
 
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
         _cleanup_config_ Config *config = NULL;
+        _cleanup_(posture_freep) Posture *p = NULL;
         HostCpus cpus = {};
+        size_t errors_before;
         int r;
 
         r = config_load(config_path, &config, errors);
@@ -19,9 +22,18 @@ int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorLis
                 error_list_add(errors, "cannot read the CPUs under %s: %s", h->root_path, strerror(-r));
                 return -ENODEV;
         }
-        r = posture_build(&config, &cpus, ret, errors);
+        /* What the [sysfs] paths lead to on this host (a link out of /sys, a file another
+         * setting keeps) is reported beside what posture_build() finds. */
+        errors_before = errors->n;
+        sysfs_config_check(config, h, errors);
+        r = posture_build(&config, &cpus, &p, errors);
         host_cpus_done(&cpus);
-        return r;
+        if (r < 0)
+                return r;
+        if (errors->n > errors_before)
+                return -EINVAL;
+        *ret = TAKE_PTR(p);
+        return 0;
 }
 
 static void check_cpus_exist(const CPUSet *set, const CPUSet *online, const char *what,

@@ -125,7 +125,7 @@ static int file_setting_read_present(Setting *s, Reconciler *rc, char *buf, size
         return file_setting_read(s, rc, buf, size, flags, "not present on this host");
 }
 
-static int file_setting_write(Setting *s, Reconciler *rc, const char *value) {
+int file_setting_write(Setting *s, Reconciler *rc, const char *value) {
         const char *path = FILE_SETTING(s)->file.path;
         int r = host_write_file(rc->host, path, value);
 
@@ -137,7 +137,7 @@ static int file_setting_write(Setting *s, Reconciler *rc, const char *value) {
         return r == -ENOENT || r == -EPERM ? -EIO : r;
 }
 
-static int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
+int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
         if (i > 0)
                 return 0;
         snprintf(buf, size, "%s", FILE_SETTING(s)->file.path);
@@ -156,8 +156,7 @@ void file_setting_done(Setting *s) {
         setting_file_done(&FILE_SETTING(s)->file);
 }
 
-/* A new setting of a file kind; takes path. */
-static int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret) {
+int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret) {
         _cleanup_(setting_freep) Setting *s = setting_alloc(kind, object);
 
         if (!s) {
@@ -256,15 +255,11 @@ int setting_new_sysctl(const char *key, const char *value, Setting **ret) {
 
 /* Runs of white space collapse (tcp_rmem reads back with tabs). */
 static int sysctl_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
-        _cleanup_free_ char *norm = NULL;
         int r = file_setting_read(s, rc, buf, size, flags, "no such sysctl on this kernel");
 
         if (r < 0)
                 return r;
-        norm = normalize_whitespace(buf);
-        if (!norm)
-                return -ENOMEM;
-        snprintf(buf, size, "%s", norm);
+        normalize_whitespace_in_place(buf);
         return 0;
 }
 
@@ -317,17 +312,11 @@ static int governor_check_available(Setting *s, Reconciler *rc, const char *gove
                 return -ENOMEM;
         if (host_read_file(rc->host, file, &avail) < 0)
                 return 0; /* cannot tell; let the write decide */
+        if (word_list_contains(avail, governor))
+                return 0;
         norm = normalize_whitespace(avail);
         if (!norm)
                 return -ENOMEM;
-        for (const char *w = norm; *w;) {
-                size_t n = strcspn(w, " ");
-                if (n == strlen(governor) && strncmp(w, governor, n) == 0)
-                        return 0;
-                w += n;
-                while (*w == ' ')
-                        w++;
-        }
         setting_set_reason(s, "governor '%s' is not available (available: %s)", governor, norm);
         return -EOPNOTSUPP;
 }
@@ -354,8 +343,16 @@ static int governor_plan(SettingTable *t, const Host *h, const Posture *p) {
         return 0;
 }
 
+/* cpuN/cpufreq is a link to cpufreq/policyN on most drivers: both spellings. */
+static const char *const governor_files[] = {
+        "sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
+        "sys/devices/system/cpu/cpufreq/policy*/scaling_governor",
+        NULL,
+};
+
 const SettingVTable governor_vtable = {
         FILE_SETTING_OPS,
+        .owns = governor_files,
         .object_size = sizeof(FileSetting),
         .read = governor_read,
         .write = governor_write,
@@ -415,8 +412,14 @@ static int cpuidle_plan(SettingTable *t, const Host *h, const Posture *p) {
         return 0;
 }
 
+static const char *const cpuidle_files[] = {
+        "sys/devices/system/cpu/cpu*/cpuidle/state*/disable",
+        NULL,
+};
+
 const SettingVTable cpuidle_vtable = {
         FILE_SETTING_OPS,
+        .owns = cpuidle_files,
         .object_size = sizeof(FileSetting),
         .read = file_setting_read_present,
         .write = file_setting_write,

@@ -31,6 +31,14 @@ typedef struct FileSetting {
         SettingFile file;
 } FileSetting;
 
+/* A new setting of a kind whose struct starts with a FileSetting; takes path (relative to
+ * the root), also on failure. */
+int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret);
+/* Writes value to the file; a refused write is a failure to retry (-EIO), never "gone"
+ * or "unmovable", with the kernel's words in s->reason. */
+int file_setting_write(Setting *s, Reconciler *rc, const char *value);
+/* The file itself, for inotify. */
+int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size);
 void file_setting_inherit(Setting *s, Setting *old, bool same_value);
 void file_setting_release(Setting *s);
 void file_setting_done(Setting *s);

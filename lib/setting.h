@@ -33,6 +33,7 @@
         X(SLICE_CPUS, slice_cpus)                          \
         X(KTHREAD_AFFINITY, kthread_affinity)              \
         X(KTHREAD_POLICY, kthread_policy)                  \
+        X(SYSFS, sysfs)                                    \
         X(NIC_COALESCE, nic_coalesce)                      \
         X(NIC_RING, nic_ring)                              \
         X(NIC_CHANNELS, nic_channels)                      \
@@ -243,6 +244,10 @@ typedef struct SettingVTable {
         /* File i (0..SETTING_WATCHES_MAX-1) to watch with inotify, relative to the root;
          * 0 when there is none. NULL: nothing to watch. */
         int (*watch_path)(const Setting *s, unsigned i, char *buf, size_t size);
+        /* Files under the root that this kind keeps, as fnmatch() patterns with FNM_PATHNAME
+         * relative to the root (see governor_files in setting-file.c), NULL-terminated;
+         * NULL: none. [sysfs] refuses them: one file, one keeper. */
+        const char *const *owns;
         /* Order within the group (IRQ number, ifindex). NULL: 0. */
         uint64_t (*sort_key)(const Setting *s);
         /* Further conditions for two settings to be the same (an IRQ's pin). NULL: kind,

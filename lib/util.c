@@ -138,26 +138,47 @@ char *strstrip(char *s) {
         return s;
 }
 
-char *normalize_whitespace(const char *s) {
-        char *out, *o;
+char *normalize_whitespace_in_place(char *s) {
+        char *o = s;
         bool pending_space = false;
 
-        out = malloc(strlen(s) + 1);
-        if (!out)
-                return NULL;
-        o = out;
-        for (; *s; s++) {
-                if (isspace((unsigned char) *s)) {
-                        pending_space = o != out;
+        /* The output never outruns the input: a run of white space becomes at most one. */
+        for (const char *i = s; *i; i++) {
+                if (isspace((unsigned char) *i)) {
+                        pending_space = o != s;
                         continue;
                 }
                 if (pending_space)
                         *o++ = ' ';
                 pending_space = false;
-                *o++ = *s;
+                *o++ = *i;
         }
         *o = '\0';
-        return out;
+        return s;
+}
+
+char *normalize_whitespace(const char *s) {
+        char *out = strdup(s);
+
+        return out ? normalize_whitespace_in_place(out) : NULL;
+}
+
+bool word_list_contains(const char *list, const char *word) {
+        size_t len = strlen(word);
+
+        if (len == 0)
+                return false;
+        for (const char *w = list; *w;) {
+                size_t n;
+
+                while (isspace((unsigned char) *w))
+                        w++;
+                n = strcspn(w, " \t\n\r\f\v");
+                if (n == len && strncmp(w, word, n) == 0)
+                        return true;
+                w += n;
+        }
+        return false;
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */

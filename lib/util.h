@@ -44,6 +44,10 @@ char *strstrip(char *s);
 
 /* Collapses every run of white space to one space and trims the ends; newly allocated. */
 char *normalize_whitespace(const char *s);
+/* The same in place (the text can only get shorter); returns s. */
+char *normalize_whitespace_in_place(char *s);
+/* Whether word is one of the white-space separated words of list. */
+bool word_list_contains(const char *list, const char *word);
 
 /* Whether s is valid UTF-8 (what D-Bus strings must be). */
 bool utf8_is_valid(const char *s);

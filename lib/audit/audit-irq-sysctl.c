@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* IRQs and sysctls (sections 6, 4 and 9): irqbalance against the isolated CPUs, IRQs the
  * kernel will not move off them, real-time throttling, and [sysctl] keys that do nothing. */
-#include <ctype.h>
 #include <string.h>
 
 #include "audit-internal.h"
@@ -254,20 +253,6 @@ static bool sysctl_exists(Audit *a, const char *key) {
         return !path || audit_path_exists(a, path);
 }
 
-static bool word_in_list(const char *list, const char *word) {
-        size_t len = strlen(word);
-        for (const char *p = list; *p;) {
-                size_t n;
-                while (isspace((unsigned char) *p))
-                        p++;
-                n = strcspn(p, " \t\n");
-                if (n == len && strncmp(p, word, len) == 0)
-                        return true;
-                p += n;
-        }
-        return false;
-}
-
 void audit_check_sysctls(Audit *a) {
         const Config *c = a->config;
         const SysctlEntry *cc;
@@ -308,7 +293,7 @@ void audit_check_sysctls(Audit *a) {
         if (cc) {
                 _cleanup_free_ char *available = NULL;
                 if (audit_read_file(a, &available, "proc/sys/net/ipv4/tcp_available_congestion_control") >= 0 &&
-                    !word_in_list(available, cc->value)) {
+                    !word_list_contains(available, cc->value)) {
                         char *s = strstrip(available);
                         finding_add(a, SEVERITY_WARNING, "sysctl.cc-unavailable", cc->key,
                                     "[sysctl] sets net.ipv4.tcp_congestion_control = %s (%s:%u) but this kernel "

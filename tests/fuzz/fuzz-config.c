@@ -3,7 +3,8 @@
  * bytes must give the same result), then config_validate(). Checked: every error reads
  * "NAME:LINE: " with LINE a line of that file; no line libinih rejects goes unreported; in a
  * file without errors every line passed on as "key = value" is applied, in the section its
- * header named; every stored value is within the bounds lowlatd.conf(5) documents; a config
+ * header named ([sysfs] lines too, whose path the reader keeps from inih); every stored value
+ * is within the bounds lowlatd.conf(5) documents; a config
  * without errors has no overlap left; pins from hostile globs match in bounded time.
  * Input: the main file; bytes after the first form feed are a drop-in read after it. NUL
  * bytes are kept: only the file reader can see them, so such inputs skip the string path. */
@@ -272,6 +273,28 @@ static void check_bounds(const Config *c, const Piece *pieces, size_t n_pieces) 
                         FUZZ_CHECK(!streq(c->sysctls[j].key, e->key), "sysctl %s stored twice", e->key);
                 check_source(c, pieces, n_pieces, &e->source, "sysctl");
         }
+
+        /* [sysfs]: the path under /sys and nothing that climbs out of it; fuzz-sysfs holds
+         * the rules themselves to their reference. */
+        for (size_t i = 0; i < c->n_sysfs; i++) {
+                const SysfsEntry *e = &c->sysfs[i];
+                size_t len = strlen(e->value);
+
+                FUZZ_CHECK(strncmp(e->path, "/sys/", 5) == 0 && !strstr(e->path, "/../") && !strstr(e->path, "/./") &&
+                                   !strstr(e->path, "//") && e->path[strlen(e->path) - 1] != '/' &&
+                                   strcmp(e->path + strlen(e->path) - 3, "/..") != 0 && is_printable_ascii(e->path, false) &&
+                                   !strchr(e->path, ' '),
+                           "sysfs path '%s'", e->path);
+                FUZZ_CHECK(len >= 1 && len <= SYSFS_VALUE_MAX && is_printable_ascii(e->value, true) &&
+                                   !strpbrk(e->value, "[]"),
+                           "sysfs %s: value '%s'", e->path, e->value);
+                FUZZ_CHECK(!isspace((unsigned char) e->value[0]) && !isspace((unsigned char) e->value[len - 1]),
+                           "sysfs %s: value '%s' not trimmed", e->path, e->value);
+                for (size_t j = 0; j < i; j++)
+                        FUZZ_CHECK(!streq(c->sysfs[j].path, e->path), "sysfs %s stored twice", e->path);
+                check_source(c, pieces, n_pieces, &e->source, "sysfs");
+                FUZZ_CHECK(e->source.file, "sysfs entry without a source");
+        }
 }
 
 /* Both spellings of the same bytes must leave the same config (names aside). */
@@ -300,6 +323,12 @@ static void check_same_config(const Config *a, const Config *b) {
         for (size_t i = 0; i < a->n_sysctls; i++)
                 FUZZ_CHECK(streq(a->sysctls[i].key, b->sysctls[i].key) && streq(a->sysctls[i].value, b->sysctls[i].value),
                            "sysctl %zu differs", i);
+        FUZZ_CHECK(a->n_sysfs == b->n_sysfs, "%zu [sysfs] entries from memory, %zu from the file", a->n_sysfs,
+                   b->n_sysfs);
+        for (size_t i = 0; i < a->n_sysfs; i++)
+                FUZZ_CHECK(streq(a->sysfs[i].path, b->sysfs[i].path) && streq(a->sysfs[i].value, b->sysfs[i].value) &&
+                                   a->sysfs[i].source.line == b->sysfs[i].source.line,
+                           "[sysfs] entry %zu differs", i);
 }
 
 static void check_same_errors(const ErrorList *a, const Config *ca, const ErrorList *b, const Config *cb) {

@@ -10,7 +10,7 @@
   (usually commented out) in its section of conf/lowlatd.conf, and nothing else is;
 - groff -man -ww -z finds nothing to warn about in any page;
 - conf/lowlatd.conf passes --check-config as shipped, and with every commented-out
-  key = value line enabled; so do conf/examples/*.conf and the EXAMPLE of lowlatd.conf(5);
+  key = value line enabled ([sysfs] paths included); so do conf/examples/*.conf and the EXAMPLE of lowlatd.conf(5);
 - the longest line lowlatd.conf(5) and conf/lowlatd.conf allow is the longest line
   --check-config takes.
 """
@@ -258,8 +258,10 @@ def check_configs(t):
 
     # Every commented-out key shows a default or an example: they must be valid too.
     text = u.read(example)
-    enabled = re.sub(r"(?m)^#(?=[A-Za-z0-9_.-]+\s*=|\[\w+\s+\"[^\"]*\"\]\s*$)", "", text)
-    n = len(re.findall(r"(?m)^#(?=[A-Za-z0-9_.-]+\s*=)", text))
+    # A key is a word, or a [sysfs] path.
+    key = r"(?:[A-Za-z0-9_.-]+|/sys/\S+)\s*="
+    enabled = re.sub(r"(?m)^#(?=%s|\[\w+\s+\"[^\"]*\"\]\s*$)" % key, "", text)
+    n = len(re.findall(r"(?m)^#(?=%s)" % key, text))
     tmp = u.tempdir("lowlat-docs-")
     path = os.path.join(tmp, "enabled.conf")
     u.write(path, enabled)

@@ -397,6 +397,83 @@ static void test_sysctl(void) {
         }
 }
 
+/* [sysfs]: every bad key and value at its line, with the path named; the keys are paths
+ * and may hold what other keys may not (':' in a PCI address, '[' in a glob). */
+static void test_sysfs(void) {
+        static const struct {
+                const char *line;
+                const char *error;
+        } bad[] = {
+                { "/etc/passwd = x", "/etc/passwd is outside /sys" },
+                { "/proc/sys/vm/swappiness = 1", "/proc/sys/vm/swappiness is outside /sys" },
+                { "sys/kernel/mm/ksm/run = 0", "sys/kernel/mm/ksm/run is not an absolute path" },
+                { "/sys/../etc/passwd = x", "/sys/../etc/passwd has a '.' or '..' component" },
+                { "/sys/kernel/mm/../../../etc/shadow = x", "has a '.' or '..' component" },
+                { "/sys/./kernel/mm/ksm/run = 0", "has a '.' or '..' component" },
+                { "/sys/kernel//mm/ksm/run = 0", "/sys/kernel//mm/ksm/run has an empty component" },
+                { "/sys/kernel/mm/ksm/ = 0", "has an empty component" },
+                { "/sys/class/net/eth[0/mtu = 1500", "/sys/class/net/eth[0/mtu has a '[' without its ']'" },
+                { "/sys/class/net/eth\\*/mtu = 1500", "holds a backslash" },
+                { "/sys/kernel/mm/ksm/run =", "/sys/kernel/mm/ksm/run: empty value" },
+                { "/sys/kernel/mm/ksm/run = # off", "/sys/kernel/mm/ksm/run: empty value" },
+                { "/sys/kernel/mm/transparent_hugepage/enabled = [never]",
+                  "/sys/kernel/mm/transparent_hugepage/enabled: value holds a bracket (a choice is written as the bare "
+                  "word: never, not [never])" },
+                { "/sys/kernel/mm/transparent_hugepage/enabled = always [never]", "value holds a bracket" },
+        };
+        char text[512], what[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                snprintf(text, sizeof(text), "[sysfs]\n# a comment\n%s\n", bad[i].line);
+                snprintf(what, sizeof(what), "[sysfs] '%s': line 3, '%s'", bad[i].line, bad[i].error);
+                check_error(text, 3, bad[i].error, what);
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok(
+                        "[sysfs]\n"
+                        "/sys/kernel/mm/transparent_hugepage/enabled = never\n"
+                        "/sys/devices/system/machinecheck/machinecheck*/ignore_ce = 1 # corrected errors\n"
+                        "/sys/bus/pci/devices/0000:00:1f.2/power/control = on ; inline\n"
+                        "/sys/class/net/eth[01]/queues/rx-0/rps_cpus = 4096\t87380\n"
+                        "[daemon]\n"
+                        "mode = enforce\n"
+                        "[sysfs]\n"
+                        "/sys/kernel/mm/transparent_hugepage/enabled = madvise\n",
+                        "[sysfs] paths with '*', ':' and '[', comments after values, a second [sysfs]");
+                CHECK(c->n_sysfs == 4, "four entries: a repeated path is one");
+                if (c->n_sysfs == 4) {
+                        CHECK(streq(c->sysfs[0].path, "/sys/kernel/mm/transparent_hugepage/enabled") &&
+                                      streq(c->sysfs[0].value, "madvise") && c->sysfs[0].source.line == 9,
+                              "the later value wins, with its line");
+                        CHECK(streq(c->sysfs[1].path, "/sys/devices/system/machinecheck/machinecheck*/ignore_ce") &&
+                                      streq(c->sysfs[1].value, "1") && c->sysfs[1].source.line == 3,
+                              "a pattern, its '#' comment dropped");
+                        CHECK(streq(c->sysfs[2].path, "/sys/bus/pci/devices/0000:00:1f.2/power/control") &&
+                                      streq(c->sysfs[2].value, "on"),
+                              "a path with ':' is whole (inih would have split it), its ';' comment dropped");
+                        CHECK(streq(c->sysfs[3].path, "/sys/class/net/eth[01]/queues/rx-0/rps_cpus") &&
+                                      streq(c->sysfs[3].value, "4096\t87380"),
+                              "a path with a '[' set is a key, not a section header");
+                }
+        }
+        check_error("[sysfs]\n/sys/kernel/mm/ksm/run = 0\n[daemon]\n/sys/kernel/mm/ksm/run = 0\n", 4,
+                    "unknown key '/sys/kernel/mm/ksm/run' in section [daemon]", "a path outside [sysfs] is not a key");
+        check_error("[sysfs]\n/sys/kernel/mm/ksm/run = 0\n[bogus]\n/sys/kernel/mm/ksm/run = 0\n", 3,
+                    "unknown section [bogus]", "after an unknown section, paths are skipped, not taken as [sysfs]");
+        check_error("[sysfs]\n/sys/a b = 1\n", 2, "/sys/a b holds white space", "a path with a blank");
+        check_error("[sysfs]\n= 1\n", 2, "missing key", "no path");
+        {
+                char value[200];
+                memset(value, 'x', sizeof(value) - 1);
+                value[sizeof(value) - 1] = '\0';
+                snprintf(text, sizeof(text), "[sysfs]\n/sys/ab = %.*s\n", CONFIG_LINE_MAX - 9, value);
+                check_error(text, 2, "line too long", "a [sysfs] line over the limit is refused");
+                snprintf(text, sizeof(text), "[sysfs]\n/sys/a = %.*s\n", CONFIG_LINE_MAX - 9, value);
+                _cleanup_config_ Config *c = parse_ok(text, "a [sysfs] line at the limit, rebuilt for inih, is taken");
+                CHECK(c->n_sysfs == 1 && strlen(c->sysfs[0].value) == CONFIG_LINE_MAX - 9, "with its whole value");
+        }
+}
+
 static void test_comments_and_lines(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("# top\n; also\n[daemon]\n  # indented comment\n"
@@ -933,6 +1010,7 @@ int main(void) {
         test_default_affinity_and_pins();
         test_pm();
         test_sysctl();
+        test_sysfs();
         test_comments_and_lines();
         test_long_lines();
         test_many_errors();

@@ -45,6 +45,18 @@ static void test_whitespace(void) {
         CHECK_STR(a, "4096 131072 6291456", "runs collapse and ends trim");
         CHECK_STR(b, "", "empty stays empty");
         CHECK_STR(strstrip(s), "x y", "strstrip trims both ends");
+        {
+                char t[] = "\n always  madvise\t[never] \n", u[] = " \t ";
+                CHECK_STR(normalize_whitespace_in_place(t), "always madvise [never]", "in place: the same rules");
+                CHECK_STR(normalize_whitespace_in_place(u), "", "in place: white space only becomes empty");
+        }
+        CHECK(word_list_contains("performance powersave", "powersave") &&
+                      word_list_contains("\tperformance\n  powersave\n", "performance"),
+              "word_list_contains: any word, whatever the white space");
+        CHECK(!word_list_contains("performance powersave", "power") &&
+                      !word_list_contains("performance powersave", "performance powersave") &&
+                      !word_list_contains("performance", "") && !word_list_contains("", "x"),
+              "word_list_contains: whole words only, an empty word never");
 }
 
 static void test_utf8(void) {
