@@ -14,6 +14,7 @@ typedef struct Posture {
         CPUSet isolated;
         CPUSet housekeeping;
         CPUSet default_affinity;
+        CPUSet workqueues; /* [cpus] workqueues; empty: none, left alone */
 } Posture;
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */
