@@ -370,7 +370,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         }
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
-                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs)", m->host->root_path);
+                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs, workqueues)", m->host->root_path);
         now = now_usec(CLOCK_MONOTONIC);
         table_reconcile_all(&m->table, &m->rc, now, flags);
         if (irq_writer_tick(&m->irq_writer, now))

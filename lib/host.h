@@ -24,6 +24,8 @@ DEFINE_POINTER_CLEANUP(Host, host_free);
 /* relpath has no leading '/', e.g. "proc/irq/42/smp_affinity_list". Resolution stays
  * inside the root, even through absolute symlinks and "..". Returns an fd or -errno. */
 int host_open_file(const Host *h, const char *relpath, int flags);
+/* Whether relpath exists under the root, without opening what it names. */
+bool host_path_exists(const Host *h, const char *relpath);
 /* Reads a file whole (at most 16 MiB); newly allocated, NUL-terminated. */
 int host_read_file(const Host *h, const char *relpath, char **ret);
 /* The same, with the length (for contents that hold NULs, like /proc/PID/environ). */

@@ -28,6 +28,7 @@
         X(GOVERNOR, governor)                              \
         X(CPUIDLE, cpuidle)                                \
         X(STRAY_TASKS, stray_tasks)                        \
+        X(WORKQUEUE_CPUMASK, workqueue_cpumask)            \
         X(NIC_COALESCE, nic_coalesce)                      \
         X(NIC_RING, nic_ring)                              \
         X(NIC_CHANNELS, nic_channels)                      \
