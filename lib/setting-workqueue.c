@@ -79,8 +79,9 @@ static int workqueue_write(Setting *s, Reconciler *rc, const char *value) {
                 setting_set_reason(s, "the kernel refused to write %s: %s", path, strerror(-r));
                 return -EPERM;
         }
-        /* EINVAL for CPUs that are online: a mask this kernel will not take (since Linux 6.7
-         * one of isolated CPUs only); failed, tried again later or after a reload. */
+        /* EINVAL for CPUs that are online: a mask this kernel will not take (newer kernels keep
+         * unbound work off isolcpus=domain CPUs and refuse a mask of those only); failed,
+         * tried again later or after a reload. */
         setting_set_reason(s, "the kernel refused mask %s for %s: %s", value, path, strerror(-r));
         return r == -ENOENT ? -EIO : r;
 }
