@@ -30,7 +30,7 @@ wq_off() {
 wq_all_hk() { [ -z "$(wq_off)" ]; }
 wq_rows() { lowlatctl --no-legend list 2>&1 | awk '$1 == "workqueue_cpumask"'; }
 wq_listed() { wq_rows | awk -v o="$1" '$2 == o { found = 1 } END { exit !found }'; }
-skip() { n=$((n + 1)); say "ok $n - $1 # SKIP $2"; }
+wq_skip() { n=$((n + 1)); say "ok $n - $1 # SKIP $2"; }
 
 declare -A WQ_PRE
 for f in $(wq_files); do WQ_PRE[$f]=$(rd "$f"); done
@@ -95,7 +95,7 @@ $(wq_rows)"
                 verdict $? "modprobe -r nvme_core: nvme-wq leaves the list after $WAITED_MS ms" "$(wq_rows)"
         fi
 else
-        skip "a workqueue created later gets the mask" "modprobe nvme_core did not create $WQ/nvme-wq"
+        wq_skip "a workqueue created later gets the mask" "modprobe nvme_core did not create $WQ/nvme-wq"
 fi
 
 m30c=$(mark)
