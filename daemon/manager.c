@@ -375,7 +375,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         }
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
-                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs, [sysfs] patterns)",
+                log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs, workqueues, [sysfs] patterns)",
                                   m->host->root_path);
         now = now_usec(CLOCK_MONOTONIC);
         table_reconcile_all(&m->table, &m->rc, now, flags);

@@ -43,6 +43,16 @@ static const char *const irqbalance_mode_table[_IRQBALANCE_MODE_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 
+static const char *const cpu_spec_kind_table[_CPU_SPEC_KIND_MAX] = {
+        [CPU_SPEC_NONE] = "none",
+        [CPU_SPEC_HOUSEKEEPING] = "housekeeping",
+        [CPU_SPEC_ISOLATED] = "isolated",
+};
+DEFINE_STRING_TABLE_LOOKUP(cpu_spec_kind, CpuSpecKind);
+
+/* The names above, as an error message lists them after "a CPU list". */
+#define CPU_SPEC_NAMES "housekeeping, isolated or none"
+
 /* The digest that tells whether the files changed: FNV-1a, 64 bits. */
 #define FNV1A_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV1A_PRIME UINT64_C(0x100000001b3)
@@ -76,6 +86,7 @@ Config *config_free(Config *c) {
         cpuset_done(&c->housekeeping);
         cpuset_done(&c->default_affinity);
         config_free_slices(c);
+        cpuset_done(&c->workqueues.cpus);
         for (size_t i = 0; i < c->n_pins; i++) {
                 free(c->pins[i].glob);
                 cpuset_done(&c->pins[i].cpus);
@@ -146,13 +157,19 @@ static ConfigSource here(const ParseState *s) {
         return (ConfigSource) { s->file, s->line };
 }
 
-static int parse_cpu_list_value(ParseState *s, const char *key, const char *value, CPUSet *ret) {
+/* names: the words the key also takes instead of a list, for the error message; NULL when
+ * it takes only a list. */
+static int parse_cpu_list_value(ParseState *s, const char *key, const char *value, const char *names, CPUSet *ret) {
         _cleanup_cpuset_ CPUSet set = CPUSET_EMPTY;
         int r;
 
         r = cpuset_parse_list(value, &set);
         if (r == -ERANGE) {
                 parse_error(s, "%s: CPU number too large in '%s' (max %u)", key, value, CPUSET_MAX_CPUS - 1);
+                return r;
+        }
+        if (r < 0 && names) {
+                parse_error(s, "%s: '%s' is not a CPU list (e.g. 2-3,6), %s", key, value, names);
                 return r;
         }
         if (r < 0) {
@@ -167,6 +184,18 @@ static int parse_cpu_list_value(ParseState *s, const char *key, const char *valu
         *ret = set;
         set = CPUSET_EMPTY;
         return 0;
+}
+
+/* A CPU set value: a name (none, housekeeping, isolated) or a list. */
+static void parse_cpu_spec_value(ParseState *s, const char *key, const char *value, CpuSpec *ret) {
+        CpuSpecKind kind = cpu_spec_kind_from_string(value);
+
+        if (kind >= 0) {
+                ret->kind = kind;
+                cpuset_done(&ret->cpus);
+        } else if (parse_cpu_list_value(s, key, value, CPU_SPEC_NAMES, &ret->cpus) >= 0)
+                ret->kind = CPU_SPEC_LIST;
+        ret->source = here(s);
 }
 
 static void handle_daemon(ParseState *s, const char *key, const char *value) {
@@ -293,11 +322,11 @@ static void handle_cpus(ParseState *s, const char *key, const char *value) {
                 if (streq(value, "auto")) {
                         c->isolated_auto = true;
                         cpuset_done(&c->isolated);
-                } else if (parse_cpu_list_value(s, key, value, &c->isolated) >= 0)
+                } else if (parse_cpu_list_value(s, key, value, NULL, &c->isolated) >= 0)
                         c->isolated_auto = false;
                 c->isolated_source = here(s);
         } else if (streq(key, "housekeeping")) {
-                if (parse_cpu_list_value(s, key, value, &c->housekeeping) >= 0)
+                if (parse_cpu_list_value(s, key, value, NULL, &c->housekeeping) >= 0)
                         c->housekeeping_explicit = true;
                 c->housekeeping_source = here(s);
         } else if (streq(key, "evict_strays")) {
@@ -316,6 +345,8 @@ static void handle_cpus(ParseState *s, const char *key, const char *value) {
                         c->kthreads_housekeeping = false;
                 else
                         parse_error(s, "kthreads: '%s' is not 'housekeeping' or 'none'", value);
+        } else if (streq(key, "workqueues")) {
+                parse_cpu_spec_value(s, key, value, &c->workqueues);
         } else
                 parse_error(s, "unknown key '%s' in section [cpus]", key);
 }
@@ -340,7 +371,7 @@ static void handle_irq(ParseState *s, const char *key, const char *value) {
                 if (streq(value, "housekeeping")) {
                         c->default_affinity_is_housekeeping = true;
                         cpuset_done(&c->default_affinity);
-                } else if (parse_cpu_list_value(s, key, value, &c->default_affinity) >= 0)
+                } else if (parse_cpu_list_value(s, key, value, NULL, &c->default_affinity) >= 0)
                         c->default_affinity_is_housekeeping = false;
                 c->default_affinity_source = here(s);
         } else if (streq(key, "pin")) {
@@ -365,7 +396,7 @@ static void handle_irq(ParseState *s, const char *key, const char *value) {
                         parse_error(s, "pin: '%s' is not a valid IRQ name pattern", glob);
                         return;
                 }
-                if (parse_cpu_list_value(s, "pin", list, &cpus) < 0)
+                if (parse_cpu_list_value(s, "pin", list, NULL, &cpus) < 0)
                         return;
                 pins = realloc(c->pins, (c->n_pins + 1) * sizeof(IrqPin));
                 if (!pins) {
@@ -674,7 +705,7 @@ static void handle_nic(ParseState *s, const char *key, const char *value) {
         }
 
         if (streq(key, "irq_cpus")) {
-                if (parse_cpu_list_value(s, key, value, &n->irq_cpus) >= 0)
+                if (parse_cpu_list_value(s, key, value, NULL, &n->irq_cpus) >= 0)
                         n->irq_cpus_set = true;
                 n->irq_cpus_source = here(s);
                 return;
@@ -729,7 +760,7 @@ static void handle_kthread(ParseState *s, const char *key, const char *value) {
                 else if (strspn(value, "0123456789") == 0) {
                         parse_error(s, "cpus: '%s' is not a CPU list, 'housekeeping' or 'isolated'", value);
                         return;
-                } else if (parse_cpu_list_value(s, key, value, &k->cpus) >= 0)
+                } else if (parse_cpu_list_value(s, key, value, NULL, &k->cpus) >= 0)
                         k->cpus_kind = KTHREAD_CPUS_LIST;
                 else
                         return;

@@ -28,6 +28,27 @@ typedef struct ConfigSource {
         unsigned line;
 } ConfigSource;
 
+/* A CPU set as the config names it ("CPU sets in values"): none, the posture's housekeeping
+ * or isolated CPUs, or a list. posture.c resolves it to CPUs. */
+typedef enum CpuSpecKind {
+        CPU_SPEC_NONE, /* lowlatd leaves the thing alone */
+        CPU_SPEC_HOUSEKEEPING,
+        CPU_SPEC_ISOLATED,
+        CPU_SPEC_LIST,
+        _CPU_SPEC_KIND_MAX,
+        _CPU_SPEC_KIND_INVALID = -EINVAL,
+} CpuSpecKind;
+
+/* "none", "housekeeping", "isolated": the names a CPU set value may take instead of a list
+ * (CPU_SPEC_LIST has none). */
+DECLARE_STRING_TABLE_LOOKUP(cpu_spec_kind, CpuSpecKind);
+
+typedef struct CpuSpec {
+        CpuSpecKind kind;
+        CPUSet cpus; /* CPU_SPEC_LIST only */
+        ConfigSource source;
+} CpuSpec;
+
 typedef struct IrqPin {
         char *glob;
         CPUSet cpus;
@@ -184,6 +205,8 @@ typedef struct Config {
         char **slices;
         size_t n_slices;
         ConfigSource slices_source;
+
+        CpuSpec workqueues; /* where unbound workqueues run (lib/setting-workqueue.c) */
 
         bool default_affinity_is_housekeeping;
         CPUSet default_affinity;

@@ -137,6 +137,28 @@ bool host_systemd_is_init(const Host *h) {
         return fd >= 0;
 }
 
+bool host_path_exists(const Host *h, const char *relpath) {
+        /* O_PATH opens the name only (no driver's open() runs); openat2() refuses it with
+         * any flag but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC, so not through host_open_file(). */
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        struct stat st;
+        int fd;
+
+        while (*relpath == '/')
+                relpath++;
+        fd = (int) syscall(SYS_openat2, h->root_fd, relpath, &how, sizeof(how));
+        if (fd >= 0) {
+                safe_close(fd);
+                return true;
+        }
+        if (errno != ENOSYS)
+                return false;
+        return fstatat(h->root_fd, relpath, &st, 0) >= 0;
+}
+
 int host_read_file(const Host *h, const char *relpath, char **ret) {
         return host_read_file_len(h, relpath, ret, NULL);
 }

@@ -31,6 +31,8 @@ int host_open_file(const Host *h, const char *relpath, int flags);
  * for the root itself), newly allocated, and the file's type and mode in *ret_mode (may be
  * NULL). -ENOENT when nothing is there. */
 int host_resolve(const Host *h, const char *relpath, char **ret, mode_t *ret_mode);
+/* Whether relpath exists under the root, without opening what it names. */
+bool host_path_exists(const Host *h, const char *relpath);
 /* Reads a file whole (at most 16 MiB); newly allocated, NUL-terminated. */
 int host_read_file(const Host *h, const char *relpath, char **ret);
 /* The same, with the length (for contents that hold NULs, like /proc/PID/environ). */

@@ -52,6 +52,33 @@ static void check_cpus_exist(const CPUSet *set, const CPUSet *online, const char
                        at->file ?: "<default>", at->line, what, missing_list ?: "?", online_list ?: "?");
 }
 
+/* A CPU set value of the config as CPUs: empty for none (the thing is left alone). A name
+ * that stands for no CPU, or a list with a CPU that is not online, is an error at the
+ * value's line. */
+static int resolve_cpu_spec(const Posture *p, const CpuSpec *spec, const char *what, ErrorList *errors, CPUSet *ret) {
+        const CPUSet *cpus;
+
+        switch (spec->kind) {
+        case CPU_SPEC_HOUSEKEEPING:
+                cpus = &p->housekeeping;
+                break;
+        case CPU_SPEC_ISOLATED:
+                cpus = &p->isolated;
+                if (cpuset_is_empty(cpus))
+                        error_list_add(errors, "%s:%u: %s = isolated, but no CPU is isolated", spec->source.file ?: "<default>",
+                                       spec->source.line, what);
+                break;
+        case CPU_SPEC_LIST:
+                cpus = &spec->cpus;
+                check_cpus_exist(cpus, &p->online, what, &spec->source, errors);
+                break;
+        default:
+                cpuset_clear(ret);
+                return 0;
+        }
+        return cpuset_copy(ret, cpus);
+}
+
 int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorList *errors) {
         _cleanup_(posture_freep) Posture *p = NULL;
         Config *c = *config;
@@ -106,6 +133,9 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
                         return -ENOMEM;
         }
 
+        if (resolve_cpu_spec(p, &c->workqueues, "workqueues", errors, &p->workqueues) < 0)
+                return -ENOMEM;
+
         for (size_t i = 0; i < c->n_pins; i++)
                 check_cpus_exist(&c->pins[i].cpus, &cpus->online, "pin", &c->pins[i].source, errors);
         for (size_t i = 0; i < c->n_nics; i++)
@@ -154,6 +184,7 @@ Posture *posture_free(Posture *p) {
         for (size_t i = 0; i < p->n_kthread_cpus; i++)
                 cpuset_done(&p->kthread_cpus[i]);
         free(p->kthread_cpus);
+        cpuset_done(&p->workqueues);
         free(p);
         return NULL;
 }

@@ -16,6 +16,7 @@ typedef struct Posture {
         CPUSet default_affinity;
         CPUSet *kthread_cpus; /* each [kthread] section's cpus=, resolved; empty when unset */
         size_t n_kthread_cpus;
+        CPUSet workqueues; /* [cpus] workqueues; empty: none, left alone */
 } Posture;
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */

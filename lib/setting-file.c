@@ -4,6 +4,7 @@
  * disable file); and the persistent-fd reading they share with IRQ affinities. */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "setting-file.h"
 #include "table.h"
@@ -176,39 +177,64 @@ int file_setting_new(SettingKind kind, char *path, const char *object, const cha
         .inherit = file_setting_inherit,              \
         .release = file_setting_release
 
-/* --- irq_default_affinity: the mask new IRQs get --- */
+/* --- a CPU mask in the kernel's hex format, compared by its CPUs --- */
 
-typedef struct DefaultAffinitySetting {
-        FileSetting file_setting;
-        CPUSet cpus;
-} DefaultAffinitySetting;
-
-int setting_new_default_affinity(const Posture *p, Setting **ret) {
+int mask_file_setting_new(SettingKind kind, char *path, const char *object, const CPUSet *cpus, unsigned mask_bits,
+                          Setting **ret) {
         _cleanup_(setting_freep) Setting *s = NULL;
-        _cleanup_free_ char *mask = cpuset_format_mask(&p->default_affinity, p->mask_bits);
+        _cleanup_free_ char *mask = cpuset_format_mask(cpus, mask_bits);
         int r;
 
-        if (!mask)
+        if (!mask) {
+                free(path);
                 return -ENOMEM;
-        r = file_setting_new(SETTING_IRQ_DEFAULT_AFFINITY, strdup("proc/irq/default_smp_affinity"),
-                             "default_smp_affinity", mask, &s);
+        }
+        r = file_setting_new(kind, path, object, mask, &s);
         if (r < 0)
                 return r;
-        if (cpuset_copy(&((DefaultAffinitySetting *) s)->cpus, &p->default_affinity) < 0)
+        if (cpuset_copy(&((MaskFileSetting *) s)->cpus, cpus) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(s);
         return 0;
 }
 
-/* Masks compare by their CPUs: "3" and "00000003" are the same. */
-static bool default_affinity_matches(Setting *s, Reconciler *rc) {
+/* "3" and "00000003" are the same mask. */
+bool mask_file_setting_matches(Setting *s, Reconciler *rc) {
         return cpuset_parse_mask(s->observed, &rc->scratch) >= 0 &&
-               cpuset_equal(&rc->scratch, &((DefaultAffinitySetting *) s)->cpus);
+               cpuset_equal(&rc->scratch, &((MaskFileSetting *) s)->cpus);
 }
 
-static void default_affinity_done(Setting *s) {
+void mask_file_setting_done(Setting *s) {
         file_setting_done(s);
-        cpuset_done(&((DefaultAffinitySetting *) s)->cpus);
+        cpuset_done(&((MaskFileSetting *) s)->cpus);
+}
+
+/* --- what kinds that write CPUs share --- */
+
+/* Root ignores file modes, so look at the bits the kernel uses to say "no". */
+bool setting_file_is_read_only(const SettingFile *f) {
+        struct stat st;
+
+        return f->fd >= 0 && fstat(f->fd, &st) >= 0 && (st.st_mode & 0222) == 0;
+}
+
+bool setting_cpus_offline(Setting *s, Reconciler *rc, const CPUSet *cpus) {
+        _cleanup_free_ char *text = NULL, *list = NULL;
+        _cleanup_cpuset_ CPUSet online = CPUSET_EMPTY;
+
+        if (host_read_file(rc->host, "sys/devices/system/cpu/online", &text) < 0 || cpuset_parse_list(text, &online) < 0 ||
+            cpuset_intersects(cpus, &online))
+                return false; /* cannot tell, or some are online: keep the kernel's refusal as it is */
+        list = cpuset_format_list(cpus);
+        setting_set_reason(s, "none of CPUs %s is online", list ?: "?");
+        return true;
+}
+
+/* --- irq_default_affinity: the mask new IRQs get --- */
+
+int setting_new_default_affinity(const Posture *p, Setting **ret) {
+        return mask_file_setting_new(SETTING_IRQ_DEFAULT_AFFINITY, strdup("proc/irq/default_smp_affinity"),
+                                     "default_smp_affinity", &p->default_affinity, p->mask_bits, ret);
 }
 
 static int default_affinity_plan(SettingTable *t, const Host *h, const Posture *p) {
@@ -225,11 +251,11 @@ static int default_affinity_plan(SettingTable *t, const Host *h, const Posture *
 
 const SettingVTable irq_default_affinity_vtable = {
         FILE_SETTING_OPS,
-        .object_size = sizeof(DefaultAffinitySetting),
+        .object_size = sizeof(MaskFileSetting),
         .read = file_setting_read_present,
         .write = file_setting_write,
-        .matches = default_affinity_matches,
-        .done = default_affinity_done,
+        .matches = mask_file_setting_matches,
+        .done = mask_file_setting_done,
         .plan = default_affinity_plan,
 };
 

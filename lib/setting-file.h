@@ -43,6 +43,29 @@ void file_setting_inherit(Setting *s, Setting *old, bool same_value);
 void file_setting_release(Setting *s);
 void file_setting_done(Setting *s);
 
+/* A file that holds a CPU mask in the kernel's comma-grouped hex format (default IRQ
+ * affinity, workqueue masks): the desired value is cpus as a mask mask_bits wide (the
+ * possible CPUs), and a value matches when it names the same CPUs, whatever its width. */
+typedef struct MaskFileSetting {
+        FileSetting file_setting;
+        CPUSet cpus;
+} MaskFileSetting;
+
+/* Takes path. A kind whose struct starts with a MaskFileSetting uses these for its
+ * matches and done operations. */
+int mask_file_setting_new(SettingKind kind, char *path, const char *object, const CPUSet *cpus, unsigned mask_bits,
+                          Setting **ret);
+bool mask_file_setting_matches(Setting *s, Reconciler *rc);
+void mask_file_setting_done(Setting *s);
+
+/* Whether the kernel made f read-only (mode without write bits): its way of saying that
+ * the object may not be moved, which root's open() would not notice. */
+bool setting_file_is_read_only(const SettingFile *f);
+/* The kernel answers EINVAL both to a value it refuses and to CPUs none of which is online.
+ * Returns true, with the reason set, when none of cpus is online now: a passing state
+ * (the write is retried when the online CPUs change), not a refusal. */
+bool setting_cpus_offline(Setting *s, Reconciler *rc, const CPUSet *cpus);
+
 /* Constructors; desired values come from the posture. */
 int setting_new_default_affinity(const Posture *p, Setting **ret);
 int setting_new_sysctl(const char *key, const char *value, Setting **ret);

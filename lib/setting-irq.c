@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "interrupts.h"
 #include "setting-file.h"
@@ -119,22 +118,10 @@ static bool irq_matches(Setting *s, Reconciler *rc) {
         return setting_affinity_matches(rc, s->observed, q->exact ? &q->cpus : NULL);
 }
 
-static bool irq_target_has_online_cpu(Reconciler *rc, const char *value) {
-        _cleanup_free_ char *text = NULL;
-        _cleanup_cpuset_ CPUSet online = CPUSET_EMPTY, target = CPUSET_EMPTY;
-
-        if (cpuset_parse_list(value, &target) < 0 || host_read_file(rc->host, "sys/devices/system/cpu/online", &text) < 0 ||
-            cpuset_parse_list(text, &online) < 0)
-                return true; /* cannot tell: keep the kernel's refusal as it is */
-        return cpuset_intersects(&target, &online);
-}
-
 static int irq_write(Setting *s, Reconciler *rc, const char *value) {
-        struct stat st;
         int r;
 
-        /* Root ignores file modes, so check the bits the kernel uses to say "no". */
-        if (IRQ_FILE(s)->fd >= 0 && fstat(IRQ_FILE(s)->fd, &st) >= 0 && (st.st_mode & 0222) == 0) {
+        if (setting_file_is_read_only(IRQ_FILE(s))) {
                 setting_set_reason(s, "smp_affinity_list is read-only (the kernel does not allow moving this IRQ)");
                 return -EPERM;
         }
@@ -143,10 +130,8 @@ static int irq_write(Setting *s, Reconciler *rc, const char *value) {
                 return r;
         /* EINVAL is also the kernel's answer to a mask with no online CPU: while the target
          * CPUs are offline that is a passing state, not an unmovable IRQ. */
-        if (r == -EINVAL && !irq_target_has_online_cpu(rc, value)) {
-                setting_set_reason(s, "none of CPUs %s is online", value);
+        if (r == -EINVAL && cpuset_parse_list(value, &rc->scratch) >= 0 && setting_cpus_offline(s, rc, &rc->scratch))
                 return -EAGAIN;
-        }
         if (r == -EIO || r == -EINVAL || r == -EPERM || r == -EACCES) {
                 setting_set_reason(s, "the kernel refused the new affinity: %s%s", strerror(-r),
                                    r == -EIO ? " (managed or per-CPU IRQ)" : "");

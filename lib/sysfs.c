@@ -261,15 +261,6 @@ int sysfs_expand(const Host *h, const char *path, SysfsMatchFn fn, void *userdat
 
 /* --- what [sysfs] does not keep --- */
 
-/* The workqueue cpumasks: lowlatd keeps them through [cpus] workqueues (issue 12), whose
- * kind will say so in its own .owns; until it does, they are listed here. */
-static const char *const workqueue_files[] = {
-        "sys/devices/virtual/workqueue/cpumask",
-        "sys/devices/virtual/workqueue/*/cpumask",
-        "sys/bus/workqueue/devices/*/cpumask",
-        NULL,
-};
-
 static bool owned_by(const char *const *patterns, const char *relpath, bool both_ways) {
         for (; patterns && *patterns; patterns++)
                 if (fnmatch(*patterns, relpath, FNM_PATHNAME) == 0 ||
@@ -285,8 +276,6 @@ static char *owner_reason(const char *relpath, bool both_ways) {
                 if (owned_by(setting_vtables[k]->owns, relpath, both_ways))
                         return strdup_printf("is kept by lowlatd's %s settings, not by [sysfs]",
                                              setting_kind_to_string(k));
-        if (owned_by(workqueue_files, relpath, both_ways))
-                return strdup("is a workqueue cpumask, kept by lowlatd's workqueue settings, not by [sysfs]");
         return NULL;
 }
 

@@ -35,8 +35,49 @@ static int append_quoted(char **buf, const char *before, const char *token, cons
         return 0;
 }
 
+/* Whether tsc=reliable can be advised: the TSC is the clocksource, and the CPU's flags say
+ * it neither changes rate nor stops in idle (constant_tsc, nonstop_tsc). Elsewhere the
+ * clocksource watchdog is what catches a TSC going wrong. Read once per audit. */
+static bool tsc_trusted(Audit *a) {
+        _cleanup_free_ char *clocksource = NULL, *cpuinfo = NULL, *flags = NULL;
+        const char *line;
+
+        if (a->tsc_looked)
+                return a->tsc_trusted;
+        a->tsc_looked = true;
+        if (audit_read_value(a, &clocksource, "sys/devices/system/clocksource/clocksource0/current_clocksource") < 0 ||
+            !streq(clocksource, "tsc") || audit_read_file(a, &cpuinfo, "proc/cpuinfo") < 0)
+                return false;
+        /* "flags\t\t: fpu vme ... constant_tsc ... nonstop_tsc ..."; the first CPU's will do. */
+        line = cpuinfo;
+        while (line && strncmp(line, "flags", 5) != 0) {
+                line = strchr(line, '\n');
+                if (line)
+                        line++;
+        }
+        if (!line || !strchr(line, ':'))
+                return false;
+        flags = audit_check_alloc(a, strndup(line, strcspn(line, "\n")));
+        a->tsc_trusted = flags && word_in_list(strchr(flags, ':') + 1, "constant_tsc") &&
+                         word_in_list(strchr(flags, ':') + 1, "nonstop_tsc");
+        return a->tsc_trusted;
+}
+
+/* Whether the command line already keeps the clocksource watchdog off the TSC. */
+static bool tsc_watchdog_off(const Audit *a) {
+        return streq_ptr(a->boot[BOOT_TSC], "reliable") || streq_ptr(a->boot[BOOT_TSC], "nowatchdog");
+}
+
+/* Whether skew_tick= asks for skewed ticks (any number but 0, as the kernel reads it). */
+static bool skew_tick_on(const Audit *a) {
+        unsigned v;
+        return a->boot[BOOT_SKEW_TICK] && parse_unsigned(a->boot[BOOT_SKEW_TICK], &v) >= 0 && v != 0;
+}
+
 /* The full GRUB_CMDLINE_LINUX_DEFAULT line: what the command line has now, less what the
- * boot loader adds and what lowlatd decides, plus the isolation for the posture. */
+ * boot loader adds and what lowlatd decides, plus the isolation for the posture and the
+ * parameters the boot.* timer findings ask for (so that whoever uses the line from one
+ * finding does not undo another's fix). */
 static char *grub_line(Audit *a) {
         static const char *const dropped[] = { "BOOT_IMAGE", "root", "initrd", "isolcpus", "nohz_full",
                                                "rcu_nocbs", "irqaffinity" };
@@ -67,14 +108,18 @@ static char *grub_line(Audit *a) {
                 }
                 if (want_preempt_full(a) && strncmp(t, "preempt=", 8) == 0)
                         drop = true;
+                if (!skew_tick_on(a) && strncmp(t, "skew_tick=", 10) == 0)
+                        drop = true;
                 if (drop)
                         continue;
                 if (append_quoted(&kept, "", t, " ") < 0)
                         return audit_check_alloc(a, NULL);
         }
         line = strdup_printf("GRUB_CMDLINE_LINUX_DEFAULT=\"%sisolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
-                             "irqaffinity=%s%s%s\"",
-                             kept, isolated, isolated, isolated, housekeeping,
+                             "irqaffinity=%s%s%s%s%s%s\"",
+                             kept, isolated, isolated, isolated, housekeeping, skew_tick_on(a) ? "" : " skew_tick=1",
+                             a->boot[BOOT_NOSOFTLOCKUP] ? "" : " nosoftlockup",
+                             !tsc_watchdog_off(a) && tsc_trusted(a) ? " tsc=reliable" : "",
                              want_preempt_full(a) ? " preempt=full" : "", init_args);
         return audit_check_alloc(a, line);
 }
@@ -259,6 +304,39 @@ void audit_check_boot(Audit *a) {
                                       : "The boot CPU can never be tickless, and CPUs past nr_cpus= are dropped; "
                                         "check dmesg | grep -i housekeeping.");
         }
+}
+
+/* --- 1. boot: timers --- */
+
+/* Kernel parameters against the timer noise every CPU gets: skewed ticks, the soft-lockup
+ * detector, and the clocksource watchdog. Whatever the isolation, so not in
+ * audit_check_boot(); a fix names the one parameter (grub_line() carries them all). */
+void audit_check_boot_timers(Audit *a) {
+        if (!a->cmdline_loaded)
+                return;
+        if (!skew_tick_on(a))
+                finding_add(a, SEVERITY_WARNING, "boot.skew_tick", "skew_tick",
+                            "The kernel command line has no skew_tick=1: the periodic tick fires on every CPU at the "
+                            "same instant, and the CPUs then contend for the timekeeping and RCU locks on each tick, "
+                            "a jitter of microseconds on every CPU whose tick runs. Add skew_tick=1 to "
+                            "GRUB_CMDLINE_LINUX_DEFAULT %s.",
+                            grub_howto);
+        if (!a->boot[BOOT_NOSOFTLOCKUP])
+                finding_add(a, SEVERITY_INFO, "boot.nosoftlockup", "nosoftlockup",
+                            "The soft-lockup detector is on: its timer interrupts every CPU of "
+                            "kernel.watchdog_cpumask every 4 seconds to check that the CPU still schedules. A "
+                            "latency-critical host does without it: add nosoftlockup to GRUB_CMDLINE_LINUX_DEFAULT "
+                            "%s (the NMI watchdog is separate, see sysctl.nmi-watchdog).",
+                            grub_howto);
+        if (!tsc_watchdog_off(a) && tsc_trusted(a))
+                finding_add(a, SEVERITY_INFO, "boot.tsc", "tsc",
+                            "The TSC is the clocksource and the CPU says it is constant and non-stop (constant_tsc, "
+                            "nonstop_tsc in /proc/cpuinfo), yet the clocksource watchdog still checks it against the "
+                            "HPET or ACPI PM timer twice a second, from a timer that visits every online CPU in turn, "
+                            "isolated ones included, with interrupts off while the slow timer is read. Add "
+                            "tsc=reliable to GRUB_CMDLINE_LINUX_DEFAULT %s. Leave it out if the kernel ever marked "
+                            "the TSC unstable here (dmesg | grep -i tsc).",
+                            grub_howto);
 }
 
 /* --- 2. kernel --- */

@@ -31,6 +31,11 @@ static const char *const boot_param_names[_BOOT_PARAM_MAX] = {
         [BOOT_RCU_NOCBS] = "rcu_nocbs",
         [BOOT_IRQAFFINITY] = "irqaffinity",
         [BOOT_PREEMPT] = "preempt",
+        [BOOT_SKEW_TICK] = "skew_tick",
+        [BOOT_NOSOFTLOCKUP] = "nosoftlockup",
+        [BOOT_TSC] = "tsc",
+        [BOOT_RCU_KTHREAD_PRIO] = "rcutree.kthread_prio",
+        [BOOT_RCU_USE_SOFTIRQ] = "rcutree.use_softirq",
 };
 
 static const char *const preempt_mode_names[] = {
@@ -46,6 +51,14 @@ const char *preempt_mode_to_string(PreemptMode m) {
         return (unsigned) m < ELEMENTSOF(preempt_mode_names) ? preempt_mode_names[m] : "unknown";
 }
 
+static void strays_free(Stray *list, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(list[i].comm);
+                free(list[i].allowed);
+        }
+        free(list);
+}
+
 void audit_done(Audit *a) {
         finding_list_done(&a->findings);
         for (size_t i = 0; i < a->n_omitted; i++)
@@ -58,11 +71,14 @@ void audit_done(Audit *a) {
         for (size_t i = 0; i < a->n_tokens; i++)
                 free(a->tokens[i]);
         free(a->tokens);
-        for (size_t i = 0; i < a->n_strays; i++) {
-                free(a->strays[i].comm);
-                free(a->strays[i].allowed);
+        strays_free(a->strays, a->n_strays);
+        strays_free(a->movable_kthreads, a->n_movable_kthreads);
+        free(a->rcu_kthreads);
+        for (size_t i = 0; i < a->n_app_realtime; i++) {
+                free(a->app_realtime[i].who);
+                cpuset_done(&a->app_realtime[i].isolated);
         }
-        free(a->strays);
+        free(a->app_realtime);
         if (a->apps)
                 for (size_t i = 0; i < a->config->n_apps; i++)
                         free(a->apps[i].pids);
@@ -174,6 +190,20 @@ int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len) {
         if (!path)
                 return -ENOMEM;
         return audit_check_errno(a, host_read_file_len(a->host, path, ret, ret_len));
+}
+
+bool word_in_list(const char *list, const char *word) {
+        size_t len = strlen(word);
+        for (const char *p = list; *p;) {
+                size_t n;
+                while (isspace((unsigned char) *p))
+                        p++;
+                n = strcspn(p, " \t\n");
+                if (n == len && strncmp(p, word, len) == 0)
+                        return true;
+                p += n;
+        }
+        return false;
 }
 
 char *audit_cpus_list(Audit *a, const CPUSet *s) {

@@ -33,6 +33,11 @@ typedef enum BootParam {
         BOOT_RCU_NOCBS,
         BOOT_IRQAFFINITY,
         BOOT_PREEMPT,
+        BOOT_SKEW_TICK,
+        BOOT_NOSOFTLOCKUP,
+        BOOT_TSC,
+        BOOT_RCU_KTHREAD_PRIO,
+        BOOT_RCU_USE_SOFTIRQ,
         _BOOT_PARAM_MAX,
 } BootParam;
 
@@ -50,6 +55,22 @@ typedef struct Stray {
         char *comm;
         char *allowed;
 } Stray;
+
+/* A kernel thread that does per-CPU work on an isolated CPU, with its scheduling. */
+typedef struct PercpuKthread {
+        unsigned pid;
+        unsigned cpu;
+        char comm[64];
+        unsigned policy;
+        unsigned rt_priority;
+} PercpuKthread;
+
+/* Where the real-time threads of one configured application may run. */
+typedef struct AppRealtime {
+        char *who;          /* "pid 1234 (matcher)" */
+        unsigned priority;  /* the highest SCHED_FIFO/RR priority among its threads */
+        CPUSet isolated;    /* the isolated CPUs those threads are allowed on */
+} AppRealtime;
 
 typedef struct AppPids {
         unsigned *pids;
@@ -87,6 +108,11 @@ typedef struct Audit {
         size_t n_tokens;
         const char *boot[_BOOT_PARAM_MAX]; /* the value of the last occurrence, NULL when absent */
 
+        /* Whether tsc=reliable is safe to advise: the TSC is the clocksource and the CPU
+         * says it is constant and non-stop (audit-boot-kernel.c, read once). */
+        bool tsc_looked;
+        bool tsc_trusted;
+
         PreemptMode preempt_mode;
         bool preempt_dynamic;
         const char *preempt_source;
@@ -100,6 +126,13 @@ typedef struct Audit {
         AppPids *apps; /* one per config app */
         bool *app_matched; /* one per config app: scratch for task_match_apps() */
         unsigned irqbalance_pid;
+        unsigned stalld_pid;
+        Stray *movable_kthreads; /* kernel threads allowed on isolated CPUs that could move */
+        size_t n_movable_kthreads;
+        PercpuKthread *rcu_kthreads; /* rcuc/N and ksoftirqd/N of the isolated CPUs */
+        size_t n_rcu_kthreads;
+        AppRealtime *app_realtime; /* filled by audit_check_apps() */
+        size_t n_app_realtime;
         bool dma_device_exists;
         unsigned max_processes;
         unsigned dma_holder_pid;
@@ -135,6 +168,8 @@ _printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...);
 bool audit_path_exists(Audit *a, const char *relpath);
 /* /proc/PID/environ, NUL-separated, with its length. */
 int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len);
+/* Whether word is one of the white-space separated words of list. */
+bool word_in_list(const char *list, const char *word);
 /* cpuset_format_list(), noting an allocation failure. */
 char *audit_cpus_list(Audit *a, const CPUSet *s);
 
@@ -152,6 +187,7 @@ const char *preempt_mode_to_string(PreemptMode m);
 
 /* audit-boot-kernel.c */
 void audit_check_boot(Audit *a);
+void audit_check_boot_timers(Audit *a);
 void audit_check_kernel(Audit *a);
 void audit_check_kernel_config_missing(Audit *a);
 
@@ -166,6 +202,11 @@ void audit_check_steal(Audit *a);
 void audit_scan_processes(Audit *a);
 void audit_check_strays(Audit *a);
 void audit_check_apps(Audit *a);
+void audit_check_kthreads(Audit *a);
+void audit_check_rcu_priority(Audit *a);
+
+/* audit-memory.c */
+void audit_check_swap(Audit *a);
 
 /* audit-systemd.c */
 void audit_check_pid1_affinity(Audit *a);
@@ -176,3 +217,4 @@ void audit_check_irqbalance(Audit *a);
 void audit_check_unmovable_irqs(Audit *a);
 void audit_check_rt_throttling(Audit *a);
 void audit_check_sysctls(Audit *a);
+void audit_check_noise_sysctls(Audit *a);

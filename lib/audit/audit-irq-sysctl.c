@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* IRQs and sysctls (sections 6, 4 and 9): irqbalance against the isolated CPUs, IRQs the
  * kernel will not move off them, real-time throttling, and [sysctl] keys that do nothing. */
+#include <limits.h>
 #include <string.h>
 
 #include "audit-internal.h"
@@ -214,17 +215,104 @@ void audit_check_rt_throttling(Audit *a) {
         const SysctlEntry *e = sysctl_configured(a, "kernel.sched_rt_runtime_us");
         bool configured;
         _cleanup_free_ char *value = sysctl_effective(a, "kernel.sched_rt_runtime_us", &configured);
+        _cleanup_free_ char *where = NULL;
 
         if (!value || !streq(value, "-1"))
                 return;
-        finding_add(a, SEVERITY_WARNING, "sched.rt-throttling", "kernel.sched_rt_runtime_us",
-                    "kernel.sched_rt_runtime_us is -1%s%s%s: real-time throttling is off, so a SCHED_FIFO thread "
-                    "that spins or loops can starve every other task on its CPU, kworkers and ksoftirqd "
-                    "included, and hang the machine. Keep the default: sysctl -w "
-                    "kernel.sched_rt_runtime_us=950000, and remove the -1 from %s.",
-                    configured ? " in [sysctl] (" : "", configured && e ? e->source.file ?: "?" : "",
-                    configured ? ")" : "",
-                    configured ? "lowlatd.conf" : "/etc/sysctl.conf and /etc/sysctl.d/");
+        where = audit_check_alloc(a, configured ? strdup_printf(" in [sysctl] (%s)", e && e->source.file ? e->source.file : "?")
+                                                : strdup(""));
+        if (!where)
+                return;
+        /* stalld is the other half of running without throttling, as real-time kernels do
+         * (tuned's realtime profile sets -1 and starts it): it finds threads starved on a
+         * CPU and gives them a short SCHED_DEADLINE slice. */
+        if (a->stalld_pid > 0)
+                finding_add(a, SEVERITY_INFO, "sched.rt-throttling", "kernel.sched_rt_runtime_us",
+                            "kernel.sched_rt_runtime_us is -1%s: real-time throttling is off, and stalld (pid %u) "
+                            "runs, which gives threads starved by a spinning SCHED_FIFO thread (kworkers and "
+                            "ksoftirqd included) a short slice so that the machine does not hang. Keep it so: "
+                            "systemctl enable stalld, so that it also runs after a reboot.",
+                            where, a->stalld_pid);
+        else
+                finding_add(a, SEVERITY_WARNING, "sched.rt-throttling", "kernel.sched_rt_runtime_us",
+                            "kernel.sched_rt_runtime_us is -1%s: real-time throttling is off, so a SCHED_FIFO thread "
+                            "that spins or loops can starve every other task on its CPU, kworkers and ksoftirqd "
+                            "included, and hang the machine, and no stalld runs to rescue them. Keep the default: "
+                            "sysctl -w kernel.sched_rt_runtime_us=950000, and remove the -1 from %s; or, for a "
+                            "real-time kernel that needs -1, install and start stalld (systemctl enable --now "
+                            "stalld).",
+                            where, configured ? "lowlatd.conf" : "/etc/sysctl.conf and /etc/sysctl.d/");
+}
+
+/* --- 4. scheduling: timer, statistics and watchdog noise --- */
+
+/* What a boolean-ish sysctl will be, as a number; -1 when unknown. */
+static long sysctl_effective_number(Audit *a, const char *key, bool *ret_configured) {
+        _cleanup_free_ char *value = sysctl_effective(a, key, ret_configured);
+        uint64_t v;
+
+        if (!value || parse_uint64(value, &v) < 0 || v > LONG_MAX)
+                return -1;
+        return (long) v;
+}
+
+/* "add KEY = VALUE to [sysctl] in lowlatd.conf (lowlatd keeps it from then on), or now:
+ * sysctl -w KEY=VALUE" */
+#define SYSCTL_FIX "add %s = %s to [sysctl] in lowlatd.conf (lowlatd then keeps it), or now: sysctl -w %s=%s"
+
+void audit_check_noise_sysctls(Audit *a) {
+        const Posture *p = a->posture;
+        _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
+        long timer_migration, stat_interval, nmi_watchdog;
+
+        if (cpuset_is_empty(&p->isolated))
+                return;
+        housekeeping = audit_cpus_list(a, &p->housekeeping);
+        isolated = audit_cpus_list(a, &p->isolated);
+        if (!housekeeping || !isolated)
+                return;
+
+        timer_migration = sysctl_effective_number(a, "kernel.timer_migration", NULL);
+        if (timer_migration > 0)
+                finding_add(a, SEVERITY_WARNING, "sysctl.timer-migration", "kernel.timer_migration",
+                            "kernel.timer_migration is 1: the timers of idle CPUs may be handed to a busy CPU to "
+                            "expire, so that the idle ones sleep on, and depending on the kernel a CPU busy with "
+                            "the application is a candidate. Keep timers on the CPUs that armed them: " SYSCTL_FIX ".",
+                            "kernel.timer_migration", "0", "kernel.timer_migration", "0");
+
+        stat_interval = sysctl_effective_number(a, "vm.stat_interval", NULL);
+        if (stat_interval >= 0 && stat_interval < 10)
+                finding_add(a, SEVERITY_WARNING, "sysctl.stat-interval", "vm.stat_interval",
+                            "vm.stat_interval is %ld: every %ld s a kworker folds the memory statistics of each CPU "
+                            "that allocated or freed memory, on that CPU, isolated ones included. Fold them less "
+                            "often: " SYSCTL_FIX ".",
+                            stat_interval, stat_interval ?: 1, "vm.stat_interval", "10", "vm.stat_interval", "10");
+
+        /* The lockup detectors run an hrtimer (and with nmi_watchdog a perf NMI) on every CPU
+         * of watchdog_cpumask; nohz_full= takes the isolated CPUs out of it by default. */
+        nmi_watchdog = sysctl_effective_number(a, "kernel.nmi_watchdog", NULL);
+        if (sysctl_effective_number(a, "kernel.watchdog", NULL) != 0 &&
+            ((!a->boot[BOOT_NOSOFTLOCKUP] && sysctl_effective_number(a, "kernel.soft_watchdog", NULL) != 0) ||
+             nmi_watchdog > 0)) {
+                _cleanup_free_ char *mask = sysctl_effective(a, "kernel.watchdog_cpumask", NULL);
+                _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+
+                if (mask && cpuset_parse_list(mask, &cpus) >= 0 && cpuset_intersects(&cpus, &p->isolated))
+                        finding_add(a, SEVERITY_WARNING, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask",
+                                    "kernel.watchdog_cpumask is %s, which includes isolated CPUs %s: the lockup "
+                                    "detector's timer interrupts them every 4 seconds%s. Keep it on the housekeeping "
+                                    "CPUs: " SYSCTL_FIX ".",
+                                    mask, isolated, nmi_watchdog > 0 ? ", and the NMI watchdog's counter overflows "
+                                                                       "into an NMI there every few seconds" : "",
+                                    "kernel.watchdog_cpumask", housekeeping, "kernel.watchdog_cpumask", housekeeping);
+        }
+        if (nmi_watchdog > 0)
+                finding_add(a, SEVERITY_INFO, "sysctl.nmi-watchdog", "kernel.nmi_watchdog",
+                            "kernel.nmi_watchdog is 1: the hard-lockup detector keeps a performance counter busy on "
+                            "every CPU of kernel.watchdog_cpumask and takes an NMI from it every few seconds, and the "
+                            "counter is then missing for perf. Turn it off: " SYSCTL_FIX
+                            " (or nmi_watchdog=0 on the kernel command line).",
+                            "kernel.nmi_watchdog", "0", "kernel.nmi_watchdog", "0");
 }
 
 /* --- 9. sysctl advice --- */

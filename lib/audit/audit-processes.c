@@ -77,6 +77,61 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
         return found;
 }
 
+/* Appends {pid, comm, *allowed} to a list of tasks (taking *allowed). */
+static void tasks_append(Audit *a, Stray **list, size_t *n, unsigned pid, const char *comm, char **allowed) {
+        Stray *l = audit_check_alloc(a, realloc(*list, (*n + 1) * sizeof(Stray)));
+
+        if (!l)
+                return;
+        *list = l;
+        l[*n] = (Stray) { .pid = pid, .comm = audit_check_alloc(a, strdup(comm)), .allowed = TAKE_PTR(*allowed) };
+        if (!l[*n].comm)
+                free(l[*n].allowed);
+        else
+                (*n)++;
+}
+
+/* The CPU of a per-CPU kernel thread named prefix followed by the CPU ("rcuc/3"). */
+static bool percpu_kthread_cpu(const char *comm, const char *prefix, unsigned *ret) {
+        size_t len = strlen(prefix);
+
+        return strncmp(comm, prefix, len) == 0 && parse_unsigned(comm + len, ret) >= 0;
+}
+
+/* A kernel thread allowed on isolated CPUs: one that could be moved off them, or a per-CPU
+ * one that does RCU's work there. PF_NO_SETAFFINITY marks the threads bound to their CPU
+ * (per-CPU kthreads, workqueue workers): nobody can move those. */
+static void note_kernel_thread(Audit *a, unsigned pid, const TaskStat *st, const char *status) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        _cleanup_free_ char *allowed = NULL;
+        PercpuKthread *k;
+        unsigned cpu;
+
+        if (cpuset_is_empty(&p->isolated) || !status || cpus_allowed(a, status, &cpus, &allowed) < 0 ||
+            !cpuset_intersects(&cpus, &p->isolated))
+                return;
+        if (!(st->flags & PF_NO_SETAFFINITY)) {
+                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, pid, st->comm, &allowed);
+                return;
+        }
+        if (!(percpu_kthread_cpu(st->comm, "rcuc/", &cpu) || percpu_kthread_cpu(st->comm, "ksoftirqd/", &cpu)) ||
+            !cpuset_contains(&p->isolated, cpu))
+                return;
+        k = audit_check_alloc(a, realloc(a->rcu_kthreads, (a->n_rcu_kthreads + 1) * sizeof(PercpuKthread)));
+        if (!k)
+                return;
+        a->rcu_kthreads = k;
+        k[a->n_rcu_kthreads] = (PercpuKthread) {
+                .pid = pid,
+                .cpu = cpu,
+                .policy = st->have_policy ? st->policy : SCHED_OTHER,
+                .rt_priority = st->have_policy ? st->rt_priority : 0,
+        };
+        snprintf(k[a->n_rcu_kthreads].comm, sizeof(k->comm), "%s", st->comm);
+        a->n_rcu_kthreads++;
+}
+
 static void scan_process(Audit *a, unsigned pid) {
         const Posture *p = a->posture;
         const Config *c = a->config;
@@ -95,6 +150,8 @@ static void scan_process(Audit *a, unsigned pid) {
          * reports, so it does not hide a stray behind kthreadd's look (evict_strays, which
          * moves tasks, is more careful; see process_look() in strays.c). */
         r = audit_check_errno(a, task_is_kernel_thread(a->host, pid, have_stat ? &st : NULL, status));
+        if (r > 0 && have_stat)
+                note_kernel_thread(a, pid, &st, status);
         if (r != 0)
                 return;
 
@@ -119,21 +176,13 @@ static void scan_process(Audit *a, unsigned pid) {
 
         if (streq(comm, "irqbalance") && a->irqbalance_pid == 0)
                 a->irqbalance_pid = pid;
+        if (streq(comm, "stalld") && a->stalld_pid == 0)
+                a->stalld_pid = pid;
 
         /* PID 1 has its own finding, with its own fix (audit-systemd.c). */
         if (!is_app && pid != 1 && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
-            cpuset_intersects(&cpus, &p->isolated)) {
-                Stray *s = audit_check_alloc(a, realloc(a->strays, (a->n_strays + 1) * sizeof(Stray)));
-                if (s) {
-                        a->strays = s;
-                        s[a->n_strays] = (Stray) { .pid = pid, .comm = strdup(comm), .allowed = TAKE_PTR(allowed) };
-                        if (!s[a->n_strays].comm) {
-                                free(s[a->n_strays].allowed);
-                                a->error = -ENOMEM;
-                        } else
-                                a->n_strays++;
-                }
-        }
+            cpuset_intersects(&cpus, &p->isolated))
+                tasks_append(a, &a->strays, &a->n_strays, pid, comm, &allowed);
 
         if (a->dma_device_exists && a->dma_holder_pid == 0) {
                 r = process_holds_dma_latency(a, pid);
@@ -163,35 +212,56 @@ void audit_scan_processes(Audit *a) {
                 a->dma_unknown = true;
 }
 
-/* --- 4. scheduling: stray tasks --- */
+/* --- 4. scheduling: tasks allowed on isolated CPUs --- */
 
-void audit_check_strays(Audit *a) {
+/* User tasks that are no configured application (strays), or kernel threads that could be
+ * moved: one finding each, with the taskset line that moves it. */
+static void report_tasks_on_isolated(Audit *a, bool kernel_threads) {
         const Posture *p = a->posture;
+        const Stray *list = kernel_threads ? a->movable_kthreads : a->strays;
+        size_t n = kernel_threads ? a->n_movable_kthreads : a->n_strays;
         _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
 
-        if (a->n_strays == 0)
+        if (n == 0)
                 return;
         housekeeping = audit_cpus_list(a, &p->housekeeping);
         isolated = audit_cpus_list(a, &p->isolated);
         if (!housekeeping || !isolated)
                 return;
-        for (size_t i = 0; i < a->n_strays; i++) {
-                const Stray *s = &a->strays[i];
+        for (size_t i = 0; i < n; i++) {
+                const Stray *s = &list[i];
                 _cleanup_free_ char *subject = audit_check_alloc(a, strdup_printf("pid %u (%s)", s->pid, s->comm));
                 if (!subject)
                         return;
-                finding_add(a, SEVERITY_WARNING, "sched.stray-task", subject,
-                            "Task %u (%s) is allowed on CPUs %s, which include isolated CPUs %s, and it is not a "
-                            "configured application: when it wakes up it can run there and preempt the "
-                            "application. Move it with taskset -apc %s %u; keep services off the isolated CPUs "
-                            "with CPUAffinity=%s in /etc/systemd/system.conf (or the unit), or boot with "
-                            "isolcpus=domain so new tasks start on housekeeping CPUs.%s",
-                            s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping,
-                            a->config->evict_strays
-                                    ? ""
-                                    : " Or set evict_strays = yes in [cpus] and lowlatd moves such tasks as they "
-                                      "appear.");
+                if (kernel_threads)
+                        finding_add(a, SEVERITY_WARNING, "sched.movable-kthread", subject,
+                                    "Kernel thread %s (pid %u) is allowed on CPUs %s, which include isolated CPUs %s, "
+                                    "and is not bound to a CPU (no PF_NO_SETAFFINITY): when it wakes up it can run "
+                                    "there and preempt the application. Move it: taskset -pc %s %u (until the next "
+                                    "boot; with nohz_full= for the isolated CPUs on the kernel command line, kernel "
+                                    "threads start on the housekeeping CPUs).",
+                                    s->comm, s->pid, s->allowed, isolated, housekeeping, s->pid);
+                else
+                        finding_add(a, SEVERITY_WARNING, "sched.stray-task", subject,
+                                    "Task %u (%s) is allowed on CPUs %s, which include isolated CPUs %s, and it is not a "
+                                    "configured application: when it wakes up it can run there and preempt the "
+                                    "application. Move it with taskset -apc %s %u; keep services off the isolated CPUs "
+                                    "with CPUAffinity=%s in /etc/systemd/system.conf (or the unit), or boot with "
+                                    "isolcpus=domain so new tasks start on housekeeping CPUs.%s",
+                                    s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping,
+                                    a->config->evict_strays
+                                            ? ""
+                                            : " Or set evict_strays = yes in [cpus] and lowlatd moves such tasks as "
+                                              "they appear.");
         }
+}
+
+void audit_check_strays(Audit *a) {
+        report_tasks_on_isolated(a, false);
+}
+
+void audit_check_kthreads(Audit *a) {
+        report_tasks_on_isolated(a, true);
 }
 
 /* --- 8. applications --- */
@@ -220,6 +290,8 @@ typedef struct ThreadSummary {
         unsigned max_rt_priority;
         unsigned main_policy;
         char *main_allowed;
+        unsigned realtime_priority; /* the highest SCHED_FIFO/RR priority of any thread */
+        CPUSet realtime_isolated;   /* the isolated CPUs such threads may run on */
 } ThreadSummary;
 
 static bool policy_matches(const AppSection *app, unsigned policy) {
@@ -234,8 +306,10 @@ static void summarize_task(Audit *a, const AppSection *app, const char *dir, boo
         _cleanup_free_ char *stat = NULL, *status = NULL, *allowed = NULL;
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
         TaskStat st = {};
+        bool realtime = false;
 
         if (audit_read_file(a, &stat, "%s/stat", dir) >= 0 && task_stat_parse(stat, &st) >= 0 && st.have_policy) {
+                realtime = st.policy == SCHED_FIFO || st.policy == SCHED_RR;
                 s->n++;
                 if (policy_matches(app, st.policy)) {
                         s->n_rt++;
@@ -246,6 +320,16 @@ static void summarize_task(Audit *a, const AppSection *app, const char *dir, boo
         }
         if (audit_read_file(a, &status, "%s/status", dir) < 0 || cpus_allowed(a, status, &cpus, &allowed) < 0)
                 return;
+        if (realtime && cpuset_intersects(&cpus, &p->isolated)) {
+                _cleanup_cpuset_ CPUSet there = CPUSET_EMPTY;
+
+                s->realtime_priority = MAX(s->realtime_priority, st.rt_priority);
+                if (cpuset_copy(&there, &cpus) < 0)
+                        a->error = -ENOMEM;
+                cpuset_and(&there, &p->isolated);
+                if (cpuset_or(&s->realtime_isolated, &there) < 0)
+                        a->error = -ENOMEM;
+        }
         if (cpuset_is_empty(&p->isolated) || cpuset_is_empty(&cpus))
                 ;
         else if (cpuset_is_subset(&cpus, &p->isolated))
@@ -459,6 +543,22 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
                                     thp ? "\". " : "");
                 }
         }
+        /* For audit_check_rcu_priority(): where its real-time threads may keep a CPU. */
+        if (s.realtime_priority > 0 && !cpuset_is_empty(&s.realtime_isolated)) {
+                AppRealtime *rt = audit_check_alloc(
+                        a, realloc(a->app_realtime, (a->n_app_realtime + 1) * sizeof(AppRealtime)));
+                if (rt) {
+                        a->app_realtime = rt;
+                        rt[a->n_app_realtime] = (AppRealtime) {
+                                .who = TAKE_PTR(who),
+                                .priority = s.realtime_priority,
+                                .isolated = s.realtime_isolated,
+                        };
+                        s.realtime_isolated = CPUSET_EMPTY;
+                        a->n_app_realtime++;
+                }
+        }
+        cpuset_done(&s.realtime_isolated);
         free(s.main_allowed);
 }
 
@@ -487,5 +587,67 @@ void audit_check_apps(Audit *a) {
                 }
                 for (size_t j = 0; j < a->apps[i].n; j++)
                         check_app_process(a, app, a->apps[i].pids[j]);
+        }
+}
+
+/* "SCHED_OTHER", or "SCHED_FIFO priority 1". */
+static char *priority_text(Audit *a, unsigned policy, unsigned rt_priority) {
+        if (policy != SCHED_FIFO && policy != SCHED_RR)
+                return audit_check_alloc(a, strdup(policy_name(policy)));
+        return audit_check_alloc(a, strdup_printf("%s priority %u", policy_name(policy), rt_priority));
+}
+
+/* RCU's per-CPU work on a CPU: rcuc/N where the kernel runs it in a thread (real-time
+ * kernels, rcutree.use_softirq=0), else the RCU softirq, which ksoftirqd/N runs when
+ * interrupts leave it over. A real-time application above that thread on a CPU that still
+ * ticks starves it (Documentation/RCU/stallwarn.rst): callbacks are not invoked, memory is
+ * not freed, stall warnings follow. A nohz_full CPU running user code needs nothing from
+ * RCU, and its callbacks are offloaded. */
+void audit_check_rcu_priority(Audit *a) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet tickless = CPUSET_EMPTY;
+
+        if (a->n_app_realtime == 0 || a->n_rcu_kthreads == 0)
+                return;
+        if (audit_read_cpus(a, &tickless, "sys/devices/system/cpu/nohz_full") < 0)
+                cpuset_clear(&tickless);
+        CPUSET_FOREACH(cpu, &p->isolated) {
+                const AppRealtime *app = NULL;
+                const PercpuKthread *rcu = NULL;
+                _cleanup_free_ char *runs = NULL, *subject = NULL;
+                unsigned priority;
+                bool rcuc;
+
+                if (cpuset_contains(&tickless, (unsigned) cpu))
+                        continue;
+                for (size_t i = 0; i < a->n_app_realtime; i++)
+                        if (cpuset_contains(&a->app_realtime[i].isolated, (unsigned) cpu) &&
+                            (!app || a->app_realtime[i].priority > app->priority))
+                                app = &a->app_realtime[i];
+                for (size_t i = 0; i < a->n_rcu_kthreads; i++)
+                        if (a->rcu_kthreads[i].cpu == (unsigned) cpu &&
+                            (!rcu || strncmp(a->rcu_kthreads[i].comm, "rcuc/", 5) == 0))
+                                rcu = &a->rcu_kthreads[i];
+                if (!app || !rcu)
+                        continue;
+                priority = rcu->policy == SCHED_FIFO || rcu->policy == SCHED_RR ? rcu->rt_priority : 0;
+                if (priority >= app->priority)
+                        continue;
+                rcuc = strncmp(rcu->comm, "rcuc/", 5) == 0;
+                runs = priority_text(a, rcu->policy, rcu->rt_priority);
+                subject = audit_check_alloc(a, strdup_printf("pid %u (%s)", rcu->pid, rcu->comm));
+                if (!runs || !subject)
+                        return;
+                finding_add(a, SEVERITY_WARNING, "boot.kthread_prio", subject,
+                            "%s (pid %u), which runs RCU's work for isolated CPU %d%s, is %s, below real-time priority "
+                            "%u of %s there, and CPU %d is not tickless (nohz_full): while the application keeps the "
+                            "CPU, RCU cannot finish its work there, callbacks pile up without freeing memory and RCU "
+                            "stall warnings follow. Keep RCU off the CPU with nohz_full=%d rcu_nocbs=%d (the whole "
+                            "isolated list, see boot.nohz_full), or let RCU preempt the application: "
+                            "%srcutree.kthread_prio=%u on the kernel command line in /etc/default/grub, then "
+                            "update-grub and reboot.",
+                            rcu->comm, rcu->pid, cpu, rcuc ? "" : " (the RCU softirq, and what interrupts leave over)",
+                            runs, app->priority, app->who, cpu, cpu, cpu, rcuc ? "" : "rcutree.use_softirq=0 ",
+                            MIN(app->priority + 1, 99U));
         }
 }

@@ -25,6 +25,17 @@
  * boot.mismatch               warning             what the kernel applied (/sys/devices/system/
  *                                                 cpu/{isolated,nohz_full}) differs from what
  *                                                 /proc/cmdline asked for
+ * boot.skew_tick              warning             the command line lacks skew_tick=1 (or sets 0)
+ * boot.nosoftlockup           info                the command line lacks nosoftlockup
+ * boot.tsc                    info                the TSC is the clocksource, /proc/cpuinfo has
+ *                                                 constant_tsc and nonstop_tsc, and the command
+ *                                                 line has neither tsc=reliable nor
+ *                                                 tsc=nowatchdog
+ * boot.kthread_prio           warning             on an isolated CPU that is not nohz_full, the
+ *                                                 thread that runs RCU's work (rcuc/N, else
+ *                                                 ksoftirqd/N) is below the real-time priority
+ *                                                 of a [service]/[process] thread allowed there;
+ *                                                 the fix names rcutree.kthread_prio
  * kernel.preempt              warning             the preemption model is none or voluntary
  *                             info                lazy; full set at run time only; or unknown
  * kernel.config-missing       info                /boot/config-$(uname -r) is unreadable (only
@@ -36,7 +47,16 @@
  * topology.smt-sibling        warning             an isolated CPU's SMT sibling is not isolated
  * topology.numa-spread        info                the isolated CPUs span NUMA nodes
  * sched.rt-throttling         warning             kernel.sched_rt_runtime_us is -1 (on the host
- *                                                 or in [sysctl])
+ *                                                 or in [sysctl]) and stalld does not run
+ *                                                 info                the same while stalld runs
+ * sysctl.timer-migration      warning             kernel.timer_migration is 1 and CPUs are isolated
+ * sysctl.stat-interval        warning             vm.stat_interval is below 10 and CPUs are
+ *                                                 isolated
+ * sysctl.watchdog-cpumask     warning             a lockup detector is on (kernel.watchdog, and
+ *                                                 soft_watchdog without nosoftlockup or
+ *                                                 nmi_watchdog) and kernel.watchdog_cpumask
+ *                                                 includes isolated CPUs
+ * sysctl.nmi-watchdog         info                kernel.nmi_watchdog is 1 and CPUs are isolated
  * sched.stray-task            warning             a user task that is not a configured
  *                                                 application (nor PID 1) may run on an
  *                                                 isolated CPU
@@ -45,6 +65,8 @@
  *                                                 CPUAffinity= that fixes it)
  * sched.slice-unconfined      warning             [cpus] slices is set and machine.slice exists
  *                                                 but is not in it
+ * sched.movable-kthread       warning             a kernel thread without PF_NO_SETAFFINITY (one
+ *                                                 taskset can move) may run on an isolated CPU
  * power.governor              warning             an isolated CPU's governor is not [pm]
  *                                                 governor (default: performance)
  * power.min-freq              warning             a scaling governor other than performance
@@ -89,13 +111,17 @@
  * sysctl.conflict             warning             tcp_timestamps = 0 with tcp_tw_reuse on
  * sysctl.cc-unavailable       warning             [sysctl] asks for a congestion control that
  *                                                 is not loaded
+ * memory.swap                 warning             swap is in use (SwapFree below SwapTotal in
+ *                                                 /proc/meminfo)
  * audit.limit                 info                more processes than AUDIT_PROCESSES_MAX (lowest
  *                                                 pids are examined)
  *
  * Steal time is read once: the share since boot, not a rate. Threads of configured
  * applications are examined one by one; other tasks by their thread group leader. Kernel
  * threads (PF_KTHREAD in /proc/PID/stat; without a stat line, Kthread: 1 in the status or
- * an empty cmdline and parent 2: task_is_kernel_thread()) are never strays.
+ * an empty cmdline and parent 2: task_is_kernel_thread()) are never strays; those that can
+ * be moved are sched.movable-kthread, judged only with a stat line (PF_NO_SETAFFINITY is
+ * in its flags).
  * /proc/config.gz is not read: lowlatd links no decompressor.
  */
 #include <stddef.h>
@@ -129,21 +155,26 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_scan_processes(&a);
 
         audit_check_boot(&a);
+        audit_check_boot_timers(&a);
         audit_check_kernel(&a);
         audit_check_kernel_config_missing(&a);
         audit_check_topology(&a);
         audit_check_numa(&a);
         audit_check_rt_throttling(&a);
+        audit_check_noise_sysctls(&a);
         audit_check_strays(&a);
         audit_check_pid1_affinity(&a);
         audit_check_unconfined_slices(&a);
+        audit_check_kthreads(&a);
         audit_check_power(&a);
         audit_check_dma_latency(&a);
         audit_check_irqbalance(&a);
         audit_check_unmovable_irqs(&a);
         audit_check_steal(&a);
         audit_check_apps(&a);
+        audit_check_rcu_priority(&a); /* after the applications, whose priorities it compares */
         audit_check_sysctls(&a);
+        audit_check_swap(&a);
         if (a.n_pids_total > a.max_processes)
                 finding_add(&a, SEVERITY_INFO, "audit.limit", "/proc",
                             "%zu processes exist; only the %u with the lowest pids were examined for strays, "

@@ -13,6 +13,7 @@
 #include "setting-irq.h"
 #include "setting-irqbalance.h"
 #include "tap.h"
+#include "task.h"
 #include "util.h"
 
 typedef struct Fixture {
@@ -30,6 +31,7 @@ typedef struct FakeProcess {
         const char *comm;
         const char *allowed;     /* Cpus_allowed_list; NULL: "0-1" */
         bool kthread;            /* PF_KTHREAD in stat, empty cmdline */
+        bool percpu;             /* a kernel thread bound to its CPU: PF_NO_SETAFFINITY in stat */
         bool no_stat;            /* no /proc/PID/stat: detection falls back on cmdline and ppid */
         unsigned policy, rt_priority;
         const char *cgroup;      /* NULL: a login session */
@@ -42,7 +44,7 @@ typedef struct FakeProcess {
 
 static void write_task(Fixture *f, const char *dir, const FakeProcess *p, unsigned tid) {
         char stat[512], status[1024], rel[128];
-        unsigned flags = p->kthread ? 0x00208040U : 0x00400100U;
+        unsigned flags = (p->kthread ? 0x00208040U : 0x00400100U) | (p->percpu ? PF_NO_SETAFFINITY : 0U);
         int prio = p->policy == SCHED_FIFO || p->policy == SCHED_RR ? -1 - (int) p->rt_priority : 20;
 
         /* fields 1-52; 9 flags, 39 processor, 40 rt_priority, 41 policy */
@@ -136,8 +138,11 @@ static void tree_add_thread(Fixture *f, const FakeProcess *p, unsigned tid, unsi
 }
 
 static const FakeProcess proc_systemd = { .pid = 1, .ppid = 0, .comm = "systemd", .allowed = "0-1" };
-static const FakeProcess proc_kthreadd = { .pid = 2, .ppid = 0, .comm = "kthreadd", .allowed = "0-3", .kthread = true };
-static const FakeProcess proc_ksoftirqd = { .pid = 25, .ppid = 2, .comm = "ksoftirqd/2", .allowed = "2", .kthread = true };
+/* With nohz_full= kernel threads start on the housekeeping CPUs, kthreadd included. */
+static const FakeProcess proc_kthreadd = { .pid = 2, .ppid = 0, .comm = "kthreadd", .allowed = "0-1", .kthread = true };
+static const FakeProcess proc_ksoftirqd = {
+        .pid = 25, .ppid = 2, .comm = "ksoftirqd/2", .allowed = "2", .kthread = true, .percpu = true,
+};
 static const FakeProcess proc_lowlatd = {
         .pid = 500, .ppid = 1, .comm = "lowlatd", .allowed = "0-1",
         .cgroup = "0::/system.slice/lowlatd.service\n",
@@ -174,8 +179,9 @@ static const char kernel_config_dynamic[] = "CONFIG_PREEMPT_VOLUNTARY=y\n# CONFI
                                             "CONFIG_NO_HZ_FULL=y\nCONFIG_RCU_NOCB_CPU=y\n"
                                             "CONFIG_HZ_1000=y\nCONFIG_HZ=1000\n";
 
-static const char healthy_cmdline[] = "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=1234-abcd ro quiet "
-                                      "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\n";
+static const char healthy_cmdline[] = "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=1234-abcd ro quiet skew_tick=1 "
+                                      "nosoftlockup isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 "
+                                      "irqaffinity=0-1\n";
 
 static const char healthy_config[] = "[cpus]\nisolated = 2-3\n"
                                      "[pm]\ncpu_dma_latency = 10\ngovernor = performance\n"
@@ -195,6 +201,14 @@ static void fixture_init(Fixture *f) {
         tree_write(f, "proc/sys/net/ipv4/tcp_available_congestion_control", "reno cubic bbr\n");
         tree_write(f, "proc/sys/net/ipv4/tcp_timestamps", "1\n");
         tree_write(f, "proc/sys/net/ipv4/tcp_tw_reuse", "2\n");
+        tree_write(f, "proc/sys/kernel/timer_migration", "0\n");
+        tree_write(f, "proc/sys/vm/stat_interval", "10\n");
+        tree_write(f, "proc/sys/kernel/watchdog", "1\n");
+        tree_write(f, "proc/sys/kernel/soft_watchdog", "1\n");
+        tree_write(f, "proc/sys/kernel/nmi_watchdog", "0\n");
+        tree_write(f, "proc/sys/kernel/watchdog_cpumask", "0-1\n");
+        tree_write(f, "proc/meminfo", "MemTotal:        8000000 kB\nMemFree:         6000000 kB\n"
+                                      "SwapTotal:       2097148 kB\nSwapFree:        2097148 kB\n");
         tree_write(f, "proc/stat", "cpu  1000 0 500 100000 10 0 5 0 0 0\ncpu0 250 0 125 25000 3 0 1 0 0 0\n"
                                    "intr 12345\nctxt 67890\n");
         tree_write(f, "sys/devices/system/node/node0/cpulist", "0-3\n");
@@ -232,7 +246,9 @@ static const char *const all_ids[] = {
         "sched.rt-throttling", "sched.stray-task", "sched.pid1-affinity", "sched.slice-unconfined", "power.governor", "power.min-freq", "power.cpuidle",
         "power.dma-latency-unheld", "irq.irqbalance", "irq.unmovable-isolated", "virt.steal", "app.not-running",
         "app.affinity", "app.policy", "app.priority", "app.memlock", "app.tz", "app.hugepages", "sysctl.no-effect",
-        "sysctl.gone", "sysctl.conflict", "sysctl.cc-unavailable", "audit.limit",
+        "sysctl.gone", "sysctl.conflict", "sysctl.cc-unavailable", "audit.limit", "boot.skew_tick", "boot.nosoftlockup",
+        "boot.tsc", "boot.kthread_prio", "sched.movable-kthread", "sysctl.timer-migration", "sysctl.stat-interval",
+        "sysctl.watchdog-cpumask", "sysctl.nmi-watchdog", "memory.swap",
 };
 
 /* Which ids some test saw firing, and whether an id outside the list was ever emitted. */
@@ -386,7 +402,8 @@ static void test_severity_names(void) {
 static void test_boot_cmdline(void) {
         Fixture f;
         const char *expected_line =
-                "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\"";
+                "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 "
+                "skew_tick=1 nosoftlockup\"";
 
         fixture_init(&f);
 
@@ -395,7 +412,8 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING), "no isolcpus=: boot.isolcpus warning");
-                CHECK(message_has(&f, "boot.isolcpus", expected_line), "the message has the whole GRUB line");
+                CHECK(message_has(&f, "boot.isolcpus", expected_line),
+                      "the message has the whole GRUB line, with the timer parameters it lacks");
                 CHECK(quiet(&f, "boot.nohz_full") && quiet(&f, "boot.rcu_nocbs") && quiet(&f, "boot.irqaffinity"),
                       "the other parameters are fine");
                 CHECK(quiet(&f, "boot.mismatch"), "nothing asked, nothing applied: no mismatch");
@@ -442,7 +460,7 @@ static void test_boot_cmdline(void) {
         if (fixture_run(&f, healthy_config))
                 CHECK(message_has(&f, "boot.isolcpus",
                                   "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet splash isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
-                                  "rcu_nocbs=2-3 irqaffinity=0-1 -- --single \\\"\\$x\\\"\""),
+                                  "rcu_nocbs=2-3 irqaffinity=0-1 skew_tick=1 nosoftlockup -- --single \\\"\\$x\\\"\""),
                       "kernel parameters go before \"--\", and shell characters are escaped");
 
         /* quoted values, and a model kernel line otherwise */
@@ -498,6 +516,64 @@ static void test_boot_mismatch(void) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING), "but the missing domain flag is reported");
                 CHECK(message_has(&f, "boot.isolcpus", "without domain"), "and explained");
         }
+        fixture_done(&f);
+}
+
+/* skew_tick=1, nosoftlockup, tsc=reliable: each fires with the one parameter to add, and
+ * the GRUB line of the isolation findings carries them all. */
+static void test_boot_timers(void) {
+        Fixture f;
+        char cmdline[512];
+
+        fixture_init(&f);
+        tree_write(&f, "proc/cmdline", "ro quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 "
+                                       "skew_tick=0\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "boot.skew_tick", "skew_tick", SEVERITY_WARNING), "skew_tick=0: boot.skew_tick warning");
+                CHECK(message_has(&f, "boot.skew_tick", "Add skew_tick=1 to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub"),
+                      "the fix names the parameter and the file");
+                CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO), "no nosoftlockup: info");
+                CHECK(message_has(&f, "boot.nosoftlockup", "add nosoftlockup to GRUB_CMDLINE_LINUX_DEFAULT"), "the fix");
+                CHECK(quiet(&f, "boot.tsc"), "no clocksource to look at: boot.tsc is quiet");
+        }
+
+        /* a TSC the CPU vouches for */
+        tree_write(&f, "sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
+        tree_write(&f, "proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\n"
+                                       "flags\t\t: fpu tsc msr constant_tsc arch_perfmon nonstop_tsc rdtscp\n\n"
+                                       "processor\t: 1\n");
+        tree_write(&f, "proc/cmdline", healthy_cmdline);
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "boot.tsc", "tsc", SEVERITY_INFO), "a constant, non-stop TSC without tsc=reliable: info");
+                CHECK(message_has(&f, "boot.tsc", "Add tsc=reliable to GRUB_CMDLINE_LINUX_DEFAULT"), "the fix");
+                CHECK(quiet(&f, "boot.skew_tick") && quiet(&f, "boot.nosoftlockup"), "skew_tick=1 and nosoftlockup: quiet");
+        }
+
+        /* whoever takes the whole line from an isolation finding gets the timer fixes too */
+        tree_write(&f, "proc/cmdline", "ro quiet skew_tick=0 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\n");
+        tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(message_has(&f, "boot.isolcpus",
+                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
+                                  "rcu_nocbs=2-3 irqaffinity=0-1 skew_tick=1 nosoftlockup tsc=reliable\""),
+                      "the GRUB line: skew_tick=0 replaced, nosoftlockup and tsc=reliable added");
+        tree_write(&f, "sys/devices/system/cpu/isolated", "2-3\n");
+
+        for (size_t i = 0; i < 2; i++) {
+                snprintf(cmdline, sizeof(cmdline), "%.*s %s\n", (int) strlen(healthy_cmdline) - 1, healthy_cmdline,
+                         i == 0 ? "tsc=reliable" : "tsc=nowatchdog");
+                tree_write(&f, "proc/cmdline", cmdline);
+                if (fixture_run(&f, healthy_config))
+                        CHECK(quiet(&f, "boot.tsc"), i == 0 ? "tsc=reliable: quiet" : "tsc=nowatchdog: quiet");
+        }
+        tree_write(&f, "proc/cmdline", healthy_cmdline);
+        tree_write(&f, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu tsc constant_tsc rdtscp\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "boot.tsc"), "a TSC that may stop in idle (no nonstop_tsc): not advised");
+        tree_write(&f, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n");
+        tree_write(&f, "sys/devices/system/clocksource/clocksource0/current_clocksource", "hpet\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "boot.tsc"), "the kernel left the TSC for the HPET: not advised");
         fixture_done(&f);
 }
 
@@ -660,6 +736,22 @@ static void test_rt_throttling(void) {
         tree_write(&f, "proc/sys/kernel/sched_rt_runtime_us", "-1\n");
         if (fixture_run(&f, config))
                 CHECK(quiet(&f, "sched.rt-throttling"), "the [sysctl] value replaces the host's -1");
+        if (fixture_run(&f, healthy_config))
+                CHECK(message_has(&f, "sched.rt-throttling", "systemctl enable --now stalld"),
+                      "without stalld the warning offers it as the companion of -1");
+        {
+                FakeProcess stalld = { .pid = 900, .ppid = 1, .comm = "stalld", .allowed = "0-1" };
+                tree_add_process(&f, &stalld);
+        }
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "sched.rt-throttling", "kernel.sched_rt_runtime_us", SEVERITY_INFO),
+                      "-1 while stalld runs: info");
+                CHECK(message_has(&f, "sched.rt-throttling", "stalld (pid 900) runs"), "naming stalld");
+                CHECK(message_has(&f, "sched.rt-throttling", "systemctl enable stalld"), "the fix keeps it at boot");
+        }
+        tree_write(&f, "proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "sched.rt-throttling"), "stalld with throttling on: quiet");
         fixture_done(&f);
 }
 
@@ -767,6 +859,87 @@ static void test_unconfined_slices(void) {
         snprintf(config, sizeof(config), "%s[cpus]\nslices = system.slice user.slice init.scope machine.slice\n", healthy_config);
         if (fixture_run(&f, config))
                 CHECK(quiet(&f, "sched.slice-unconfined"), "machine.slice in the list: nothing to say");
+        fixture_done(&f);
+}
+
+/* timer_migration, stat_interval, the lockup detectors: from the host, or from [sysctl],
+ * which lowlatd keeps. */
+static void test_noise_sysctls(void) {
+        Fixture f;
+        char config[1024];
+
+        fixture_init(&f);
+        tree_write(&f, "proc/sys/kernel/timer_migration", "1\n");
+        tree_write(&f, "proc/sys/vm/stat_interval", "1\n");
+        tree_write(&f, "proc/sys/kernel/nmi_watchdog", "1\n");
+        tree_write(&f, "proc/sys/kernel/watchdog_cpumask", "0-3\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "sysctl.timer-migration", "kernel.timer_migration", SEVERITY_WARNING), "timer_migration 1: warning");
+                CHECK(message_has(&f, "sysctl.timer-migration", "add kernel.timer_migration = 0 to [sysctl] in lowlatd.conf"),
+                      "the fix is a [sysctl] line");
+                CHECK(fires(&f, "sysctl.stat-interval", "vm.stat_interval", SEVERITY_WARNING), "stat_interval 1: warning");
+                CHECK(message_has(&f, "sysctl.stat-interval", "sysctl -w vm.stat_interval=10"), "the fix, now");
+                CHECK(fires(&f, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask", SEVERITY_WARNING),
+                      "watchdog_cpumask 0-3 with the NMI watchdog on: warning");
+                CHECK(message_has(&f, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask = 0-1"), "the fix keeps housekeeping");
+                CHECK(message_has(&f, "sysctl.watchdog-cpumask", "NMI"), "and names the NMI");
+                CHECK(fires(&f, "sysctl.nmi-watchdog", "kernel.nmi_watchdog", SEVERITY_INFO), "nmi_watchdog 1: info");
+        }
+        snprintf(config, sizeof(config),
+                 "%s[sysctl]\nkernel.timer_migration = 0\nvm.stat_interval = 10\nkernel.nmi_watchdog = 0\n"
+                 "kernel.watchdog_cpumask = 0-1\n",
+                 healthy_config);
+        if (fixture_run(&f, config))
+                CHECK(quiet(&f, "sysctl.timer-migration") && quiet(&f, "sysctl.stat-interval") &&
+                              quiet(&f, "sysctl.watchdog-cpumask") && quiet(&f, "sysctl.nmi-watchdog"),
+                      "the values lowlatd keeps in [sysctl] count");
+
+        /* the soft-lockup detector alone: on unless nosoftlockup */
+        tree_write(&f, "proc/sys/kernel/nmi_watchdog", "0\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "sysctl.watchdog-cpumask"), "nosoftlockup and no NMI watchdog: no detector runs");
+        tree_write(&f, "proc/cmdline", "ro quiet skew_tick=1 isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 "
+                                       "irqaffinity=0-1\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "sysctl.watchdog-cpumask", NULL, SEVERITY_WARNING), "the soft-lockup detector on 0-3: warning");
+                const Finding *x = finding_list_find(&f.findings, "sysctl.watchdog-cpumask", NULL);
+                CHECK(x && !strstr(x->message, "NMI"), "no NMI mentioned without the NMI watchdog");
+        }
+        tree_write(&f, "proc/sys/kernel/watchdog", "0\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "sysctl.watchdog-cpumask"), "kernel.watchdog = 0: quiet");
+
+        /* nothing isolated: nothing to keep quiet */
+        tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
+        tree_write(&f, "sys/devices/system/cpu/nohz_full", "(null)\n");
+        if (fixture_run(&f, "[cpus]\nisolated = auto\n"))
+                CHECK(quiet(&f, "sysctl.timer-migration") && quiet(&f, "sysctl.stat-interval"),
+                      "with no CPU isolated these are not reported");
+        fixture_done(&f);
+}
+
+/* Kernel threads allowed on isolated CPUs: the ones taskset can move are reported, the ones
+ * bound to their CPU (PF_NO_SETAFFINITY) are not, nor those without a stat line to tell. */
+static void test_movable_kthreads(void) {
+        Fixture f;
+        FakeProcess kswapd = { .pid = 60, .ppid = 2, .comm = "kswapd0", .allowed = "0-3", .kthread = true };
+        FakeProcess bound = { .pid = 61, .ppid = 2, .comm = "kworker/3:1", .allowed = "3", .kthread = true, .percpu = true };
+        FakeProcess unknown = { .pid = 62, .ppid = 2, .comm = "rcu_preempt", .allowed = "0-3", .kthread = true, .no_stat = true };
+
+        fixture_init(&f);
+        tree_add_process(&f, &kswapd);
+        tree_add_process(&f, &bound);
+        tree_add_process(&f, &unknown);
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "sched.movable-kthread", "pid 60 (kswapd0)", SEVERITY_WARNING), "kswapd0 on 0-3: warning");
+                CHECK(message_has(&f, "sched.movable-kthread", "taskset -pc 0-1 60"), "the fix moves it to housekeeping");
+                CHECK(count_id(&f, "sched.movable-kthread") == 1, "a bound kworker and a thread without stat are not reported");
+                CHECK(quiet(&f, "sched.stray-task"), "kernel threads are never stray tasks");
+        }
+        kswapd.allowed = "0-1";
+        tree_add_process(&f, &kswapd);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "sched.movable-kthread"), "kswapd0 on housekeeping: quiet");
         fixture_done(&f);
 }
 
@@ -1195,6 +1368,66 @@ static void test_sysctls(void) {
         fixture_done(&f);
 }
 
+/* RCU's per-CPU thread on an isolated CPU that still ticks, below an application's
+ * real-time priority there: starved. matcher runs FIFO 80 on 2-3. */
+static void test_rcu_priority(void) {
+        Fixture f;
+        FakeProcess rcuc = { .pid = 31, .ppid = 2, .comm = "rcuc/3", .allowed = "3", .kthread = true, .percpu = true,
+                             .policy = SCHED_FIFO, .rt_priority = 1 };
+
+        fixture_init(&f);
+        tree_add_process(&f, &rcuc);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "boot.kthread_prio"), "nohz_full CPUs: RCU needs nothing there, quiet");
+
+        tree_write(&f, "sys/devices/system/cpu/nohz_full", "(null)\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "boot.kthread_prio", "pid 31 (rcuc/3)", SEVERITY_WARNING), "rcuc/3 at FIFO 1 below 80: warning");
+                CHECK(message_has_for(&f, "boot.kthread_prio", "pid 31 (rcuc/3)", "of pid 1234 (matcher)"),
+                      "it names the application");
+                CHECK(message_has_for(&f, "boot.kthread_prio", "pid 31 (rcuc/3)", "is SCHED_FIFO priority 1, below real-time priority 80"),
+                      "and both priorities");
+                CHECK(message_has_for(&f, "boot.kthread_prio", "pid 31 (rcuc/3)", " rcutree.kthread_prio=81 on the kernel command line"),
+                      "the fix: rcutree.kthread_prio above the application");
+                CHECK(fires(&f, "boot.kthread_prio", "pid 25 (ksoftirqd/2)", SEVERITY_WARNING),
+                      "CPU 2 without rcuc: ksoftirqd/2 (SCHED_OTHER) runs RCU's softirq: warning");
+                CHECK(message_has_for(&f, "boot.kthread_prio", "pid 25 (ksoftirqd/2)", "rcutree.use_softirq=0 rcutree.kthread_prio=81"),
+                      "the fix moves RCU's work to rcuc at that priority");
+        }
+        rcuc.rt_priority = 90;
+        tree_add_process(&f, &rcuc);
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(finding_list_find(&f.findings, "boot.kthread_prio", "pid 31 (rcuc/3)") == NULL,
+                      "rcuc/3 at FIFO 90, above the application: not reported");
+                CHECK(count_id(&f, "boot.kthread_prio") == 1, "ksoftirqd/2 still is");
+        }
+        if (fixture_run(&f, "[cpus]\nisolated = 2-3\n"))
+                CHECK(quiet(&f, "boot.kthread_prio"), "no configured application: nothing to compare with");
+        fixture_done(&f);
+}
+
+/* --- 10. memory --- */
+
+static void test_swap(void) {
+        Fixture f;
+
+        fixture_init(&f);
+        tree_write(&f, "proc/meminfo", "MemTotal:        8000000 kB\nSwapCached:          12 kB\n"
+                                       "SwapTotal:       2097148 kB\nSwapFree:        2096000 kB\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "memory.swap", "swap", SEVERITY_WARNING), "1148 kB swapped out: warning");
+                CHECK(message_has(&f, "memory.swap", "1148 kB of swap is in use (of 2097148 kB)"), "how much");
+                CHECK(message_has(&f, "memory.swap", "swapoff -a"), "the fix");
+        }
+        tree_write(&f, "proc/meminfo", "MemTotal:        8000000 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "memory.swap"), "no swap at all: quiet");
+        tree_write(&f, "proc/meminfo", "MemTotal:        8000000 kB\nSwapTotal:    x kB\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "memory.swap"), "an unreadable meminfo: quiet");
+        fixture_done(&f);
+}
+
 /* --- robustness --- */
 
 static void test_bare_and_garbage_trees(void) {
@@ -1266,13 +1499,16 @@ int main(void) {
         test_boot_cmdline();
         test_boot_nothing_isolated();
         test_boot_mismatch();
+        test_boot_timers();
         test_kernel_preempt();
         test_kernel_config();
         test_topology();
         test_rt_throttling();
+        test_noise_sysctls();
         test_strays();
         test_pid1_affinity();
         test_unconfined_slices();
+        test_movable_kthreads();
         test_power();
         test_cpuidle();
         test_irqbalance();
@@ -1282,7 +1518,9 @@ int main(void) {
         test_app_affinity();
         test_app_policy();
         test_app_memlock_tz_hugepages();
+        test_rcu_priority();
         test_sysctls();
+        test_swap();
         test_bare_and_garbage_trees();
         test_process_limit();
 

@@ -187,6 +187,45 @@ static void test_isolated(void) {
         }
 }
 
+/* [cpus] workqueues: a CPU set value, a name or a list; every bad value is an error at its
+ * line that says what is expected. */
+static void test_workqueues(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\n", "no workqueues key");
+                CHECK(c->workqueues.kind == CPU_SPEC_NONE, "workqueues defaults to none");
+        }
+        for (CpuSpecKind k = 0; k < CPU_SPEC_LIST; k++) {
+                _cleanup_free_ char *text = strdup_printf("[cpus]\nworkqueues = %s\n", cpu_spec_kind_to_string(k));
+                _cleanup_free_ char *what = strdup_printf("workqueues = %s", cpu_spec_kind_to_string(k));
+                _cleanup_config_ Config *c = parse_ok(text, what);
+                CHECK(c->workqueues.kind == k && cpuset_is_empty(&c->workqueues.cpus), what);
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\n\nworkqueues = 0-1,4\n", "workqueues = 0-1,4");
+                _cleanup_free_ char *list = cpuset_format_list(&c->workqueues.cpus);
+                CHECK(c->workqueues.kind == CPU_SPEC_LIST, "a list is a list");
+                CHECK_STR(list, "0-1,4", "workqueues list kept");
+                CHECK(c->workqueues.source.line == 3 && streq_ptr(c->workqueues.source.file, NAME),
+                      "workqueues remembers t.conf:3");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nworkqueues = 0-1\nworkqueues = housekeeping\n",
+                                                      "a list, then a name");
+                CHECK(c->workqueues.kind == CPU_SPEC_HOUSEKEEPING && cpuset_is_empty(&c->workqueues.cpus),
+                      "the later name wins and the list is dropped");
+        }
+        check_error("[cpus]\nworkqueues = housekeep\n", 2,
+                    "workqueues: 'housekeep' is not a CPU list (e.g. 2-3,6), housekeeping, isolated or none",
+                    "workqueues = housekeep: says what it takes");
+        check_error("[cpus]\nworkqueues = Housekeeping\n", 2, "not a CPU list", "names are case-sensitive");
+        check_error("[cpus]\nworkqueues = 0-\n", 2, "workqueues", "workqueues = 0- is rejected");
+        check_error("[cpus]\nworkqueues = 3-1\n", 2, "workqueues", "workqueues = 3-1 is rejected");
+        check_error("[cpus]\nworkqueues = ,\n", 2, "workqueues", "workqueues = , is rejected");
+        check_error("[cpus]\nworkqueues = 70000\n", 2, "too large", "workqueues = 70000 is a CPU number too large");
+        check_error("[cpus]\nworkqueues =\n", 2, "empty", "an empty workqueues is rejected");
+        check_error("[cpus]\nworkqueues = none housekeeping\n", 2, "workqueues", "two values are rejected");
+}
+
 static void test_overlap(void) {
         check_error("[cpus]\nisolated = 1-3\nhousekeeping = 0-1\n", 3, "overlap", "overlap named at housekeeping, the later line");
         check_error("[cpus]\nhousekeeping = 0-1\n\nisolated = 1-3\n", 4, "overlap", "overlap named at isolated, the later line");
@@ -1007,6 +1046,7 @@ int main(void) {
         test_isolated();
         test_overlap();
         test_slices();
+        test_workqueues();
         test_default_affinity_and_pins();
         test_pm();
         test_sysctl();

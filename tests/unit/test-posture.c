@@ -276,11 +276,57 @@ static void test_kthreads(void) {
         host_cpus_done(&cpus);
 }
 
+/* [cpus] workqueues: a name resolves to the posture's set, a list is checked against the
+ * online CPUs, none leaves workqueues alone. */
+static void test_workqueues(void) {
+        HostCpus cpus;
+
+        host_cpus(&cpus, "0-3", "0-7", "2-3", "2-3");
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[cpus]\n", &cpus, "no workqueues key");
+                CHECK(p && cpuset_is_empty(&p->workqueues), "by default workqueues are left alone (empty set)");
+        }
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[cpus]\nworkqueues = housekeeping\n", &cpus, "housekeeping");
+                if (p)
+                        check_list(&p->workqueues, "0-1", "workqueues = housekeeping is 0-1");
+        }
+        {
+                _cleanup_(posture_freep) Posture *p =
+                        build_ok("[cpus]\nisolated = 3\nworkqueues = housekeeping\n", &cpus, "housekeeping, one isolated");
+                if (p)
+                        check_list(&p->workqueues, "0-2", "housekeeping follows the isolated set");
+        }
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[cpus]\nworkqueues = isolated\n", &cpus, "isolated");
+                if (p)
+                        check_list(&p->workqueues, "2-3", "workqueues = isolated is 2-3");
+        }
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[cpus]\nworkqueues = 0,3\n", &cpus, "a list");
+                if (p)
+                        check_list(&p->workqueues, "0,3", "a list is taken as written");
+        }
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[cpus]\nworkqueues = none\n", &cpus, "none");
+                CHECK(p && cpuset_is_empty(&p->workqueues), "workqueues = none: left alone");
+        }
+        check_error("[cpus]\nworkqueues = 1,5\n", &cpus, 2, "workqueues: CPU 5 does not exist or is offline",
+                    "a list naming a possible but offline CPU");
+        host_cpus_done(&cpus);
+
+        host_cpus(&cpus, "0-3", "0-3", "", "");
+        check_error("[cpus]\n\nworkqueues = isolated\n", &cpus, 3, "workqueues = isolated, but no CPU is isolated",
+                    "isolated when nothing is isolated");
+        host_cpus_done(&cpus);
+}
+
 int main(void) {
         test_auto_isolation();
         test_explicit_sets();
         test_mask_bits();
         test_irq_pins();
         test_kthreads();
+        test_workqueues();
         return tap_finish();
 }

@@ -332,8 +332,8 @@ static void test_config_check(void) {
                   "t.conf:2: /sys/devices/system/cpu/cpu[0-3]/cpuidle/state*/disable is kept by lowlatd's cpuidle "
                   "settings, not by [sysfs]" },
                 { "[sysfs]\n/sys/devices/virtual/workqueue/cpumask = 3\n",
-                  "t.conf:2: /sys/devices/virtual/workqueue/cpumask is a workqueue cpumask, kept by lowlatd's "
-                  "workqueue settings, not by [sysfs]" },
+                  "t.conf:2: /sys/devices/virtual/workqueue/cpumask is kept by lowlatd's workqueue_cpumask "
+                  "settings, not by [sysfs]" },
                 { "[sysfs]\n/sys/bus/cpu/devices/cpu0/cpufreq/scaling_governor = performance\n", "" },
                 { "[sysfs]\n/sys/kernel/mm = 1\n", "t.conf:2: /sys/kernel/mm is a directory, not a file" },
                 { "[sysfs]\n/sys/devices/system/machinecheck/machinecheck*/ignore_ce = 1\n",
