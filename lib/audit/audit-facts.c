@@ -210,6 +210,26 @@ char *audit_cpus_list(Audit *a, const CPUSet *s) {
         return audit_check_alloc(a, cpuset_format_list(s));
 }
 
+char *audit_cpus_phrase(Audit *a, const CPUSet *s) {
+        _cleanup_free_ char *list = NULL;
+
+        if (cpuset_is_empty(s))
+                return audit_check_alloc(a, strdup("no CPU"));
+        list = audit_cpus_list(a, s);
+        if (!list)
+                return NULL;
+        return audit_check_alloc(a, strdup_printf("%s %s", cpuset_count(s) == 1 ? "CPU" : "CPUs", list));
+}
+
+char *audit_cpus_phrase_of_list(Audit *a, const char *list) {
+        _cleanup_cpuset_ CPUSet s = CPUSET_EMPTY;
+
+        /* Worded from the parsed set ("0-0" is one CPU), shown as the kernel wrote it. */
+        if (cpuset_parse_list(list, &s) < 0 || cpuset_is_empty(&s))
+                return audit_check_alloc(a, strdup_printf("CPUs %s", list));
+        return audit_check_alloc(a, strdup_printf("%s %s", cpuset_count(&s) == 1 ? "CPU" : "CPUs", list));
+}
+
 /* --- facts: kernel release, config, command line, preemption --- */
 
 static void load_release(Audit *a) {

@@ -172,6 +172,12 @@ int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len);
 bool word_in_list(const char *list, const char *word);
 /* cpuset_format_list(), noting an allocation failure. */
 char *audit_cpus_list(Audit *a, const CPUSet *s);
+/* The words a message puts before a CPU list: "CPU 1" for one CPU, "CPUs 2-3" or
+ * "CPUs 0,2" for more, "no CPU" for none; noting an allocation failure. */
+char *audit_cpus_phrase(Audit *a, const CPUSet *s);
+/* The same for a list as the kernel wrote it (Cpus_allowed_list, a sysctl's value), kept as
+ * written; "CPUs LIST" when it does not parse. */
+char *audit_cpus_phrase_of_list(Audit *a, const char *list);
 
 /* The kernel's release, config (/boot/config-RELEASE), command line and preemption model,
  * into the state, before any check looks at them. */

@@ -401,20 +401,22 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         /* affinity */
         if (!cpuset_is_empty(&p->isolated) && s.n_inside + s.n_straddle + s.n_outside > 0 &&
             (s.n_inside == 0 || s.n_straddle > 0)) {
+                _cleanup_free_ char *main_words = audit_cpus_phrase_of_list(a, s.main_allowed ?: "?"),
+                                    *isolated_words = audit_cpus_phrase(a, &p->isolated);
                 _cleanup_free_ char *fix = audit_check_alloc(
                         a, is_service ? strdup_printf("systemctl edit %s and add CPUAffinity=%s under [Service], then "
                                                       "systemctl restart %s",
                                                       what, isolated, what)
                                       : strdup_printf("taskset -apc %s %u now, and start it under taskset -c %s", isolated,
                                                       pid, isolated));
-                if (fix)
+                if (fix && main_words && isolated_words)
                         finding_add(a, s.n_inside == 0 ? SEVERITY_CRITICAL : SEVERITY_WARNING, "app.affinity", subject,
-                                    "%s %s (the main thread may use CPUs %s, the isolated ones are %s): "
+                                    "%s %s (the main thread may use %s, lowlatd isolates %s): "
                                     "%s. Fix: %s; then pin each latency-critical thread to one CPU of its own "
                                     "with pthread_setaffinity_np().",
                                     who,
                                     s.n_inside == 0 ? "has no thread confined to the isolated CPUs" : "has threads that straddle isolated and other CPUs",
-                                    s.main_allowed ?: "?", isolated,
+                                    main_words, isolated_words,
                                     s.n_inside == 0 ? "it runs among the housekeeping load, so the isolation does not protect it"
                                                     : "the scheduler may move them between an isolated CPU and a busy one",
                                     fix);

@@ -699,8 +699,8 @@ static void test_topology(void) {
                 CHECK(fires(&f, "topology.smt-sibling", "cpu6", SEVERITY_WARNING), "cpu6 shares a core with cpu2");
                 CHECK(quiet(&f, "boot.isolcpus"), "(the boot parameters match)");
                 CHECK(count_id(&f, "topology.smt-sibling") == 1, "cpu3 and cpu7 are a whole core: one finding");
-                CHECK(message_has(&f, "topology.smt-sibling", "isolate 2-3,6-7 (adding CPU 2), or keep only 3,7"),
-                      "both ways to whole cores are spelled out");
+                CHECK(message_has(&f, "topology.smt-sibling", "isolate 2-3,6-7 (adding CPU 2), or keep only CPUs 3,7"),
+                      "both ways to whole cores are spelled out, one CPU as \"CPU 2\", two as \"CPUs 3,7\"");
                 CHECK(quiet(&f, "topology.numa-spread"), "one node: no spread");
         }
 
@@ -882,6 +882,8 @@ static void test_noise_sysctls(void) {
                 CHECK(fires(&f, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask", SEVERITY_WARNING),
                       "watchdog_cpumask 0-3 with the NMI watchdog on: warning");
                 CHECK(message_has(&f, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask = 0-1"), "the fix keeps housekeeping");
+                CHECK(message_has(&f, "sysctl.watchdog-cpumask", "which includes isolated CPUs 2-3:"),
+                      "two isolated CPUs: \"isolated CPUs 2-3\"");
                 CHECK(message_has(&f, "sysctl.watchdog-cpumask", "NMI"), "and names the NMI");
                 CHECK(fires(&f, "sysctl.nmi-watchdog", "kernel.nmi_watchdog", SEVERITY_INFO), "nmi_watchdog 1: info");
         }
@@ -889,6 +891,9 @@ static void test_noise_sysctls(void) {
                  "%s[sysctl]\nkernel.timer_migration = 0\nvm.stat_interval = 10\nkernel.nmi_watchdog = 0\n"
                  "kernel.watchdog_cpumask = 0-1\n",
                  healthy_config);
+        if (fixture_run(&f, "[cpus]\nisolated = 3\n"))
+                CHECK(message_has(&f, "sysctl.watchdog-cpumask", "which includes isolated CPU 3:"),
+                      "one isolated CPU: \"isolated CPU 3\", not \"CPUs 3\"");
         if (fixture_run(&f, config))
                 CHECK(quiet(&f, "sysctl.timer-migration") && quiet(&f, "sysctl.stat-interval") &&
                               quiet(&f, "sysctl.watchdog-cpumask") && quiet(&f, "sysctl.nmi-watchdog"),
