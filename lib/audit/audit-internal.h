@@ -151,6 +151,10 @@ void *audit_check_alloc(Audit *a, void *p);
 int audit_check_errno(Audit *a, int r);
 /* Adds a finding, or counts it when AUDIT_FINDINGS_PER_ID_MAX of its id are listed. */
 _printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt, ...);
+/* finding_add() with the lines of the items it sums up: takes *details (*n_details lines)
+ * whatever happens, and leaves NULL and 0 there. */
+_printf_(7, 8) void finding_add_details(Audit *a, Severity severity, const char *id, const char *subject,
+                                        char ***details, size_t *n_details, const char *fmt, ...);
 /* One "N more" finding for each id that went over the cap. */
 void audit_add_omitted_summaries(Audit *a);
 
