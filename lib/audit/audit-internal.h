@@ -50,10 +50,14 @@ typedef enum PreemptMode {
         PREEMPT_MODE_RT,
 } PreemptMode;
 
+/* A task allowed on isolated CPUs: a stray user task or a movable kernel thread. */
 typedef struct Stray {
         unsigned pid;
         char *comm;
         char *allowed;
+        uint64_t cpu_time; /* utime + stime, clock ticks; 0 without a stat line */
+        unsigned last_cpu; /* /proc/PID/stat's processor, when have_last_cpu */
+        bool have_last_cpu;
 } Stray;
 
 /* A kernel thread that does per-CPU work on an isolated CPU, with its scheduling. */

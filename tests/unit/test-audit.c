@@ -34,6 +34,8 @@ typedef struct FakeProcess {
         bool percpu;             /* a kernel thread bound to its CPU: PF_NO_SETAFFINITY in stat */
         bool no_stat;            /* no /proc/PID/stat: detection falls back on cmdline and ppid */
         unsigned policy, rt_priority;
+        unsigned cpu_ticks;      /* user time on top of the 5 + 3 ticks every task has used */
+        unsigned last_cpu;       /* the stat line's processor */
         const char *cgroup;      /* NULL: a login session */
         const char *environ;     /* '\n' between entries; NULL: PATH and TZ */
         const char *memlock;     /* soft limit; NULL: "8388608" */
@@ -47,11 +49,12 @@ static void write_task(Fixture *f, const char *dir, const FakeProcess *p, unsign
         unsigned flags = (p->kthread ? 0x00208040U : 0x00400100U) | (p->percpu ? PF_NO_SETAFFINITY : 0U);
         int prio = p->policy == SCHED_FIFO || p->policy == SCHED_RR ? -1 - (int) p->rt_priority : 20;
 
-        /* fields 1-52; 9 flags, 39 processor, 40 rt_priority, 41 policy */
+        /* fields 1-52; 9 flags, 14 utime, 15 stime, 39 processor, 40 rt_priority, 41 policy */
         snprintf(stat, sizeof(stat),
-                 "%u (%s) S %u %u %u 0 -1 %u 100 0 0 0 5 3 0 0 %d 0 1 0 100 1000000 200 18446744073709551615 "
+                 "%u (%s) S %u %u %u 0 -1 %u 100 0 0 0 %u 3 0 0 %d 0 1 0 100 1000000 200 18446744073709551615 "
                  "1 1 0 0 0 0 0 0 0 0 0 0 17 %u %u %u 0 0 0 0 0 0 0 0 0 0 0\n",
-                 tid, p->comm, p->ppid, p->pid, p->pid, flags, prio, 0U, p->rt_priority, p->policy);
+                 tid, p->comm, p->ppid, p->pid, p->pid, flags, 5 + p->cpu_ticks, prio, p->last_cpu, p->rt_priority,
+                 p->policy);
         snprintf(status, sizeof(status),
                  "Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%u\nPid:\t%u\nPPid:\t%u\n"
                  "VmLck:\t0 kB\nHugetlbPages:\t%u kB\nThreads:\t1\nCapInh:\t0000000000000000\n"
@@ -338,6 +341,20 @@ static bool quiet(const Fixture *f, const char *id) {
                 return true;
         printf("# expected no %s; got:\n", id);
         dump(f);
+        return false;
+}
+
+/* The detail lines of the finding with this id: how many, and the line at index i. */
+static size_t n_details(const Fixture *f, const char *id) {
+        const Finding *x = finding_list_find(&f->findings, id, NULL);
+        return x ? x->n_details : 0;
+}
+
+static bool detail_is(const Fixture *f, const char *id, size_t i, const char *text) {
+        const Finding *x = finding_list_find(&f->findings, id, NULL);
+        if (x && i < x->n_details && streq(x->details[i], text))
+                return true;
+        printf("# %s detail %zu is not '%s': %s\n", id, i, text, x && i < x->n_details ? x->details[i] : "(none)");
         return false;
 }
 
@@ -771,10 +788,17 @@ static void test_strays(void) {
         tree_write(&f, "proc/42/status", "Name:\tkworker/2:0\nKthread:\t1\nPPid:\t2\nCpus_allowed_list:\t2\n");
         tree_write(&f, "proc/42/cmdline", "x");
         if (fixture_run(&f, healthy_config)) {
-                CHECK(fires(&f, "sched.stray-task", "pid 700 (my (app) x)", SEVERITY_WARNING), "a user task allowed on 0-3");
+                CHECK(fires(&f, "sched.stray-task", "1 task", SEVERITY_WARNING), "a user task allowed on 0-3");
+                CHECK(message_has(&f, "sched.stray-task",
+                                  "One task that is not a configured application may run on isolated CPUs 2-3: pid 700 "
+                                  "(my (app) x) allowed on 0-3, last on CPU 0, 0.08 s CPU."),
+                      "the message names it, where it may run and ran last, and its CPU time");
                 CHECK(message_has(&f, "sched.stray-task", "taskset -apc 0-1 700"), "the fix moves it to housekeeping");
                 CHECK(count_id(&f, "sched.stray-task") == 1,
                       "kernel threads (stat flags, status Kthread, or cmdline and ppid) are not strays");
+                CHECK(n_details(&f, "sched.stray-task") == 1 &&
+                              detail_is(&f, "sched.stray-task", 0, "pid 700 (my (app) x) allowed on 0-3, last on CPU 0, 0.08 s CPU"),
+                      "one detail line, for the one task");
         }
 
         /* an allowed set inside housekeeping is fine; a task whose stat is gibberish is
@@ -785,16 +809,46 @@ static void test_strays(void) {
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "sched.stray-task"), "a task on housekeeping CPUs is no stray");
 
-        /* more than the cap: 20 listed, the rest counted */
-        for (unsigned i = 0; i < 25; i++) {
+        /* 11 strays: one finding, the most in the way named. pid 2003 last ran on isolated
+         * CPU 3, so it comes first whatever its CPU time; then the busiest, 2010 down. */
+        for (unsigned i = 0; i < 11; i++) {
+                FakeProcess p = { .pid = 2000 + i, .ppid = 1, .comm = "worker", .allowed = "0-3", .cpu_ticks = 10 * i,
+                                  .last_cpu = i == 3 ? 3 : i % 2 };
+                tree_add_process(&f, &p);
+        }
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "sched.stray-task", "11 tasks", SEVERITY_WARNING) && count_id(&f, "sched.stray-task") == 1,
+                      "11 strays: one finding, \"11 tasks\"");
+                CHECK(message_has(&f, "sched.stray-task",
+                                  "11 tasks that are not configured applications may run on isolated CPUs 2-3: when one "
+                                  "wakes up"),
+                      "the count and the isolated CPUs");
+                CHECK(message_has(&f, "sched.stray-task",
+                                  "The 5 most in the way (last on an isolated CPU first, then by CPU time): pid 2003 "
+                                  "(worker) last on CPU 3, 0.38 s CPU; pid 2010 (worker) last on CPU 0, 1.08 s CPU; pid "
+                                  "2009 (worker) last on CPU 1, 0.98 s CPU; pid 2008 (worker) last on CPU 0, 0.88 s CPU; "
+                                  "pid 2007 (worker) last on CPU 1, 0.78 s CPU; 6 more in lowlatctl check --json."),
+                      "the one on an isolated CPU first, then by CPU time, and how many more");
+                CHECK(message_has(&f, "sched.stray-task", "taskset -apc 0-1 PID for each") &&
+                              message_has(&f, "sched.stray-task", "CPUAffinity=0-1") &&
+                              message_has(&f, "sched.stray-task", "evict_strays = yes"),
+                      "the fix once: taskset, CPUAffinity=, evict_strays");
+                CHECK(n_details(&f, "sched.stray-task") == 11, "11 detail lines");
+                CHECK(detail_is(&f, "sched.stray-task", 0, "pid 2003 (worker) allowed on 0-3, last on CPU 3, 0.38 s CPU") &&
+                              detail_is(&f, "sched.stray-task", 10, "pid 2000 (worker) allowed on 0-3, last on CPU 0, 0.08 s CPU"),
+                      "the details in the same order, with the CPUs each may use");
+        }
+
+        /* more than AUDIT_FINDINGS_PER_ID_MAX: still one finding, every task in its details */
+        for (unsigned i = 11; i < 25; i++) {
                 FakeProcess p = { .pid = 2000 + i, .ppid = 1, .comm = "worker", .allowed = "0-3" };
                 tree_add_process(&f, &p);
         }
         if (fixture_run(&f, healthy_config)) {
-                CHECK(count_id(&f, "sched.stray-task") == AUDIT_FINDINGS_PER_ID_MAX + 1, "20 strays listed plus a summary");
-                CHECK(fires(&f, "sched.stray-task", "pid 2000 (worker)", SEVERITY_WARNING), "lowest pid first");
-                CHECK(fires(&f, "sched.stray-task", "5 more", SEVERITY_WARNING), "the summary counts the other 5");
-                CHECK(finding_list_find(&f.findings, "sched.stray-task", "pid 2024 (worker)") == NULL, "pid 2024 is summarised");
+                CHECK(fires(&f, "sched.stray-task", "25 tasks", SEVERITY_WARNING) && count_id(&f, "sched.stray-task") == 1,
+                      "25 strays: one finding, no \"N more\" summary");
+                CHECK(n_details(&f, "sched.stray-task") == 25, "the cap per id takes no task from the details");
+                CHECK(message_has(&f, "sched.stray-task", "; 20 more in lowlatctl check --json."), "20 more");
         }
         fixture_done(&f);
 }
@@ -813,8 +867,7 @@ static void test_pid1_affinity(void) {
                 CHECK(message_has(&f, "sched.pid1-affinity", "PID 1 (systemd) is allowed on CPUs 0-3") &&
                               message_has(&f, "sched.pid1-affinity", "isolcpus=domain,2-3"),
                       "it names the CPUs and the boot-time fix");
-                CHECK(finding_list_find(&f.findings, "sched.stray-task", "pid 1 (systemd)") == NULL,
-                      "PID 1 is not also listed as a stray task");
+                CHECK(quiet(&f, "sched.stray-task"), "PID 1 is not also listed as a stray task");
         }
         tree_mkdir(&f, "run/systemd/system");
         if (fixture_run(&f, healthy_config)) {
@@ -936,15 +989,43 @@ static void test_movable_kthreads(void) {
         tree_add_process(&f, &bound);
         tree_add_process(&f, &unknown);
         if (fixture_run(&f, healthy_config)) {
-                CHECK(fires(&f, "sched.movable-kthread", "pid 60 (kswapd0)", SEVERITY_WARNING), "kswapd0 on 0-3: warning");
+                CHECK(fires(&f, "sched.movable-kthread", "1 kernel thread", SEVERITY_WARNING), "kswapd0 on 0-3: warning");
+                CHECK(message_has(&f, "sched.movable-kthread", "isolated CPUs 2-3: pid 60 (kswapd0) allowed on 0-3"),
+                      "it is named with where it may run");
                 CHECK(message_has(&f, "sched.movable-kthread", "taskset -pc 0-1 60"), "the fix moves it to housekeeping");
-                CHECK(count_id(&f, "sched.movable-kthread") == 1, "a bound kworker and a thread without stat are not reported");
+                CHECK(message_has(&f, "sched.movable-kthread", "kthreads = housekeeping"), "or [cpus] kthreads");
+                CHECK(count_id(&f, "sched.movable-kthread") == 1 && n_details(&f, "sched.movable-kthread") == 1,
+                      "a bound kworker and a thread without stat are not reported");
                 CHECK(quiet(&f, "sched.stray-task"), "kernel threads are never stray tasks");
         }
         kswapd.allowed = "0-1";
         tree_add_process(&f, &kswapd);
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "sched.movable-kthread"), "kswapd0 on housekeeping: quiet");
+
+        /* three: grouped like the strays, the one last on an isolated CPU first */
+        {
+                FakeProcess khugepaged = { .pid = 63, .ppid = 2, .comm = "khugepaged", .allowed = "0-3", .kthread = true,
+                                           .last_cpu = 2 };
+                FakeProcess kcompactd = { .pid = 64, .ppid = 2, .comm = "kcompactd0", .allowed = "0-3", .kthread = true,
+                                          .cpu_ticks = 500 };
+                kswapd.allowed = "0-3";
+                tree_add_process(&f, &kswapd);
+                tree_add_process(&f, &khugepaged);
+                tree_add_process(&f, &kcompactd);
+        }
+        if (fixture_run(&f, "[cpus]\nisolated = 2-3\nkthreads = housekeeping\n")) {
+                CHECK(fires(&f, "sched.movable-kthread", "3 kernel threads", SEVERITY_WARNING) &&
+                              count_id(&f, "sched.movable-kthread") == 1 && n_details(&f, "sched.movable-kthread") == 3,
+                      "three movable kernel threads: one finding with three details");
+                CHECK(message_has(&f, "sched.movable-kthread",
+                                  "Most in the way first: pid 63 (khugepaged) last on CPU 2, 0.08 s CPU; pid 64 "
+                                  "(kcompactd0) last on CPU 0, 5.08 s CPU; pid 60 (kswapd0) last on CPU 0, 0.08 s CPU."),
+                      "all three named, the one last on an isolated CPU first");
+                CHECK(message_has(&f, "sched.movable-kthread", "taskset -pc 0-1 PID for each"), "the fix once");
+                const Finding *x = finding_list_find(&f.findings, "sched.movable-kthread", NULL);
+                CHECK(x && !strstr(x->message, "kthreads = housekeeping"), "[cpus] kthreads is not offered when set");
+        }
         fixture_done(&f);
 }
 
