@@ -290,7 +290,8 @@ bool audit_kconfig_yes(const Audit *a, KernelOption o) {
         return a->kconfig[o] && streq(a->kconfig[o], "y");
 }
 
-/* Splits /proc/cmdline the way the kernel does: white space, except inside quotes. */
+/* Splits /proc/cmdline the way the kernel does: white space, except inside quotes; the
+ * parameters are read from the words before "--". */
 static void load_cmdline(Audit *a) {
         _cleanup_free_ char *text = NULL;
         char *p;
@@ -322,7 +323,8 @@ static void load_cmdline(Audit *a) {
                 a->tokens = tokens;
                 a->tokens[a->n_tokens++] = token;
         }
-        for (size_t i = 0; i < a->n_tokens; i++) {
+        /* The kernel hands what follows "--" to init without reading it. */
+        for (size_t i = 0; i < a->n_tokens && !streq(a->tokens[i], "--"); i++) {
                 char *t = a->tokens[i];
                 for (size_t b = 0; b < _BOOT_PARAM_MAX; b++) {
                         size_t len = strlen(boot_param_names[b]);

@@ -117,6 +117,12 @@ typedef struct Audit {
         bool tsc_looked;
         bool tsc_trusted;
 
+        /* The findings fixed on the kernel command line (ids, static strings), and the worst
+         * severity among them: boot.cmdline gives the one line for all. */
+        const char *cmdline_referrers[16];
+        size_t n_cmdline_referrers;
+        Severity cmdline_severity;
+
         PreemptMode preempt_mode;
         bool preempt_dynamic;
         const char *preempt_source;
@@ -204,6 +210,8 @@ void audit_check_boot(Audit *a);
 void audit_check_boot_timers(Audit *a);
 void audit_check_kernel(Audit *a);
 void audit_check_kernel_config_missing(Audit *a);
+/* boot.cmdline: the one GRUB line for every finding above that asked for it; after them. */
+void audit_check_boot_cmdline(Audit *a);
 
 /* audit-cpu.c */
 void audit_check_topology(Audit *a);

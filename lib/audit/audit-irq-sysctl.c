@@ -264,14 +264,13 @@ static long sysctl_effective_number(Audit *a, const char *key, bool *ret_configu
 
 void audit_check_noise_sysctls(Audit *a) {
         const Posture *p = a->posture;
-        _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
+        _cleanup_free_ char *housekeeping = NULL;
         long timer_migration, stat_interval, nmi_watchdog;
 
         if (cpuset_is_empty(&p->isolated))
                 return;
         housekeeping = audit_cpus_list(a, &p->housekeeping);
-        isolated = audit_cpus_phrase(a, &p->isolated);
-        if (!housekeeping || !isolated)
+        if (!housekeeping)
                 return;
 
         timer_migration = sysctl_effective_number(a, "kernel.timer_migration", NULL);
@@ -299,14 +298,22 @@ void audit_check_noise_sysctls(Audit *a) {
                 _cleanup_free_ char *mask = sysctl_effective(a, "kernel.watchdog_cpumask", NULL);
                 _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
 
-                if (mask && cpuset_parse_list(mask, &cpus) >= 0 && cpuset_intersects(&cpus, &p->isolated))
-                        finding_add(a, SEVERITY_WARNING, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask",
-                                    "kernel.watchdog_cpumask is %s, which includes isolated %s: the lockup "
-                                    "detector's timer interrupts them every 4 seconds%s. Keep it on the housekeeping "
-                                    "CPUs: " SYSCTL_FIX ".",
-                                    mask, isolated, nmi_watchdog > 0 ? ", and the NMI watchdog's counter overflows "
-                                                                       "into an NMI there every few seconds" : "",
-                                    "kernel.watchdog_cpumask", housekeeping, "kernel.watchdog_cpumask", housekeeping);
+                if (mask && cpuset_parse_list(mask, &cpus) >= 0 && cpuset_intersects(&cpus, &p->isolated)) {
+                        _cleanup_free_ char *watched = NULL;
+                        cpuset_and(&cpus, &p->isolated);
+                        watched = audit_cpus_phrase(a, &cpus);
+                        if (watched)
+                                finding_add(a, SEVERITY_WARNING, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask",
+                                            "kernel.watchdog_cpumask is %s, which includes isolated %s: the lockup "
+                                            "detector's timer interrupts %s every 4 seconds%s. Keep it on the "
+                                            "housekeeping CPUs: " SYSCTL_FIX ".",
+                                            mask, watched, cpuset_count(&cpus) == 1 ? "it" : "them",
+                                            nmi_watchdog > 0 ? ", and the NMI watchdog's counter overflows into an "
+                                                               "NMI there every few seconds"
+                                                             : "",
+                                            "kernel.watchdog_cpumask", housekeeping, "kernel.watchdog_cpumask",
+                                            housekeeping);
+                }
         }
         if (nmi_watchdog > 0)
                 finding_add(a, SEVERITY_INFO, "sysctl.nmi-watchdog", "kernel.nmi_watchdog",

@@ -251,14 +251,56 @@ static const char *const all_ids[] = {
         "app.affinity", "app.policy", "app.priority", "app.memlock", "app.tz", "app.hugepages", "sysctl.no-effect",
         "sysctl.gone", "sysctl.conflict", "sysctl.cc-unavailable", "audit.limit", "boot.skew_tick", "boot.nosoftlockup",
         "boot.tsc", "boot.kthread_prio", "sched.movable-kthread", "sysctl.timer-migration", "sysctl.stat-interval",
-        "sysctl.watchdog-cpumask", "sysctl.nmi-watchdog", "memory.swap",
+        "sysctl.watchdog-cpumask", "sysctl.nmi-watchdog", "memory.swap", "boot.cmdline",
 };
 
 /* Which ids some test saw firing, and whether an id outside the list was ever emitted. */
 static bool id_fired[ELEMENTSOF(all_ids)];
 static unsigned unknown_ids;
+/* Runs whose report breaks a rule of boot.cmdline (cmdline_rules_hold()). */
+static unsigned cmdline_rule_breaks;
+
+/* The GRUB line is in boot.cmdline only, which comes when some finding refers to it, has
+ * the worst severity among those findings and names each of them. Checked on every run. */
+static bool cmdline_rules_hold(const FindingList *l) {
+        const Finding *cmdline = finding_list_find(l, "boot.cmdline", NULL);
+        Severity worst = SEVERITY_OK;
+        size_t n_cmdline = 0, n_referrers = 0;
+
+        for (size_t i = 0; i < l->n; i++) {
+                const Finding *x = &l->items[i];
+                if (streq(x->id, "boot.cmdline")) {
+                        n_cmdline++;
+                        continue;
+                }
+                if (strstr(x->message, "GRUB_CMDLINE_LINUX_DEFAULT=")) {
+                        printf("# %s [%s] has a GRUB line of its own\n", x->id, x->subject);
+                        return false;
+                }
+                if (!strstr(x->message, "under boot.cmdline"))
+                        continue;
+                n_referrers++;
+                worst = MAX(worst, x->severity);
+                if (!cmdline || !strstr(cmdline->message, x->id)) {
+                        printf("# %s refers to boot.cmdline, which does not name it\n", x->id);
+                        return false;
+                }
+        }
+        if (n_cmdline != (n_referrers > 0 ? 1U : 0U) || (cmdline && cmdline->severity != worst)) {
+                printf("# %zu boot.cmdline findings for %zu referrers (severity %s, worst %s)\n", n_cmdline, n_referrers,
+                       cmdline ? severity_to_string(cmdline->severity) : "-", severity_to_string(worst));
+                return false;
+        }
+        if (cmdline && (!strstr(cmdline->message, "GRUB_CMDLINE_LINUX_DEFAULT=\"") || strstr(cmdline->message, " -- "))) {
+                printf("# boot.cmdline: %s\n", cmdline->message);
+                return false;
+        }
+        return true;
+}
 
 static void record_ids(const FindingList *l) {
+        if (!cmdline_rules_hold(l))
+                cmdline_rule_breaks++;
         for (size_t i = 0; i < l->n; i++) {
                 bool known = false;
                 for (size_t k = 0; k < ELEMENTSOF(all_ids); k++)
@@ -420,7 +462,7 @@ static void test_boot_cmdline(void) {
         Fixture f;
         const char *expected_line =
                 "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 "
-                "skew_tick=1 nosoftlockup\"";
+                "skew_tick=1 nosoftlockup\" in /etc/default/grub";
 
         fixture_init(&f);
 
@@ -429,8 +471,20 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING), "no isolcpus=: boot.isolcpus warning");
-                CHECK(message_has(&f, "boot.isolcpus", expected_line),
-                      "the message has the whole GRUB line, with the timer parameters it lacks");
+                CHECK(message_has(&f, "boot.isolcpus",
+                                  "Fix: isolcpus=managed_irq,domain,2-3 on the kernel command line (the whole line is "
+                                  "under boot.cmdline)."),
+                      "it names the parameter it needs and refers to boot.cmdline");
+                CHECK(fires(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT", SEVERITY_WARNING) &&
+                              count_id(&f, "boot.cmdline") == 1,
+                      "one boot.cmdline, a warning like the worst of its referrers");
+                CHECK(message_has(&f, "boot.cmdline", expected_line),
+                      "boot.cmdline has the whole GRUB line, with the timer parameters it lacks");
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "One kernel command line fixes boot.isolcpus, boot.skew_tick and boot.nosoftlockup: "),
+                      "and names the findings it fixes");
+                CHECK(message_has(&f, "boot.cmdline", "update-grub") && !strstr(finding_list_find(&f.findings, "boot.isolcpus", NULL)->message, "update-grub"),
+                      "the how-to is in boot.cmdline only");
                 CHECK(quiet(&f, "boot.nohz_full") && quiet(&f, "boot.rcu_nocbs") && quiet(&f, "boot.irqaffinity"),
                       "the other parameters are fine");
                 CHECK(quiet(&f, "boot.mismatch"), "nothing asked, nothing applied: no mismatch");
@@ -442,10 +496,21 @@ static void test_boot_cmdline(void) {
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_CRITICAL), "no isolation at all: critical");
                 CHECK(fires(&f, "boot.nohz_full", "nohz_full", SEVERITY_WARNING), "no nohz_full=: warning");
+                CHECK(message_has(&f, "boot.nohz_full", "Fix: nohz_full=2-3 on the kernel command line"), "its parameter");
                 CHECK(fires(&f, "boot.rcu_nocbs", "rcu_nocbs", SEVERITY_WARNING), "no rcu_nocbs= nor nohz_full=: warning");
+                CHECK(message_has(&f, "boot.rcu_nocbs", "Isolated CPUs 2-3 are in neither") &&
+                              message_has(&f, "boot.rcu_nocbs", "Fix: rcu_nocbs=2-3 on"),
+                      "both CPUs, and the parameter");
                 CHECK(fires(&f, "boot.irqaffinity", "irqaffinity", SEVERITY_INFO), "no irqaffinity=: info");
-                CHECK(message_has(&f, "boot.nohz_full", "GRUB_CMDLINE_LINUX_DEFAULT=\"isolcpus=managed_irq,domain,2-3 "),
+                CHECK(message_has(&f, "boot.irqaffinity", "Fix: irqaffinity=0-1 on"), "housekeeping in irqaffinity=");
+                CHECK(fires(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT", SEVERITY_CRITICAL),
+                      "boot.cmdline takes the worst severity among its referrers: critical");
+                CHECK(message_has(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT=\"isolcpus=managed_irq,domain,2-3 "),
                       "nothing kept from a bare command line");
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "fixes boot.isolcpus, boot.nohz_full, boot.rcu_nocbs, boot.irqaffinity, "
+                                  "boot.skew_tick and boot.nosoftlockup:"),
+                      "every referrer, once each");
         }
 
         /* isolcpus without flags: domain only, managed IRQs still spread */
@@ -465,20 +530,34 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/nohz_full", "3\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING), "isolcpus= names other CPUs: warning");
+                CHECK(message_has(&f, "boot.isolcpus", "isolcpus= names CPU 3 but lowlatd treats CPUs 2-3 as isolated"),
+                      "\"CPU 3\" and \"CPUs 2-3\"");
                 CHECK(fires(&f, "boot.nohz_full", "nohz_full", SEVERITY_WARNING), "nohz_full= names other CPUs: warning");
+                CHECK(message_has(&f, "boot.nohz_full", "nohz_full= names CPU 3, not the isolated CPUs 2-3"), "in words");
                 CHECK(fires(&f, "boot.rcu_nocbs", "rcu_nocbs", SEVERITY_WARNING), "CPU 2 is not offloaded: warning");
                 CHECK(message_has(&f, "boot.rcu_nocbs", "Isolated CPU 2 is "), "only CPU 2 is missing");
                 CHECK(fires(&f, "boot.irqaffinity", "irqaffinity", SEVERITY_WARNING), "irqaffinity= on isolated: warning");
                 CHECK(quiet(&f, "boot.mismatch"), "the kernel applied what was asked");
         }
 
-        /* init's arguments after "--" stay at the end, after the kernel's */
-        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz ro quiet splash nohz_full=2-3 -- --single \"$x\"\n");
-        if (fixture_run(&f, healthy_config))
-                CHECK(message_has(&f, "boot.isolcpus",
-                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet splash isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
-                                  "rcu_nocbs=2-3 irqaffinity=0-1 skew_tick=1 nosoftlockup -- --single \\\"\\$x\\\"\""),
-                      "kernel parameters go before \"--\", and shell characters are escaped");
+        /* init's arguments after "--" are not the kernel's: out of the line, and not read
+         * as parameters (the nosoftlockup there does not count) */
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz ro quiet splash acpi_osi=\"!Windows $x\" nohz_full=2-3 "
+                                       "-- --foo nosoftlockup \"$x\"\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet splash acpi_osi=\\\"!Windows \\$x\\\" "
+                                  "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 "
+                                  "skew_tick=1 nosoftlockup\" in /etc/default/grub"),
+                      "kernel parameters only, shell characters escaped");
+                const Finding *x = finding_list_find(&f.findings, "boot.cmdline", NULL);
+                CHECK(x && !strstr(x->message, "--foo") && !strstr(x->message, "=\"quiet splash -- "),
+                      "nothing from \"--\" on");
+                CHECK(message_has(&f, "boot.cmdline", "The arguments after \"--\" on the running command line are for init"),
+                      "and it says so");
+                CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO),
+                      "nosoftlockup after \"--\" is init's: boot.nosoftlockup fires");
+        }
 
         /* quoted values, and a model kernel line otherwise */
         tree_write(&f, "proc/cmdline", "ro quiet isolcpus=\"managed_irq,domain,2-3\" nohz_full=\"2-3\" rcu_nocbs=2-3 irqaffinity=0-1\n");
@@ -486,6 +565,25 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/nohz_full", "2-3\n");
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "boot.isolcpus") && quiet(&f, "boot.nohz_full"), "quoted values are read as the kernel does");
+
+        /* only an info finding refers to the line: boot.cmdline is info too */
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=1234-abcd ro quiet skew_tick=1 "
+                                       "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 -- --foo\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO) && count_id(&f, "boot.isolcpus") == 0,
+                      "only nosoftlockup is missing");
+                CHECK(fires(&f, "boot.cmdline", NULL, SEVERITY_INFO), "boot.cmdline is info, like its one referrer");
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "One kernel command line fixes boot.nosoftlockup: set GRUB_CMDLINE_LINUX_DEFAULT=\"quiet "
+                                  "skew_tick=1 isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 "
+                                  "irqaffinity=0-1 nosoftlockup\" in"),
+                      "the line keeps the isolation as it is and adds nosoftlockup, nothing from \"--\"");
+        }
+
+        /* nothing to fix on the command line: no boot.cmdline */
+        tree_write(&f, "proc/cmdline", healthy_cmdline);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "boot.cmdline"), "no boot finding, no boot.cmdline");
 
         fixture_done(&f);
 }
@@ -501,7 +599,17 @@ static void test_boot_nothing_isolated(void) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_INFO), "nothing isolated anywhere: info");
                 CHECK(quiet(&f, "boot.nohz_full") && quiet(&f, "sched.stray-task") && quiet(&f, "power.governor"),
                       "with no isolated CPU, the per-CPU checks have nothing to check");
+                CHECK(!strstr(finding_list_find(&f.findings, "boot.isolcpus", NULL)->message, "boot.cmdline"),
+                      "the info names no CPUs to isolate, so it does not refer to boot.cmdline");
+                CHECK(message_has(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet skew_tick=1 nosoftlockup\""),
+                      "the timer findings still get a line, without isolation parameters of empty lists");
         }
+        /* isolation parameters someone put there stay as they are */
+        tree_write(&f, "proc/cmdline", "ro quiet irqaffinity=0-3 rcu_nocbs=1\n");
+        if (fixture_run(&f, "[cpus]\nisolated = auto\n"))
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet irqaffinity=0-3 rcu_nocbs=1 skew_tick=1 nosoftlockup\""),
+                      "nothing isolated: irqaffinity= and rcu_nocbs= are kept, none is added");
         fixture_done(&f);
 }
 
@@ -547,10 +655,14 @@ static void test_boot_timers(void) {
                                        "skew_tick=0\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.skew_tick", "skew_tick", SEVERITY_WARNING), "skew_tick=0: boot.skew_tick warning");
-                CHECK(message_has(&f, "boot.skew_tick", "Add skew_tick=1 to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub"),
-                      "the fix names the parameter and the file");
+                CHECK(message_has(&f, "boot.skew_tick", "Fix: skew_tick=1 on the kernel command line (the whole line is "
+                                                        "under boot.cmdline)."),
+                      "the fix names the parameter and refers to boot.cmdline");
                 CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO), "no nosoftlockup: info");
-                CHECK(message_has(&f, "boot.nosoftlockup", "add nosoftlockup to GRUB_CMDLINE_LINUX_DEFAULT"), "the fix");
+                CHECK(message_has(&f, "boot.nosoftlockup", "Fix: nosoftlockup on the kernel command line"), "the fix");
+                CHECK(fires(&f, "boot.cmdline", NULL, SEVERITY_WARNING) &&
+                              message_has(&f, "boot.cmdline", "fixes boot.skew_tick and boot.nosoftlockup:"),
+                      "boot.cmdline fixes both, a warning like skew_tick");
                 CHECK(quiet(&f, "boot.tsc"), "no clocksource to look at: boot.tsc is quiet");
         }
 
@@ -562,7 +674,8 @@ static void test_boot_timers(void) {
         tree_write(&f, "proc/cmdline", healthy_cmdline);
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.tsc", "tsc", SEVERITY_INFO), "a constant, non-stop TSC without tsc=reliable: info");
-                CHECK(message_has(&f, "boot.tsc", "Add tsc=reliable to GRUB_CMDLINE_LINUX_DEFAULT"), "the fix");
+                CHECK(message_has(&f, "boot.tsc", "Fix: tsc=reliable on the kernel command line"), "the fix");
+                CHECK(message_has(&f, "boot.cmdline", "irqaffinity=0-1 tsc=reliable\""), "the line carries it");
                 CHECK(quiet(&f, "boot.skew_tick") && quiet(&f, "boot.nosoftlockup"), "skew_tick=1 and nosoftlockup: quiet");
         }
 
@@ -570,7 +683,7 @@ static void test_boot_timers(void) {
         tree_write(&f, "proc/cmdline", "ro quiet skew_tick=0 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\n");
         tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
         if (fixture_run(&f, healthy_config))
-                CHECK(message_has(&f, "boot.isolcpus",
+                CHECK(message_has(&f, "boot.cmdline",
                                   "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
                                   "rcu_nocbs=2-3 irqaffinity=0-1 skew_tick=1 nosoftlockup tsc=reliable\""),
                       "the GRUB line: skew_tick=0 replaced, nosoftlockup and tsc=reliable added");
@@ -616,7 +729,11 @@ static void test_kernel_preempt(void) {
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "kernel.preempt", "preempt", SEVERITY_WARNING), "dynamic, voluntary: warning");
                 CHECK(message_has(&f, "kernel.preempt", "echo full > /sys/kernel/debug/sched/preempt"), "switch at run time");
-                CHECK(message_has(&f, "kernel.preempt", "irqaffinity=0-1 preempt=full\""), "the GRUB line carries preempt=full");
+                CHECK(message_has(&f, "kernel.preempt", "Fix: preempt=full on the kernel command line"),
+                      "it refers to boot.cmdline for preempt=full");
+                CHECK(message_has(&f, "boot.cmdline", "irqaffinity=0-1 preempt=full\"") &&
+                              message_has(&f, "boot.cmdline", "fixes kernel.preempt:"),
+                      "the GRUB line carries preempt=full");
         }
 
         /* dynamic, full and booted that way */
@@ -1618,5 +1735,7 @@ int main(void) {
                 CHECK(id_fired[k], what);
         }
         CHECK(unknown_ids == 0, "every id emitted is in the documented list");
+        CHECK(cmdline_rule_breaks == 0,
+              "in every run the GRUB line is in boot.cmdline only, which names and outranks its referrers");
         return tap_finish();
 }
