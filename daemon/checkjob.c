@@ -41,21 +41,39 @@ struct CheckJob {
         size_t n_callers;
 };
 
-/* The reply for one list of findings, escaped for the bus (findings quote host text). */
+/* One finding as (ssssas), escaped for the bus (findings quote host text). */
+static int append_finding(sd_bus_message *reply, const Finding *f) {
+        _cleanup_free_ char *subject = utf8_escape(f->subject), *text = utf8_escape(f->message);
+        int r;
+
+        if (!subject || !text)
+                return -ENOMEM;
+        r = sd_bus_message_open_container(reply, 'r', "ssssas");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ssss", severity_to_string(f->severity), f->id, subject, text);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < f->n_details; i++) {
+                _cleanup_free_ char *line = utf8_escape(f->details[i]);
+                r = line ? sd_bus_message_append_basic(reply, 's', line) : -ENOMEM;
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* The reply for one list of findings. */
 static int reply_findings(sd_bus_message *call, const FindingList *findings) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_message_new_method_return(call, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ssss)");
-        for (size_t i = 0; r >= 0 && i < findings->n; i++) {
-                const Finding *f = &findings->items[i];
-                _cleanup_free_ char *subject = utf8_escape(f->subject), *text = utf8_escape(f->message);
-                if (!subject || !text)
-                        return -ENOMEM;
-                r = sd_bus_message_append(reply, "(ssss)", severity_to_string(f->severity), f->id, subject, text);
-        }
+                r = sd_bus_message_open_container(reply, 'a', "(ssssas)");
+        for (size_t i = 0; r >= 0 && i < findings->n; i++)
+                r = append_finding(reply, &findings->items[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
@@ -67,8 +85,8 @@ static void reply_error(sd_bus_message *call, int error, const char *why) {
         (void) sd_bus_reply_method_errorf(call, SD_BUS_ERROR_FAILED, "The audit failed: %s", why ?: strerror(error));
 }
 
-/* The child's stream: "0\0" then severity\0id\0subject\0message\0 per finding, or
- * "E<errno>\0" when the audit failed. */
+/* The child's stream: "0\0" then severity\0id\0subject\0message\0N\0 and N detail
+ * lines, each NUL-terminated, per finding; or "E<errno>\0" when the audit failed. */
 static int write_all(int fd, const char *p, size_t n) {
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
@@ -100,19 +118,34 @@ static __attribute__((noreturn)) void child_run(Manager *m, int fd) {
                 _exit(EXIT_FAILURE);
         for (size_t i = 0; i < findings.n; i++) {
                 const Finding *f = &findings.items[i];
-                char sev[4] = { (char) ('0' + f->severity), '\0' };
+                char sev[4] = { (char) ('0' + f->severity), '\0' }, count[32];
+                int n = snprintf(count, sizeof(count), "%zu", f->n_details);
                 if (write_all(fd, sev, 2) < 0 || write_all(fd, f->id, strlen(f->id) + 1) < 0 ||
                     write_all(fd, f->subject, strlen(f->subject) + 1) < 0 ||
-                    write_all(fd, f->message, strlen(f->message) + 1) < 0)
+                    write_all(fd, f->message, strlen(f->message) + 1) < 0 || write_all(fd, count, (size_t) n + 1) < 0)
                         _exit(EXIT_FAILURE);
+                for (size_t k = 0; k < f->n_details; k++)
+                        if (write_all(fd, f->details[k], strlen(f->details[k]) + 1) < 0)
+                                _exit(EXIT_FAILURE);
         }
         _exit(EXIT_SUCCESS);
+}
+
+/* The next NUL-terminated field of the stream at *p, or NULL past its end (the stream
+ * ends with a NUL, so every field does). */
+static const char *next_field(const char **p, const char *end) {
+        const char *field = *p;
+
+        if (field >= end)
+                return NULL;
+        *p += strlen(field) + 1;
+        return field;
 }
 
 /* Parses the child's stream into findings. */
 static int parse_stream(const char *buf, size_t n, FindingList *ret, int *ret_audit_error) {
         const char *p = buf, *end = buf + n;
-        const char *field[4];
+        const char *field[5];
 
         *ret_audit_error = 0;
         if (n == 0 || buf[n - 1] != '\0')
@@ -126,28 +159,39 @@ static int parse_stream(const char *buf, size_t n, FindingList *ret, int *ret_au
                 return -EBADMSG;
         p += 2;
         while (p < end) {
-                Finding *items;
-                for (size_t k = 0; k < 4; k++) {
-                        if (p >= end)
+                Finding *items, *f;
+                uint64_t n_details;
+
+                for (size_t k = 0; k < ELEMENTSOF(field); k++)
+                        if (!(field[k] = next_field(&p, end)))
                                 return -EBADMSG;
-                        field[k] = p;
-                        p += strlen(p) + 1;
-                }
                 if (strlen(field[0]) != 1 || field[0][0] < '0' || field[0][0] >= '0' + _SEVERITY_MAX)
+                        return -EBADMSG;
+                /* Each line takes at least its NUL: a count the rest cannot hold is garbage. */
+                if (parse_uint64(field[4], &n_details) < 0 || n_details > (uint64_t) (end - p))
                         return -EBADMSG;
                 items = reallocarray(ret->items, ret->n + 1, sizeof(Finding));
                 if (!items)
                         return -ENOMEM;
                 ret->items = items;
-                items[ret->n] = (Finding) {
+                f = &items[ret->n++];
+                *f = (Finding) {
                         .severity = (Severity) (field[0][0] - '0'),
                         .id = strdup(field[1]),
                         .subject = strdup(field[2]),
                         .message = strdup(field[3]),
+                        .details = n_details > 0 ? calloc(n_details, sizeof(char *)) : NULL,
                 };
-                ret->n++;
-                if (!items[ret->n - 1].id || !items[ret->n - 1].subject || !items[ret->n - 1].message)
+                if (!f->id || !f->subject || !f->message || (n_details > 0 && !f->details))
                         return -ENOMEM;
+                for (; f->n_details < n_details; f->n_details++) {
+                        const char *line = next_field(&p, end);
+                        if (!line)
+                                return -EBADMSG;
+                        f->details[f->n_details] = strdup(line);
+                        if (!f->details[f->n_details])
+                                return -ENOMEM;
+                }
         }
         return 0;
 }

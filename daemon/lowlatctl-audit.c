@@ -16,6 +16,7 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
         _cleanup_(host_freep) Host *host = NULL;
         _cleanup_(posture_freep) Posture *posture = NULL;
         _cleanup_finding_list_ FindingList findings = FINDING_LIST_EMPTY;
+        _cleanup_(check_report_done) CheckReport report = {};
         CheckFinding *items;
         int r;
 
@@ -39,14 +40,30 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
         items = calloc(findings.n ?: 1, sizeof(CheckFinding));
         if (!items)
                 return -ENOMEM;
-        for (size_t i = 0; i < findings.n; i++)
+        report = (CheckReport) { .findings = items, .n = findings.n, .allocated = findings.n };
+        for (size_t i = 0; i < findings.n; i++) {
+                const Finding *f = &findings.items[i];
+                const char **details = NULL;
+
+                /* The report owns its arrays of lines (check_report_done() frees them). */
+                if (f->n_details > 0) {
+                        details = calloc(f->n_details, sizeof(char *));
+                        if (!details)
+                                return -ENOMEM;
+                        for (size_t k = 0; k < f->n_details; k++)
+                                details[k] = f->details[k];
+                }
                 items[i] = (CheckFinding) {
-                        .severity = severity_to_string(findings.items[i].severity),
-                        .id = findings.items[i].id,
-                        .subject = findings.items[i].subject,
-                        .message = findings.items[i].message,
+                        .severity = severity_to_string(f->severity),
+                        .id = f->id,
+                        .subject = f->subject,
+                        .message = f->message,
+                        .details = details,
+                        .n_details = f->n_details,
                 };
-        *ret = (CheckReport) { .findings = items, .n = findings.n, .allocated = findings.n };
+        }
+        *ret = report;
+        report = (CheckReport) {};
         *ret_findings = findings;
         findings = FINDING_LIST_EMPTY;
         return 0;

@@ -202,9 +202,10 @@ bad_message:
  * array, or -errno. */
 typedef int (*ElementReader)(sd_bus_message *reply, void *list);
 
-/* Calls method, which takes no arguments and returns an array of contents, and hands its
- * elements one by one to read_element. The strings read point into *reply. Prints why it
- * failed and returns -errno; error is set when lowlatd answered with one. */
+/* Calls method, which takes no arguments and returns an array of contents (NULL: of
+ * whatever read_element tells apart), and hands its elements one by one to read_element.
+ * The strings read point into *reply. Prints why it failed and returns -errno; error is
+ * set when lowlatd answered with one. */
 static int call_for_array(sd_bus *bus, const char *method, const char *contents, sd_bus_error *error,
                           sd_bus_message **reply, ElementReader read_element, void *list) {
         int r;
@@ -215,7 +216,14 @@ static int call_for_array(sd_bus *bus, const char *method, const char *contents,
                 return r;
         }
 
-        r = sd_bus_message_enter_container(*reply, 'a', contents);
+        if (!contents) {
+                char type;
+                r = sd_bus_message_peek_type(*reply, &type, &contents);
+                if (r >= 0 && type != 'a')
+                        r = -EBADMSG;
+        }
+        if (r >= 0)
+                r = sd_bus_message_enter_container(*reply, 'a', contents);
         while (r >= 0 && (r = read_element(*reply, list)) > 0)
                 ;
         if (r >= 0)
@@ -272,23 +280,69 @@ int posture_get(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list) {
         return 0;
 }
 
-static int check_finding_read(sd_bus_message *reply, void *list) {
-        CheckReport *report = list;
-        CheckFinding finding, *findings;
+/* A finding's detail lines, as pointers into reply; NULL and 0 when there are none. */
+static int check_details_read(sd_bus_message *reply, CheckFinding *finding) {
+        _cleanup_free_ const char **lines = NULL;
+        size_t n = 0, allocated = 0;
+        const char *line;
         int r;
 
-        r = sd_bus_message_read(reply, "(ssss)", &finding.severity, &finding.id, &finding.subject, &finding.message);
+        r = sd_bus_message_enter_container(reply, 'a', "s");
+        while (r >= 0 && (r = sd_bus_message_read_basic(reply, 's', &line)) > 0) {
+                const char **more = array_reserve(lines, n, &allocated, sizeof(char *));
+                if (!more)
+                        return -ENOMEM;
+                lines = more;
+                lines[n++] = line;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        finding->details = n > 0 ? TAKE_PTR(lines) : NULL;
+        finding->n_details = n;
+        return 0;
+}
+
+/* (ssssas), or the (ssss) of a lowlatd from before the detail lines (one still running
+ * through a package upgrade). */
+static int check_finding_read(sd_bus_message *reply, void *list) {
+        CheckReport *report = list;
+        CheckFinding finding = {}, *findings;
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(reply, &type, &contents);
         if (r <= 0)
                 return r;
+        if (type != 'r' || (!streq(contents, "ssss") && !streq(contents, "ssssas")))
+                return -EBADMSG;
+        r = sd_bus_message_enter_container(reply, 'r', contents);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "ssss", &finding.severity, &finding.id, &finding.subject,
+                                        &finding.message);
+        if (r >= 0 && streq(contents, "ssssas"))
+                r = check_details_read(reply, &finding);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                free(finding.details);
+                return r;
+        }
         findings = array_reserve(report->findings, report->n, &report->allocated, sizeof(CheckFinding));
-        if (!findings)
+        if (!findings) {
+                free(finding.details);
                 return -ENOMEM;
+        }
         report->findings = findings;
         report->findings[report->n++] = finding;
         return 1;
 }
 
 void check_report_done(CheckReport *report) {
+        for (size_t i = 0; i < report->n; i++)
+                free(report->findings[i].details);
         report->findings = mfree(report->findings);
         report->n = report->allocated = 0;
         report->reply = sd_bus_message_unref(report->reply);
@@ -299,7 +353,7 @@ int check_report_get(sd_bus *bus, CheckReport *ret) {
         _cleanup_(check_report_done) CheckReport report = {};
         int r;
 
-        r = call_for_array(bus, "Check", "(ssss)", &error, &report.reply, check_finding_read, &report);
+        r = call_for_array(bus, "Check", NULL, &error, &report.reply, check_finding_read, &report);
         if (r < 0)
                 /* A parse failure sets no error, so it counts as "could not be asked". */
                 return bus_error_is_unreachable(&error) ? r : 1;

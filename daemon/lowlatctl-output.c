@@ -364,6 +364,16 @@ void check_print(FILE *f, const CheckReport *report, bool json) {
                                 json_print_member(f, "id", finding->id, false);
                                 json_print_member(f, "subject", finding->subject, false);
                                 json_print_member(f, "message", finding->message, false);
+                                /* Every item a finding sums up: the message names only a few. */
+                                if (finding->n_details > 0) {
+                                        fputs(",\"details\":[", f);
+                                        for (size_t k = 0; k < finding->n_details; k++) {
+                                                if (k > 0)
+                                                        fputc(',', f);
+                                                json_print_string(f, finding->details[k]);
+                                        }
+                                        fputc(']', f);
+                                }
                                 fputc('}', f);
                         } else {
                                 fprintf(f, "%s%-8s %s  %s\n", first ? "" : "\n", finding->severity, finding->id,

@@ -77,6 +77,8 @@ typedef struct CheckFinding {
         const char *id;
         const char *subject;
         const char *message;
+        const char **details; /* the array is the report's, the lines are not; NULL when none */
+        size_t n_details;
 } CheckFinding;
 
 typedef struct CheckReport {

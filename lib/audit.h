@@ -28,6 +28,11 @@ typedef struct Finding {
         char *id;      /* stable dotted id, see the table at the top of audit/audit-run.c */
         char *subject; /* what it is about: "cpu3", "pid 1234 (matcher)", "net.ipv4.tcp_low_latency" */
         char *message; /* what is wrong, why it matters for latency, and the exact fix */
+        /* One line per item a finding sums up (each stray task: "pid 1276 (bash) allowed on
+         * 0-1, last on CPU 1, 0.52 s CPU"), all of them where the message names a few;
+         * NULL and 0 for most findings. For programs (Check(), check --json). */
+        char **details;
+        size_t n_details;
 } Finding;
 
 typedef struct FindingList {

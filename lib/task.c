@@ -16,6 +16,7 @@ int task_stat_parse(const char *text, TaskStat *ret) {
         TaskStat st = {};
         unsigned field = 3;
         bool have_ppid = false, have_flags = false, have_prio = false;
+        uint64_t utime = 0, stime = 0;
 
         if (!open || !close || close < open)
                 return -EINVAL;
@@ -32,15 +33,22 @@ int task_stat_parse(const char *text, TaskStat *ret) {
                         break;
                 if (field == 3)
                         st.state = *p;
-                if (n < sizeof(token) && (field == 4 || field == 9 || field == 22 || field == 40 || field == 41)) {
+                if (n < sizeof(token) && (field == 4 || field == 9 || field == 14 || field == 15 || field == 22 ||
+                                          field == 39 || field == 40 || field == 41)) {
                         memcpy(token, p, n);
                         token[n] = '\0';
                         if (field == 4)
                                 have_ppid = parse_unsigned(token, &st.ppid) >= 0;
                         else if (field == 9)
                                 have_flags = parse_uint64(token, &st.flags) >= 0;
+                        else if (field == 14)
+                                (void) parse_uint64(token, &utime);
+                        else if (field == 15)
+                                (void) parse_uint64(token, &stime);
                         else if (field == 22)
                                 (void) parse_uint64(token, &st.start_time);
+                        else if (field == 39)
+                                st.have_processor = parse_unsigned(token, &st.processor) >= 0;
                         else if (field == 40)
                                 have_prio = parse_unsigned(token, &st.rt_priority) >= 0;
                         else
@@ -51,6 +59,8 @@ int task_stat_parse(const char *text, TaskStat *ret) {
         }
         if (!have_ppid || !have_flags)
                 return -EINVAL;
+        /* Each is a sum of ticks the kernel keeps in 64 bits; saturate rather than wrap. */
+        st.cpu_time = utime > UINT64_MAX - stime ? UINT64_MAX : utime + stime;
         *ret = st;
         return 0;
 }

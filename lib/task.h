@@ -23,13 +23,17 @@ typedef struct TaskStat {
         char state; /* R, S, D, Z, X, ... */
         unsigned ppid;
         uint64_t flags;
+        uint64_t cpu_time;   /* utime + stime (fields 14 and 15), clock ticks: how much it ran */
         uint64_t start_time; /* field 22, clock ticks since boot: with the tid, one task */
+        unsigned processor;  /* field 39: the CPU it last ran on, when have_processor */
+        bool have_processor;
         unsigned rt_priority;
         unsigned policy;
         bool have_policy;
 } TaskStat;
 
-/* "pid (comm) state ppid ... flags(9) ... starttime(22) ... rt_priority(40) policy(41)".
+/* "pid (comm) state ppid ... flags(9) ... utime(14) stime(15) ... starttime(22) ...
+ * processor(39) rt_priority(40) policy(41)".
  * comm may hold spaces and parentheses: the fields start after the last ')'. -EINVAL
  * unless ppid and flags were found. */
 int task_stat_parse(const char *text, TaskStat *ret);

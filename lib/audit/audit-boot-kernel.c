@@ -2,6 +2,8 @@
 /* Sections 1 and 2 of the audit: the boot parameters that isolate CPUs (isolcpus=,
  * nohz_full=, rcu_nocbs=, irqaffinity=), and the kernel's preemption model and config. */
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "audit-internal.h"
@@ -68,44 +70,49 @@ static bool tsc_watchdog_off(const Audit *a) {
         return streq_ptr(a->boot[BOOT_TSC], "reliable") || streq_ptr(a->boot[BOOT_TSC], "nowatchdog");
 }
 
+/* Whether a command line word is the parameter name, bare or with a value. */
+static bool word_is_param(const char *word, const char *name) {
+        size_t len = strlen(name);
+        return strncmp(word, name, len) == 0 && (word[len] == '=' || word[len] == '\0');
+}
+
 /* Whether skew_tick= asks for skewed ticks (any number but 0, as the kernel reads it). */
 static bool skew_tick_on(const Audit *a) {
         unsigned v;
         return a->boot[BOOT_SKEW_TICK] && parse_unsigned(a->boot[BOOT_SKEW_TICK], &v) >= 0 && v != 0;
 }
 
-/* The full GRUB_CMDLINE_LINUX_DEFAULT line: what the command line has now, less what the
- * boot loader adds and what lowlatd decides, plus the isolation for the posture and the
- * parameters the boot.* timer findings ask for (so that whoever uses the line from one
- * finding does not undo another's fix). */
-static char *grub_line(Audit *a) {
-        static const char *const dropped[] = { "BOOT_IMAGE", "root", "initrd", "isolcpus", "nohz_full",
-                                               "rcu_nocbs", "irqaffinity" };
+/* The full GRUB_CMDLINE_LINUX_DEFAULT line: the kernel parameters the command line has now,
+ * less what the boot loader adds and what lowlatd decides, plus the isolation for the
+ * posture and the parameters the boot.* timer findings ask for, so that one line fixes
+ * every finding that refers to it. What follows "--" is for init, not the kernel, and is
+ * left out (*ret_init_args says whether there was any). With no CPU isolated, the
+ * isolation parameters are left as they are: an empty list would isolate nothing, and
+ * dropping them would undo what someone chose. */
+static char *grub_line(Audit *a, bool *ret_init_args) {
+        static const char *const isolation[] = { "isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity" };
+        static const char *const dropped[] = { "BOOT_IMAGE", "root", "initrd" };
+        bool isolate = !cpuset_is_empty(&a->posture->isolated);
         _cleanup_free_ char *isolated = audit_cpus_list(a, &a->posture->isolated);
         _cleanup_free_ char *housekeeping = audit_cpus_list(a, &a->posture->housekeeping);
-        _cleanup_free_ char *kept = strdup(""), *init_args = strdup("");
+        _cleanup_free_ char *kept = strdup(""), *isolation_params = NULL;
         char *line;
-        bool after_dashes = false;
 
-        if (!isolated || !housekeeping || !audit_check_alloc(a, kept) || !audit_check_alloc(a, init_args))
+        *ret_init_args = false;
+        if (!isolated || !housekeeping || !audit_check_alloc(a, kept))
                 return NULL;
         for (size_t i = 0; i < a->n_tokens; i++) {
                 const char *t = a->tokens[i];
                 bool drop = streq(t, "ro") || streq(t, "rw");
 
-                /* Everything after "--" is for init: the kernel parameters go before it. */
-                if (streq(t, "--"))
-                        after_dashes = true;
-                if (after_dashes) {
-                        if (append_quoted(&init_args, " ", t, "") < 0)
-                                return audit_check_alloc(a, NULL);
-                        continue;
+                if (streq(t, "--")) {
+                        *ret_init_args = i + 1 < a->n_tokens;
+                        break;
                 }
-
-                for (size_t d = 0; d < ELEMENTSOF(dropped) && !drop; d++) {
-                        size_t len = strlen(dropped[d]);
-                        drop = strncmp(t, dropped[d], len) == 0 && (t[len] == '=' || t[len] == '\0');
-                }
+                for (size_t d = 0; d < ELEMENTSOF(dropped) && !drop; d++)
+                        drop = word_is_param(t, dropped[d]);
+                for (size_t d = 0; d < ELEMENTSOF(isolation) && isolate && !drop; d++)
+                        drop = word_is_param(t, isolation[d]);
                 if (want_preempt_full(a) && strncmp(t, "preempt=", 8) == 0)
                         drop = true;
                 if (!skew_tick_on(a) && strncmp(t, "skew_tick=", 10) == 0)
@@ -115,18 +122,55 @@ static char *grub_line(Audit *a) {
                 if (append_quoted(&kept, "", t, " ") < 0)
                         return audit_check_alloc(a, NULL);
         }
-        line = strdup_printf("GRUB_CMDLINE_LINUX_DEFAULT=\"%sisolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
-                             "irqaffinity=%s%s%s%s%s%s\"",
-                             kept, isolated, isolated, isolated, housekeeping, skew_tick_on(a) ? "" : " skew_tick=1",
-                             a->boot[BOOT_NOSOFTLOCKUP] ? "" : " nosoftlockup",
-                             !tsc_watchdog_off(a) && tsc_trusted(a) ? " tsc=reliable" : "",
-                             want_preempt_full(a) ? " preempt=full" : "", init_args);
-        return audit_check_alloc(a, line);
+        isolation_params = isolate ? strdup_printf("isolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
+                                                   "irqaffinity=%s ",
+                                                   isolated, isolated, isolated, housekeeping)
+                                   : strdup("");
+        if (!audit_check_alloc(a, isolation_params))
+                return NULL;
+        line = strdup_printf("%s%s%s%s%s%s", kept, isolation_params, skew_tick_on(a) ? "" : "skew_tick=1 ",
+                             a->boot[BOOT_NOSOFTLOCKUP] ? "" : "nosoftlockup ",
+                             !tsc_watchdog_off(a) && tsc_trusted(a) ? "tsc=reliable " : "",
+                             want_preempt_full(a) ? "preempt=full " : "");
+        if (!audit_check_alloc(a, line))
+                return NULL;
+        /* One space after each word: the last one goes. */
+        if (*line)
+                line[strlen(line) - 1] = '\0';
+        return line;
 }
 
-static const char grub_howto[] = "in /etc/default/grub (it keeps the rest of the running command line; leave out "
-                                 "what GRUB_CMDLINE_LINUX already adds), then run update-grub (grub2-mkconfig -o "
-                                 "/boot/grub2/grub.cfg on Fedora and RHEL) and reboot";
+static const char grub_howto[] = "in /etc/default/grub (it keeps the kernel parameters of the running command line; "
+                                 "leave out what GRUB_CMDLINE_LINUX already adds), then run update-grub "
+                                 "(grub2-mkconfig -o /boot/grub2/grub.cfg on Fedora and RHEL) and reboot";
+
+/* A finding fixed on the kernel command line. Its message ends in the parameters it needs;
+ * boot.cmdline, after the boot and kernel checks, gives the whole line once for all of them
+ * (audit_check_boot_cmdline()), with the worst severity among them. */
+_printf_(6, 7) static void cmdline_finding_add(Audit *a, Severity severity, const char *id, const char *subject,
+                                               const char *params, const char *fmt, ...) {
+        _cleanup_free_ char *message = NULL;
+        va_list ap;
+        bool known = false;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&message, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                message = NULL;
+                a->error = -ENOMEM;
+                return;
+        }
+        finding_add(a, severity, id, subject, "%s Fix: %s on the kernel command line (the whole line is under "
+                                              "boot.cmdline).",
+                    message, params);
+        for (size_t i = 0; i < a->n_cmdline_referrers; i++)
+                known = known || streq(a->cmdline_referrers[i], id);
+        if (!known && a->n_cmdline_referrers < ELEMENTSOF(a->cmdline_referrers))
+                a->cmdline_referrers[a->n_cmdline_referrers++] = id;
+        a->cmdline_severity = MAX(a->cmdline_severity, severity);
+}
 
 /* isolcpus=[flag,...,]list; no flag means domain. Unknown flags are skipped, as the
  * kernel does. */
@@ -170,7 +214,8 @@ static int boot_cpus(Audit *a, BootParam b, CPUSet *ret) {
 void audit_check_boot(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY, nohz = CPUSET_EMPTY, applied = CPUSET_EMPTY;
-        _cleanup_free_ char *isolated = NULL, *grub = NULL, *housekeeping = NULL;
+        _cleanup_free_ char *isolated = NULL, *isolated_words = NULL, *housekeeping = NULL, *want_isolcpus = NULL,
+                            *want_nohz = NULL;
         unsigned flags = 0;
         int r;
 
@@ -186,63 +231,70 @@ void audit_check_boot(Audit *a) {
         if (!a->cmdline_loaded)
                 return;
         isolated = audit_cpus_list(a, &p->isolated);
+        isolated_words = audit_cpus_phrase(a, &p->isolated);
         housekeeping = audit_cpus_list(a, &p->housekeeping);
-        grub = grub_line(a);
-        if (!isolated || !housekeeping || !grub)
+        if (!isolated || !isolated_words || !housekeeping)
+                return;
+        want_isolcpus = audit_check_alloc(a, strdup_printf("isolcpus=managed_irq,domain,%s", isolated));
+        want_nohz = audit_check_alloc(a, strdup_printf("nohz_full=%s", isolated));
+        if (!want_isolcpus || !want_nohz)
                 return;
 
         /* isolcpus= */
         if (!a->boot[BOOT_ISOLCPUS]) {
                 bool none = !a->boot[BOOT_NOHZ_FULL];
-                finding_add(a, none ? SEVERITY_CRITICAL : SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
-                            "The kernel command line has no isolcpus=%s: the scheduler still balances tasks "
-                            "onto CPUs %s and managed IRQs may land there%s. Use %s %s.",
-                            isolated, isolated,
-                            none ? ", and without nohz_full= either, nothing keeps ticks and work off the "
-                                   "CPUs lowlatd treats as isolated"
-                                 : "",
-                            grub, grub_howto);
+                cmdline_finding_add(a, none ? SEVERITY_CRITICAL : SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
+                                    want_isolcpus,
+                                    "The kernel command line has no isolcpus=: the scheduler still balances tasks "
+                                    "onto %s and managed IRQs may land there%s.",
+                                    isolated_words,
+                                    none ? ", and without nohz_full= either, nothing keeps ticks and work off the "
+                                           "CPUs lowlatd treats as isolated"
+                                         : "");
         } else if (parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
-                finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
-                            "isolcpus=%s on the kernel command line cannot be read as [flags,]CPU-list, so "
-                            "what it isolates cannot be checked. Use %s %s.",
-                            a->boot[BOOT_ISOLCPUS], grub, grub_howto);
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", want_isolcpus,
+                                    "isolcpus=%s on the kernel command line cannot be read as [flags,]CPU-list, so "
+                                    "what it isolates cannot be checked.",
+                                    a->boot[BOOT_ISOLCPUS]);
         } else if (!cpuset_equal(&cpus, &p->isolated)) {
-                _cleanup_free_ char *asked = audit_cpus_list(a, &cpus);
-                finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
-                            "isolcpus= names CPUs %s but lowlatd treats %s as isolated: CPUs isolated but not "
-                            "in the posture idle or get IRQs, and posture CPUs not isolated still take "
-                            "balanced tasks. Use %s %s.",
-                            asked ?: "?", isolated, grub, grub_howto);
+                _cleanup_free_ char *asked = audit_cpus_phrase(a, &cpus);
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", want_isolcpus,
+                                    "isolcpus= names %s but lowlatd treats %s as isolated: CPUs isolated but not "
+                                    "in the posture idle or get IRQs, and posture CPUs not isolated still take "
+                                    "balanced tasks.",
+                                    asked ?: "?", isolated_words);
         } else if (!(flags & ISOLCPUS_MANAGED_IRQ) || !(flags & ISOLCPUS_DOMAIN)) {
-                finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
-                            "isolcpus=%s lacks the %s flag%s: %s. Use %s %s.", a->boot[BOOT_ISOLCPUS],
-                            !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN) ? "managed_irq and domain"
-                            : !(flags & ISOLCPUS_MANAGED_IRQ)                            ? "managed_irq"
-                                                                                          : "domain",
-                            !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN) ? "s" : "",
-                            !(flags & ISOLCPUS_MANAGED_IRQ)
-                                    ? "without managed_irq the kernel spreads managed IRQs (NVMe, multi-queue "
-                                      "NICs) over the isolated CPUs, and nobody can move them afterwards"
-                                    : "without domain the scheduler still balances tasks onto the isolated CPUs",
-                            grub, grub_howto);
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", want_isolcpus,
+                                    "isolcpus=%s lacks the %s flag%s: %s.", a->boot[BOOT_ISOLCPUS],
+                                    !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN)
+                                            ? "managed_irq and domain"
+                                    : !(flags & ISOLCPUS_MANAGED_IRQ) ? "managed_irq"
+                                                                      : "domain",
+                                    !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN) ? "s" : "",
+                                    !(flags & ISOLCPUS_MANAGED_IRQ)
+                                            ? "without managed_irq the kernel spreads managed IRQs (NVMe, "
+                                              "multi-queue NICs) over the isolated CPUs, and nobody can move them "
+                                              "afterwards"
+                                            : "without domain the scheduler still balances tasks onto the isolated "
+                                              "CPUs");
         }
 
         /* nohz_full= */
         r = boot_cpus(a, BOOT_NOHZ_FULL, &nohz);
         if (r == -ENOENT || (r >= 0 && !cpuset_equal(&nohz, &p->isolated))) {
-                _cleanup_free_ char *asked = r >= 0 ? audit_cpus_list(a, &nohz) : NULL;
-                _cleanup_free_ char *what = r >= 0 ? strdup_printf("nohz_full= names CPUs %s, not %s", asked ?: "?", isolated)
-                                                   : strdup_printf("The kernel command line has no nohz_full=%s", isolated);
-                finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full",
-                            "%s: the isolated CPUs keep their scheduler tick (every 1-4 ms), which "
-                            "interrupts the application even when it runs alone. Use %s %s.",
-                            what ?: "nohz_full= does not match the isolated CPUs", grub, grub_howto);
+                _cleanup_free_ char *asked = r >= 0 ? audit_cpus_phrase(a, &nohz) : NULL;
+                _cleanup_free_ char *what = r >= 0 ? strdup_printf("nohz_full= names %s, not the isolated %s",
+                                                                   asked ?: "?", isolated_words)
+                                                   : strdup("The kernel command line has no nohz_full=");
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full", want_nohz,
+                                    "%s: the isolated CPUs keep their scheduler tick (every 1-4 ms), which "
+                                    "interrupts the application even when it runs alone.",
+                                    what ?: "nohz_full= does not match the isolated CPUs");
         } else if (r < 0 && r != -ENOMEM)
-                finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full",
-                            "nohz_full=%s on the kernel command line is not a CPU list, so the tick may still run "
-                            "on the isolated CPUs. Use %s %s.",
-                            a->boot[BOOT_NOHZ_FULL], grub, grub_howto);
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full", want_nohz,
+                                    "nohz_full=%s on the kernel command line is not a CPU list, so the tick may "
+                                    "still run on the isolated CPUs.",
+                                    a->boot[BOOT_NOHZ_FULL]);
 
         /* rcu_nocbs=: nohz_full= CPUs are offloaded too, so either covers a CPU. */
         {
@@ -255,30 +307,34 @@ void audit_check_boot(Audit *a) {
                         a->error = -ENOMEM;
                 cpuset_subtract(&missing, &covered);
                 if (!cpuset_is_empty(&missing)) {
-                        _cleanup_free_ char *list = audit_cpus_list(a, &missing);
-                        finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs",
-                                    "Isolated CPU%s %s %s in neither rcu_nocbs= nor nohz_full=: RCU callbacks run "
-                                    "there in softirq context and preempt the application. Use %s %s.",
-                                    cpuset_count(&missing) == 1 ? "" : "s", list ?: "?",
-                                    cpuset_count(&missing) == 1 ? "is" : "are", grub, grub_howto);
+                        _cleanup_free_ char *words = audit_cpus_phrase(a, &missing);
+                        _cleanup_free_ char *want = audit_check_alloc(a, strdup_printf("rcu_nocbs=%s", isolated));
+                        if (want)
+                                cmdline_finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs", want,
+                                                    "Isolated %s %s in neither rcu_nocbs= nor nohz_full=: RCU "
+                                                    "callbacks run there in softirq context and preempt the "
+                                                    "application.",
+                                                    words ?: "?", cpuset_count(&missing) == 1 ? "is" : "are");
                 }
         }
 
         /* irqaffinity= */
         {
                 _cleanup_cpuset_ CPUSet irq = CPUSET_EMPTY;
+                _cleanup_free_ char *want = audit_check_alloc(a, strdup_printf("irqaffinity=%s", housekeeping));
                 int q = boot_cpus(a, BOOT_IRQAFFINITY, &irq);
+                if (!want)
+                        return;
                 if (q == -ENOENT)
-                        finding_add(a, SEVERITY_INFO, "boot.irqaffinity", "irqaffinity",
-                                    "The kernel command line has no irqaffinity=%s: IRQs set up during boot may "
-                                    "use any CPU until lowlatd starts and moves them (and managed ones never "
-                                    "move). Use %s %s.",
-                                    housekeeping, grub, grub_howto);
+                        cmdline_finding_add(a, SEVERITY_INFO, "boot.irqaffinity", "irqaffinity", want,
+                                            "The kernel command line has no irqaffinity=: IRQs set up during boot "
+                                            "may use any CPU until lowlatd starts and moves them (and managed ones "
+                                            "never move).");
                 else if (q >= 0 && cpuset_intersects(&irq, &p->isolated))
-                        finding_add(a, SEVERITY_WARNING, "boot.irqaffinity", "irqaffinity",
-                                    "irqaffinity=%s includes isolated CPUs: every IRQ starts out allowed on "
-                                    "them. Use %s %s.",
-                                    a->boot[BOOT_IRQAFFINITY], grub, grub_howto);
+                        cmdline_finding_add(a, SEVERITY_WARNING, "boot.irqaffinity", "irqaffinity", want,
+                                            "irqaffinity=%s includes isolated CPUs: every IRQ starts out allowed on "
+                                            "them.",
+                                            a->boot[BOOT_IRQAFFINITY]);
         }
 
         /* What the kernel applied against what the command line asked for. */
@@ -286,11 +342,12 @@ void audit_check_boot(Audit *a) {
             (flags & ISOLCPUS_DOMAIN) && audit_read_cpus(a, &applied, "sys/devices/system/cpu/isolated") >= 0 &&
             !cpuset_equal(&applied, &cpus)) {
                 _cleanup_free_ char *asked = audit_cpus_list(a, &cpus), *got = audit_cpus_list(a, &applied);
-                finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/isolated",
-                            "The command line asks for isolcpus=%s but the kernel isolated \"%s\" (CPUs past "
-                            "nr_cpus= or offline at boot, or a second isolcpus= that the kernel rejected). "
-                            "Check dmesg | grep -i -e isolcpus -e housekeeping, then use %s %s.",
-                            asked ?: "?", got ?: "?", grub, grub_howto);
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/isolated",
+                                    want_isolcpus,
+                                    "The command line asks for isolcpus=%s but the kernel isolated \"%s\" (CPUs "
+                                    "past nr_cpus= or offline at boot, or a second isolcpus= that the kernel "
+                                    "rejected). Check dmesg | grep -i -e isolcpus -e housekeeping.",
+                                    asked ?: "?", got ?: "?");
         }
         if (r >= 0 && audit_read_cpus(a, &applied, "sys/devices/system/cpu/nohz_full") >= 0 && !cpuset_equal(&applied, &nohz)) {
                 _cleanup_free_ char *asked = audit_cpus_list(a, &nohz), *got = audit_cpus_list(a, &applied);
@@ -315,35 +372,86 @@ void audit_check_boot_timers(Audit *a) {
         if (!a->cmdline_loaded)
                 return;
         if (!skew_tick_on(a))
-                finding_add(a, SEVERITY_WARNING, "boot.skew_tick", "skew_tick",
-                            "The kernel command line has no skew_tick=1: the periodic tick fires on every CPU at the "
-                            "same instant, and the CPUs then contend for the timekeeping and RCU locks on each tick, "
-                            "a jitter of microseconds on every CPU whose tick runs. Add skew_tick=1 to "
-                            "GRUB_CMDLINE_LINUX_DEFAULT %s.",
-                            grub_howto);
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.skew_tick", "skew_tick", "skew_tick=1",
+                                    "The kernel command line has no skew_tick=1: the periodic tick fires on every "
+                                    "CPU at the same instant, and the CPUs then contend for the timekeeping and RCU "
+                                    "locks on each tick, a jitter of microseconds on every CPU whose tick runs.");
         if (!a->boot[BOOT_NOSOFTLOCKUP])
-                finding_add(a, SEVERITY_INFO, "boot.nosoftlockup", "nosoftlockup",
-                            "The soft-lockup detector is on: its timer interrupts every CPU of "
-                            "kernel.watchdog_cpumask every 4 seconds to check that the CPU still schedules. A "
-                            "latency-critical host does without it: add nosoftlockup to GRUB_CMDLINE_LINUX_DEFAULT "
-                            "%s (the NMI watchdog is separate, see sysctl.nmi-watchdog).",
-                            grub_howto);
+                cmdline_finding_add(a, SEVERITY_INFO, "boot.nosoftlockup", "nosoftlockup", "nosoftlockup",
+                                    "The soft-lockup detector is on: its timer interrupts every CPU of "
+                                    "kernel.watchdog_cpumask every 4 seconds to check that the CPU still "
+                                    "schedules. A latency-critical host does without it (the NMI watchdog is "
+                                    "separate, see sysctl.nmi-watchdog).");
         if (!tsc_watchdog_off(a) && tsc_trusted(a))
-                finding_add(a, SEVERITY_INFO, "boot.tsc", "tsc",
-                            "The TSC is the clocksource and the CPU says it is constant and non-stop (constant_tsc, "
-                            "nonstop_tsc in /proc/cpuinfo), yet the clocksource watchdog still checks it against the "
-                            "HPET or ACPI PM timer twice a second, from a timer that visits every online CPU in turn, "
-                            "isolated ones included, with interrupts off while the slow timer is read. Add "
-                            "tsc=reliable to GRUB_CMDLINE_LINUX_DEFAULT %s. Leave it out if the kernel ever marked "
-                            "the TSC unstable here (dmesg | grep -i tsc).",
-                            grub_howto);
+                cmdline_finding_add(a, SEVERITY_INFO, "boot.tsc", "tsc", "tsc=reliable",
+                                    "The TSC is the clocksource and the CPU says it is constant and non-stop "
+                                    "(constant_tsc, nonstop_tsc in /proc/cpuinfo), yet the clocksource watchdog "
+                                    "still checks it against the HPET or ACPI PM timer twice a second, from a timer "
+                                    "that visits every online CPU in turn, isolated ones included, with interrupts "
+                                    "off while the slow timer is read. Leave tsc=reliable out if the kernel ever "
+                                    "marked the TSC unstable here (dmesg | grep -i tsc).");
+}
+
+/* "boot.isolcpus", "boot.isolcpus and boot.tsc", "boot.isolcpus, boot.nohz_full and boot.tsc". */
+static char *ids_phrase(Audit *a) {
+        _cleanup_free_ char *text = strdup("");
+
+        for (size_t i = 0; text && i < a->n_cmdline_referrers; i++) {
+                char *more = strdup_printf("%s%s%s", text,
+                                           i == 0                              ? ""
+                                           : i + 1 == a->n_cmdline_referrers ? " and "
+                                                                               : ", ",
+                                           a->cmdline_referrers[i]);
+                free(text);
+                text = more;
+        }
+        return audit_check_alloc(a, TAKE_PTR(text));
+}
+
+void audit_check_boot_cmdline(Audit *a) {
+        _cleanup_free_ char *grub = NULL, *ids = NULL;
+        bool init_args;
+
+        if (a->n_cmdline_referrers == 0 || a->error < 0)
+                return;
+        grub = grub_line(a, &init_args);
+        ids = ids_phrase(a);
+        if (!grub || !ids)
+                return;
+        finding_add(a, a->cmdline_severity, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT",
+                    "One kernel command line fixes %s: set GRUB_CMDLINE_LINUX_DEFAULT=\"%s\" %s.%s", ids, grub,
+                    grub_howto,
+                    init_args ? " The arguments after \"--\" on the running command line are for init, not the "
+                                "kernel, and are left out."
+                              : "");
 }
 
 /* --- 2. kernel --- */
 
+/* kernel.preempt when the fix is preempt=full at boot: through boot.cmdline when the
+ * command line was read (grub_line() then carries preempt=full), else in its own words. */
+_printf_(3, 4) static void preempt_full_finding_add(Audit *a, Severity severity, const char *fmt, ...) {
+        _cleanup_free_ char *message = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&message, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                message = NULL;
+                a->error = -ENOMEM;
+                return;
+        }
+        if (a->cmdline_loaded)
+                cmdline_finding_add(a, severity, "kernel.preempt", "preempt", "preempt=full", "%s", message);
+        else
+                finding_add(a, severity, "kernel.preempt", "preempt",
+                            "%s Fix: add preempt=full to GRUB_CMDLINE_LINUX_DEFAULT %s.", message, grub_howto);
+}
+
 void audit_check_kernel(Audit *a) {
         const Posture *p = a->posture;
-        _cleanup_free_ char *grub = NULL;
 
         switch (a->preempt_mode) {
         case PREEMPT_MODE_RT:
@@ -351,32 +459,37 @@ void audit_check_kernel(Audit *a) {
                 /* full at run time only: the next boot goes back to the built-in default. */
                 if (a->preempt_mode == PREEMPT_MODE_FULL && a->preempt_dynamic && a->kconfig_loaded &&
                     audit_preempt_mode_from_config(a) != PREEMPT_MODE_FULL && !streq_ptr(a->boot[BOOT_PREEMPT], "full"))
-                        finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
-                                    "Preemption is full now, but it was set at run time: this kernel boots in %s "
-                                    "mode. Add preempt=full to GRUB_CMDLINE_LINUX_DEFAULT %s.",
-                                    preempt_mode_to_string(audit_preempt_mode_from_config(a)), grub_howto);
+                        preempt_full_finding_add(a, SEVERITY_INFO,
+                                                 "Preemption is full now, but it was set at run time: this kernel "
+                                                 "boots in %s mode.",
+                                                 preempt_mode_to_string(audit_preempt_mode_from_config(a)));
                 break;
         case PREEMPT_MODE_LAZY:
-                finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
-                            "The kernel runs with lazy preemption (%s): a woken high-priority task may wait "
-                            "until the next tick for a running SCHED_OTHER task to yield. For the lowest "
-                            "latency boot with preempt=full%s.",
-                            a->preempt_source ?: "?",
-                            a->preempt_dynamic ? ", or now: echo full > /sys/kernel/debug/sched/preempt" : "");
+                if (a->preempt_dynamic)
+                        preempt_full_finding_add(a, SEVERITY_INFO,
+                                                 "The kernel runs with lazy preemption (%s): a woken high-priority "
+                                                 "task may wait until the next tick for a running SCHED_OTHER task "
+                                                 "to yield. For the lowest latency switch now with echo full > "
+                                                 "/sys/kernel/debug/sched/preempt, and keep it at boot.",
+                                                 a->preempt_source ?: "?");
+                else
+                        finding_add(a, SEVERITY_INFO, "kernel.preempt", "preempt",
+                                    "The kernel runs with lazy preemption (%s): a woken high-priority task may wait "
+                                    "until the next tick for a running SCHED_OTHER task to yield. For the lowest "
+                                    "latency use a kernel built with PREEMPT_DYNAMIC and boot it with preempt=full.",
+                                    a->preempt_source ?: "?");
                 break;
         case PREEMPT_MODE_NONE:
         case PREEMPT_MODE_VOLUNTARY:
-                if (a->preempt_dynamic) {
-                        grub = cpuset_is_empty(&p->isolated) ? NULL : grub_line(a);
-                        finding_add(a, SEVERITY_WARNING, "kernel.preempt", "preempt",
-                                    "The kernel runs with %s preemption (%s): a high-priority task that wakes "
-                                    "up waits until the kernel code running on its CPU reaches a preemption "
-                                    "point, which can take milliseconds. This kernel has PREEMPT_DYNAMIC: "
-                                    "switch now with echo full > /sys/kernel/debug/sched/preempt and keep it "
-                                    "with preempt=full on the kernel command line%s%s%s.",
-                                    preempt_mode_to_string(a->preempt_mode), a->preempt_source ?: "?",
-                                    grub ? " (" : "", grub ?: "", grub ? ")" : "");
-                } else
+                if (a->preempt_dynamic)
+                        preempt_full_finding_add(a, SEVERITY_WARNING,
+                                                 "The kernel runs with %s preemption (%s): a high-priority task "
+                                                 "that wakes up waits until the kernel code running on its CPU "
+                                                 "reaches a preemption point, which can take milliseconds. This "
+                                                 "kernel has PREEMPT_DYNAMIC: switch now with echo full > "
+                                                 "/sys/kernel/debug/sched/preempt, and keep it at boot.",
+                                                 preempt_mode_to_string(a->preempt_mode), a->preempt_source ?: "?");
+                else
                         finding_add(a, SEVERITY_WARNING, "kernel.preempt", "preempt",
                                     "The kernel is built with %s preemption (%s) and cannot switch at run time: a "
                                     "woken high-priority task waits until the kernel code on its CPU reaches a "

@@ -87,13 +87,13 @@ void audit_check_topology(Audit *a) {
         if (cpuset_copy(&whole, &p->isolated) < 0 || cpuset_or(&whole, &add) < 0)
                 a->error = -ENOMEM;
         whole_list = audit_cpus_list(a, &whole);
-        add_list = audit_cpus_list(a, &add);
+        add_list = audit_cpus_phrase(a, &add);
         {
                 _cleanup_cpuset_ CPUSet kept = CPUSET_EMPTY;
                 if (cpuset_copy(&kept, &p->isolated) < 0)
                         a->error = -ENOMEM;
                 cpuset_subtract(&kept, &drop);
-                drop_list = audit_cpus_list(a, &kept);
+                drop_list = audit_cpus_phrase(a, &kept);
         }
         if (!whole_list || !add_list || !drop_list)
                 return;
@@ -106,18 +106,19 @@ void audit_check_topology(Audit *a) {
                         continue;
                 cpuset_and(&siblings, &p->online);
                 cpuset_subtract(&siblings, &p->isolated);
-                others = audit_cpus_list(a, &siblings);
+                others = audit_cpus_phrase(a, &siblings);
                 subject = audit_check_alloc(a, strdup_printf("cpu%d", cpu));
                 if (!others || !subject)
                         return;
                 finding_add(a, SEVERITY_WARNING, "topology.smt-sibling", subject,
-                            "Isolated CPU %d shares its physical core with CPU %s, which is not isolated: "
+                            "Isolated CPU %d shares its physical core with %s, which %s not isolated: "
                             "whatever runs there competes for the core's execution units and caches, so the "
                             "isolated thread still sees the housekeeping load (lscpu -e=CPU,CORE shows the "
-                            "pairs). Reserve whole cores: isolate %s (adding CPU %s), or keep only %s; or turn "
+                            "pairs). Reserve whole cores: isolate %s (adding %s), or keep only %s; or turn "
                             "SMT off with echo off > /sys/devices/system/cpu/smt/control (nosmt on the kernel "
                             "command line to keep it).",
-                            cpu, others, whole_list, add_list, isempty(drop_list) ? "no CPU" : drop_list);
+                            cpu, others, cpuset_count(&siblings) == 1 ? "is" : "are", whole_list, add_list,
+                            drop_list);
         }
 }
 

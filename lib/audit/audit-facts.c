@@ -210,6 +210,26 @@ char *audit_cpus_list(Audit *a, const CPUSet *s) {
         return audit_check_alloc(a, cpuset_format_list(s));
 }
 
+char *audit_cpus_phrase(Audit *a, const CPUSet *s) {
+        _cleanup_free_ char *list = NULL;
+
+        if (cpuset_is_empty(s))
+                return audit_check_alloc(a, strdup("no CPU"));
+        list = audit_cpus_list(a, s);
+        if (!list)
+                return NULL;
+        return audit_check_alloc(a, strdup_printf("%s %s", cpuset_count(s) == 1 ? "CPU" : "CPUs", list));
+}
+
+char *audit_cpus_phrase_of_list(Audit *a, const char *list) {
+        _cleanup_cpuset_ CPUSet s = CPUSET_EMPTY;
+
+        /* Worded from the parsed set ("0-0" is one CPU), shown as the kernel wrote it. */
+        if (cpuset_parse_list(list, &s) < 0 || cpuset_is_empty(&s))
+                return audit_check_alloc(a, strdup_printf("CPUs %s", list));
+        return audit_check_alloc(a, strdup_printf("%s %s", cpuset_count(&s) == 1 ? "CPU" : "CPUs", list));
+}
+
 /* --- facts: kernel release, config, command line, preemption --- */
 
 static void load_release(Audit *a) {
@@ -270,7 +290,8 @@ bool audit_kconfig_yes(const Audit *a, KernelOption o) {
         return a->kconfig[o] && streq(a->kconfig[o], "y");
 }
 
-/* Splits /proc/cmdline the way the kernel does: white space, except inside quotes. */
+/* Splits /proc/cmdline the way the kernel does: white space, except inside quotes; the
+ * parameters are read from the words before "--". */
 static void load_cmdline(Audit *a) {
         _cleanup_free_ char *text = NULL;
         char *p;
@@ -302,7 +323,8 @@ static void load_cmdline(Audit *a) {
                 a->tokens = tokens;
                 a->tokens[a->n_tokens++] = token;
         }
-        for (size_t i = 0; i < a->n_tokens; i++) {
+        /* The kernel hands what follows "--" to init without reading it. */
+        for (size_t i = 0; i < a->n_tokens && !streq(a->tokens[i], "--"); i++) {
                 char *t = a->tokens[i];
                 for (size_t b = 0; b < _BOOT_PARAM_MAX; b++) {
                         size_t len = strlen(boot_param_names[b]);

@@ -17,10 +17,17 @@ static const char *const severity_table[_SEVERITY_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(severity, Severity);
 
+static void details_free(char **details, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(details[i]);
+        free(details);
+}
+
 static void finding_done(Finding *f) {
         free(f->id);
         free(f->subject);
         free(f->message);
+        details_free(f->details, f->n_details);
 }
 
 void finding_list_done(FindingList *l) {
@@ -102,11 +109,22 @@ static int findings_reserve(Audit *a) {
         return 0;
 }
 
-/* Takes subject and message (NULL: out of memory). */
-static void finding_append(Audit *a, Severity severity, const char *id, char *subject, char *message) {
-        Finding f = { .severity = severity, .id = strdup(id), .subject = bus_safe(subject), .message = bus_safe(message) };
+/* Takes subject, message (NULL: out of memory) and details. */
+static void finding_append(Audit *a, Severity severity, const char *id, char *subject, char *message,
+                           char **details, size_t n_details) {
+        Finding f = {
+                .severity = severity,
+                .id = strdup(id),
+                .subject = bus_safe(subject),
+                .message = bus_safe(message),
+                .details = details,
+                .n_details = n_details,
+        };
+        bool ok = f.id && f.subject && f.message;
 
-        if (!f.id || !f.subject || !f.message || findings_reserve(a) < 0) {
+        for (size_t i = 0; i < n_details; i++)
+                ok = (f.details[i] = bus_safe(f.details[i])) && ok;
+        if (!ok || findings_reserve(a) < 0) {
                 finding_done(&f);
                 a->error = -ENOMEM;
                 return;
@@ -114,31 +132,47 @@ static void finding_append(Audit *a, Severity severity, const char *id, char *su
         a->findings.items[a->findings.n++] = f;
 }
 
-_printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt,
-                                ...) {
+_printf_(7, 0) static void finding_addv(Audit *a, Severity severity, const char *id, const char *subject,
+                                        char **details, size_t n_details, const char *fmt, va_list ap) {
         size_t same = 0;
-        char *message = NULL, *subj;
-        va_list ap;
-        int r;
+        char *message = NULL;
 
-        if (a->error < 0)
+        if (a->error < 0) {
+                details_free(details, n_details);
                 return;
+        }
+        /* A finding that sums up many items is one per id (the items are its details), so
+         * the cap never takes items away from it. */
         for (size_t i = 0; i < a->findings.n; i++)
                 if (streq(a->findings.items[i].id, id))
                         same++;
         if (same >= AUDIT_FINDINGS_PER_ID_MAX) {
+                details_free(details, n_details);
                 omitted_add(a, id, severity);
                 return;
         }
+        if (vasprintf(&message, fmt, ap) < 0)
+                message = NULL;
+        finding_append(a, severity, id, strdup(subject), message, details, n_details);
+}
+
+_printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt,
+                                ...) {
+        va_list ap;
+
         va_start(ap, fmt);
-        r = vasprintf(&message, fmt, ap);
+        finding_addv(a, severity, id, subject, NULL, 0, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                a->error = -ENOMEM;
-                return;
-        }
-        subj = strdup(subject);
-        finding_append(a, severity, id, subj, message);
+}
+
+_printf_(7, 8) void finding_add_details(Audit *a, Severity severity, const char *id, const char *subject,
+                                        char ***details, size_t *n_details, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        finding_addv(a, severity, id, subject, TAKE_PTR(*details), *n_details, fmt, ap);
+        va_end(ap);
+        *n_details = 0;
 }
 
 void audit_add_omitted_summaries(Audit *a) {
@@ -146,6 +180,7 @@ void audit_add_omitted_summaries(Audit *a) {
                 const Omitted *o = &a->omitted[i];
                 finding_append(a, o->worst, o->id, strdup_printf("%zu more", o->n),
                                strdup_printf("%zu more %s findings are not listed (at most %u per id are).", o->n,
-                                             o->id, AUDIT_FINDINGS_PER_ID_MAX));
+                                             o->id, AUDIT_FINDINGS_PER_ID_MAX),
+                               NULL, 0);
         }
 }

@@ -50,10 +50,14 @@ typedef enum PreemptMode {
         PREEMPT_MODE_RT,
 } PreemptMode;
 
+/* A task allowed on isolated CPUs: a stray user task or a movable kernel thread. */
 typedef struct Stray {
         unsigned pid;
         char *comm;
         char *allowed;
+        uint64_t cpu_time; /* utime + stime, clock ticks; 0 without a stat line */
+        unsigned last_cpu; /* /proc/PID/stat's processor, when have_last_cpu */
+        bool have_last_cpu;
 } Stray;
 
 /* A kernel thread that does per-CPU work on an isolated CPU, with its scheduling. */
@@ -113,6 +117,12 @@ typedef struct Audit {
         bool tsc_looked;
         bool tsc_trusted;
 
+        /* The findings fixed on the kernel command line (ids, static strings), and the worst
+         * severity among them: boot.cmdline gives the one line for all. */
+        const char *cmdline_referrers[16];
+        size_t n_cmdline_referrers;
+        Severity cmdline_severity;
+
         PreemptMode preempt_mode;
         bool preempt_dynamic;
         const char *preempt_source;
@@ -151,6 +161,10 @@ void *audit_check_alloc(Audit *a, void *p);
 int audit_check_errno(Audit *a, int r);
 /* Adds a finding, or counts it when AUDIT_FINDINGS_PER_ID_MAX of its id are listed. */
 _printf_(5, 6) void finding_add(Audit *a, Severity severity, const char *id, const char *subject, const char *fmt, ...);
+/* finding_add() with the lines of the items it sums up: takes *details (*n_details lines)
+ * whatever happens, and leaves NULL and 0 there. */
+_printf_(7, 8) void finding_add_details(Audit *a, Severity severity, const char *id, const char *subject,
+                                        char ***details, size_t *n_details, const char *fmt, ...);
 /* One "N more" finding for each id that went over the cap. */
 void audit_add_omitted_summaries(Audit *a);
 
@@ -172,6 +186,12 @@ int audit_read_environ(Audit *a, unsigned pid, char **ret, size_t *ret_len);
 bool word_in_list(const char *list, const char *word);
 /* cpuset_format_list(), noting an allocation failure. */
 char *audit_cpus_list(Audit *a, const CPUSet *s);
+/* The words a message puts before a CPU list: "CPU 1" for one CPU, "CPUs 2-3" or
+ * "CPUs 0,2" for more, "no CPU" for none; noting an allocation failure. */
+char *audit_cpus_phrase(Audit *a, const CPUSet *s);
+/* The same for a list as the kernel wrote it (Cpus_allowed_list, a sysctl's value), kept as
+ * written; "CPUs LIST" when it does not parse. */
+char *audit_cpus_phrase_of_list(Audit *a, const char *list);
 
 /* The kernel's release, config (/boot/config-RELEASE), command line and preemption model,
  * into the state, before any check looks at them. */
@@ -190,6 +210,8 @@ void audit_check_boot(Audit *a);
 void audit_check_boot_timers(Audit *a);
 void audit_check_kernel(Audit *a);
 void audit_check_kernel_config_missing(Audit *a);
+/* boot.cmdline: the one GRUB line for every finding above that asked for it; after them. */
+void audit_check_boot_cmdline(Audit *a);
 
 /* audit-cpu.c */
 void audit_check_topology(Audit *a);

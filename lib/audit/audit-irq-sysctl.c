@@ -53,7 +53,8 @@ static int irqbalance_banned(const char *text, CPUSet *ret) {
 void audit_check_irqbalance(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_cpuset_ CPUSet banned = CPUSET_EMPTY, from_file = CPUSET_EMPTY;
-        _cleanup_free_ char *env = NULL, *file = NULL, *isolated = NULL, *subject = NULL, *told = NULL;
+        _cleanup_free_ char *env = NULL, *file = NULL, *isolated = NULL, *isolated_words = NULL, *subject = NULL,
+                            *told = NULL;
         const Setting *ban;
         _cleanup_cpuset_ CPUSet kernel = CPUSET_EMPTY, nohz = CPUSET_EMPTY;
         bool pins = a->config->n_pins > 0, kernel_covers;
@@ -98,18 +99,19 @@ void audit_check_irqbalance(Audit *a) {
         for (size_t i = 0; i < a->config->n_nics; i++)
                 pins = pins || a->config->nics[i].irq_cpus_set;
         isolated = audit_cpus_list(a, &p->isolated);
+        isolated_words = audit_cpus_phrase(a, &p->isolated);
         subject = audit_check_alloc(a, strdup_printf("pid %u (irqbalance)", a->irqbalance_pid));
-        if (!isolated || !subject)
+        if (!isolated || !isolated_words || !subject)
                 return;
         /* Which ban is in force: irqbalance's own (above), or the one lowlatd told it. */
         ban = a->table ? setting_irqbalance_ban_find(a->table) : NULL;
         if (ban && setting_state_is_good(ban->state)) {
                 finding_add(a, pins ? SEVERITY_WARNING : SEVERITY_INFO, "irq.irqbalance", subject,
-                            "irqbalance leaves isolated CPUs %s alone because lowlatd told it so over its socket "
+                            "irqbalance leaves isolated %s alone because lowlatd told it so over its socket "
                             "([irq] irqbalance = ban; it bans %s). It forgets that when it restarts, until lowlatd "
                             "tells it again. %sTo make the ban irqbalance's own, add IRQBALANCE_BANNED_CPULIST=%s "
                             "to %s and systemctl restart irqbalance.",
-                            isolated, ban->observed ?: "?",
+                            isolated_words, ban->observed ?: "?",
                             pins ? "It still moves the IRQs lowlatd pins ([irq] pin, [nic] irq_cpus), so the two "
                                    "fight over those. "
                                  : "",
@@ -120,10 +122,10 @@ void audit_check_irqbalance(Audit *a) {
                 told = audit_check_alloc(a, strdup_printf(" [irq] irqbalance = ban could not tell it to: %s.",
                                                           ban->reason ?: setting_state_to_string(ban->state)));
         finding_add(a, kernel_covers && !pins ? SEVERITY_INFO : SEVERITY_WARNING, "irq.irqbalance", subject,
-                    "irqbalance is running without isolated CPUs %s in IRQBALANCE_BANNED_CPULIST: %s. %s"
+                    "irqbalance is running without isolated %s in IRQBALANCE_BANNED_CPULIST: %s. %s"
                     "Add IRQBALANCE_BANNED_CPULIST=%s to %s and systemctl restart irqbalance, or stop it "
                     "(systemctl disable --now irqbalance) and let lowlatd place the IRQs.%s",
-                    isolated,
+                    isolated_words,
                     !kernel_isolated ? "the kernel did not isolate them, so irqbalance spreads IRQs onto them and "
                                        "rewrites the affinities lowlatd sets; the two fight"
                     : !kernel_covers ? "its ban list replaces its own reading of isolcpus= and nohz_full=, so "
@@ -158,13 +160,13 @@ void audit_check_unmovable_irqs(Audit *a) {
                 cpuset_and(&cpus, &p->isolated);
                 if (cpuset_is_empty(&cpus))
                         continue;
-                list = audit_cpus_list(a, &cpus);
+                list = audit_cpus_phrase(a, &cpus);
                 subject = audit_check_alloc(a, s->label ? strdup_printf("irq %s (%s)", s->object, s->label)
                                                         : strdup_printf("irq %s", s->object));
                 if (!list || !subject)
                         return;
                 finding_add(a, SEVERITY_WARNING, "irq.unmovable-isolated", subject,
-                            "IRQ %s%s%s%s is served on isolated CPU %s and the kernel refuses to move it%s%s: "
+                            "IRQ %s%s%s%s is served on isolated %s and the kernel refuses to move it%s%s: "
                             "every interrupt preempts the application there. Managed IRQs (NVMe, multi-queue "
                             "NIC drivers) follow their queue's CPU: boot with isolcpus=managed_irq,domain,... "
                             "so the kernel keeps them off isolated CPUs, or give the device fewer queues "
@@ -262,14 +264,13 @@ static long sysctl_effective_number(Audit *a, const char *key, bool *ret_configu
 
 void audit_check_noise_sysctls(Audit *a) {
         const Posture *p = a->posture;
-        _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
+        _cleanup_free_ char *housekeeping = NULL;
         long timer_migration, stat_interval, nmi_watchdog;
 
         if (cpuset_is_empty(&p->isolated))
                 return;
         housekeeping = audit_cpus_list(a, &p->housekeeping);
-        isolated = audit_cpus_list(a, &p->isolated);
-        if (!housekeeping || !isolated)
+        if (!housekeeping)
                 return;
 
         timer_migration = sysctl_effective_number(a, "kernel.timer_migration", NULL);
@@ -297,14 +298,22 @@ void audit_check_noise_sysctls(Audit *a) {
                 _cleanup_free_ char *mask = sysctl_effective(a, "kernel.watchdog_cpumask", NULL);
                 _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
 
-                if (mask && cpuset_parse_list(mask, &cpus) >= 0 && cpuset_intersects(&cpus, &p->isolated))
-                        finding_add(a, SEVERITY_WARNING, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask",
-                                    "kernel.watchdog_cpumask is %s, which includes isolated CPUs %s: the lockup "
-                                    "detector's timer interrupts them every 4 seconds%s. Keep it on the housekeeping "
-                                    "CPUs: " SYSCTL_FIX ".",
-                                    mask, isolated, nmi_watchdog > 0 ? ", and the NMI watchdog's counter overflows "
-                                                                       "into an NMI there every few seconds" : "",
-                                    "kernel.watchdog_cpumask", housekeeping, "kernel.watchdog_cpumask", housekeeping);
+                if (mask && cpuset_parse_list(mask, &cpus) >= 0 && cpuset_intersects(&cpus, &p->isolated)) {
+                        _cleanup_free_ char *watched = NULL;
+                        cpuset_and(&cpus, &p->isolated);
+                        watched = audit_cpus_phrase(a, &cpus);
+                        if (watched)
+                                finding_add(a, SEVERITY_WARNING, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask",
+                                            "kernel.watchdog_cpumask is %s, which includes isolated %s: the lockup "
+                                            "detector's timer interrupts %s every 4 seconds%s. Keep it on the "
+                                            "housekeeping CPUs: " SYSCTL_FIX ".",
+                                            mask, watched, cpuset_count(&cpus) == 1 ? "it" : "them",
+                                            nmi_watchdog > 0 ? ", and the NMI watchdog's counter overflows into an "
+                                                               "NMI there every few seconds"
+                                                             : "",
+                                            "kernel.watchdog_cpumask", housekeeping, "kernel.watchdog_cpumask",
+                                            housekeeping);
+                }
         }
         if (nmi_watchdog > 0)
                 finding_add(a, SEVERITY_INFO, "sysctl.nmi-watchdog", "kernel.nmi_watchdog",

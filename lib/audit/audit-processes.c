@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit-internal.h"
 #include "task.h"
@@ -14,6 +15,8 @@
 
 #define CAP_IPC_LOCK_BIT 14
 #define FDS_PER_PROCESS_MAX 65536U
+/* Tasks a grouped finding names in its message; its details list every one. */
+#define TASKS_NAMED_MAX 5U
 
 /* task_status_field(), noting an allocation failure in the audit; NULL when absent. */
 static char *field_value(Audit *a, const char *text, const char *key) {
@@ -77,14 +80,23 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
         return found;
 }
 
-/* Appends {pid, comm, *allowed} to a list of tasks (taking *allowed). */
-static void tasks_append(Audit *a, Stray **list, size_t *n, unsigned pid, const char *comm, char **allowed) {
+/* Appends {pid, comm, *allowed} to a list of tasks (taking *allowed), with what st (NULL
+ * without a stat line) says of where and how much it ran. */
+static void tasks_append(Audit *a, Stray **list, size_t *n, unsigned pid, const char *comm, char **allowed,
+                         const TaskStat *st) {
         Stray *l = audit_check_alloc(a, realloc(*list, (*n + 1) * sizeof(Stray)));
 
         if (!l)
                 return;
         *list = l;
-        l[*n] = (Stray) { .pid = pid, .comm = audit_check_alloc(a, strdup(comm)), .allowed = TAKE_PTR(*allowed) };
+        l[*n] = (Stray) {
+                .pid = pid,
+                .comm = audit_check_alloc(a, strdup(comm)),
+                .allowed = TAKE_PTR(*allowed),
+                .cpu_time = st ? st->cpu_time : 0,
+                .last_cpu = st ? st->processor : 0,
+                .have_last_cpu = st && st->have_processor,
+        };
         if (!l[*n].comm)
                 free(l[*n].allowed);
         else
@@ -112,7 +124,7 @@ static void note_kernel_thread(Audit *a, unsigned pid, const TaskStat *st, const
             !cpuset_intersects(&cpus, &p->isolated))
                 return;
         if (!(st->flags & PF_NO_SETAFFINITY)) {
-                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, pid, st->comm, &allowed);
+                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, pid, st->comm, &allowed, st);
                 return;
         }
         if (!(percpu_kthread_cpu(st->comm, "rcuc/", &cpu) || percpu_kthread_cpu(st->comm, "ksoftirqd/", &cpu)) ||
@@ -182,7 +194,7 @@ static void scan_process(Audit *a, unsigned pid) {
         /* PID 1 has its own finding, with its own fix (audit-systemd.c). */
         if (!is_app && pid != 1 && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
             cpuset_intersects(&cpus, &p->isolated))
-                tasks_append(a, &a->strays, &a->n_strays, pid, comm, &allowed);
+                tasks_append(a, &a->strays, &a->n_strays, pid, comm, &allowed, have_stat ? &st : NULL);
 
         if (a->dma_device_exists && a->dma_holder_pid == 0) {
                 r = process_holds_dma_latency(a, pid);
@@ -214,46 +226,131 @@ void audit_scan_processes(Audit *a) {
 
 /* --- 4. scheduling: tasks allowed on isolated CPUs --- */
 
+/* The order of a grouped finding, most in the way first: a task that last ran on an
+ * isolated CPU is there now or was a moment ago; then the one that uses the most CPU
+ * wakes up the most; then by pid, so that equal tasks keep one order. */
+static int compare_tasks(const void *x, const void *y, void *userdata) {
+        const Stray *s = x, *t = y;
+        const CPUSet *isolated = userdata;
+        bool s_on = s->have_last_cpu && cpuset_contains(isolated, s->last_cpu);
+        bool t_on = t->have_last_cpu && cpuset_contains(isolated, t->last_cpu);
+
+        if (s_on != t_on)
+                return s_on ? -1 : 1;
+        if (s->cpu_time != t->cpu_time)
+                return s->cpu_time > t->cpu_time ? -1 : 1;
+        return s->pid < t->pid ? -1 : s->pid > t->pid;
+}
+
+/* "pid 1276 (bash) allowed on 0-1, last on CPU 1, 0.52 s CPU": one task, as the details
+ * list it; without "allowed on 0-1" for the few a message names among many, where it is
+ * mostly the same for all. */
+static char *task_line(Audit *a, const Stray *s, long ticks_per_second, bool allowed) {
+        _cleanup_free_ char *where = NULL;
+        uint64_t tps = (uint64_t) ticks_per_second;
+
+        where = s->have_last_cpu ? strdup_printf("last on CPU %u, ", s->last_cpu) : strdup("");
+        if (!audit_check_alloc(a, where))
+                return NULL;
+        return audit_check_alloc(a, strdup_printf("pid %u (%s)%s%s%s %s%" PRIu64 ".%02" PRIu64 " s CPU", s->pid, s->comm,
+                                                  allowed ? " allowed on " : "", allowed ? s->allowed : "",
+                                                  allowed ? "," : "", where, s->cpu_time / tps,
+                                                  s->cpu_time % tps * 100 / tps));
+}
+
+/* The lines of a grouped finding, until finding_add_details() takes them. */
+typedef struct TaskLines {
+        char **items;
+        size_t n;
+} TaskLines;
+
+static void task_lines_done(TaskLines *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->items[i]);
+        free(l->items);
+        *l = (TaskLines) {};
+}
+
 /* User tasks that are no configured application (strays), or kernel threads that could be
- * moved: one finding each, with the taskset line that moves it. */
+ * moved: one finding for all, which names the few most in the way and gives the fix once;
+ * its details list every task (a busy host has hundreds). */
 static void report_tasks_on_isolated(Audit *a, bool kernel_threads) {
         const Posture *p = a->posture;
-        const Stray *list = kernel_threads ? a->movable_kthreads : a->strays;
-        size_t n = kernel_threads ? a->n_movable_kthreads : a->n_strays;
-        _cleanup_free_ char *housekeeping = NULL, *isolated = NULL;
+        Stray *list = kernel_threads ? a->movable_kthreads : a->strays;
+        size_t n = kernel_threads ? a->n_movable_kthreads : a->n_strays, n_named = MIN(n, (size_t) TASKS_NAMED_MAX);
+        const char *what = kernel_threads ? "kernel thread" : "task";
+        const char *what_is = kernel_threads ? "kernel thread not bound to a CPU (no PF_NO_SETAFFINITY)"
+                                             : "task that is not a configured application";
+        const char *what_are = kernel_threads ? "kernel threads not bound to a CPU (no PF_NO_SETAFFINITY)"
+                                              : "tasks that are not configured applications";
+        _cleanup_free_ char *housekeeping = NULL, *isolated = NULL, *subject = NULL, *named = NULL, *head = NULL,
+                            *fix = NULL;
+        _cleanup_(task_lines_done) TaskLines lines = {};
+        long ticks_per_second = sysconf(_SC_CLK_TCK);
 
         if (n == 0)
                 return;
+        if (ticks_per_second <= 0)
+                ticks_per_second = 100; /* USER_HZ on every architecture Linux has */
         housekeeping = audit_cpus_list(a, &p->housekeeping);
-        isolated = audit_cpus_list(a, &p->isolated);
-        if (!housekeeping || !isolated)
+        isolated = audit_cpus_phrase(a, &p->isolated);
+        subject = audit_check_alloc(a, strdup_printf("%zu %s%s", n, what, n == 1 ? "" : "s"));
+        lines.items = audit_check_alloc(a, calloc(n, sizeof(char *)));
+        if (!housekeeping || !isolated || !subject || !lines.items)
                 return;
-        for (size_t i = 0; i < n; i++) {
-                const Stray *s = &list[i];
-                _cleanup_free_ char *subject = audit_check_alloc(a, strdup_printf("pid %u (%s)", s->pid, s->comm));
-                if (!subject)
+        qsort_r(list, n, sizeof(Stray), compare_tasks, (void *) &p->isolated);
+        for (; lines.n < n; lines.n++)
+                if (!(lines.items[lines.n] = task_line(a, &list[lines.n], ticks_per_second, true)))
                         return;
-                if (kernel_threads)
-                        finding_add(a, SEVERITY_WARNING, "sched.movable-kthread", subject,
-                                    "Kernel thread %s (pid %u) is allowed on CPUs %s, which include isolated CPUs %s, "
-                                    "and is not bound to a CPU (no PF_NO_SETAFFINITY): when it wakes up it can run "
-                                    "there and preempt the application. Move it: taskset -pc %s %u (until the next "
-                                    "boot; with nohz_full= for the isolated CPUs on the kernel command line, kernel "
-                                    "threads start on the housekeeping CPUs).",
-                                    s->comm, s->pid, s->allowed, isolated, housekeeping, s->pid);
-                else
-                        finding_add(a, SEVERITY_WARNING, "sched.stray-task", subject,
-                                    "Task %u (%s) is allowed on CPUs %s, which include isolated CPUs %s, and it is not a "
-                                    "configured application: when it wakes up it can run there and preempt the "
-                                    "application. Move it with taskset -apc %s %u; keep services off the isolated CPUs "
-                                    "with CPUAffinity=%s in /etc/systemd/system.conf (or the unit), or boot with "
-                                    "isolcpus=domain so new tasks start on housekeeping CPUs.%s",
-                                    s->pid, s->comm, s->allowed, isolated, housekeeping, s->pid, housekeeping,
+
+        /* The few most in the way, "; "-separated: a line itself has commas. */
+        named = audit_check_alloc(a, strdup(""));
+        for (size_t i = 0; named && i < n_named; i++) {
+                _cleanup_free_ char *line = n == 1 ? NULL : task_line(a, &list[i], ticks_per_second, false);
+                char *more = audit_check_alloc(
+                        a, strdup_printf("%s%s%s", named, i > 0 ? "; " : "", n == 1 ? lines.items[i] : line ?: "?"));
+                free(named);
+                named = more;
+        }
+        if (!named)
+                return;
+        if (n == 1)
+                head = strdup_printf("One %s may run on isolated %s: %s. When it wakes up it can run there and preempt "
+                                     "the application.",
+                                     what_is, isolated, named);
+        else if (n <= n_named)
+                head = strdup_printf("%zu %s may run on isolated %s: when one wakes up it can run there and preempt "
+                                     "the application. Most in the way first: %s.",
+                                     n, what_are, isolated, named);
+        else
+                head = strdup_printf("%zu %s may run on isolated %s: when one wakes up it can run there and preempt "
+                                     "the application. The %zu most in the way (last on an isolated CPU first, then "
+                                     "by CPU time): %s; %zu more in lowlatctl check --json.",
+                                     n, what_are, isolated, n_named, named, n - n_named);
+        /* taskset -a takes every thread of a process; a kernel thread is one. */
+        fix = n == 1 ? strdup_printf("taskset -%spc %s %u", kernel_threads ? "" : "a", housekeeping, list[0].pid)
+                     : strdup_printf("taskset -%spc %s PID for each", kernel_threads ? "" : "a", housekeeping);
+        if (!audit_check_alloc(a, head) || !audit_check_alloc(a, fix))
+                return;
+
+        if (kernel_threads)
+                finding_add_details(a, SEVERITY_WARNING, "sched.movable-kthread", subject, &lines.items, &lines.n,
+                                    "%s Move %s: %s (until the next boot; with nohz_full= for the isolated CPUs on "
+                                    "the kernel command line, kernel threads start on the housekeeping CPUs).%s",
+                                    head, n == 1 ? "it" : "them", fix,
+                                    a->config->kthreads_housekeeping
+                                            ? ""
+                                            : " Or set kthreads = housekeeping in [cpus] and lowlatd keeps them there.");
+        else
+                finding_add_details(a, SEVERITY_WARNING, "sched.stray-task", subject, &lines.items, &lines.n,
+                                    "%s Move %s: %s; keep services off the isolated CPUs with CPUAffinity=%s in "
+                                    "/etc/systemd/system.conf (or the unit), or boot with isolcpus=domain so new "
+                                    "tasks start on housekeeping CPUs.%s",
+                                    head, n == 1 ? "it" : "them", fix, housekeeping,
                                     a->config->evict_strays
                                             ? ""
                                             : " Or set evict_strays = yes in [cpus] and lowlatd moves such tasks as "
                                               "they appear.");
-        }
 }
 
 void audit_check_strays(Audit *a) {
@@ -401,20 +498,22 @@ static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
         /* affinity */
         if (!cpuset_is_empty(&p->isolated) && s.n_inside + s.n_straddle + s.n_outside > 0 &&
             (s.n_inside == 0 || s.n_straddle > 0)) {
+                _cleanup_free_ char *main_words = audit_cpus_phrase_of_list(a, s.main_allowed ?: "?"),
+                                    *isolated_words = audit_cpus_phrase(a, &p->isolated);
                 _cleanup_free_ char *fix = audit_check_alloc(
                         a, is_service ? strdup_printf("systemctl edit %s and add CPUAffinity=%s under [Service], then "
                                                       "systemctl restart %s",
                                                       what, isolated, what)
                                       : strdup_printf("taskset -apc %s %u now, and start it under taskset -c %s", isolated,
                                                       pid, isolated));
-                if (fix)
+                if (fix && main_words && isolated_words)
                         finding_add(a, s.n_inside == 0 ? SEVERITY_CRITICAL : SEVERITY_WARNING, "app.affinity", subject,
-                                    "%s %s (the main thread may use CPUs %s, the isolated ones are %s): "
+                                    "%s %s (the main thread may use %s, lowlatd isolates %s): "
                                     "%s. Fix: %s; then pin each latency-critical thread to one CPU of its own "
                                     "with pthread_setaffinity_np().",
                                     who,
                                     s.n_inside == 0 ? "has no thread confined to the isolated CPUs" : "has threads that straddle isolated and other CPUs",
-                                    s.main_allowed ?: "?", isolated,
+                                    main_words, isolated_words,
                                     s.n_inside == 0 ? "it runs among the housekeeping load, so the isolation does not protect it"
                                                     : "the scheduler may move them between an isolated CPU and a busy one",
                                     fix);

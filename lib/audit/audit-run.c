@@ -5,7 +5,10 @@
 /*
  * Finding ids. They are stable: scripts, `lowlatctl check --json` and the man page key on
  * them. A healthy check emits nothing. At most AUDIT_FINDINGS_PER_ID_MAX findings per id are
- * listed; one more with subject "N more" counts the rest.
+ * listed; one more with subject "N more" counts the rest. Findings fixed on the kernel
+ * command line name the parameters they need and refer to boot.cmdline, which gives the
+ * whole GRUB line once. Tasks are grouped: one finding names the few most in the way and
+ * its details list every task.
  *
  * id                          severity            fires when
  * --------------------------  ------------------  --------------------------------------------
@@ -31,6 +34,14 @@
  *                                                 constant_tsc and nonstop_tsc, and the command
  *                                                 line has neither tsc=reliable nor
  *                                                 tsc=nowatchdog
+ * boot.cmdline                critical/warning/   a finding above refers to it (boot.isolcpus,
+ *                             info                boot.nohz_full, boot.rcu_nocbs, boot.irqaffinity,
+ *                                                 boot.mismatch of isolcpus=, boot.skew_tick,
+ *                                                 boot.nosoftlockup, boot.tsc, kernel.preempt when
+ *                                                 preempt=full is the fix): the worst severity among
+ *                                                 them; the one GRUB_CMDLINE_LINUX_DEFAULT line,
+ *                                                 kernel parameters only (nothing from "--" on),
+ *                                                 that fixes them all, and how to install it
  * boot.kthread_prio           warning             on an isolated CPU that is not nohz_full, the
  *                                                 thread that runs RCU's work (rcuc/N, else
  *                                                 ksoftirqd/N) is below the real-time priority
@@ -57,16 +68,20 @@
  *                                                 nmi_watchdog) and kernel.watchdog_cpumask
  *                                                 includes isolated CPUs
  * sysctl.nmi-watchdog         info                kernel.nmi_watchdog is 1 and CPUs are isolated
- * sched.stray-task            warning             a user task that is not a configured
- *                                                 application (nor PID 1) may run on an
- *                                                 isolated CPU
+ * sched.stray-task            warning             user tasks that are not configured
+ *                                                 applications (nor PID 1) may run on an
+ *                                                 isolated CPU: one finding, "N tasks", naming
+ *                                                 the 5 most in the way (last on an isolated CPU,
+ *                                                 then CPU time), every task in its details
  * sched.pid1-affinity         warning             PID 1 may run on an isolated CPU (with
  *                                                 systemd: the system.conf.d drop-in with
  *                                                 CPUAffinity= that fixes it)
  * sched.slice-unconfined      warning             [cpus] slices is set and machine.slice exists
  *                                                 but is not in it
- * sched.movable-kthread       warning             a kernel thread without PF_NO_SETAFFINITY (one
- *                                                 taskset can move) may run on an isolated CPU
+ * sched.movable-kthread       warning             kernel threads without PF_NO_SETAFFINITY (that
+ *                                                 taskset can move) may run on an isolated CPU:
+ *                                                 one finding, "N kernel threads", grouped as
+ *                                                 sched.stray-task
  * power.governor              warning             an isolated CPU's governor is not [pm]
  *                                                 governor (default: performance)
  * power.min-freq              warning             a scaling governor other than performance
@@ -158,6 +173,7 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_check_boot_timers(&a);
         audit_check_kernel(&a);
         audit_check_kernel_config_missing(&a);
+        audit_check_boot_cmdline(&a);
         audit_check_topology(&a);
         audit_check_numa(&a);
         audit_check_rt_throttling(&a);

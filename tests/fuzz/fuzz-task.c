@@ -59,6 +59,15 @@ static void check_stat(const char *text) {
         FUZZ_CHECK(ts.ppid == ref.value[4], "ppid %u, expected %" PRIu64, ts.ppid, ref.value[4]);
         FUZZ_CHECK(ts.flags == ref.value[9], "flags %" PRIu64 ", expected %" PRIu64, ts.flags, ref.value[9]);
         FUZZ_CHECK(ts.start_time == (ref.have[22] ? ref.value[22] : 0), "start time %" PRIu64, ts.start_time);
+        {
+                uint64_t utime = ref.have[14] ? ref.value[14] : 0, stime = ref.have[15] ? ref.value[15] : 0;
+                uint64_t sum = utime > UINT64_MAX - stime ? UINT64_MAX : utime + stime;
+                FUZZ_CHECK(ts.cpu_time == sum, "cpu time %" PRIu64 ", expected %" PRIu64, ts.cpu_time, sum);
+        }
+        bool processor = ref.have[39] && ref.value[39] <= UINT32_MAX;
+        FUZZ_CHECK(ts.have_processor == processor, "have_processor %d, expected %d", ts.have_processor, processor);
+        if (processor)
+                FUZZ_CHECK(ts.processor == ref.value[39], "processor %u", ts.processor);
         bool prio = ref.have[40] && ref.value[40] <= UINT32_MAX, policy = ref.have[41] && ref.value[41] <= UINT32_MAX;
         FUZZ_CHECK(ts.have_policy == (prio && policy), "have_policy %d, expected %d", ts.have_policy, prio && policy);
         if (ts.have_policy)

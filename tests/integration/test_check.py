@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """lowlatctl check end to end: Check() over a private bus, computed by the real daemon from
-a fake tree with a stray task and a configured application; human and --json output,
-exit status by the worst severity, open to an unprivileged caller."""
+a fake tree with stray tasks and a configured application; human and --json output (the
+grouped stray-task finding with every task in its details, over the bus and with
+--config), exit status by the worst severity, open to an unprivileged caller."""
 
 import json
 import os
@@ -26,14 +27,15 @@ STAT = ("{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194560 100 0 0 0 5 3 0 0 {prio} 0 
         "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 {cpu} {rtprio} {policy} 0 0 0 0 0 0 0 0 0 0 0\n")
 STATUS = ("Name:\t{comm}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t1\nVmLck:\t0 kB\nHugetlbPages:\t0 kB\n"
           "Threads:\t1\nCapEff:\t0000000000000000\nCpus_allowed_list:\t{allowed}\n")
+STRAYS = 8  # more than the 5 a message names
 LIMITS = ("Limit                     Soft Limit           Hard Limit           Units     \n"
           "Max locked memory         8388608              8388608              bytes     \n")
 
 
-def add_process(host, pid, comm, allowed, policy=0, rtprio=0, env="PATH=/usr/bin\nTZ=:/etc/localtime"):
+def add_process(host, pid, comm, allowed, policy=0, rtprio=0, env="PATH=/usr/bin\nTZ=:/etc/localtime", cpu=None):
     prio = -1 - rtprio if policy else 20
     fields = dict(pid=pid, comm=comm, allowed=allowed, policy=policy, rtprio=rtprio, prio=prio,
-                  cpu=min(h.parse_cpulist(allowed)))
+                  cpu=min(h.parse_cpulist(allowed)) if cpu is None else cpu)
     for d in ("proc/%d" % pid, "proc/%d/task/%d" % (pid, pid)):
         os.makedirs(host.path(d), exist_ok=True)
         host.write(d + "/stat", STAT.format(**fields))
@@ -52,9 +54,11 @@ def run(t):
         h.skip("LOWLATCTL is not set")
     h.isolate_from_real_journal()
     host = h.FakeHost(ncpus=4, nirqs=50, isolated="2-3")
-    add_process(host, 4242, "rogue", "0-3")                       # a stray: may run on 2-3
+    add_process(host, 4242, "rogue", "0-3", cpu=3)                # a stray: may run on 2-3, last on 3
     add_process(host, 4243, "matcher", "2-3", policy=1, rtprio=90)  # the app, healthy
     add_process(host, 4244, "batch", "0-1")                       # housekeeping only: fine
+    for i in range(STRAYS - 1):                                   # more strays, last on CPU 0
+        add_process(host, 5000 + i, "helper%d" % i, "0-3")
 
     bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
     env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address}
@@ -68,14 +72,14 @@ def run(t):
         findings = json.loads(p.stdout)
     except ValueError:
         findings = None
-    t.ok(isinstance(findings, list) and all(set(f) == {"severity", "id", "subject", "message"} for f in findings),
-         "check --json is an array of {severity, id, subject, message}", p.stdout[:500] + p.stderr)
+    t.ok(isinstance(findings, list) and all({"severity", "id", "subject", "message"} <= set(f) <=
+                                            {"severity", "id", "subject", "message", "details"} for f in findings),
+         "check --json is an array of {severity, id, subject, message[, details]}", p.stdout[:500] + p.stderr)
     findings = findings or []
-    strays = [f for f in findings if f["id"] == "sched.stray-task"]
-    t.ok(any("4242" in f["subject"] and "rogue" in f["subject"] for f in strays),
-         "the stray task is found with its pid and comm", repr(strays))
-    t.ok(not any("4243" in f["subject"] or "4244" in f["subject"] for f in strays),
-         "the configured application and a housekeeping-only task are not strays", repr(strays))
+    check_strays(t, findings, "Check() over the bus")
+    t.ok(all(isinstance(f.get("details", []), list) and f.get("details") != [] for f in findings),
+         "\"details\" is a list of lines, left out when a finding has none",
+         repr([f.get("details") for f in findings]))
     t.ok(not [f for f in findings if f["id"].startswith("app.") and "matcher" in f["subject"]],
          "the healthy application has no app.* finding",
          repr([f for f in findings if f["id"].startswith("app.")]))
@@ -87,6 +91,8 @@ def run(t):
     p = subprocess.run(b.unprivileged() + [lowlatctl, "check"], env=run_env, capture_output=True, text=True)
     t.ok(p.returncode == want and "sched.stray-task" in p.stdout and "rogue" in p.stdout,
          "uid 65534 may run lowlatctl check (human output)", p.stdout[-400:] + p.stderr)
+    t.ok("allowed on 0-3" not in p.stdout and "helper%d" % (STRAYS - 2) not in p.stdout,
+         "the text output names the few most in the way, not every task's detail line", p.stdout[-1500:])
     t.ok("finding" in p.stdout.splitlines()[-1] if p.stdout else False, "the output ends with a count line",
          p.stdout[-200:])
 
@@ -105,6 +111,24 @@ def run(t):
     local_audit(t, host, lowlatctl)
 
 
+def check_strays(t, findings, how):
+    """One sched.stray-task finding for all the strays, the one last on an isolated CPU
+    named first, every stray in its details."""
+    strays = [f for f in findings if f["id"] == "sched.stray-task"]
+    t.ok(len(strays) == 1 and strays[0]["subject"] == "%d tasks" % STRAYS,
+         "%s: one sched.stray-task finding, subject \"%d tasks\"" % (how, STRAYS), repr(strays)[:800])
+    if not strays:
+        return
+    details = strays[0].get("details", [])
+    t.ok(len(details) == STRAYS and details[0] == "pid 4242 (rogue) allowed on 0-3, last on CPU 3, 0.08 s CPU",
+         "%s: --json has every stray in \"details\", the one last on isolated CPU 3 first" % how, repr(details))
+    t.ok(not any("4243" in d or "4244" in d for d in details),
+         "%s: the configured application and a housekeeping-only task are not strays" % how, repr(details))
+    t.ok("isolated CPUs 2-3: when one wakes up" in strays[0]["message"] and
+         "The 5 most in the way" in strays[0]["message"] and "pid 4242 (rogue) last on CPU 3" in strays[0]["message"],
+         "%s: the message names the isolated CPUs and the 5 most in the way" % how, strays[0]["message"])
+
+
 def local_audit(t, host, lowlatctl):
     """check --config: the same audit in lowlatctl itself, no daemon, no bus."""
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + host.path("no-bus"))
@@ -112,9 +136,10 @@ def local_audit(t, host, lowlatctl):
     p = subprocess.run([lowlatctl, "check", "--json", "--config", conf, "--root", host.root], env=env,
                        capture_output=True, text=True)
     findings = json.loads(p.stdout) if p.stdout.startswith("[") else []
-    t.ok(any(f["id"] == "sched.stray-task" and "4242" in f["subject"] for f in findings),
-         "check --config --root: the audit runs here, with no bus, and finds the stray task",
+    t.ok(any(f["id"] == "sched.stray-task" for f in findings),
+         "check --config --root: the audit runs here, with no bus, and finds the stray tasks",
          p.stdout[:400] + p.stderr[-400:])
+    check_strays(t, findings, "check --config")
     worst = min(({"critical": 0, "warning": 1, "info": 2}.get(f["severity"], 3) for f in findings), default=3)
     want = {0: 2, 1: 1}.get(worst, 0)
     t.ok(p.returncode == want, "check --config exits %d for the worst severity" % want, "exit %d" % p.returncode)

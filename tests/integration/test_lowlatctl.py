@@ -483,9 +483,9 @@ def scenario_enforce(t, ctl_bin):
     t.ok(all(props[p][2] in ("true", "invalidates") for p in props if p != "Version"),
          "introspection: every property but Version emits PropertiesChanged",
          repr({k: v[2] for k, v in props.items()}))
-    t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssss)"), "Reload": ("", ""),
+    t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssssas)"), "Reload": ("", ""),
                               "Reapply": ("", ""), "Restore": ("", "u")},
-         "introspection: methods ListSettings() -> a(ssssss), Check() -> a(ssss), Reload(), Reapply(), "
+         "introspection: methods ListSettings() -> a(ssssss), Check() -> a(ssssas), Reload(), Reapply(), "
          "Restore() -> u",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",

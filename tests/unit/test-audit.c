@@ -34,6 +34,8 @@ typedef struct FakeProcess {
         bool percpu;             /* a kernel thread bound to its CPU: PF_NO_SETAFFINITY in stat */
         bool no_stat;            /* no /proc/PID/stat: detection falls back on cmdline and ppid */
         unsigned policy, rt_priority;
+        unsigned cpu_ticks;      /* user time on top of the 5 + 3 ticks every task has used */
+        unsigned last_cpu;       /* the stat line's processor */
         const char *cgroup;      /* NULL: a login session */
         const char *environ;     /* '\n' between entries; NULL: PATH and TZ */
         const char *memlock;     /* soft limit; NULL: "8388608" */
@@ -47,11 +49,12 @@ static void write_task(Fixture *f, const char *dir, const FakeProcess *p, unsign
         unsigned flags = (p->kthread ? 0x00208040U : 0x00400100U) | (p->percpu ? PF_NO_SETAFFINITY : 0U);
         int prio = p->policy == SCHED_FIFO || p->policy == SCHED_RR ? -1 - (int) p->rt_priority : 20;
 
-        /* fields 1-52; 9 flags, 39 processor, 40 rt_priority, 41 policy */
+        /* fields 1-52; 9 flags, 14 utime, 15 stime, 39 processor, 40 rt_priority, 41 policy */
         snprintf(stat, sizeof(stat),
-                 "%u (%s) S %u %u %u 0 -1 %u 100 0 0 0 5 3 0 0 %d 0 1 0 100 1000000 200 18446744073709551615 "
+                 "%u (%s) S %u %u %u 0 -1 %u 100 0 0 0 %u 3 0 0 %d 0 1 0 100 1000000 200 18446744073709551615 "
                  "1 1 0 0 0 0 0 0 0 0 0 0 17 %u %u %u 0 0 0 0 0 0 0 0 0 0 0\n",
-                 tid, p->comm, p->ppid, p->pid, p->pid, flags, prio, 0U, p->rt_priority, p->policy);
+                 tid, p->comm, p->ppid, p->pid, p->pid, flags, 5 + p->cpu_ticks, prio, p->last_cpu, p->rt_priority,
+                 p->policy);
         snprintf(status, sizeof(status),
                  "Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%u\nPid:\t%u\nPPid:\t%u\n"
                  "VmLck:\t0 kB\nHugetlbPages:\t%u kB\nThreads:\t1\nCapInh:\t0000000000000000\n"
@@ -248,14 +251,56 @@ static const char *const all_ids[] = {
         "app.affinity", "app.policy", "app.priority", "app.memlock", "app.tz", "app.hugepages", "sysctl.no-effect",
         "sysctl.gone", "sysctl.conflict", "sysctl.cc-unavailable", "audit.limit", "boot.skew_tick", "boot.nosoftlockup",
         "boot.tsc", "boot.kthread_prio", "sched.movable-kthread", "sysctl.timer-migration", "sysctl.stat-interval",
-        "sysctl.watchdog-cpumask", "sysctl.nmi-watchdog", "memory.swap",
+        "sysctl.watchdog-cpumask", "sysctl.nmi-watchdog", "memory.swap", "boot.cmdline",
 };
 
 /* Which ids some test saw firing, and whether an id outside the list was ever emitted. */
 static bool id_fired[ELEMENTSOF(all_ids)];
 static unsigned unknown_ids;
+/* Runs whose report breaks a rule of boot.cmdline (cmdline_rules_hold()). */
+static unsigned cmdline_rule_breaks;
+
+/* The GRUB line is in boot.cmdline only, which comes when some finding refers to it, has
+ * the worst severity among those findings and names each of them. Checked on every run. */
+static bool cmdline_rules_hold(const FindingList *l) {
+        const Finding *cmdline = finding_list_find(l, "boot.cmdline", NULL);
+        Severity worst = SEVERITY_OK;
+        size_t n_cmdline = 0, n_referrers = 0;
+
+        for (size_t i = 0; i < l->n; i++) {
+                const Finding *x = &l->items[i];
+                if (streq(x->id, "boot.cmdline")) {
+                        n_cmdline++;
+                        continue;
+                }
+                if (strstr(x->message, "GRUB_CMDLINE_LINUX_DEFAULT=")) {
+                        printf("# %s [%s] has a GRUB line of its own\n", x->id, x->subject);
+                        return false;
+                }
+                if (!strstr(x->message, "under boot.cmdline"))
+                        continue;
+                n_referrers++;
+                worst = MAX(worst, x->severity);
+                if (!cmdline || !strstr(cmdline->message, x->id)) {
+                        printf("# %s refers to boot.cmdline, which does not name it\n", x->id);
+                        return false;
+                }
+        }
+        if (n_cmdline != (n_referrers > 0 ? 1U : 0U) || (cmdline && cmdline->severity != worst)) {
+                printf("# %zu boot.cmdline findings for %zu referrers (severity %s, worst %s)\n", n_cmdline, n_referrers,
+                       cmdline ? severity_to_string(cmdline->severity) : "-", severity_to_string(worst));
+                return false;
+        }
+        if (cmdline && (!strstr(cmdline->message, "GRUB_CMDLINE_LINUX_DEFAULT=\"") || strstr(cmdline->message, " -- "))) {
+                printf("# boot.cmdline: %s\n", cmdline->message);
+                return false;
+        }
+        return true;
+}
 
 static void record_ids(const FindingList *l) {
+        if (!cmdline_rules_hold(l))
+                cmdline_rule_breaks++;
         for (size_t i = 0; i < l->n; i++) {
                 bool known = false;
                 for (size_t k = 0; k < ELEMENTSOF(all_ids); k++)
@@ -341,6 +386,20 @@ static bool quiet(const Fixture *f, const char *id) {
         return false;
 }
 
+/* The detail lines of the finding with this id: how many, and the line at index i. */
+static size_t n_details(const Fixture *f, const char *id) {
+        const Finding *x = finding_list_find(&f->findings, id, NULL);
+        return x ? x->n_details : 0;
+}
+
+static bool detail_is(const Fixture *f, const char *id, size_t i, const char *text) {
+        const Finding *x = finding_list_find(&f->findings, id, NULL);
+        if (x && i < x->n_details && streq(x->details[i], text))
+                return true;
+        printf("# %s detail %zu is not '%s': %s\n", id, i, text, x && i < x->n_details ? x->details[i] : "(none)");
+        return false;
+}
+
 /* The message of the finding with this id (and subject, unless NULL) contains text. */
 static bool message_has_for(const Fixture *f, const char *id, const char *subject, const char *text) {
         const Finding *x = finding_list_find(&f->findings, id, subject);
@@ -403,7 +462,7 @@ static void test_boot_cmdline(void) {
         Fixture f;
         const char *expected_line =
                 "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 "
-                "skew_tick=1 nosoftlockup\"";
+                "skew_tick=1 nosoftlockup\" in /etc/default/grub";
 
         fixture_init(&f);
 
@@ -412,8 +471,20 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING), "no isolcpus=: boot.isolcpus warning");
-                CHECK(message_has(&f, "boot.isolcpus", expected_line),
-                      "the message has the whole GRUB line, with the timer parameters it lacks");
+                CHECK(message_has(&f, "boot.isolcpus",
+                                  "Fix: isolcpus=managed_irq,domain,2-3 on the kernel command line (the whole line is "
+                                  "under boot.cmdline)."),
+                      "it names the parameter it needs and refers to boot.cmdline");
+                CHECK(fires(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT", SEVERITY_WARNING) &&
+                              count_id(&f, "boot.cmdline") == 1,
+                      "one boot.cmdline, a warning like the worst of its referrers");
+                CHECK(message_has(&f, "boot.cmdline", expected_line),
+                      "boot.cmdline has the whole GRUB line, with the timer parameters it lacks");
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "One kernel command line fixes boot.isolcpus, boot.skew_tick and boot.nosoftlockup: "),
+                      "and names the findings it fixes");
+                CHECK(message_has(&f, "boot.cmdline", "update-grub") && !strstr(finding_list_find(&f.findings, "boot.isolcpus", NULL)->message, "update-grub"),
+                      "the how-to is in boot.cmdline only");
                 CHECK(quiet(&f, "boot.nohz_full") && quiet(&f, "boot.rcu_nocbs") && quiet(&f, "boot.irqaffinity"),
                       "the other parameters are fine");
                 CHECK(quiet(&f, "boot.mismatch"), "nothing asked, nothing applied: no mismatch");
@@ -425,10 +496,21 @@ static void test_boot_cmdline(void) {
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_CRITICAL), "no isolation at all: critical");
                 CHECK(fires(&f, "boot.nohz_full", "nohz_full", SEVERITY_WARNING), "no nohz_full=: warning");
+                CHECK(message_has(&f, "boot.nohz_full", "Fix: nohz_full=2-3 on the kernel command line"), "its parameter");
                 CHECK(fires(&f, "boot.rcu_nocbs", "rcu_nocbs", SEVERITY_WARNING), "no rcu_nocbs= nor nohz_full=: warning");
+                CHECK(message_has(&f, "boot.rcu_nocbs", "Isolated CPUs 2-3 are in neither") &&
+                              message_has(&f, "boot.rcu_nocbs", "Fix: rcu_nocbs=2-3 on"),
+                      "both CPUs, and the parameter");
                 CHECK(fires(&f, "boot.irqaffinity", "irqaffinity", SEVERITY_INFO), "no irqaffinity=: info");
-                CHECK(message_has(&f, "boot.nohz_full", "GRUB_CMDLINE_LINUX_DEFAULT=\"isolcpus=managed_irq,domain,2-3 "),
+                CHECK(message_has(&f, "boot.irqaffinity", "Fix: irqaffinity=0-1 on"), "housekeeping in irqaffinity=");
+                CHECK(fires(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT", SEVERITY_CRITICAL),
+                      "boot.cmdline takes the worst severity among its referrers: critical");
+                CHECK(message_has(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT=\"isolcpus=managed_irq,domain,2-3 "),
                       "nothing kept from a bare command line");
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "fixes boot.isolcpus, boot.nohz_full, boot.rcu_nocbs, boot.irqaffinity, "
+                                  "boot.skew_tick and boot.nosoftlockup:"),
+                      "every referrer, once each");
         }
 
         /* isolcpus without flags: domain only, managed IRQs still spread */
@@ -448,20 +530,34 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/nohz_full", "3\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING), "isolcpus= names other CPUs: warning");
+                CHECK(message_has(&f, "boot.isolcpus", "isolcpus= names CPU 3 but lowlatd treats CPUs 2-3 as isolated"),
+                      "\"CPU 3\" and \"CPUs 2-3\"");
                 CHECK(fires(&f, "boot.nohz_full", "nohz_full", SEVERITY_WARNING), "nohz_full= names other CPUs: warning");
+                CHECK(message_has(&f, "boot.nohz_full", "nohz_full= names CPU 3, not the isolated CPUs 2-3"), "in words");
                 CHECK(fires(&f, "boot.rcu_nocbs", "rcu_nocbs", SEVERITY_WARNING), "CPU 2 is not offloaded: warning");
                 CHECK(message_has(&f, "boot.rcu_nocbs", "Isolated CPU 2 is "), "only CPU 2 is missing");
                 CHECK(fires(&f, "boot.irqaffinity", "irqaffinity", SEVERITY_WARNING), "irqaffinity= on isolated: warning");
                 CHECK(quiet(&f, "boot.mismatch"), "the kernel applied what was asked");
         }
 
-        /* init's arguments after "--" stay at the end, after the kernel's */
-        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz ro quiet splash nohz_full=2-3 -- --single \"$x\"\n");
-        if (fixture_run(&f, healthy_config))
-                CHECK(message_has(&f, "boot.isolcpus",
-                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet splash isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
-                                  "rcu_nocbs=2-3 irqaffinity=0-1 skew_tick=1 nosoftlockup -- --single \\\"\\$x\\\"\""),
-                      "kernel parameters go before \"--\", and shell characters are escaped");
+        /* init's arguments after "--" are not the kernel's: out of the line, and not read
+         * as parameters (the nosoftlockup there does not count) */
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz ro quiet splash acpi_osi=\"!Windows $x\" nohz_full=2-3 "
+                                       "-- --foo nosoftlockup \"$x\"\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet splash acpi_osi=\\\"!Windows \\$x\\\" "
+                                  "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 "
+                                  "skew_tick=1 nosoftlockup\" in /etc/default/grub"),
+                      "kernel parameters only, shell characters escaped");
+                const Finding *x = finding_list_find(&f.findings, "boot.cmdline", NULL);
+                CHECK(x && !strstr(x->message, "--foo") && !strstr(x->message, "=\"quiet splash -- "),
+                      "nothing from \"--\" on");
+                CHECK(message_has(&f, "boot.cmdline", "The arguments after \"--\" on the running command line are for init"),
+                      "and it says so");
+                CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO),
+                      "nosoftlockup after \"--\" is init's: boot.nosoftlockup fires");
+        }
 
         /* quoted values, and a model kernel line otherwise */
         tree_write(&f, "proc/cmdline", "ro quiet isolcpus=\"managed_irq,domain,2-3\" nohz_full=\"2-3\" rcu_nocbs=2-3 irqaffinity=0-1\n");
@@ -469,6 +565,25 @@ static void test_boot_cmdline(void) {
         tree_write(&f, "sys/devices/system/cpu/nohz_full", "2-3\n");
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "boot.isolcpus") && quiet(&f, "boot.nohz_full"), "quoted values are read as the kernel does");
+
+        /* only an info finding refers to the line: boot.cmdline is info too */
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=1234-abcd ro quiet skew_tick=1 "
+                                       "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1 -- --foo\n");
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO) && count_id(&f, "boot.isolcpus") == 0,
+                      "only nosoftlockup is missing");
+                CHECK(fires(&f, "boot.cmdline", NULL, SEVERITY_INFO), "boot.cmdline is info, like its one referrer");
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "One kernel command line fixes boot.nosoftlockup: set GRUB_CMDLINE_LINUX_DEFAULT=\"quiet "
+                                  "skew_tick=1 isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 "
+                                  "irqaffinity=0-1 nosoftlockup\" in"),
+                      "the line keeps the isolation as it is and adds nosoftlockup, nothing from \"--\"");
+        }
+
+        /* nothing to fix on the command line: no boot.cmdline */
+        tree_write(&f, "proc/cmdline", healthy_cmdline);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "boot.cmdline"), "no boot finding, no boot.cmdline");
 
         fixture_done(&f);
 }
@@ -484,7 +599,17 @@ static void test_boot_nothing_isolated(void) {
                 CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_INFO), "nothing isolated anywhere: info");
                 CHECK(quiet(&f, "boot.nohz_full") && quiet(&f, "sched.stray-task") && quiet(&f, "power.governor"),
                       "with no isolated CPU, the per-CPU checks have nothing to check");
+                CHECK(!strstr(finding_list_find(&f.findings, "boot.isolcpus", NULL)->message, "boot.cmdline"),
+                      "the info names no CPUs to isolate, so it does not refer to boot.cmdline");
+                CHECK(message_has(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet skew_tick=1 nosoftlockup\""),
+                      "the timer findings still get a line, without isolation parameters of empty lists");
         }
+        /* isolation parameters someone put there stay as they are */
+        tree_write(&f, "proc/cmdline", "ro quiet irqaffinity=0-3 rcu_nocbs=1\n");
+        if (fixture_run(&f, "[cpus]\nisolated = auto\n"))
+                CHECK(message_has(&f, "boot.cmdline",
+                                  "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet irqaffinity=0-3 rcu_nocbs=1 skew_tick=1 nosoftlockup\""),
+                      "nothing isolated: irqaffinity= and rcu_nocbs= are kept, none is added");
         fixture_done(&f);
 }
 
@@ -530,10 +655,14 @@ static void test_boot_timers(void) {
                                        "skew_tick=0\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.skew_tick", "skew_tick", SEVERITY_WARNING), "skew_tick=0: boot.skew_tick warning");
-                CHECK(message_has(&f, "boot.skew_tick", "Add skew_tick=1 to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub"),
-                      "the fix names the parameter and the file");
+                CHECK(message_has(&f, "boot.skew_tick", "Fix: skew_tick=1 on the kernel command line (the whole line is "
+                                                        "under boot.cmdline)."),
+                      "the fix names the parameter and refers to boot.cmdline");
                 CHECK(fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO), "no nosoftlockup: info");
-                CHECK(message_has(&f, "boot.nosoftlockup", "add nosoftlockup to GRUB_CMDLINE_LINUX_DEFAULT"), "the fix");
+                CHECK(message_has(&f, "boot.nosoftlockup", "Fix: nosoftlockup on the kernel command line"), "the fix");
+                CHECK(fires(&f, "boot.cmdline", NULL, SEVERITY_WARNING) &&
+                              message_has(&f, "boot.cmdline", "fixes boot.skew_tick and boot.nosoftlockup:"),
+                      "boot.cmdline fixes both, a warning like skew_tick");
                 CHECK(quiet(&f, "boot.tsc"), "no clocksource to look at: boot.tsc is quiet");
         }
 
@@ -545,7 +674,8 @@ static void test_boot_timers(void) {
         tree_write(&f, "proc/cmdline", healthy_cmdline);
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "boot.tsc", "tsc", SEVERITY_INFO), "a constant, non-stop TSC without tsc=reliable: info");
-                CHECK(message_has(&f, "boot.tsc", "Add tsc=reliable to GRUB_CMDLINE_LINUX_DEFAULT"), "the fix");
+                CHECK(message_has(&f, "boot.tsc", "Fix: tsc=reliable on the kernel command line"), "the fix");
+                CHECK(message_has(&f, "boot.cmdline", "irqaffinity=0-1 tsc=reliable\""), "the line carries it");
                 CHECK(quiet(&f, "boot.skew_tick") && quiet(&f, "boot.nosoftlockup"), "skew_tick=1 and nosoftlockup: quiet");
         }
 
@@ -553,7 +683,7 @@ static void test_boot_timers(void) {
         tree_write(&f, "proc/cmdline", "ro quiet skew_tick=0 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\n");
         tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
         if (fixture_run(&f, healthy_config))
-                CHECK(message_has(&f, "boot.isolcpus",
+                CHECK(message_has(&f, "boot.cmdline",
                                   "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet isolcpus=managed_irq,domain,2-3 nohz_full=2-3 "
                                   "rcu_nocbs=2-3 irqaffinity=0-1 skew_tick=1 nosoftlockup tsc=reliable\""),
                       "the GRUB line: skew_tick=0 replaced, nosoftlockup and tsc=reliable added");
@@ -599,7 +729,11 @@ static void test_kernel_preempt(void) {
         if (fixture_run(&f, healthy_config)) {
                 CHECK(fires(&f, "kernel.preempt", "preempt", SEVERITY_WARNING), "dynamic, voluntary: warning");
                 CHECK(message_has(&f, "kernel.preempt", "echo full > /sys/kernel/debug/sched/preempt"), "switch at run time");
-                CHECK(message_has(&f, "kernel.preempt", "irqaffinity=0-1 preempt=full\""), "the GRUB line carries preempt=full");
+                CHECK(message_has(&f, "kernel.preempt", "Fix: preempt=full on the kernel command line"),
+                      "it refers to boot.cmdline for preempt=full");
+                CHECK(message_has(&f, "boot.cmdline", "irqaffinity=0-1 preempt=full\"") &&
+                              message_has(&f, "boot.cmdline", "fixes kernel.preempt:"),
+                      "the GRUB line carries preempt=full");
         }
 
         /* dynamic, full and booted that way */
@@ -699,8 +833,8 @@ static void test_topology(void) {
                 CHECK(fires(&f, "topology.smt-sibling", "cpu6", SEVERITY_WARNING), "cpu6 shares a core with cpu2");
                 CHECK(quiet(&f, "boot.isolcpus"), "(the boot parameters match)");
                 CHECK(count_id(&f, "topology.smt-sibling") == 1, "cpu3 and cpu7 are a whole core: one finding");
-                CHECK(message_has(&f, "topology.smt-sibling", "isolate 2-3,6-7 (adding CPU 2), or keep only 3,7"),
-                      "both ways to whole cores are spelled out");
+                CHECK(message_has(&f, "topology.smt-sibling", "isolate 2-3,6-7 (adding CPU 2), or keep only CPUs 3,7"),
+                      "both ways to whole cores are spelled out, one CPU as \"CPU 2\", two as \"CPUs 3,7\"");
                 CHECK(quiet(&f, "topology.numa-spread"), "one node: no spread");
         }
 
@@ -771,10 +905,17 @@ static void test_strays(void) {
         tree_write(&f, "proc/42/status", "Name:\tkworker/2:0\nKthread:\t1\nPPid:\t2\nCpus_allowed_list:\t2\n");
         tree_write(&f, "proc/42/cmdline", "x");
         if (fixture_run(&f, healthy_config)) {
-                CHECK(fires(&f, "sched.stray-task", "pid 700 (my (app) x)", SEVERITY_WARNING), "a user task allowed on 0-3");
+                CHECK(fires(&f, "sched.stray-task", "1 task", SEVERITY_WARNING), "a user task allowed on 0-3");
+                CHECK(message_has(&f, "sched.stray-task",
+                                  "One task that is not a configured application may run on isolated CPUs 2-3: pid 700 "
+                                  "(my (app) x) allowed on 0-3, last on CPU 0, 0.08 s CPU."),
+                      "the message names it, where it may run and ran last, and its CPU time");
                 CHECK(message_has(&f, "sched.stray-task", "taskset -apc 0-1 700"), "the fix moves it to housekeeping");
                 CHECK(count_id(&f, "sched.stray-task") == 1,
                       "kernel threads (stat flags, status Kthread, or cmdline and ppid) are not strays");
+                CHECK(n_details(&f, "sched.stray-task") == 1 &&
+                              detail_is(&f, "sched.stray-task", 0, "pid 700 (my (app) x) allowed on 0-3, last on CPU 0, 0.08 s CPU"),
+                      "one detail line, for the one task");
         }
 
         /* an allowed set inside housekeeping is fine; a task whose stat is gibberish is
@@ -785,16 +926,46 @@ static void test_strays(void) {
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "sched.stray-task"), "a task on housekeeping CPUs is no stray");
 
-        /* more than the cap: 20 listed, the rest counted */
-        for (unsigned i = 0; i < 25; i++) {
+        /* 11 strays: one finding, the most in the way named. pid 2003 last ran on isolated
+         * CPU 3, so it comes first whatever its CPU time; then the busiest, 2010 down. */
+        for (unsigned i = 0; i < 11; i++) {
+                FakeProcess p = { .pid = 2000 + i, .ppid = 1, .comm = "worker", .allowed = "0-3", .cpu_ticks = 10 * i,
+                                  .last_cpu = i == 3 ? 3 : i % 2 };
+                tree_add_process(&f, &p);
+        }
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "sched.stray-task", "11 tasks", SEVERITY_WARNING) && count_id(&f, "sched.stray-task") == 1,
+                      "11 strays: one finding, \"11 tasks\"");
+                CHECK(message_has(&f, "sched.stray-task",
+                                  "11 tasks that are not configured applications may run on isolated CPUs 2-3: when one "
+                                  "wakes up"),
+                      "the count and the isolated CPUs");
+                CHECK(message_has(&f, "sched.stray-task",
+                                  "The 5 most in the way (last on an isolated CPU first, then by CPU time): pid 2003 "
+                                  "(worker) last on CPU 3, 0.38 s CPU; pid 2010 (worker) last on CPU 0, 1.08 s CPU; pid "
+                                  "2009 (worker) last on CPU 1, 0.98 s CPU; pid 2008 (worker) last on CPU 0, 0.88 s CPU; "
+                                  "pid 2007 (worker) last on CPU 1, 0.78 s CPU; 6 more in lowlatctl check --json."),
+                      "the one on an isolated CPU first, then by CPU time, and how many more");
+                CHECK(message_has(&f, "sched.stray-task", "taskset -apc 0-1 PID for each") &&
+                              message_has(&f, "sched.stray-task", "CPUAffinity=0-1") &&
+                              message_has(&f, "sched.stray-task", "evict_strays = yes"),
+                      "the fix once: taskset, CPUAffinity=, evict_strays");
+                CHECK(n_details(&f, "sched.stray-task") == 11, "11 detail lines");
+                CHECK(detail_is(&f, "sched.stray-task", 0, "pid 2003 (worker) allowed on 0-3, last on CPU 3, 0.38 s CPU") &&
+                              detail_is(&f, "sched.stray-task", 10, "pid 2000 (worker) allowed on 0-3, last on CPU 0, 0.08 s CPU"),
+                      "the details in the same order, with the CPUs each may use");
+        }
+
+        /* more than AUDIT_FINDINGS_PER_ID_MAX: still one finding, every task in its details */
+        for (unsigned i = 11; i < 25; i++) {
                 FakeProcess p = { .pid = 2000 + i, .ppid = 1, .comm = "worker", .allowed = "0-3" };
                 tree_add_process(&f, &p);
         }
         if (fixture_run(&f, healthy_config)) {
-                CHECK(count_id(&f, "sched.stray-task") == AUDIT_FINDINGS_PER_ID_MAX + 1, "20 strays listed plus a summary");
-                CHECK(fires(&f, "sched.stray-task", "pid 2000 (worker)", SEVERITY_WARNING), "lowest pid first");
-                CHECK(fires(&f, "sched.stray-task", "5 more", SEVERITY_WARNING), "the summary counts the other 5");
-                CHECK(finding_list_find(&f.findings, "sched.stray-task", "pid 2024 (worker)") == NULL, "pid 2024 is summarised");
+                CHECK(fires(&f, "sched.stray-task", "25 tasks", SEVERITY_WARNING) && count_id(&f, "sched.stray-task") == 1,
+                      "25 strays: one finding, no \"N more\" summary");
+                CHECK(n_details(&f, "sched.stray-task") == 25, "the cap per id takes no task from the details");
+                CHECK(message_has(&f, "sched.stray-task", "; 20 more in lowlatctl check --json."), "20 more");
         }
         fixture_done(&f);
 }
@@ -813,8 +984,7 @@ static void test_pid1_affinity(void) {
                 CHECK(message_has(&f, "sched.pid1-affinity", "PID 1 (systemd) is allowed on CPUs 0-3") &&
                               message_has(&f, "sched.pid1-affinity", "isolcpus=domain,2-3"),
                       "it names the CPUs and the boot-time fix");
-                CHECK(finding_list_find(&f.findings, "sched.stray-task", "pid 1 (systemd)") == NULL,
-                      "PID 1 is not also listed as a stray task");
+                CHECK(quiet(&f, "sched.stray-task"), "PID 1 is not also listed as a stray task");
         }
         tree_mkdir(&f, "run/systemd/system");
         if (fixture_run(&f, healthy_config)) {
@@ -882,6 +1052,8 @@ static void test_noise_sysctls(void) {
                 CHECK(fires(&f, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask", SEVERITY_WARNING),
                       "watchdog_cpumask 0-3 with the NMI watchdog on: warning");
                 CHECK(message_has(&f, "sysctl.watchdog-cpumask", "kernel.watchdog_cpumask = 0-1"), "the fix keeps housekeeping");
+                CHECK(message_has(&f, "sysctl.watchdog-cpumask", "which includes isolated CPUs 2-3:"),
+                      "two isolated CPUs: \"isolated CPUs 2-3\"");
                 CHECK(message_has(&f, "sysctl.watchdog-cpumask", "NMI"), "and names the NMI");
                 CHECK(fires(&f, "sysctl.nmi-watchdog", "kernel.nmi_watchdog", SEVERITY_INFO), "nmi_watchdog 1: info");
         }
@@ -889,6 +1061,9 @@ static void test_noise_sysctls(void) {
                  "%s[sysctl]\nkernel.timer_migration = 0\nvm.stat_interval = 10\nkernel.nmi_watchdog = 0\n"
                  "kernel.watchdog_cpumask = 0-1\n",
                  healthy_config);
+        if (fixture_run(&f, "[cpus]\nisolated = 3\n"))
+                CHECK(message_has(&f, "sysctl.watchdog-cpumask", "which includes isolated CPU 3:"),
+                      "one isolated CPU: \"isolated CPU 3\", not \"CPUs 3\"");
         if (fixture_run(&f, config))
                 CHECK(quiet(&f, "sysctl.timer-migration") && quiet(&f, "sysctl.stat-interval") &&
                               quiet(&f, "sysctl.watchdog-cpumask") && quiet(&f, "sysctl.nmi-watchdog"),
@@ -931,15 +1106,43 @@ static void test_movable_kthreads(void) {
         tree_add_process(&f, &bound);
         tree_add_process(&f, &unknown);
         if (fixture_run(&f, healthy_config)) {
-                CHECK(fires(&f, "sched.movable-kthread", "pid 60 (kswapd0)", SEVERITY_WARNING), "kswapd0 on 0-3: warning");
+                CHECK(fires(&f, "sched.movable-kthread", "1 kernel thread", SEVERITY_WARNING), "kswapd0 on 0-3: warning");
+                CHECK(message_has(&f, "sched.movable-kthread", "isolated CPUs 2-3: pid 60 (kswapd0) allowed on 0-3"),
+                      "it is named with where it may run");
                 CHECK(message_has(&f, "sched.movable-kthread", "taskset -pc 0-1 60"), "the fix moves it to housekeeping");
-                CHECK(count_id(&f, "sched.movable-kthread") == 1, "a bound kworker and a thread without stat are not reported");
+                CHECK(message_has(&f, "sched.movable-kthread", "kthreads = housekeeping"), "or [cpus] kthreads");
+                CHECK(count_id(&f, "sched.movable-kthread") == 1 && n_details(&f, "sched.movable-kthread") == 1,
+                      "a bound kworker and a thread without stat are not reported");
                 CHECK(quiet(&f, "sched.stray-task"), "kernel threads are never stray tasks");
         }
         kswapd.allowed = "0-1";
         tree_add_process(&f, &kswapd);
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "sched.movable-kthread"), "kswapd0 on housekeeping: quiet");
+
+        /* three: grouped like the strays, the one last on an isolated CPU first */
+        {
+                FakeProcess khugepaged = { .pid = 63, .ppid = 2, .comm = "khugepaged", .allowed = "0-3", .kthread = true,
+                                           .last_cpu = 2 };
+                FakeProcess kcompactd = { .pid = 64, .ppid = 2, .comm = "kcompactd0", .allowed = "0-3", .kthread = true,
+                                          .cpu_ticks = 500 };
+                kswapd.allowed = "0-3";
+                tree_add_process(&f, &kswapd);
+                tree_add_process(&f, &khugepaged);
+                tree_add_process(&f, &kcompactd);
+        }
+        if (fixture_run(&f, "[cpus]\nisolated = 2-3\nkthreads = housekeeping\n")) {
+                CHECK(fires(&f, "sched.movable-kthread", "3 kernel threads", SEVERITY_WARNING) &&
+                              count_id(&f, "sched.movable-kthread") == 1 && n_details(&f, "sched.movable-kthread") == 3,
+                      "three movable kernel threads: one finding with three details");
+                CHECK(message_has(&f, "sched.movable-kthread",
+                                  "Most in the way first: pid 63 (khugepaged) last on CPU 2, 0.08 s CPU; pid 64 "
+                                  "(kcompactd0) last on CPU 0, 5.08 s CPU; pid 60 (kswapd0) last on CPU 0, 0.08 s CPU."),
+                      "all three named, the one last on an isolated CPU first");
+                CHECK(message_has(&f, "sched.movable-kthread", "taskset -pc 0-1 PID for each"), "the fix once");
+                const Finding *x = finding_list_find(&f.findings, "sched.movable-kthread", NULL);
+                CHECK(x && !strstr(x->message, "kthreads = housekeeping"), "[cpus] kthreads is not offered when set");
+        }
         fixture_done(&f);
 }
 
@@ -1532,5 +1735,7 @@ int main(void) {
                 CHECK(id_fired[k], what);
         }
         CHECK(unknown_ids == 0, "every id emitted is in the documented list");
+        CHECK(cmdline_rule_breaks == 0,
+              "in every run the GRUB line is in boot.cmdline only, which names and outranks its referrers");
         return tap_finish();
 }

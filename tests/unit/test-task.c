@@ -21,6 +21,7 @@ static void test_stat_parse(void) {
         CHECK_STR(ts.comm, "a (b) c", "comm runs to the last ')'");
         CHECK(ts.state == 'R' && ts.ppid == 7 && ts.flags == 4194560 && ts.start_time == 98765,
               "state, ppid, flags and start time");
+        CHECK(ts.cpu_time == 2 && !ts.have_processor, "CPU time is utime + stime; a short line has no processor");
         CHECK(task_stat_parse("42 (x) R\n", &ts) == -EINVAL, "a truncated line is refused");
         CHECK(cgroup_in_unit("0::/system.slice/trader.service/worker\n", "trader.service"), "a service's sub-cgroup");
         CHECK(!cgroup_in_unit("0::/system.slice/trader.service-x\n", "trader.service"), "not a prefix match");
@@ -37,6 +38,12 @@ static void test_stat_kthread(void) {
         CHECK((ts.flags & PF_KTHREAD) && (ts.flags & PF_NO_SETAFFINITY), "PF_KTHREAD and PF_NO_SETAFFINITY");
         CHECK(ts.have_policy && ts.policy == SCHED_POLICY_FIFO && ts.rt_priority == 99, "SCHED_FIFO 99");
         CHECK(ts.ppid == 2 && ts.start_time == 26, "parent kthreadd, start time 26");
+        CHECK(ts.cpu_time == 54 && ts.have_processor && ts.processor == 1, "54 ticks of system time, last on CPU 1");
+        CHECK(task_stat_parse("7 (spin) R 1 7 7 0 -1 4194304 0 0 0 0 18446744073709551615 5 0 0 20 0 1 0 9 0 0 0 "
+                              "0 0 0 0 0 0 0 0 0 0 0 0 17 x 0 0\n",
+                              &ts) == 0 &&
+                      ts.cpu_time == UINT64_MAX && !ts.have_processor,
+              "CPU time saturates instead of wrapping; a processor that is not a number is not had");
         CHECK(task_stat_parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 26\n", &ts) == 0 &&
                       !ts.have_policy,
               "a line that stops before field 41 has no policy");
