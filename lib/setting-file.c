@@ -226,7 +226,7 @@ bool setting_cpus_offline(Setting *s, Reconciler *rc, const CPUSet *cpus) {
             cpuset_intersects(cpus, &online))
                 return false; /* cannot tell, or some are online: keep the kernel's refusal as it is */
         list = cpuset_format_list(cpus);
-        setting_set_reason(s, "none of CPUs %s is online", list ?: "?");
+        setting_set_reason(s, cpuset_count(cpus) == 1 ? "CPU %s is not online" : "none of CPUs %s is online", list ?: "?");
         return true;
 }
 

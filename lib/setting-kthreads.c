@@ -254,7 +254,7 @@ static int kthread_write_result(Setting *s, Reconciler *rc, int r, const char *c
                 return kthread_gone(s, rc); /* exited between the look and the change */
         if (r == -EINVAL && target && !cpuset_intersects(target, &rc->posture->online)) {
                 _cleanup_free_ char *list = cpuset_format_list(target);
-                setting_set_reason(s, "none of CPUs %s is online", list ?: "?");
+                setting_set_reason(s, cpuset_count(target) == 1 ? "CPU %s is not online" : "none of CPUs %s is online", list ?: "?");
                 return -EAGAIN;
         }
         if (r == -EINVAL && target) {
