@@ -11,4 +11,5 @@ TEST_PACKAGES=(
         groff-base man-db
         clang libclang-rt-14-dev
         qemu-system-x86 mmdebstrap e2fsprogs
+        build-essential debhelper dpkg-dev lintian
 )

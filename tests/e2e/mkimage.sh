@@ -1,14 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Builds the e2e guest image: a Debian 12 root made with mmdebstrap from the host's own
-# apt sources, turned into an ext4 image, plus the image's own kernel and initrd for a
-# direct kernel boot. Usage: mkimage.sh OUTDIR (OUTDIR must not exist; it appears only
-# when complete). run-e2e.sh keys the cache by a hash of this file, the two units it
-# bakes in and the apt sources, so any change here builds a new image.
-# Needs root, mmdebstrap and e2fsprogs (mkfs.ext4 -d).
+# Builds an e2e guest image for one kernel: a Debian root made with mmdebstrap from the
+# host's own apt sources, turned into an ext4 image, plus the image's own kernel and initrd
+# for a direct kernel boot. Usage: mkimage.sh KERNEL OUTDIR, KERNEL one of
+#   6.1    Debian 12 (bookworm), its kernel (linux-image-amd64, 6.1), systemd 252
+#   rt     Debian 12 with its PREEMPT_RT kernel (linux-image-rt-amd64, 6.1-rt)
+#   6.12   Debian 13 (trixie), its kernel (6.12) and systemd 257; the host's apt sources
+#          with the suite names changed (the same mirrors serve trixie)
+# OUTDIR must not exist; it appears only when complete. run-e2e.sh keys the cache by a
+# hash of this file, the two units it bakes in, the apt sources and KERNEL, so any change
+# here builds a new image. Needs root, mmdebstrap and e2fsprogs (mkfs.ext4 -d).
 set -euo pipefail
 
-out=$1
+kernel=$1
+out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 sources=${LOWLATD_E2E_APT_SOURCES:-}
 if [ -z "$sources" ]; then
@@ -18,22 +23,38 @@ if [ -z "$sources" ]; then
 fi
 [ -n "$sources" ] || { echo "mkimage: no apt sources file found" >&2; exit 1; }
 
+case $kernel in
+6.1) suite=bookworm kernel_package=linux-image-amd64 ;;
+rt) suite=bookworm kernel_package=linux-image-rt-amd64 ;;
+6.12) suite=trixie kernel_package=linux-image-amd64 ;;
+*) echo "mkimage: unknown kernel '$kernel' (6.1, rt or 6.12)" >&2; exit 1 ;;
+esac
+
 # What the guest needs: systemd as PID 1 with udevd, journald and the system bus; the
 # tools the tests drive (jq reads journalctl -o json, ping makes NIC interrupts); the
-# daemon's shared libraries (the binaries come from the build under test, over 9p);
-# irqbalance for the conflicting-writer test; a kernel and an initramfs that can find a
-# virtio-blk root. No getty, no apt timers: nothing in the guest but the test.
+# package's dependencies, so that apt-get installs the lowlatd .deb under test (over 9p)
+# with no archive to reach; irqbalance for the conflicting-writer test; a kernel and an
+# initramfs that can find a virtio-blk root. No getty, no apt timers: nothing in the guest
+# but the test. The package names are the same in Debian 12 and 13.
 packages=(
         systemd systemd-sysv udev dbus libpam-systemd
         ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
         irqbalance
         libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200 libinih1
-        linux-image-amd64 initramfs-tools
+        "$kernel_package" initramfs-tools
 )
 
 work=$(mktemp -d "${out%/}.tmp.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 root=$work/root
+if [ "$suite" != bookworm ]; then
+        # The same mirrors, the other suite: bookworm, bookworm-updates and
+        # bookworm-security become $suite, $suite-updates and $suite-security. The file
+        # keeps its extension, which tells mmdebstrap its format (one-line or deb822).
+        suite_sources=$work/suite.${sources##*.}
+        sed "s/\bbookworm\b/$suite/g" "$sources" > "$suite_sources"
+        sources=$suite_sources
+fi
 
 mmdebstrap --variant=minbase --mode=root --format=directory \
         --include="$(IFS=,; echo "${packages[*]}")" \
@@ -47,7 +68,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
         --customize-hook='systemctl --root="$1" mask getty@.service serial-getty@.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer' \
         --customize-hook='rm -rf "$1/var/cache/apt/archives/"*.deb "$1/var/lib/apt/lists/"*_Packages' \
         --customize-hook='chroot "$1" passwd -d root' \
-        bookworm "$root" "$sources"
+        "$suite" "$root" "$sources"
 
 mkdir -p "$work/img"
 cp "$root"/boot/vmlinuz-* "$work/img/vmlinuz"

@@ -1,31 +1,41 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The e2e suite, host side: boots a Debian 12 guest under qemu (software emulation), with
+# The e2e suite, host side: boots a Debian guest under qemu (software emulation), with
 # systemd as PID 1, real NICs (e1000e, virtio-net), a virtio-blk root and isolated CPUs,
-# installs this build into it and runs guest-test.sh there (lowlatd-e2e.service).
+# once per kernel, installs lowlatd into it from the Debian package under test
+# (apt-get install ./lowlatd_*.deb) and runs guest-test.sh there (lowlatd-e2e.service),
+# which ends with apt-get purge.
 #
-# Steps: build the guest image if the cache lacks it (mkimage.sh; keyed by a hash of the
-# recipe), `meson install --destdir` this build into a 9p share, boot, wait, print the
-# guest's TAP and its "N passed, N failed" line.
-# Exit: 0 all passed; 1 a check failed, the guest never reported, or a needed tool is
-# missing (CI installs them: tools/packages.sh); 77 skipped: LOWLATD_E2E=0, not root
-# without a cached image, or qemu cannot run on this machine.
+# Kernels (LOWLATD_E2E_KERNELS, default all three, in this order):
+#   6.1    Debian 12's kernel and systemd 252
+#   rt     Debian 12's PREEMPT_RT kernel (linux-image-rt-amd64)
+#   6.12   Debian 13: kernel 6.12, systemd 257
+# Steps: build the package from a copy of the tree (tests/packaging/build-deb.sh; the
+# packaging test's build of the same sources is reused from BUILD/deb/), then for each
+# kernel: build its guest image if the cache lacks it (mkimage.sh; keyed by a hash of the
+# recipe and the kernel), boot, wait, print the guest's TAP and its "N passed, N failed"
+# line; last, one line per kernel and the sum.
+# Exit: 0 all passed on every kernel; 1 a check failed, a guest never reported, the
+# package did not build, or a needed tool is missing (CI installs them:
+# tools/packages.sh); 77 skipped: LOWLATD_E2E=0, not root without a cached image, or qemu
+# cannot run on this machine.
 #
 # Environment:
 #   LOWLATD_E2E=0              skip (tools/run-tests leaves the suite out of the ASan pass)
+#   LOWLATD_E2E_KERNELS=LIST   the kernels to run, e.g. "6.1" when time is short
 #   LOWLATD_E2E_CACHE=DIR      image cache (default /var/cache/lowlatd-e2e as root,
 #                              else $XDG_CACHE_HOME/lowlatd-e2e)
-#   LOWLATD_E2E_TIMEOUT=SEC    how long the guest may run (default 1500: one file of checks per
+#   LOWLATD_E2E_TIMEOUT=SEC    how long one guest may run (default 1500: one file of checks per
 #                              kind of setting, under software emulation on 2 busy cores)
 #   LOWLATD_E2E_BOOT_TIMEOUT=SEC  a boot that has not started the tests by then is
 #                              retried once (default 150)
 #   LOWLATD_E2E_APPEND=ARGS    extra kernel command line (e.g. "loglevel=7")
 #   LOWLATD_E2E_GUEST_SCRIPT=F run F in the guest instead of guest-test.sh (debugging)
 #   LOWLATD_E2E_ACCEL=ACCEL    qemu -accel (default tcg,thread=multi)
-#   LOWLATD_E2E_KEEP=1         keep the temporary share (results, stage) for debugging
-# From meson: LOWLATD_BUILD_ROOT, LOWLATD_MESON, LOWLATD_UNIT (the unit as built).
-# Artifacts: $LOWLATD_BUILD_ROOT/meson-logs/e2e/ (serial log, TAP, and on failure the
-# guest's journal).
+#   LOWLATD_E2E_KEEP=1         keep the temporary share (results, package) for debugging
+# From meson: LOWLATD_SOURCE_ROOT, LOWLATD_BUILD_ROOT, LOWLATD_UNIT (the unit as built).
+# Artifacts: $LOWLATD_BUILD_ROOT/meson-logs/e2e/KERNEL/ (image build log, serial log,
+# TAP, and on failure the guest's journal).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 t_start=$SECONDS
@@ -38,9 +48,14 @@ case ${LOWLATD_E2E:-1} in
 esac
 
 build=${LOWLATD_BUILD_ROOT:?LOWLATD_BUILD_ROOT not set (run through meson test)}
-meson=${LOWLATD_MESON:-meson}
+source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 timeout_s=${LOWLATD_E2E_TIMEOUT:-1500}
 accel=${LOWLATD_E2E_ACCEL:-tcg,thread=multi}
+kernels=${LOWLATD_E2E_KERNELS:-6.1 rt 6.12}
+for k in $kernels; do
+        case $k in 6.1|rt|6.12) ;; *) die "LOWLATD_E2E_KERNELS: unknown kernel '$k' (6.1, rt, 6.12)" ;; esac
+done
+[ -n "${kernels// /}" ] || die "LOWLATD_E2E_KERNELS is empty"
 art=$build/meson-logs/e2e
 rm -rf "$art"
 mkdir -p "$art"
@@ -48,51 +63,41 @@ mkdir -p "$art"
 qemu=$(command -v qemu-system-x86_64) ||
         die "qemu-system-x86_64 is not installed (Debian: qemu-system-x86, listed in tools/packages.sh); set LOWLATD_E2E=0 to skip this suite"
 
-# --- the image ---------------------------------------------------------------------------
+# --- can qemu run here at all? -----------------------------------------------------------
+probe=$(timeout 3 "$qemu" -machine q35 -accel "$accel" -nodefaults -display none -S 2>&1)
+[ $? -eq 124 ] || skip "qemu cannot start a q35 machine with -accel $accel here: $probe"
+
 if [ "$(id -u)" = 0 ]; then
         cache=${LOWLATD_E2E_CACHE:-/var/cache/lowlatd-e2e}
 else
         cache=${LOWLATD_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lowlatd-e2e}
 fi
+mkdir -p "$cache" || die "cannot create the image cache $cache"
 sources=${LOWLATD_E2E_APT_SOURCES:-}
 if [ -z "$sources" ]; then
         for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
                 if [ -s "$f" ]; then sources=$f; break; fi
         done
 fi
-key=$(cat "$here/mkimage.sh" "$here/lowlatd-e2e.service" "$here/lowlatd-e2e.target" ${sources:+"$sources"} |
-        sha256sum | cut -c1-16)
-img=$cache/$key
-mkdir -p "$cache" || die "cannot create the image cache $cache"
-if [ ! -f "$img/root.ext4" ]; then
-        [ "$(id -u)" = 0 ] || skip "no cached guest image in $img and building one needs root (mmdebstrap --mode=root)"
-        for tool in mmdebstrap mkfs.ext4; do
-                command -v $tool > /dev/null ||
-                        die "$tool is not installed (Debian: mmdebstrap, e2fsprogs; listed in tools/packages.sh)"
-        done
-        (
-                flock 9
-                if [ ! -f "$img/root.ext4" ]; then
-                        echo "# building the guest image $img (mmdebstrap, a few minutes; log: $art/mkimage.log)"
-                        t0=$SECONDS
-                        if ! timeout 1800 "$here/mkimage.sh" "$img" > "$art/mkimage.log" 2>&1; then
-                                tail -n 30 "$art/mkimage.log"
-                                exit 1
-                        fi
-                        echo "# image built in $((SECONDS - t0)) s"
-                        # Older images (other recipes) only take space.
-                        for old in "$cache"/????????????????; do
-                                if [ -d "$old" ] && [ "$old" != "$img" ]; then rm -rf "$old"; fi
-                        done
-                fi
-        ) 9> "$cache/.lock" || die "building the guest image failed (see $art/mkimage.log)"
-else
-        echo "# cached guest image: $img"
-fi
 
-# --- the share: this build, installed; the guest script; parameters ----------------------
+# --- the package under test --------------------------------------------------------------
+t0=$SECONDS
+deb_dir=$("$source_root/tests/packaging/build-deb.sh" "$source_root" "$build/deb" 2> "$art/build-deb.err")
+rc=$?
+[ $rc -eq 0 ] || die "the Debian package did not build (build-deb.sh exit $rc):
+$(cat "$art/build-deb.err")"
+deb=$(ls "$deb_dir"/lowlatd_*.deb 2>/dev/null | grep -v dbgsym | head -n1)
+[ -n "$deb" ] || die "build-deb.sh left no lowlatd_*.deb in $deb_dir"
+echo "# package: $deb ($((SECONDS - t0)) s: built, or found from the packaging test's build)"
+
+host_exposure=""
+if [ -n "${LOWLATD_UNIT:-}" ] && command -v systemd-analyze > /dev/null; then
+        host_exposure=$(systemd-analyze security --offline=yes --no-pager "$LOWLATD_UNIT" 2>/dev/null |
+                sed -n 's/.*Overall exposure level for lowlatd\.service: *\([0-9.]*\).*/\1/p')
+fi
+host_systemd=$(systemctl --version 2>/dev/null | awk 'NR == 1 { print $2 }')
+
 tmp=$(mktemp -d /var/tmp/lowlatd-e2e.XXXXXX 2>/dev/null || mktemp -d)
-share=$tmp/share
 qemu_pid=""
 cleanup() {
         [ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null
@@ -100,25 +105,46 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-out=$("$meson" install -C "$build" --destdir "$share/stage" --no-rebuild --quiet 2>&1) ||
-        die "meson install -C $build --destdir failed:
-$out"
-cp "${LOWLATD_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$share/guest-test.sh"
-# The checks of one kind of setting each (sourced by guest-test.sh before its last section).
-mkdir -p "$share/guest.d"
-cp "$here"/guest.d/*.sh "$share/guest.d/" 2>/dev/null || true
-host_exposure=""
-if [ -n "${LOWLATD_UNIT:-}" ] && command -v systemd-analyze > /dev/null; then
-        host_exposure=$(systemd-analyze security --offline=yes --no-pager "$LOWLATD_UNIT" 2>/dev/null |
-                sed -n 's/.*Overall exposure level for lowlatd\.service: *\([0-9.]*\).*/\1/p')
-fi
-echo "HOST_OFFLINE_EXPOSURE='$host_exposure'" > "$share/params.sh"
 
-# --- can qemu run here at all? -----------------------------------------------------------
-probe=$(timeout 3 "$qemu" -machine q35 -accel "$accel" -nodefaults -display none -S 2>&1)
-[ $? -eq 124 ] || skip "qemu cannot start a q35 machine with -accel $accel here: $probe"
+# --- one kernel's image ------------------------------------------------------------------
+# ensure_image KERNEL: sets img (the cached image directory) or returns 1.
+ensure_image() {
+        local k=$1 key
+        key=$( (cat "$here/mkimage.sh" "$here/lowlatd-e2e.service" "$here/lowlatd-e2e.target" ${sources:+"$sources"}
+                echo "kernel $k") | sha256sum | cut -c1-16)
+        img=$cache/$k-$key
+        if [ -f "$img/root.ext4" ]; then
+                echo "# cached guest image: $img"
+                return 0
+        fi
+        if [ "$(id -u)" != 0 ]; then
+                echo "# no cached guest image in $img and building one needs root (mmdebstrap --mode=root)"
+                return 77
+        fi
+        for tool in mmdebstrap mkfs.ext4; do
+                command -v $tool > /dev/null ||
+                        die "$tool is not installed (Debian: mmdebstrap, e2fsprogs; listed in tools/packages.sh)"
+        done
+        (
+                flock 9
+                if [ ! -f "$img/root.ext4" ]; then
+                        echo "# building the guest image $img (mmdebstrap, a few minutes; log: $art/$k/mkimage.log)"
+                        t0=$SECONDS
+                        if ! timeout 1800 "$here/mkimage.sh" "$k" "$img" > "$art/$k/mkimage.log" 2>&1; then
+                                tail -n 30 "$art/$k/mkimage.log"
+                                exit 1
+                        fi
+                        echo "# image built in $((SECONDS - t0)) s"
+                        # Older images of this kernel (other recipes) only take space. Images
+                        # named by a bare hash, or for other kernels, are left alone.
+                        for old in "$cache/$k"-????????????????; do
+                                if [ -d "$old" ] && [ "$old" != "$img" ]; then rm -rf "$old"; fi
+                        done
+                fi
+        ) 9> "$cache/.lock" || { echo "# building the guest image for kernel $k failed (see $art/$k/mkimage.log)"; return 1; }
+}
 
-# --- boot --------------------------------------------------------------------------------
+# --- one kernel's boot -------------------------------------------------------------------
 cmdline="root=/dev/vda rw fsck.mode=skip console=ttyS0 loglevel=4 panic=-1 systemd.show_status=error"
 cmdline+=" isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 systemd.unit=lowlatd-e2e.target"
 cmdline+="${LOWLATD_E2E_APPEND:+ $LOWLATD_E2E_APPEND}"
@@ -127,10 +153,10 @@ cmdline+="${LOWLATD_E2E_APPEND:+ $LOWLATD_E2E_APPEND}"
 # within boot_timeout seconds is retried once; the stalled serial log is kept.
 boot_timeout=${LOWLATD_E2E_BOOT_TIMEOUT:-150}
 boot() {
-        # $1: attempt number. Sets qemu_rc, timed_out, stalled.
+        # $1: attempt number; share, img, kart set by the caller. Sets qemu_rc, timed_out, stalled.
         rm -rf "$share/results"
         mkdir -p "$share/results"
-        echo "# booting the guest, attempt $1 ($accel; limit ${timeout_s} s; serial log: $art/serial.log)"
+        echo "# booting the guest, attempt $1 ($accel; limit ${timeout_s} s; serial log: $kart/serial.log)"
         "$qemu" -machine q35 -accel "$accel" -cpu max -smp 4 -m 2G \
                 -nodefaults -display none -no-reboot \
                 -kernel "$img/vmlinuz" -initrd "$img/initrd.img" -append "$cmdline" \
@@ -138,7 +164,7 @@ boot() {
                 -netdev user,id=n0,restrict=on -device e1000e,netdev=n0 \
                 -netdev user,id=n1,restrict=on -device virtio-net-pci,netdev=n1 \
                 -virtfs local,path="$share",mount_tag=e2e,security_model=none,id=e2e \
-                -serial stdio < /dev/null > "$art/serial.log" 2>&1 &
+                -serial stdio < /dev/null > "$kart/serial.log" 2>&1 &
         qemu_pid=$!
         local t0=$SECONDS
         timed_out=0 stalled=0
@@ -162,37 +188,86 @@ boot() {
         qemu_rc=$?
         qemu_pid=""
 }
-t_boot=$SECONDS
-boot 1
-if [ $stalled = 1 ]; then
-        mv "$art/serial.log" "$art/serial-stalled.log"
-        echo "# the guest did not start the tests within ${boot_timeout} s; last of its serial log:"
-        tail -n 15 "$art/serial-stalled.log" | sed 's/^/#   /'
-        t_boot=$SECONDS
-        boot 2
-fi
-t_guest=$((SECONDS - t_boot))
 
-# --- results -----------------------------------------------------------------------------
-res=$share/results
-cp -r "$res/." "$art/" 2>/dev/null
-echo "# guest TAP:"
-[ -f "$res/tap.txt" ] && cat "$res/tap.txt"
-summary=$(cat "$res/summary" 2>/dev/null)
-# meson --print-errorlogs shows only the tail of a long output: repeat what failed there.
-if grep -q '^not ok' "$res/tap.txt" 2>/dev/null; then
-        echo "# not ok, in short:"
-        grep '^not ok' "$res/tap.txt"
-fi
-echo "# guest ran ${t_guest} s (boot, tests, poweroff); whole suite $((SECONDS - t_start)) s; artifacts in $art"
-if [ -z "$summary" ]; then
-        echo "# the guest never reported (qemu exit $qemu_rc$([ $timed_out = 1 ] && echo ", killed after $timeout_s s")$([ $stalled = 1 ] && echo ", no test start within $boot_timeout s")); last of the serial log:"
-        tail -n 60 "$art/serial.log" | sed 's/^/#   /'
-        exit 1
-fi
-echo "$summary"
-[ $timed_out = 0 ] || { echo "# the guest did not power off within ${timeout_s} s"; exit 1; }
-read -r npass _ nfail _ <<< "${summary//,/}"
-[ "${nfail:-1}" = 0 ] && [ "${npass:-0}" -gt 0 ] 2>/dev/null || exit 1
+# run_kernel KERNEL: image, share, boot, results. Appends to the totals; returns 0 when
+# every check passed, 77 when the kernel could not run here, else 1.
+total_pass=0 total_fail=0
+results=()
+run_kernel() {
+        local k=$1 t_k=$SECONDS t_image summary npass nfail rc
+        kart=$art/$k
+        mkdir -p "$kart"
+        echo "# ===== kernel $k"
+        ensure_image "$k"
+        rc=$?
+        t_image=$((SECONDS - t_k))
+        if [ $rc -ne 0 ]; then
+                results+=("$k: $([ $rc = 77 ] && echo skipped || echo failed): no guest image")
+                return $rc
+        fi
+
+        # The share: the package, the guest script and its checks, parameters.
+        share=$tmp/$k/share
+        mkdir -p "$share/deb" "$share/guest.d"
+        cp "$deb" "$share/deb/"
+        cp "${LOWLATD_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$share/guest-test.sh"
+        # The checks of one kind of setting each (sourced by guest-test.sh before its last sections).
+        cp "$here"/guest.d/*.sh "$share/guest.d/" 2>/dev/null || true
+        {
+                echo "HOST_OFFLINE_EXPOSURE='$host_exposure'"
+                echo "HOST_SYSTEMD='$host_systemd'"
+                echo "E2E_KERNEL='$k'"
+        } > "$share/params.sh"
+
+        local t_boot=$SECONDS t_guest
+        boot 1
+        if [ $stalled = 1 ]; then
+                mv "$kart/serial.log" "$kart/serial-stalled.log"
+                echo "# the guest did not start the tests within ${boot_timeout} s; last of its serial log:"
+                tail -n 15 "$kart/serial-stalled.log" | sed 's/^/#   /'
+                t_boot=$SECONDS
+                boot 2
+        fi
+        t_guest=$((SECONDS - t_boot))
+
+        local res=$share/results
+        cp -r "$res/." "$kart/" 2>/dev/null
+        echo "# guest TAP ($k):"
+        [ -f "$res/tap.txt" ] && cat "$res/tap.txt"
+        summary=$(cat "$res/summary" 2>/dev/null)
+        # meson --print-errorlogs shows only the tail of a long output: repeat what failed there.
+        if grep -q '^not ok' "$res/tap.txt" 2>/dev/null; then
+                echo "# not ok ($k), in short:"
+                grep '^not ok' "$res/tap.txt"
+        fi
+        echo "# kernel $k: image ${t_image} s, guest ran ${t_guest} s (boot, tests, poweroff), $((SECONDS - t_k)) s in all; artifacts in $kart"
+        if [ -z "$summary" ]; then
+                echo "# the guest never reported (qemu exit $qemu_rc$([ $timed_out = 1 ] && echo ", killed after $timeout_s s")$([ $stalled = 1 ] && echo ", no test start within $boot_timeout s")); last of the serial log:"
+                tail -n 60 "$kart/serial.log" | sed 's/^/#   /'
+                results+=("$k: failed: the guest never reported ($((SECONDS - t_k)) s)")
+                total_fail=$((total_fail + 1))
+                return 1
+        fi
+        read -r npass _ nfail _ <<< "${summary//,/}"
+        total_pass=$((total_pass + ${npass:-0})) total_fail=$((total_fail + ${nfail:-1}))
+        results+=("$k: $summary ($(cat "$res/kernel" 2>/dev/null); guest ${t_guest} s, $((SECONDS - t_k)) s in all)")
+        if [ $timed_out = 1 ]; then
+                echo "# the guest did not power off within ${timeout_s} s"
+                return 1
+        fi
+        [ "${nfail:-1}" = 0 ] && [ "${npass:-0}" -gt 0 ] 2>/dev/null
+}
+
+status=0 ran=0
+for k in $kernels; do
+        run_kernel "$k"
+        rc=$?
+        case $rc in 0) ran=$((ran + 1)) ;; 77) ;; *) ran=$((ran + 1)); status=1 ;; esac
+done
+echo "# ===== per kernel"
+printf '# %s\n' "${results[@]}"
+echo "# whole suite $((SECONDS - t_start)) s"
+[ $ran -gt 0 ] || skip "no kernel could run here: ${results[*]}"
+echo "$total_pass passed, $total_fail failed"
 # Success: the whole journal is only kept on failure (the guest writes it then).
-exit 0
+exit $status

@@ -6,7 +6,7 @@ daemon, and the installed example configuration passes --check-config.
 
 Environment (tests/packaging/meson.build): LOWLATD_MESON (the meson that configured
 the build), LOWLATD_BUILD_ROOT, LOWLATD_PREFIX, LOWLATD_INSTALL_{SBINDIR,BINDIR,MANDIR,
-DATADIR} (absolute), LOWLATD_VERSION. Without them the build's own options are read
+DATADIR,DBUSPOLICYDIR,UNITDIR} (absolute), LOWLATD_VERSION. Without them the build's own options are read
 with meson introspect.
 """
 
@@ -35,7 +35,7 @@ def meson_command():
 def build_options(meson):
     """Install directories and version, from the environment or meson introspect."""
     keys = ("PREFIX", "INSTALL_SBINDIR", "INSTALL_BINDIR", "INSTALL_MANDIR", "INSTALL_DATADIR",
-            "INSTALL_DBUSPOLICYDIR", "VERSION")
+            "INSTALL_DBUSPOLICYDIR", "INSTALL_UNITDIR", "VERSION")
     got = {k: os.environ.get("LOWLATD_" + k) for k in keys}
     if all(got.values()):
         return got
@@ -52,6 +52,7 @@ def build_options(meson):
         "INSTALL_MANDIR": os.path.join(prefix, opts["mandir"]),
         "INSTALL_DATADIR": os.path.join(prefix, opts["datadir"]),
         "INSTALL_DBUSPOLICYDIR": opts.get("dbuspolicydir") or "/usr/share/dbus-1/system.d",
+        "INSTALL_UNITDIR": opts.get("systemdsystemunitdir") or os.path.join(prefix, "lib/systemd/system"),
         "VERSION": info["projectinfo"]["version"],
     }
 
@@ -95,7 +96,7 @@ def test(t):
     expected = {
         "lowlatd": (sbin_lowlatd, None),
         "lowlatctl": (os.path.join(o["INSTALL_BINDIR"], "lowlatctl"), None),
-        "unit": (os.path.join(prefix, "lib/systemd/system/lowlatd.service"), None),
+        "unit": (os.path.join(o["INSTALL_UNITDIR"], "lowlatd.service"), None),
         "D-Bus policy": (os.path.join(o["INSTALL_DBUSPOLICYDIR"], "org.lowlatd1.conf"),
                          u.src("conf", "org.lowlatd1.conf")),
         "journal catalog": (os.path.join(prefix, "lib/systemd/catalog/lowlatd.catalog"),
