@@ -109,6 +109,8 @@ static int compare_settings(const void *a, const void *b) {
 }
 
 void table_sort(SettingTable *t) {
+        if (t->n == 0)
+                return; /* an empty table may have no array; qsort() wants one */
         qsort(t->settings, t->n, sizeof(Setting *), compare_settings);
 }
 

@@ -320,6 +320,7 @@ $(kt_allowed "$eh0"); $(chrt -p "$eh0" 2>&1)"
 
 # Back to the unit as shipped and the base config, enforcing.
 rm -f /run/systemd/system/lowlatd.service.d/50-realtime.conf
+rmdir /run/systemd/system/lowlatd.service.d 2>/dev/null # the purge check finds any *lowlat* left
 systemctl daemon-reload
 write_config "rx_usecs = 60" ""
 timeout 120 systemctl restart lowlatd
