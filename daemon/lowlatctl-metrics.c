@@ -93,9 +93,20 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
         if (r < 0)
                 return r;
 
-        prom_print_header(f, "lowlatd_cpu_dma_latency_microseconds", "gauge",
-                          "The /dev/cpu_dma_latency request lowlatd holds, -1 when off.");
-        fprintf(f, "lowlatd_cpu_dma_latency_microseconds %" PRIi32 "\n", info->cpu_dma_latency_usec);
+        /* Prometheus wants base units (promtool check metrics refuses microseconds), and a
+         * sentinel -1 in seconds would read as a value: whether a request is held is a
+         * series of its own, and the request is NaN while none is. */
+        prom_print_header(f, "lowlatd_cpu_dma_latency_held", "gauge",
+                          "1 when lowlatd holds a /dev/cpu_dma_latency request, 0 when [pm] cpu_dma_latency is off.");
+        fprintf(f, "lowlatd_cpu_dma_latency_held %d\n", info->cpu_dma_latency_usec >= 0);
+        prom_print_header(f, "lowlatd_cpu_dma_latency_seconds", "gauge",
+                          "The /dev/cpu_dma_latency request lowlatd holds, NaN when it holds none.");
+        if (info->cpu_dma_latency_usec < 0)
+                fputs("lowlatd_cpu_dma_latency_seconds NaN\n", f);
+        else
+                fprintf(f, "lowlatd_cpu_dma_latency_seconds %" PRIi32 ".%06" PRIi32 "\n",
+                        info->cpu_dma_latency_usec / (int32_t) USEC_PER_SEC,
+                        info->cpu_dma_latency_usec % (int32_t) USEC_PER_SEC);
         prom_print_header(f, "lowlatd_last_reload_timestamp_seconds", "gauge",
                           "Time of the last reload attempt, 0 when there was none.");
         if (info->last_reload_usec == 0)
@@ -107,13 +118,20 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
                           "1 when the last reload succeeded or there was none, 0 when it failed.");
         fprintf(f, "lowlatd_last_reload_success %d\n", isempty(info->last_reload_error) ? 1 : 0);
         prom_print_header(f, "lowlatd_drift_events_total", "counter",
-                          "Settings found drifted since lowlatd started.");
+                          "Settings found drifted after the posture was in place, since lowlatd started.");
         fprintf(f, "lowlatd_drift_events_total %" PRIu64 "\n", info->drift_events);
         prom_print_header(f, "lowlatd_corrections_total", "counter",
-                          "Successful corrections since lowlatd started.");
+                          "Drifted settings put back, since lowlatd started.");
         fprintf(f, "lowlatd_corrections_total %" PRIu64 "\n", info->corrections);
         prom_print_header(f, "lowlatd_failures_total", "counter",
                           "Failed corrections and read failures since lowlatd started.");
         fprintf(f, "lowlatd_failures_total %" PRIu64 "\n", info->failures);
+        prom_print_header(f, "lowlatd_fights_total", "counter",
+                          "Fights begun (another writer flipping a setting back again and again), since lowlatd started.");
+        fprintf(f, "lowlatd_fights_total %" PRIu64 "\n", info->fights);
+        prom_print_header(f, "lowlatd_posture_applied_settings_total", "counter",
+                          "Settings set while putting the posture in place (start, reload, a new NIC or device), "
+                          "since lowlatd started.");
+        fprintf(f, "lowlatd_posture_applied_settings_total %" PRIu64 "\n", info->applied_settings);
         return 0;
 }

@@ -51,6 +51,8 @@ typedef struct ManagerInfo {
         uint64_t drift_events;
         uint64_t corrections;
         uint64_t failures;
+        uint64_t applied_settings;
+        uint64_t fights;
         int32_t cpu_dma_latency_usec;
         uint32_t settings;
         uint32_t settings_not_ok;
