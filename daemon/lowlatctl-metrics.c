@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatctl metrics: lowlatd's state in the Prometheus text exposition format (0.0.4),
  * for node_exporter's textfile collector. */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lowlatctl.h"
 #include "macro.h"
@@ -134,4 +139,68 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
                           "since lowlatd started.");
         fprintf(f, "lowlatd_posture_applied_settings_total %" PRIu64 "\n", info->applied_settings);
         return 0;
+}
+
+/* node_exporter's textfile collector reads *.prom files only, at any moment: the metrics
+ * go to ".NAME.XXXXXX" beside path (same directory, so rename() is atomic; a name it
+ * ignores), then replace path in one step, so that a scrape never sees half a file. No
+ * fsync(): this runs every 30 s on hosts where disk writes are noise, and after a crash
+ * the next run rewrites the file anyway. */
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        const char *base = strrchr(path, '/');
+        int fd, r;
+
+        base = base ? base + 1 : path;
+        if (isempty(base)) {
+                fprintf(stderr, "lowlatctl: --output needs a file name, not a directory: %s\n", path);
+                return -EISDIR;
+        }
+        tmp = strdup_printf("%.*s.%s.XXXXXX", (int) (base - path), path, base);
+        if (!tmp)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                fprintf(stderr, "lowlatctl: cannot create a temporary file beside %s: %s\n", path, strerror(-r));
+                return r;
+        }
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                (void) close(fd);
+                goto fail;
+        }
+        /* mkostemp() makes it 0600; node_exporter runs as its own user. */
+        if (fchmod(fd, 0644) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (info)
+                r = metrics_print(f, info, l);
+        else {
+                metrics_print_down(f);
+                r = 0;
+        }
+        if (r < 0)
+                goto fail;
+        if (fflush(f) != 0 || ferror(f)) {
+                r = -(errno ?: EIO);
+                goto fail;
+        }
+        r = fclose(TAKE_PTR(f));
+        if (r != 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        return 0;
+fail:
+        fprintf(stderr, "lowlatctl: cannot write %s: %s\n", path, strerror(-r));
+        (void) unlink(tmp);
+        return r;
 }

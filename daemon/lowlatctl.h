@@ -161,3 +161,6 @@ void metrics_print_down(FILE *f);
 int metrics_print_settings(FILE *f, const SettingList *l);
 /* Every family; -ENOMEM. */
 int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l);
+/* Writes the metrics (info NULL: lowlatd is down) to path atomically: a hidden temporary
+ * file in the same directory, renamed over path. 0, or -errno after printing why. */
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l);
