@@ -216,6 +216,21 @@ def main(t):
          % seen["reads"], "exits %r\nbad reads %r" % (codes, seen["bad"][:3]))
     check_file(t, out, "after the rewrites")
 
+    # Another writer flipping the sysctl back: five corrections within 60 s (the drift
+    # above was the first) make a fight, which LowlatdFight alerts on.
+    for _ in range(C.FIGHT_CORRECTIONS):
+        if bc.get_all(NAME, PATH, IFACE)["Fights"]:
+            break
+        host.set_sysctl("net.core.somaxconn", "4096")
+        d.poll_until(lambda: host.sysctl("net.core.somaxconn") == "8192", h.scaled(5))
+    t.ok(d.poll_until(lambda: bc.get_all(NAME, PATH, IFACE)["Fights"] == 1, h.scaled(5)),
+         "the writer that keeps flipping the sysctl back is one fight (Fights 1)",
+         repr(bc.get_all(NAME, PATH, IFACE)))
+    run(argv, bus.address)
+    fought = check_file(t, out, "after a fight")
+    if fought:
+        t.ok(value(fought, "lowlatd_fights_total") == 1, "after a fight: lowlatd_fights_total 1", fought[-800:])
+
     # A restart that finds drift made while lowlatd was down: its first pass sets it, which
     # is applied, not drift (with restore_on_exit = no the rest of the posture stayed).
     t.stopped_cleanly(d)
