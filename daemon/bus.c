@@ -25,7 +25,7 @@
 /* What was last announced with PropertiesChanged. */
 typedef struct BusSnapshot {
         ManagerState state;
-        uint64_t drift_events, corrections, failures;
+        uint64_t drift_events, corrections, failures, applied, fights;
         unsigned settings, settings_not_ok;
         uint64_t reload_usec;
         unsigned generation;
@@ -91,6 +91,10 @@ static int property_get_counter(sd_bus *bus, const char *path, const char *inter
                 v = m->rc.counters.corrections;
         else if (streq(property, "Failures"))
                 v = m->rc.counters.failures;
+        else if (streq(property, "AppliedSettings"))
+                v = m->rc.counters.applied;
+        else if (streq(property, "Fights"))
+                v = m->rc.counters.fights;
         else if (streq(property, "LastReloadUSec"))
                 v = m->last_reload_usec;
         return sd_bus_message_append(reply, "t", v);
@@ -194,6 +198,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DriftEvents", "t", property_get_counter, 0, CHANGES),
         SD_BUS_PROPERTY("Corrections", "t", property_get_counter, 0, CHANGES),
         SD_BUS_PROPERTY("Failures", "t", property_get_counter, 0, CHANGES),
+        SD_BUS_PROPERTY("AppliedSettings", "t", property_get_counter, 0, CHANGES),
+        SD_BUS_PROPERTY("Fights", "t", property_get_counter, 0, CHANGES),
         SD_BUS_PROPERTY("CpuDmaLatencyUSec", "i", property_get_dma_latency, 0, CHANGES),
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
@@ -368,13 +374,15 @@ static void bus_flush_changes(Bus *b) {
                 .drift_events = m->rc.counters.drift_events,
                 .corrections = m->rc.counters.corrections,
                 .failures = m->rc.counters.failures,
+                .applied = m->rc.counters.applied,
+                .fights = m->rc.counters.fights,
                 .settings = (unsigned) m->table.n,
                 .settings_not_ok = settings_not_ok(m),
                 .reload_usec = m->last_reload_usec,
                 .generation = m->posture_generation,
         };
         const BusSnapshot *was = &b->emitted;
-        const char *names[16];
+        const char *names[32];
         size_t n = 0;
 
         if (!b->bus) {
@@ -389,6 +397,10 @@ static void bus_flush_changes(Bus *b) {
                 names[n++] = "Corrections";
         if (now.failures != was->failures)
                 names[n++] = "Failures";
+        if (now.applied != was->applied)
+                names[n++] = "AppliedSettings";
+        if (now.fights != was->fights)
+                names[n++] = "Fights";
         if (now.settings != was->settings)
                 names[n++] = "Settings";
         if (now.settings_not_ok != was->settings_not_ok)

@@ -108,6 +108,8 @@ static const PropertyField manager_fields[] = {
         { "DriftEvents", "t", offsetof(ManagerInfo, drift_events) },
         { "Corrections", "t", offsetof(ManagerInfo, corrections) },
         { "Failures", "t", offsetof(ManagerInfo, failures) },
+        { "AppliedSettings", "t", offsetof(ManagerInfo, applied_settings) },
+        { "Fights", "t", offsetof(ManagerInfo, fights) },
         { "CpuDmaLatencyUSec", "i", offsetof(ManagerInfo, cpu_dma_latency_usec) },
         { "Settings", "u", offsetof(ManagerInfo, settings) },
         { "SettingsNotOk", "u", offsetof(ManagerInfo, settings_not_ok) },

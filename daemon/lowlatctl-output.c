@@ -254,6 +254,8 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fprintf(f, "%18s: %" PRIu64 "\n", "Drift events", info->drift_events);
         fprintf(f, "%18s: %" PRIu64 "\n", "Corrections", info->corrections);
         fprintf(f, "%18s: %" PRIu64 "\n", "Failures", info->failures);
+        fprintf(f, "%18s: %" PRIu64 "\n", "Fights", info->fights);
+        fprintf(f, "%18s: %" PRIu64 "\n", "Applied settings", info->applied_settings);
         if (info->cpu_dma_latency_usec < 0)
                 print_field(f, "cpu_dma_latency", "off");
         else {
@@ -286,10 +288,10 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fprintf(f, "],\"last_reload_usec\":%" PRIu64, info->last_reload_usec);
         json_print_member(f, "last_reload_error", info->last_reload_error, false);
         fprintf(f, ",\"drift_events\":%" PRIu64 ",\"corrections\":%" PRIu64 ",\"failures\":%" PRIu64
-                   ",\"cpu_dma_latency_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32 ",\"n_settings_not_ok\":%" PRIu32
-                   ",\"settings_not_ok\":[",
-                   info->drift_events, info->corrections, info->failures, info->cpu_dma_latency_usec, info->settings,
-                   info->settings_not_ok);
+                   ",\"fights\":%" PRIu64 ",\"applied_settings\":%" PRIu64 ",\"cpu_dma_latency_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32
+                   ",\"n_settings_not_ok\":%" PRIu32 ",\"settings_not_ok\":[",
+                   info->drift_events, info->corrections, info->failures, info->fights, info->applied_settings,
+                   info->cpu_dma_latency_usec, info->settings, info->settings_not_ok);
         for (size_t i = 0; i < l->n; i++) {
                 if (setting_state_name_is_good(l->rows[i].state))
                         continue;

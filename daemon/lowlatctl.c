@@ -27,6 +27,7 @@ typedef struct Arguments {
         StateFilter state_filter;
         const char *config; /* check: audit here against this file, without lowlatd */
         const char *root;
+        const char *output; /* metrics: write this file atomically instead of stdout */
 } Arguments;
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -66,12 +67,19 @@ static int verb_list(sd_bus *bus, const Arguments *args) {
         return finish_output(posture_verdict(&info, &l));
 }
 
-static int verb_metrics(sd_bus *bus) {
+static int verb_metrics(sd_bus *bus, const Arguments *args) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         _cleanup_(setting_list_done) SettingList l = {};
         int r;
 
         r = bus ? posture_get(bus, &info, &l) : -ENOTCONN;
+        if (args->output) {
+                /* lowlatd down is written too (lowlatd_up 0): a file left as it was would
+                 * go on saying that all is well. */
+                if (metrics_write_file(args->output, r < 0 ? NULL : &info, &l) < 0)
+                        return EXIT_OUTPUT;
+                return r < 0 ? EXIT_UNKNOWN : EXIT_OK;
+        }
         if (r < 0) {
                 metrics_print_down(stdout);
                 return finish_output(EXIT_UNKNOWN);
@@ -135,6 +143,7 @@ static void help(void) {
                "     --no-legend    list: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run)\n"
                "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
+               "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
                "  -h --help         Show this help\n"
                "     --version      Show the version\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
@@ -143,7 +152,7 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully (--help, --version), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_STATE, ARG_NO_LEGEND, ARG_CONFIG, ARG_ROOT };
+        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_STATE, ARG_NO_LEGEND, ARG_CONFIG, ARG_ROOT, ARG_OUTPUT };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -152,6 +161,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "root", required_argument, NULL, ARG_ROOT },
+                { "output", required_argument, NULL, ARG_OUTPUT },
                 {},
         };
         static const struct {
@@ -192,6 +202,13 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ARG_ROOT:
                         args->root = optarg;
                         break;
+                case ARG_OUTPUT:
+                        if (isempty(optarg)) {
+                                fprintf(stderr, "lowlatctl: --output needs a file name\n");
+                                return -EINVAL;
+                        }
+                        args->output = optarg;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -220,6 +237,10 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
         }
         if ((have_state || !args->legend) && args->verb != VERB_LIST) {
                 fprintf(stderr, "lowlatctl: --state and --no-legend apply to list only\n");
+                return -EINVAL;
+        }
+        if (args->output && args->verb != VERB_METRICS) {
+                fprintf(stderr, "lowlatctl: --output applies to metrics only\n");
                 return -EINVAL;
         }
         if ((args->config && args->verb != VERB_CHECK) || (args->root && !args->config)) {
@@ -253,7 +274,7 @@ int main(int argc, char *argv[]) {
                 r = verb_list(bus, &args);
                 break;
         case VERB_METRICS:
-                r = verb_metrics(bus);
+                r = verb_metrics(bus, &args);
                 break;
         case VERB_RELOAD:
                 r = verb_call(bus, "Reload");

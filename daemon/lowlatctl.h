@@ -51,6 +51,8 @@ typedef struct ManagerInfo {
         uint64_t drift_events;
         uint64_t corrections;
         uint64_t failures;
+        uint64_t applied_settings;
+        uint64_t fights;
         int32_t cpu_dma_latency_usec;
         uint32_t settings;
         uint32_t settings_not_ok;
@@ -159,3 +161,6 @@ void metrics_print_down(FILE *f);
 int metrics_print_settings(FILE *f, const SettingList *l);
 /* Every family; -ENOMEM. */
 int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l);
+/* Writes the metrics (info NULL: lowlatd is down) to path atomically: a hidden temporary
+ * file in the same directory, renamed over path. 0, or -errno after printing why. */
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l);

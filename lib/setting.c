@@ -183,6 +183,7 @@ static void record_correction(Reconciler *rc, Setting *s, uint64_t now, Reconcil
         oldest = s->corrections_at[s->corrections_pos];
         if (!s->fighting && oldest != 0 && now - oldest < FIGHT_WINDOW_USEC) {
                 s->fighting = true;
+                rc->counters.fights++;
                 emit(rc, EVENT_FIGHT, s, flags);
         }
 }
@@ -317,7 +318,10 @@ static int setting_correct(Reconciler *rc, Setting *s, uint64_t now, ReconcileFl
                         return 0;
                 }
                 setting_set_state(s, SETTING_CORRECTED);
-                rc->counters.corrections++;
+                if (flags & RECONCILE_APPLYING)
+                        rc->counters.applied++;
+                else
+                        rc->counters.corrections++;
                 emit(rc, EVENT_CORRECTED, s, flags);
                 record_correction(rc, s, now, flags);
                 return 0;
@@ -413,7 +417,8 @@ int setting_reconcile(Reconciler *rc, Setting *s, uint64_t now, ReconcileFlags f
                 s->rewritten = setting_state_is_good(before);
         if (before != SETTING_DRIFTED && before != SETTING_FAILED) {
                 setting_set_state(s, SETTING_DRIFTED);
-                rc->counters.drift_events++;
+                if (!(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+                        rc->counters.drift_events++;
                 emit(rc, EVENT_DRIFT, s, flags);
         }
         setting_set_state(s, SETTING_DRIFTED);

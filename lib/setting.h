@@ -127,10 +127,16 @@ typedef enum ReconcileFlags {
         RECONCILE_READBACK = 1 << 4,
 } ReconcileFlags;
 
+/* Drift and corrections count only what happened to a posture already in place: what a
+ * pass under RECONCILE_APPLYING (start, reload, a new NIC or device) set is counted in
+ * applied instead, and the pass after a restore (RECONCILE_QUIET) counts no drift, so
+ * that an alert on drift does not fire at every start. Failures count at any time. */
 typedef struct ReconcileCounters {
         uint64_t drift_events;
         uint64_t corrections;
         uint64_t failures;
+        uint64_t applied;
+        uint64_t fights; /* fights begun (FIGHT_CORRECTIONS within FIGHT_WINDOW_USEC) */
 } ReconcileCounters;
 
 typedef void (*SettingEventHandler)(void *userdata, EventId event, const Setting *s, ReconcileFlags flags);

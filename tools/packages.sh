@@ -12,4 +12,7 @@ TEST_PACKAGES=(
         clang libclang-rt-14-dev
         qemu-system-x86 mmdebstrap e2fsprogs
         build-essential debhelper dpkg-dev lintian
+        # promtool, for the metrics and the alert rules (its package is the whole server:
+        # tools/run-tests keeps that from starting, see there)
+        prometheus
 )

@@ -9,6 +9,7 @@ Environment: LOWLATD, LOWLATD_SOURCE_ROOT (as every integration test) and LOWLAT
 the lowlatctl binary (skip when unset)."""
 
 import json
+import math
 import os
 import re
 import shutil
@@ -32,8 +33,8 @@ EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN, EXIT_USAGE = 0, 1, 2, 3, 64
 SPEC_PROPERTIES = {
     "Version": "s", "Mode": "s", "State": "s", "IsolatedCPUs": "s", "HousekeepingCPUs": "s",
     "ConfigFiles": "as", "LastReloadUSec": "t", "LastReloadError": "s", "DriftEvents": "t",
-    "Corrections": "t", "Failures": "t", "CpuDmaLatencyUSec": "i", "Settings": "u",
-    "SettingsNotOk": "u",
+    "Corrections": "t", "Failures": "t", "AppliedSettings": "t", "Fights": "t",
+    "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
 }
 NOT_OK_STATES = {"drifted", "failed", "unmovable", "unsupported"}
 KINDS = {"irq_affinity", "irq_default_affinity", "sysctl", "cpu_dma_latency", "governor"}
@@ -363,10 +364,11 @@ def check_metrics_match(t, ctl, bc, what, user=None):
 
     expect_types = {
         "lowlatd_up": "gauge", "lowlatd_info": "gauge", "lowlatd_settings": "gauge",
-        "lowlatd_cpu_dma_latency_microseconds": "gauge",
+        "lowlatd_cpu_dma_latency_held": "gauge", "lowlatd_cpu_dma_latency_seconds": "gauge",
         "lowlatd_last_reload_timestamp_seconds": "gauge", "lowlatd_last_reload_success": "gauge",
         "lowlatd_drift_events_total": "counter", "lowlatd_corrections_total": "counter",
-        "lowlatd_failures_total": "counter",
+        "lowlatd_failures_total": "counter", "lowlatd_fights_total": "counter",
+        "lowlatd_posture_applied_settings_total": "counter",
     }
     t.ok(m["type"] == expect_types and set(m["help"]) == set(expect_types) and
          all(m["help"].values()),
@@ -396,9 +398,12 @@ def check_metrics_match(t, ctl, bc, what, user=None):
          set(counts) <= set(got),
          "%s: lowlatd_settings{kind,state} counts match ListSettings" % what,
          "metrics %r\nListSettings %r\nbad labels %r" % (nonzero, counts, bad_labels))
-    t.ok(prom_value(m, "lowlatd_cpu_dma_latency_microseconds") == props["CpuDmaLatencyUSec"],
-         "%s: lowlatd_cpu_dma_latency_microseconds = CpuDmaLatencyUSec (%s)"
-         % (what, props["CpuDmaLatencyUSec"]))
+    held = props["CpuDmaLatencyUSec"] >= 0
+    seconds = prom_value(m, "lowlatd_cpu_dma_latency_seconds")
+    t.ok(prom_value(m, "lowlatd_cpu_dma_latency_held") == held and seconds is not None and
+         (abs(seconds - props["CpuDmaLatencyUSec"] / 1e6) < 1e-9 if held else math.isnan(seconds)),
+         "%s: lowlatd_cpu_dma_latency_held %d, lowlatd_cpu_dma_latency_seconds = CpuDmaLatencyUSec / 1e6 "
+         "or NaN (%s)" % (what, held, props["CpuDmaLatencyUSec"]), "seconds %r" % seconds)
     ts = prom_value(m, "lowlatd_last_reload_timestamp_seconds")
     t.ok(ts is not None and abs(ts - props["LastReloadUSec"] / 1e6) < 1e-6,
          "%s: lowlatd_last_reload_timestamp_seconds = LastReloadUSec / 1e6" % what,
@@ -407,10 +412,27 @@ def check_metrics_match(t, ctl, bc, what, user=None):
          "%s: lowlatd_last_reload_success matches LastReloadError" % what)
     for metric, prop in (("lowlatd_drift_events_total", "DriftEvents"),
                          ("lowlatd_corrections_total", "Corrections"),
-                         ("lowlatd_failures_total", "Failures")):
+                         ("lowlatd_failures_total", "Failures"),
+                         ("lowlatd_fights_total", "Fights"),
+                         ("lowlatd_posture_applied_settings_total", "AppliedSettings")):
         t.ok(prom_value(m, metric) == props[prop], "%s: %s = %s (%s)" % (what, metric, prop, props[prop]),
              "metric %r" % prom_value(m, metric))
+    ok, why = promtool_check_metrics(p.stdout)
+    t.ok(ok, "%s: promtool check metrics finds nothing to complain about" % what, why)
     return m
+
+
+def promtool_check_metrics(text):
+    """(True, "") when promtool check metrics accepts text, else (False, why). promtool is
+    part of what the tests need (Debian: prometheus, in tools/packages.sh): missing, it is
+    a failure, never a skip."""
+    tool = shutil.which("promtool")
+    if not tool:
+        return False, ("promtool is not installed (Debian: prometheus, listed in tools/packages.sh; "
+                       "tools/run-tests installs it)")
+    p = subprocess.run([tool, "check", "metrics"], input=text, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True, timeout=h.scaled(60))
+    return p.returncode == 0 and not p.stdout.strip(), "exit %d: %s" % (p.returncode, p.stdout)
 
 
 def check_down_metrics(t, p, what):
@@ -420,6 +442,8 @@ def check_down_metrics(t, p, what):
         t.ok(list(m["samples"]) == [("lowlatd_up", frozenset())] and
              prom_value(m, "lowlatd_up") == 0 and m["type"] == {"lowlatd_up": "gauge"},
              "%s: metrics prints only lowlatd_up 0" % what, p.stdout)
+        ok, why = promtool_check_metrics(p.stdout)
+        t.ok(ok, "%s: promtool check metrics accepts it" % what, why)
     except PromError as e:
         t.ok(False, "%s: metrics prints only lowlatd_up 0" % what, "%s\n%s" % (e, p.stdout))
 
@@ -476,7 +500,7 @@ def scenario_enforce(t, ctl_bin):
     m = intro.get(IFACE, {})
     props = m.get("properties", {})
     t.ok({k: v[0] for k, v in props.items()} == SPEC_PROPERTIES,
-         "introspection: the 14 properties of the spec with their types",
+         "introspection: the %d properties of the spec with their types" % len(SPEC_PROPERTIES),
          "got %r" % {k: v[0] for k, v in props.items()})
     t.ok(all(v[1] == "read" for v in props.values()), "introspection: every property is read-only",
          repr(props))
@@ -500,7 +524,8 @@ def scenario_enforce(t, ctl_bin):
     pr = {k: v[1] for k, v in typed.items()}
     expect = {"Version": VERSION, "Mode": "enforce", "State": "enforcing", "IsolatedCPUs": "2-3",
               "HousekeepingCPUs": "0-1", "ConfigFiles": [d.config_path], "LastReloadUSec": 0,
-              "LastReloadError": "", "CpuDmaLatencyUSec": 0, "Failures": 0}
+              "LastReloadError": "", "CpuDmaLatencyUSec": 0, "Failures": 0, "DriftEvents": 0,
+              "Corrections": 0, "Fights": 0}
     t.ok(all(pr.get(k) == v for k, v in expect.items()),
          "GetAll values match the config and the tree",
          "\n".join("%s: %r (want %r)" % (k, pr.get(k), v) for k, v in expect.items()
@@ -508,6 +533,12 @@ def scenario_enforce(t, ctl_bin):
 
     # -- ListSettings
     rows = bus_rows(bc)
+    # The first pass is not drift: what it set is counted apart (issue 14), and nothing has
+    # drifted since, so every corrected row is one the first pass set.
+    first_pass = sum(1 for r in rows if r[4] == "corrected")
+    t.ok(first_pass > 0 and pr["AppliedSettings"] == first_pass,
+         "AppliedSettings (%d) counts the settings the first pass set (%d rows corrected), "
+         "DriftEvents and Corrections stay 0" % (pr["AppliedSettings"], first_pass))
     t.ok(len(rows) == pr["Settings"], "ListSettings has Settings (%d) rows" % pr["Settings"],
          "%d rows" % len(rows))
     t.ok(sum(1 for r in rows if r[4] in NOT_OK_STATES) == pr["SettingsNotOk"],
@@ -546,8 +577,9 @@ def scenario_enforce(t, ctl_bin):
          f.get("State") == ["enforcing"] and f.get("Isolated CPUs") == ["2-3"] and
          f.get("Housekeeping CPUs") == ["0-1"] and f.get("Config files") == [d.config_path] and
          f.get("Last reload") == ["never"] and f.get("cpu_dma_latency") == ["0 us (held)"] and
-         f.get("Failures") == ["0"] and
-         f.get("Drift events") == [str(pr["DriftEvents"])] and
+         f.get("Failures") == ["0"] and f.get("Fights") == ["0"] and
+         f.get("Drift events") == ["0"] and f.get("Corrections") == ["0"] and
+         f.get("Applied settings") == [str(pr["AppliedSettings"])] and
          f.get("Settings") == ["%d (0 not ok)" % pr["Settings"]],
          "status text shows version, mode, state, CPUs, files, reload, counters, latency",
          "%r\n%s" % (f, desc(p)))
@@ -562,7 +594,8 @@ def scenario_enforce(t, ctl_bin):
                 "isolated_cpus": "2-3", "housekeeping_cpus": "0-1",
                 "config_files": [d.config_path], "last_reload_usec": 0,
                 "last_reload_error": "", "drift_events": pr["DriftEvents"],
-                "corrections": pr["Corrections"], "failures": 0, "cpu_dma_latency_usec": 0,
+                "corrections": pr["Corrections"], "failures": 0, "fights": 0,
+                "applied_settings": pr["AppliedSettings"], "cpu_dma_latency_usec": 0,
                 "n_settings": pr["Settings"], "n_settings_not_ok": 0, "settings_not_ok": []}
         t.ok(p.returncode == EXIT_OK and j == want, "status --json: the properties, verdict ok, no settings",
              "got %r\nwant %r" % (j, want))
@@ -617,6 +650,12 @@ def scenario_enforce(t, ctl_bin):
     t.ok(after, "DriftEvents and Corrections went up",
          "before %r" % {k: before[k] for k in ("DriftEvents", "Corrections")})
     if after:
+        t.ok(after["DriftEvents"] == before["DriftEvents"] + 1 and
+             after["Corrections"] == before["Corrections"] + 1 and
+             after["AppliedSettings"] == before["AppliedSettings"],
+             "one rewrite: one drift event, one correction, AppliedSettings unchanged",
+             "%r -> %r" % ({k: before[k] for k in ("DriftEvents", "Corrections", "AppliedSettings")},
+                           {k: after[k] for k in ("DriftEvents", "Corrections", "AppliedSettings")}))
         pcs = mon.wait_for(lambda ms: [c for c, _ in b.properties_changed(ms, PATH, IFACE)
                                        if c.get("DriftEvents") == after["DriftEvents"]],
                            cur, h.scaled(SIGNAL_TIMEOUT))
@@ -802,6 +841,9 @@ def scenario_observe(t, ctl_bin):
     pr = bc.get_all(NAME, PATH, IFACE)
     t.ok(pr["Mode"] == "observe" and pr["State"] == "observing" and pr["CpuDmaLatencyUSec"] == -1,
          "--observe: Mode observe, State observing, CpuDmaLatencyUSec -1 (off)", repr(pr))
+    t.ok(pr["DriftEvents"] == 0 and pr["AppliedSettings"] == 0 and pr["Corrections"] == 0,
+         "--observe: the first look counts no drift (the settings show it) and sets nothing",
+         repr({k: pr[k] for k in ("DriftEvents", "Corrections", "AppliedSettings")}))
     rows = bus_rows(bc)
     odd_rows = [r for r in rows if r[1] == "net.core.default_qdisc"]
     t.ok(len(odd_rows) == 1 and odd_rows[0][4] == "drifted", "the odd sysctl is drifted", repr(odd_rows))
@@ -855,6 +897,10 @@ def scenario_observe(t, ctl_bin):
     h.settle(1.5)
     t.ok(not [s for s in drift_signals(mon.messages[cur:]) if s[4] is True],
          "--observe: never Drift(..., true)")
+    pr = bc.get_all(NAME, PATH, IFACE)
+    t.ok(pr["DriftEvents"] == 1 and pr["Corrections"] == 0,
+         "--observe: the rewrite after start is one drift event, no correction",
+         repr({k: pr[k] for k in ("DriftEvents", "Corrections")}))
     t.ok(mon.wait_for(lambda ms: "SettingsNotOk" in changed_names(ms), cur, h.scaled(SIGNAL_TIMEOUT)),
          "PropertiesChanged names SettingsNotOk when a setting drifts")
     t.stopped_cleanly(d)

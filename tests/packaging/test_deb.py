@@ -31,6 +31,9 @@ EXPECTED = {
     "/usr/sbin/lowlatd": (0o755, "the daemon"),
     "/usr/bin/lowlatctl": (0o755, "the client"),
     "/lib/systemd/system/lowlatd.service": (0o644, "the unit"),
+    "/lib/systemd/system/lowlatd-metrics.service": (0o644, "the metrics unit"),
+    "/lib/systemd/system/lowlatd-metrics.timer": (0o644, "the metrics timer"),
+    "/usr/share/lowlatd/prometheus/lowlatd-alerts.yml": (0o644, "the Prometheus alert rules"),
     "/usr/share/dbus-1/system.d/org.lowlatd1.conf": (0o644, "the D-Bus policy"),
     "/usr/lib/systemd/catalog/lowlatd.catalog": (0o644, "the journal catalog"),
     "/usr/share/man/man8/lowlatd.8.gz": (0o644, "lowlatd(8)"),
@@ -200,7 +203,10 @@ def check_payload(t, root, contents):
     """The installed data is the source tree's, and the unit starts the packaged daemon."""
     for path, source in (("/etc/lowlatd/lowlatd.conf", u.src("conf", "lowlatd.conf")),
                          ("/usr/lib/systemd/catalog/lowlatd.catalog", u.src("conf", "lowlatd.catalog")),
-                         ("/usr/share/dbus-1/system.d/org.lowlatd1.conf", u.src("conf", "org.lowlatd1.conf"))):
+                         ("/usr/share/dbus-1/system.d/org.lowlatd1.conf", u.src("conf", "org.lowlatd1.conf")),
+                         ("/usr/share/lowlatd/prometheus/lowlatd-alerts.yml",
+                          u.src("conf", "prometheus", "lowlatd-alerts.yml")),
+                         ("/lib/systemd/system/lowlatd-metrics.timer", u.src("units", "lowlatd-metrics.timer"))):
         full = os.path.join(root, path.lstrip("/"))
         t.ok(os.path.isfile(full) and u.read(full) == u.read(source),
              "%s is %s" % (path, os.path.relpath(source, u.SOURCE_ROOT)))
@@ -208,6 +214,10 @@ def check_payload(t, root, contents):
     if os.path.isfile(unit):
         starts = re.findall(r"(?m)^ExecStart=(\S+)", u.read(unit))
         t.ok(starts == ["/usr/sbin/lowlatd"], "the unit's ExecStart= is /usr/sbin/lowlatd", "%s" % starts)
+    unit = os.path.join(root, "lib/systemd/system/lowlatd-metrics.service")
+    if os.path.isfile(unit):
+        starts = re.findall(r"(?m)^ExecStart=(\S+)", u.read(unit))
+        t.ok(starts == ["/usr/bin/lowlatctl"], "the metrics unit's ExecStart= is /usr/bin/lowlatctl", "%s" % starts)
     binary = os.path.join(root, "usr/sbin/lowlatd")
     p = u.run([binary, "--version"])
     t.ok(p.returncode == 0 and os.environ.get("LOWLATD_VERSION", "?") in p.stdout,
@@ -229,14 +239,28 @@ def check_maintainer_scripts(t, deb):
     t.ok(re.search(r"deb-systemd-helper enable 'lowlatd\.service'", postinst) and
          re.search(r"_dh_action=start", postinst) and re.search(r"_dh_action=restart", postinst),
          "postinst enables lowlatd.service and starts it on install, restarts it on upgrade", postinst)
+    # The metrics timer is the administrator's choice (README, "Monitoring"): never enabled
+    # nor started by the package, but its enablement state goes on purge.
+    # debhelper's --no-enable keeps an enablement the administrator made: "enable" may only
+    # follow its "was-enabled" test.
+    enables = [m.start() for m in re.finditer(r"deb-systemd-helper enable 'lowlatd-metrics", postinst)]
+    t.ok(all("was-enabled 'lowlatd-metrics.timer'" in postinst[max(0, i - 200):i] for i in enables) and
+         not re.search(r"deb-systemd-invoke \S+ '?lowlatd-metrics", postinst) and
+         "update-state 'lowlatd-metrics.timer'" in postinst,
+         "postinst neither enables nor starts lowlatd-metrics.timer (it only records its state)", postinst)
+    t.ok(re.search(r"deb-systemd-invoke stop lowlatd-metrics\.timer", prerm),
+         "prerm stops the metrics timer on remove (an administrator may have started it)", prerm)
+    t.ok(postrm.count("/var/lib/prometheus/node-exporter/lowlatd.prom") >= 2,
+         "postrm removes the metrics file on remove and purge", postrm)
     restore = prerm.find("lowlatctl restore")
     stop = prerm.find("deb-systemd-invoke stop 'lowlatd.service'")
     t.ok(0 <= restore < stop and re.search(r'\[ "\$1" = remove \]', prerm[:restore]),
          "prerm: on remove, lowlatctl restore runs before the service is stopped", prerm)
     purge = re.search(r"(?ms)^purge\)(.*?);;", postrm)
     t.ok(purge and "/etc/lowlatd" in purge.group(1) and "/run/lowlatd" in purge.group(1) and
-         "deb-systemd-helper purge 'lowlatd.service'" in postrm,
-         "postrm purge removes /etc/lowlatd, /run/lowlatd and the unit's enablement state", postrm)
+         "deb-systemd-helper purge 'lowlatd.service'" in postrm and
+         "deb-systemd-helper purge 'lowlatd-metrics.timer'" in postrm,
+         "postrm purge removes /etc/lowlatd, /run/lowlatd and the units' enablement state", postrm)
 
 
 def check_copyright(t):

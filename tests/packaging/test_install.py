@@ -97,6 +97,11 @@ def test(t):
         "lowlatd": (sbin_lowlatd, None),
         "lowlatctl": (os.path.join(o["INSTALL_BINDIR"], "lowlatctl"), None),
         "unit": (os.path.join(o["INSTALL_UNITDIR"], "lowlatd.service"), None),
+        "metrics unit": (os.path.join(o["INSTALL_UNITDIR"], "lowlatd-metrics.service"), None),
+        "metrics timer": (os.path.join(o["INSTALL_UNITDIR"], "lowlatd-metrics.timer"),
+                          u.src("units", "lowlatd-metrics.timer")),
+        "Prometheus alert rules": (os.path.join(o["INSTALL_DATADIR"], "lowlatd", "prometheus", "lowlatd-alerts.yml"),
+                                   u.src("conf", "prometheus", "lowlatd-alerts.yml")),
         "D-Bus policy": (os.path.join(o["INSTALL_DBUSPOLICYDIR"], "org.lowlatd1.conf"),
                          u.src("conf", "org.lowlatd1.conf")),
         "journal catalog": (os.path.join(prefix, "lib/systemd/catalog/lowlatd.catalog"),
@@ -109,7 +114,7 @@ def test(t):
                     "not there; installed files:\n" + "\n".join(installed_files(destdir))):
             continue
         mode = stat.S_IMODE(os.stat(full).st_mode)
-        if source is None and what != "unit":
+        if source is None and what not in ("unit", "metrics unit"):
             t.ok(mode & 0o111 == 0o111 and not mode & 0o022,
                  "%s is executable and not group/world-writable (%04o)" % (what, mode))
         else:
@@ -136,6 +141,14 @@ def test(t):
              "installed unit's ExecStart= is the installed %s" % sbin_lowlatd, "ExecStart=%s" % starts)
         t.ok(argv and os.access(under(destdir, argv[0]), os.X_OK),
              "ExecStart= binary exists in the installed tree")
+
+    # The metrics unit runs the installed lowlatctl.
+    unit = under(destdir, expected["metrics unit"][0])
+    if os.path.isfile(unit):
+        starts = re.findall(r"(?m)^ExecStart=(.*)$", u.read(unit))
+        argv = shlex.split(starts[-1]) if starts else []
+        t.ok(len(starts) == 1 and argv[:2] == [expected["lowlatctl"][0], "metrics"],
+             "installed metrics unit's ExecStart= is the installed lowlatctl metrics", "ExecStart=%s" % starts)
 
     binary = under(destdir, sbin_lowlatd)
     config = under(destdir, "/etc/lowlatd/lowlatd.conf")

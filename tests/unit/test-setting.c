@@ -536,6 +536,69 @@ static void test_fight(void) {
         fixture_done(&f);
 }
 
+/* The first application of the posture is not drift: an alert on drift would fire at every
+ * start. What a pass under RECONCILE_APPLYING sets is counted as applied; drift and
+ * corrections count what happens to the posture once it is in place; the pass after a
+ * restore counts no drift; failures count at any time; a fight counts once. */
+static void test_counters(void) {
+        Fixture f;
+        Setting *s = NULL, *irq = NULL;
+        const char *path = "proc/sys/net/core/somaxconn";
+        uint64_t t = T0;
+
+        fixture_init(&f);
+        tree_add_irq(&f, 24, "0-3\n");
+        if (!CHECK(fixture_start(&f, "[cpus]\nisolated = 2-3\n"), "counters fixture"))
+                { fixture_done(&f); return; }
+        CHECK(setting_new_sysctl("net.core.somaxconn", "4096", &s) == 0 && setting_new_irq(f.posture, 24, NULL, &irq) == 0,
+              "a sysctl and an IRQ");
+        if (!s || !irq)
+                goto out;
+
+        setting_reconcile(&f.rc, s, t, RECONCILE_FORCE | RECONCILE_APPLYING);
+        setting_reconcile(&f.rc, irq, t, RECONCILE_FORCE | RECONCILE_APPLYING);
+        CHECK_STR(events_take(&f), "drift corrected drift corrected", "the first pass sets both");
+        CHECK(f.rc.counters.applied == 2 && f.rc.counters.drift_events == 0 && f.rc.counters.corrections == 0,
+              "first pass: 2 applied, no drift, no correction");
+
+        tree_write(&f, path, "128\n");
+        setting_reconcile(&f.rc, s, t += USEC_PER_SEC, RECONCILE_HINTED);
+        CHECK(f.rc.counters.drift_events == 1 && f.rc.counters.corrections == 1 && f.rc.counters.applied == 2,
+              "a rewrite once the posture is in place: one drift, one correction");
+
+        /* a reload finds it rewritten again: put in place by the reload's pass, not drift */
+        tree_write(&f, path, "256\n");
+        setting_reconcile(&f.rc, s, t += USEC_PER_SEC, RECONCILE_FORCE | RECONCILE_APPLYING);
+        CHECK(f.rc.counters.drift_events == 1 && f.rc.counters.corrections == 1 && f.rc.counters.applied == 3,
+              "a reload's pass counts as applied");
+
+        /* observe mode after a restore: the quiet pass finds every setting off target */
+        f.rc.observe = true;
+        tree_write(&f, path, "128\n");
+        setting_reconcile(&f.rc, s, t += USEC_PER_SEC, RECONCILE_FORCE | RECONCILE_QUIET);
+        CHECK(s->state == SETTING_DRIFTED && f.rc.counters.drift_events == 1, "the pass after a restore counts no drift");
+        f.rc.observe = false;
+        setting_reconcile(&f.rc, s, t += USEC_PER_SEC, RECONCILE_FORCE | RECONCILE_APPLYING);
+        CHECK(s->state == SETTING_CORRECTED && f.rc.counters.applied == 4 && f.rc.counters.corrections == 1,
+              "enforcing again (a good reload) applies it");
+
+        /* The rewrite above is the first of FIGHT_CORRECTIONS corrections in the window:
+         * the fourth one here starts the fight, the fifth rewrite waits for the back-off. */
+        uint64_t d0 = f.rc.counters.drift_events, c0 = f.rc.counters.corrections;
+        for (unsigned i = 0; i < FIGHT_CORRECTIONS; i++) {
+                tree_write(&f, path, i % 2 ? "256\n" : "128\n");
+                setting_reconcile(&f.rc, s, t += USEC_PER_SEC, 0);
+        }
+        (void) events_take(&f);
+        CHECK(s->fighting && f.rc.counters.fights == 1, "five corrections within the window: one fight counted");
+        CHECK(f.rc.counters.drift_events == d0 + FIGHT_CORRECTIONS && f.rc.counters.corrections == c0 + FIGHT_CORRECTIONS - 1,
+              "every rewrite in the fight is drift; the one in the back-off waits for its correction");
+out:
+        setting_free(s);
+        setting_free(irq);
+        fixture_done(&f);
+}
+
 static void test_no_fight_when_slow(void) {
         Fixture f;
         Setting *s = NULL;
@@ -993,6 +1056,7 @@ int main(void) {
         test_governor();
         test_cpu_dma_latency();
         test_fight();
+        test_counters();
         test_no_fight_when_slow();
         test_table_scan();
         test_table_irq_named_later();
