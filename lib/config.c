@@ -502,6 +502,7 @@ static void handle_pm_resume_latency(ParseState *s, const char *value) {
         c->resume_latency = strdup(value);
         if (!c->resume_latency)
                 s->oom = -ENOMEM;
+        c->resume_latency_source = here(s);
 }
 
 static void handle_pm_min_freq(ParseState *s, const char *value) {
@@ -515,6 +516,7 @@ static void handle_pm_min_freq(ParseState *s, const char *value) {
         }
         if (streq(value, "max")) {
                 c->min_freq_enabled = c->min_freq_max = true;
+                c->min_freq_source = here(s);
                 return;
         }
         r = parse_uint64(value, &v);
@@ -526,6 +528,7 @@ static void handle_pm_min_freq(ParseState *s, const char *value) {
                 c->min_freq_enabled = true;
                 c->min_freq_max = false;
                 c->min_freq_khz = v;
+                c->min_freq_source = here(s);
         }
 }
 
@@ -586,6 +589,7 @@ static void handle_pm(ParseState *s, const char *key, const char *value) {
                 c->energy_performance_preference = strdup(value);
                 if (!c->energy_performance_preference)
                         s->oom = -ENOMEM;
+                c->energy_performance_preference_source = here(s);
         } else if (streq(key, "energy_performance_preference_cpus"))
                 parse_pm_cpus_value(s, key, value, &c->energy_performance_preference_cpus);
         else if (streq(key, "boost")) {

@@ -258,13 +258,16 @@ typedef struct Config {
         /* [pm] per-CPU wake-up latency limit, as the kernel's pm_qos_resume_latency_us takes
          * it ("n/a", or 1 to PM_RESUME_LATENCY_MAX_USEC); NULL when off. */
         char *resume_latency;
+        ConfigSource resume_latency_source;
         PmCpus resume_latency_cpus;
         /* [pm] min_freq: a frequency floor in kHz, or the most the driver offers. */
         bool min_freq_enabled;
         bool min_freq_max;
         uint64_t min_freq_khz;
+        ConfigSource min_freq_source;
         PmCpus min_freq_cpus;
         char *energy_performance_preference; /* NULL when off */
+        ConfigSource energy_performance_preference_source;
         PmCpus energy_performance_preference_cpus;
         PmBoost boost;
 

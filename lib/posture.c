@@ -79,19 +79,21 @@ static int resolve_cpu_spec(const Posture *p, const CpuSpec *spec, const char *w
         return cpuset_copy(ret, cpus);
 }
 
-/* A [pm] *_cpus value as CPUs, for a setting that is on. A list may name CPUs that are
- * offline now (they get the setting when they come online), not CPUs the host cannot have. */
-static int resolve_pm_cpus(const Posture *p, const HostCpus *cpus, const PmCpus *spec, const char *what,
-                           ErrorList *errors, CPUSet *ret) {
-        const char *file = spec->source.file ?: "<default>";
+/* A [pm] *_cpus value as CPUs, for a setting that is on (set at key). A list may name CPUs
+ * that are offline now (they get the setting when they come online), not CPUs the host
+ * cannot have. An error about the default names the setting's own line. */
+static int resolve_pm_cpus(const Posture *p, const HostCpus *cpus, const PmCpus *spec, const ConfigSource *key,
+                           const char *what, ErrorList *errors, CPUSet *ret) {
+        const ConfigSource *at = spec->source.file ? &spec->source : key;
+        const char *file = at->file ?: "<default>";
         const CPUSet *set;
 
         switch (spec->kind) {
         case PM_CPUS_ISOLATED:
                 set = &p->isolated;
                 if (cpuset_is_empty(set))
-                        error_list_add(errors, "%s:%u: %s = isolated%s, but no CPU is isolated", file, spec->source.line,
-                                       what, spec->source.file ? "" : " (the default)");
+                        error_list_add(errors, "%s:%u: %s = isolated%s, but no CPU is isolated", file, at->line, what,
+                                       spec->source.file ? "" : " (the default)");
                 break;
         case PM_CPUS_HOUSEKEEPING:
                 set = &p->housekeeping;
@@ -127,13 +129,14 @@ static int resolve_pm(Posture *p, const Config *c, const HostCpus *cpus, ErrorLi
         int r = 0;
 
         if (c->resume_latency)
-                r = resolve_pm_cpus(p, cpus, &c->resume_latency_cpus, "resume_latency_cpus", errors,
-                                    &p->resume_latency_cpus);
+                r = resolve_pm_cpus(p, cpus, &c->resume_latency_cpus, &c->resume_latency_source,
+                                    "resume_latency_cpus", errors, &p->resume_latency_cpus);
         if (r >= 0 && c->min_freq_enabled)
-                r = resolve_pm_cpus(p, cpus, &c->min_freq_cpus, "min_freq_cpus", errors, &p->min_freq_cpus);
+                r = resolve_pm_cpus(p, cpus, &c->min_freq_cpus, &c->min_freq_source, "min_freq_cpus", errors,
+                                    &p->min_freq_cpus);
         if (r >= 0 && c->energy_performance_preference)
                 r = resolve_pm_cpus(p, cpus, &c->energy_performance_preference_cpus,
-                                    "energy_performance_preference_cpus", errors,
+                                    &c->energy_performance_preference_source, "energy_performance_preference_cpus", errors,
                                     &p->energy_performance_preference_cpus);
         return r;
 }

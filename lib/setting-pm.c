@@ -28,10 +28,6 @@ typedef struct PmSetting {
 
 #define PM(s) ((PmSetting *) (s))
 
-static int pm_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret) {
-        return file_setting_new(kind, path, object, desired, ret);
-}
-
 static int pm_setting_refuse(Setting *s, const char *fmt, ...) _printf_(2, 3);
 static int pm_setting_refuse(Setting *s, const char *fmt, ...) {
         va_list ap;
@@ -141,7 +137,7 @@ static int pm_plan_cpus(SettingTable *t, const Host *h, const Posture *p, Settin
 
                         if (!list)
                                 return -ENOMEM;
-                        r = pm_setting_new(kind, strdup(CPU_DIR "/cpufreq"), "cpufreq", cpufreq_value, &s);
+                        r = file_setting_new(kind, strdup(CPU_DIR "/cpufreq"), "cpufreq", cpufreq_value, &s);
                         if (r >= 0)
                                 r = pm_setting_refuse(s,
                                                       "no cpufreq driver on this host (no /" CPU_DIR
@@ -173,7 +169,7 @@ int setting_new_resume_latency(unsigned cpu, const char *value, Setting **ret) {
 
         if (!object)
                 return -ENOMEM;
-        return pm_setting_new(SETTING_RESUME_LATENCY,
+        return file_setting_new(SETTING_RESUME_LATENCY,
                               strdup_printf(CPU_DIR "/cpu%u/power/pm_qos_resume_latency_us", cpu), object, value, ret);
 }
 
@@ -262,7 +258,7 @@ int setting_new_min_freq(const Host *h, unsigned cpu, const Config *c, Setting *
         desired = r < 0 ? strdup("max") : strdup_printf("%" PRIu64, khz);
         if (!desired)
                 return -ENOMEM;
-        r = pm_setting_new(SETTING_MIN_FREQ, strdup_printf(CPU_DIR "/cpu%u/cpufreq/scaling_min_freq", cpu), object,
+        r = file_setting_new(SETTING_MIN_FREQ, strdup_printf(CPU_DIR "/cpu%u/cpufreq/scaling_min_freq", cpu), object,
                            desired, &s);
         if (r < 0)
                 return r;
@@ -320,7 +316,7 @@ int setting_new_energy_performance_preference(unsigned cpu, const char *name, Se
 
         if (!object)
                 return -ENOMEM;
-        return pm_setting_new(SETTING_ENERGY_PERFORMANCE_PREFERENCE,
+        return file_setting_new(SETTING_ENERGY_PERFORMANCE_PREFERENCE,
                               strdup_printf(CPU_DIR "/cpu%u/cpufreq/energy_performance_preference", cpu), object, name,
                               ret);
 }
@@ -389,7 +385,7 @@ int setting_new_boost(const Host *h, bool on, Setting **ret) {
         bool no_turbo = !host_path_exists(h, BOOST_FILE) && host_path_exists(h, NO_TURBO_FILE);
         int r;
 
-        r = pm_setting_new(SETTING_BOOST, strdup(no_turbo ? NO_TURBO_FILE : BOOST_FILE), "boost", on ? "on" : "off", &s);
+        r = file_setting_new(SETTING_BOOST, strdup(no_turbo ? NO_TURBO_FILE : BOOST_FILE), "boost", on ? "on" : "off", &s);
         if (r < 0)
                 return r;
         PM(s)->inverted = no_turbo;
