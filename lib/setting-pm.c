@@ -141,8 +141,8 @@ static int pm_plan_cpus(SettingTable *t, const Host *h, const Posture *p, Settin
                         if (r >= 0)
                                 r = pm_setting_refuse(s,
                                                       "no cpufreq driver on this host (no /" CPU_DIR
-                                                      "/cpuN/cpufreq for CPUs %s)",
-                                                      list);
+                                                      "/cpuN/cpufreq for %s %s)",
+                                                      cpuset_count(&selected) == 1 ? "CPU" : "CPUs", list);
                         if (r < 0) {
                                 setting_free(s);
                                 return r;
