@@ -113,6 +113,9 @@ static void manager_unwatch(Manager *m, Setting *s) {
 
 static void on_setting_added(void *userdata, Setting *s) {
         manager_watch(userdata, s);
+        /* Said once, when planning puts it in: the scan never sees it as drift. */
+        if (s->clamped)
+                log_setting_event(EVENT_CLAMPED, s, s->observed);
 }
 
 static void on_setting_removed(void *userdata, Setting *s) {

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 #include <ini.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -49,6 +50,13 @@ static const char *const cpu_spec_kind_table[_CPU_SPEC_KIND_MAX] = {
         [CPU_SPEC_ISOLATED] = "isolated",
 };
 DEFINE_STRING_TABLE_LOOKUP(cpu_spec_kind, CpuSpecKind);
+
+static const char *const pm_cpus_kind_table[_PM_CPUS_KIND_MAX] = {
+        [PM_CPUS_ISOLATED] = "isolated",
+        [PM_CPUS_HOUSEKEEPING] = "housekeeping",
+        [PM_CPUS_ALL] = "all",
+};
+DEFINE_STRING_TABLE_LOOKUP(pm_cpus_kind, PmCpusKind);
 
 /* The names above, as an error message lists them after "a CPU list". */
 #define CPU_SPEC_NAMES "housekeeping, isolated or none"
@@ -93,6 +101,11 @@ Config *config_free(Config *c) {
         }
         free(c->pins);
         free(c->governor);
+        free(c->resume_latency);
+        cpuset_done(&c->resume_latency_cpus.cpus);
+        cpuset_done(&c->min_freq_cpus.cpus);
+        free(c->energy_performance_preference);
+        cpuset_done(&c->energy_performance_preference_cpus.cpus);
         for (size_t i = 0; i < c->n_sysctls; i++) {
                 free(c->sysctls[i].key);
                 free(c->sysctls[i].value);
@@ -433,6 +446,92 @@ static bool governor_name_is_valid(const char *name) {
         return true;
 }
 
+/* A [pm] *_cpus value: isolated, housekeeping, all, or a list. */
+static void parse_pm_cpus_value(ParseState *s, const char *key, const char *value, PmCpus *ret) {
+        PmCpusKind kind = pm_cpus_kind_from_string(value);
+
+        if (kind >= 0) {
+                ret->kind = kind;
+                cpuset_done(&ret->cpus);
+        } else if (parse_cpu_list_value(s, key, value, "isolated, housekeeping or all", &ret->cpus) >= 0)
+                ret->kind = PM_CPUS_LIST;
+        ret->source = here(s);
+}
+
+/* Names the kernel's EPP lists use: "balance_performance", "power", "default". */
+static bool epp_name_is_valid(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > PM_EPP_NAME_MAX)
+                return false;
+        for (const char *p = name; *p; p++)
+                if (!islower((unsigned char) *p) && !isdigit((unsigned char) *p) && *p != '_')
+                        return false;
+        return true;
+}
+
+static void handle_pm_resume_latency(ParseState *s, const char *value) {
+        Config *c = s->config;
+        uint64_t v;
+        int r;
+
+        if (streq(value, "off")) {
+                c->resume_latency = mfree(c->resume_latency);
+                return;
+        }
+        if (!streq(value, "n/a")) {
+                r = parse_uint64(value, &v);
+                if (r < 0 && r != -ERANGE) {
+                        parse_error(s, "resume_latency: '%s' is not a number of microseconds, 'n/a' or 'off'", value);
+                        return;
+                }
+                /* The kernel reads a written 0 as "no restriction", the opposite of what a
+                 * latency of 0 suggests: refuse it rather than let it mean that. */
+                if (r == 0 && v == 0) {
+                        parse_error(s, "resume_latency: 0 means 'no restriction' to the kernel; write 'n/a' to keep "
+                                       "the CPUs out of every idle state with an exit latency, or 'off' to leave the "
+                                       "limit alone");
+                        return;
+                }
+                if (r == -ERANGE || v > PM_RESUME_LATENCY_MAX_USEC) {
+                        parse_error(s, "resume_latency: '%s' is out of range (1 to %d)", value,
+                                    PM_RESUME_LATENCY_MAX_USEC);
+                        return;
+                }
+        }
+        free(c->resume_latency);
+        c->resume_latency = strdup(value);
+        if (!c->resume_latency)
+                s->oom = -ENOMEM;
+        c->resume_latency_source = here(s);
+}
+
+static void handle_pm_min_freq(ParseState *s, const char *value) {
+        Config *c = s->config;
+        uint64_t v;
+        int r;
+
+        if (streq(value, "off")) {
+                c->min_freq_enabled = false;
+                return;
+        }
+        if (streq(value, "max")) {
+                c->min_freq_enabled = c->min_freq_max = true;
+                c->min_freq_source = here(s);
+                return;
+        }
+        r = parse_uint64(value, &v);
+        if (r < 0 && r != -ERANGE)
+                parse_error(s, "min_freq: '%s' is not a frequency in kHz, 'max' or 'off'", value);
+        else if (r == -ERANGE || v == 0 || v > PM_FREQ_MAX_KHZ)
+                parse_error(s, "min_freq: '%s' is out of range (1 to %" PRIu32 " kHz)", value, PM_FREQ_MAX_KHZ);
+        else {
+                c->min_freq_enabled = true;
+                c->min_freq_max = false;
+                c->min_freq_khz = v;
+                c->min_freq_source = here(s);
+        }
+}
+
 static void handle_pm(ParseState *s, const char *key, const char *value) {
         Config *c = s->config;
 
@@ -466,6 +565,42 @@ static void handle_pm(ParseState *s, const char *key, const char *value) {
                 c->governor = strdup(value);
                 if (!c->governor)
                         s->oom = -ENOMEM;
+        } else if (streq(key, "resume_latency"))
+                handle_pm_resume_latency(s, value);
+        else if (streq(key, "resume_latency_cpus"))
+                parse_pm_cpus_value(s, key, value, &c->resume_latency_cpus);
+        else if (streq(key, "min_freq"))
+                handle_pm_min_freq(s, value);
+        else if (streq(key, "min_freq_cpus"))
+                parse_pm_cpus_value(s, key, value, &c->min_freq_cpus);
+        else if (streq(key, "energy_performance_preference")) {
+                if (streq(value, "off")) {
+                        c->energy_performance_preference = mfree(c->energy_performance_preference);
+                        return;
+                }
+                if (!epp_name_is_valid(value)) {
+                        parse_error(s,
+                                    "energy_performance_preference: '%s' is not a preference name (e.g. performance, "
+                                    "balance_performance) or 'off'",
+                                    value);
+                        return;
+                }
+                free(c->energy_performance_preference);
+                c->energy_performance_preference = strdup(value);
+                if (!c->energy_performance_preference)
+                        s->oom = -ENOMEM;
+                c->energy_performance_preference_source = here(s);
+        } else if (streq(key, "energy_performance_preference_cpus"))
+                parse_pm_cpus_value(s, key, value, &c->energy_performance_preference_cpus);
+        else if (streq(key, "boost")) {
+                if (streq(value, "on"))
+                        c->boost = PM_BOOST_ON;
+                else if (streq(value, "off"))
+                        c->boost = PM_BOOST_OFF;
+                else if (streq(value, "keep"))
+                        c->boost = PM_BOOST_UNSET;
+                else
+                        parse_error(s, "boost: '%s' is not 'on', 'off' or 'keep'", value);
         } else
                 parse_error(s, "unknown key '%s' in section [pm]", key);
 }

@@ -49,6 +49,33 @@ typedef struct CpuSpec {
         ConfigSource source;
 } CpuSpec;
 
+/* [pm] *_cpus: the CPUs a per-CPU power setting applies to (lib/setting-pm.c). */
+typedef enum PmCpusKind {
+        PM_CPUS_ISOLATED, /* the default */
+        PM_CPUS_HOUSEKEEPING,
+        PM_CPUS_ALL,      /* every online CPU */
+        PM_CPUS_LIST,
+        _PM_CPUS_KIND_MAX,
+        _PM_CPUS_KIND_INVALID = -EINVAL,
+} PmCpusKind;
+
+/* "isolated", "housekeeping", "all": the names a [pm] *_cpus value may take instead of a
+ * list (PM_CPUS_LIST has none). */
+DECLARE_STRING_TABLE_LOOKUP(pm_cpus_kind, PmCpusKind);
+
+typedef struct PmCpus {
+        PmCpusKind kind;
+        CPUSet cpus; /* PM_CPUS_LIST only */
+        ConfigSource source;
+} PmCpus;
+
+/* [pm] boost: left alone, or held on or off. */
+typedef enum PmBoost {
+        PM_BOOST_UNSET,
+        PM_BOOST_OFF,
+        PM_BOOST_ON,
+} PmBoost;
+
 typedef struct IrqPin {
         char *glob;
         CPUSet cpus;
@@ -171,6 +198,12 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 #define SCAN_INTERVAL_MIN_USEC (100 * USEC_PER_MSEC)
 #define SCAN_INTERVAL_MAX_USEC (3600 * USEC_PER_SEC)
 #define DMA_LATENCY_MAX_USEC 2000000000
+/* pm_qos_resume_latency_us takes 0 to S32_MAX - 1; S32_MAX is the kernel's "no constraint". */
+#define PM_RESUME_LATENCY_MAX_USEC 2147483646
+/* A frequency in kHz as cpufreq's files hold it (unsigned int in the kernel). */
+#define PM_FREQ_MAX_KHZ UINT32_MAX
+/* Longest energy_performance_preference name the kernel's preference list has room for. */
+#define PM_EPP_NAME_MAX 31
 #define SYSCTL_VALUE_MAX 255
 #define SYSFS_VALUE_MAX 255
 #define CONFIG_LINE_MAX 198 /* libinih reads at most 200 bytes a line, "\n" and NUL included */
@@ -221,6 +254,22 @@ typedef struct Config {
         int32_t cpu_dma_latency_usec;
 
         char *governor; /* NULL when off */
+
+        /* [pm] per-CPU wake-up latency limit, as the kernel's pm_qos_resume_latency_us takes
+         * it ("n/a", or 1 to PM_RESUME_LATENCY_MAX_USEC); NULL when off. */
+        char *resume_latency;
+        ConfigSource resume_latency_source;
+        PmCpus resume_latency_cpus;
+        /* [pm] min_freq: a frequency floor in kHz, or the most the driver offers. */
+        bool min_freq_enabled;
+        bool min_freq_max;
+        uint64_t min_freq_khz;
+        ConfigSource min_freq_source;
+        PmCpus min_freq_cpus;
+        char *energy_performance_preference; /* NULL when off */
+        ConfigSource energy_performance_preference_source;
+        PmCpus energy_performance_preference_cpus;
+        PmBoost boost;
 
         SysctlEntry *sysctls;
         size_t n_sysctls;

@@ -18,6 +18,7 @@ typedef enum EventId {
         EVENT_FIGHT,
         EVENT_FIGHT_ENDED,
         EVENT_RECOVERED,
+        EVENT_CLAMPED,
         _EVENT_SETTING_MAX,
         /* About the daemon. */
         EVENT_STARTED = _EVENT_SETTING_MAX,

@@ -24,6 +24,7 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_FIGHT] = { "7c8f13bfd92945dca46d033877c5c682", "fight", LOG_WARNING },
         [EVENT_FIGHT_ENDED] = { "d671d95df5e847409958b0185874a8d6", "fight-ended", LOG_INFO },
         [EVENT_RECOVERED] = { "eceb09c4bbb8407ca69360df3363c275", "recovered", LOG_INFO },
+        [EVENT_CLAMPED] = { "603e6472caf34ceaaddaaa3df218cd3a", "clamped", LOG_NOTICE },
         [EVENT_STARTED] = { "be656bd3ee70446a8fe73981a0733db1", "started", LOG_INFO },
         [EVENT_RELOADED] = { "5e183a2eaaac40d6b6fc3c19b6e5d7bd", "reloaded", LOG_INFO },
         [EVENT_RELOAD_FAILED] = { "07d08d0b39ac4007b501c84afc780328", "reload-failed", LOG_ERR },
@@ -246,6 +247,9 @@ void log_setting_event(EventId id, const Setting *s, const char *observed_text) 
                 break;
         case EVENT_RECOVERED:
                 message = strdup_printf("%s is back at %s", what, observed);
+                break;
+        case EVENT_CLAMPED:
+                message = strdup_printf("%s clamped to %s (%s)", what, s->desired, s->clamped ?: "what the host offers");
                 break;
         default:
                 message = strdup_printf("%s: %s", what, event_to_string(id) ?: "?");

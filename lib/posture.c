@@ -79,6 +79,68 @@ static int resolve_cpu_spec(const Posture *p, const CpuSpec *spec, const char *w
         return cpuset_copy(ret, cpus);
 }
 
+/* A [pm] *_cpus value as CPUs, for a setting that is on (set at key). A list may name CPUs
+ * that are offline now (they get the setting when they come online), not CPUs the host
+ * cannot have. An error about the default names the setting's own line. */
+static int resolve_pm_cpus(const Posture *p, const HostCpus *cpus, const PmCpus *spec, const ConfigSource *key,
+                           const char *what, ErrorList *errors, CPUSet *ret) {
+        const ConfigSource *at = spec->source.file ? &spec->source : key;
+        const char *file = at->file ?: "<default>";
+        const CPUSet *set;
+
+        switch (spec->kind) {
+        case PM_CPUS_ISOLATED:
+                set = &p->isolated;
+                if (cpuset_is_empty(set))
+                        error_list_add(errors, "%s:%u: %s = isolated%s, but no CPU is isolated", file, at->line, what,
+                                       spec->source.file ? "" : " (the default)");
+                break;
+        case PM_CPUS_HOUSEKEEPING:
+                set = &p->housekeeping;
+                break;
+        case PM_CPUS_ALL:
+                set = &p->online;
+                break;
+        case PM_CPUS_LIST: {
+                _cleanup_cpuset_ CPUSet missing = CPUSET_EMPTY;
+                _cleanup_free_ char *list = NULL, *possible = NULL;
+
+                set = &spec->cpus;
+                if (cpuset_copy(&missing, set) < 0)
+                        return -ENOMEM;
+                cpuset_subtract(&missing, &cpus->possible);
+                cpuset_subtract(&missing, &cpus->online);
+                if (!cpuset_is_empty(&missing)) {
+                        list = cpuset_format_list(&missing);
+                        possible = cpuset_format_list(&cpus->possible);
+                        error_list_add(errors, "%s:%u: %s: CPU %s does not exist (possible CPUs: %s)", file,
+                                       spec->source.line, what, list ?: "?", possible ?: "?");
+                }
+                break;
+        }
+        default:
+                cpuset_clear(ret);
+                return 0;
+        }
+        return cpuset_copy(ret, set);
+}
+
+static int resolve_pm(Posture *p, const Config *c, const HostCpus *cpus, ErrorList *errors) {
+        int r = 0;
+
+        if (c->resume_latency)
+                r = resolve_pm_cpus(p, cpus, &c->resume_latency_cpus, &c->resume_latency_source,
+                                    "resume_latency_cpus", errors, &p->resume_latency_cpus);
+        if (r >= 0 && c->min_freq_enabled)
+                r = resolve_pm_cpus(p, cpus, &c->min_freq_cpus, &c->min_freq_source, "min_freq_cpus", errors,
+                                    &p->min_freq_cpus);
+        if (r >= 0 && c->energy_performance_preference)
+                r = resolve_pm_cpus(p, cpus, &c->energy_performance_preference_cpus,
+                                    &c->energy_performance_preference_source, "energy_performance_preference_cpus", errors,
+                                    &p->energy_performance_preference_cpus);
+        return r;
+}
+
 int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorList *errors) {
         _cleanup_(posture_freep) Posture *p = NULL;
         Config *c = *config;
@@ -135,6 +197,8 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
 
         if (resolve_cpu_spec(p, &c->workqueues, "workqueues", errors, &p->workqueues) < 0)
                 return -ENOMEM;
+        if (resolve_pm(p, c, cpus, errors) < 0)
+                return -ENOMEM;
 
         for (size_t i = 0; i < c->n_pins; i++)
                 check_cpus_exist(&c->pins[i].cpus, &cpus->online, "pin", &c->pins[i].source, errors);
@@ -185,6 +249,9 @@ Posture *posture_free(Posture *p) {
                 cpuset_done(&p->kthread_cpus[i]);
         free(p->kthread_cpus);
         cpuset_done(&p->workqueues);
+        cpuset_done(&p->resume_latency_cpus);
+        cpuset_done(&p->min_freq_cpus);
+        cpuset_done(&p->energy_performance_preference_cpus);
         free(p);
         return NULL;
 }

@@ -17,6 +17,11 @@ typedef struct Posture {
         CPUSet *kthread_cpus; /* each [kthread] section's cpus=, resolved; empty when unset */
         size_t n_kthread_cpus;
         CPUSet workqueues; /* [cpus] workqueues; empty: none, left alone */
+        /* [pm] *_cpus, resolved (empty when the setting is off); the settings are planned
+         * for the online ones among them, so a CPU that goes offline drops out. */
+        CPUSet resume_latency_cpus;
+        CPUSet min_freq_cpus;
+        CPUSet energy_performance_preference_cpus;
 } Posture;
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */

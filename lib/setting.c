@@ -69,6 +69,7 @@ Setting *setting_free(Setting *s) {
                 SETTING_VTABLE(s)->done(s);
         free(s->object);
         free(s->label);
+        free(s->clamped);
         free(s->desired);
         free(s->observed);
         free(s->reason);

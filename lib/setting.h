@@ -29,6 +29,10 @@
         X(CPU_DMA_LATENCY, cpu_dma_latency)                \
         X(GOVERNOR, governor)                              \
         X(CPUIDLE, cpuidle)                                \
+        X(RESUME_LATENCY, resume_latency)                  \
+        X(MIN_FREQ, min_freq)                              \
+        X(ENERGY_PERFORMANCE_PREFERENCE, energy_performance_preference) \
+        X(BOOST, boost)                                    \
         X(STRAY_TASKS, stray_tasks)                        \
         X(SLICE_CPUS, slice_cpus)                          \
         X(KTHREAD_AFFINITY, kthread_affinity)              \
@@ -86,6 +90,10 @@ typedef struct Setting {
         SettingKind kind;
         char *object;  /* "42", "net.core.busy_poll", "cpu3", "eth0/rx_usecs", ... */
         char *label;   /* extra words for humans (an IRQ's action names), may be NULL */
+        /* How planning had to change the value asked for to one the host takes (a frequency
+         * floor clamped to the driver's range), in words; reported when the setting is
+         * added (EVENT_CLAMPED). NULL when nothing was changed. */
+        char *clamped;
         char *desired; /* text form of the desired value */
 
         SettingState state; /* changed through setting_set_state() only */

@@ -376,6 +376,91 @@ static void test_pm(void) {
         }
 }
 
+/* [pm] resume_latency, min_freq, energy_performance_preference, boost and their CPU sets. */
+static void test_pm_power(void) {
+        static const struct {
+                const char *line;
+                const char *needle;
+        } bad[] = {
+                { "resume_latency = 0", "0 means 'no restriction'" },
+                { "resume_latency = -1", "not a number of microseconds" },
+                { "resume_latency = abc", "not a number of microseconds" },
+                { "resume_latency = NA", "not a number of microseconds" },
+                { "resume_latency = 2147483647", "out of range" },
+                { "resume_latency = 99999999999999999999", "out of range" },
+                { "resume_latency = 5us", "not a number of microseconds" },
+                { "resume_latency_cpus = none", "not a CPU list" },
+                { "resume_latency_cpus = 3-2", "not a CPU list" },
+                { "resume_latency_cpus = 99999", "too large" },
+                { "min_freq = 0", "out of range" },
+                { "min_freq = 4294967296", "out of range" },
+                { "min_freq = 2GHz", "not a frequency in kHz" },
+                { "min_freq = MAX", "not a frequency in kHz" },
+                { "min_freq = -5", "not a frequency in kHz" },
+                { "min_freq_cpus = some", "not a CPU list" },
+                { "energy_performance_preference = Performance", "not a preference name" },
+                { "energy_performance_preference = balance-power", "not a preference name" },
+                { "energy_performance_preference = abcdefghijklmnopqrstuvwxyzabcdef", "not a preference name" },
+                { "energy_performance_preference_cpus = everything", "not a CPU list" },
+                { "boost = yes", "not 'on', 'off' or 'keep'" },
+                { "boost = 1", "not 'on', 'off' or 'keep'" },
+                { "boost_cpus = all", "unknown key 'boost_cpus'" },
+        };
+        char text[256], what[256];
+
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\n", "empty [pm]");
+                CHECK(!c->resume_latency && !c->min_freq_enabled && !c->energy_performance_preference &&
+                              c->boost == PM_BOOST_UNSET,
+                      "the power settings default to off");
+                CHECK(c->resume_latency_cpus.kind == PM_CPUS_ISOLATED && c->min_freq_cpus.kind == PM_CPUS_ISOLATED &&
+                              c->energy_performance_preference_cpus.kind == PM_CPUS_ISOLATED,
+                      "their CPU sets default to isolated");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\nresume_latency = 20\nresume_latency_cpus = housekeeping\n"
+                                                      "min_freq = 2400000\nmin_freq_cpus = all\n"
+                                                      "energy_performance_preference = balance_performance\n"
+                                                      "energy_performance_preference_cpus = 1,3\nboost = off\n",
+                                                      "every power key");
+                CHECK_STR(c->resume_latency, "20", "resume_latency = 20");
+                CHECK(c->resume_latency_cpus.kind == PM_CPUS_HOUSEKEEPING, "resume_latency_cpus = housekeeping");
+                CHECK(c->min_freq_enabled && !c->min_freq_max && c->min_freq_khz == 2400000, "min_freq = 2400000");
+                CHECK(c->min_freq_cpus.kind == PM_CPUS_ALL, "min_freq_cpus = all");
+                CHECK_STR(c->energy_performance_preference, "balance_performance", "EPP kept");
+                CHECK(c->energy_performance_preference_cpus.kind == PM_CPUS_LIST &&
+                              cpuset_count(&c->energy_performance_preference_cpus.cpus) == 2 &&
+                              cpuset_contains(&c->energy_performance_preference_cpus.cpus, 3),
+                      "energy_performance_preference_cpus = 1,3");
+                CHECK(c->boost == PM_BOOST_OFF, "boost = off");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\nresume_latency = n/a\nmin_freq = max\nboost = on\n",
+                                                      "n/a, max, on");
+                CHECK_STR(c->resume_latency, "n/a", "resume_latency = n/a");
+                CHECK(c->min_freq_enabled && c->min_freq_max, "min_freq = max");
+                CHECK(c->boost == PM_BOOST_ON, "boost = on");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\nresume_latency = 2147483646\n", "resume_latency max");
+                CHECK_STR(c->resume_latency, "2147483646", "resume_latency = 2147483646 (S32_MAX - 1)");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[pm]\nresume_latency = 5\nresume_latency = off\nmin_freq = max\n"
+                                                      "min_freq = off\nenergy_performance_preference = power\n"
+                                                      "energy_performance_preference = off\nboost = on\nboost = keep\n",
+                                                      "later off wins");
+                CHECK(!c->resume_latency && !c->min_freq_enabled && !c->energy_performance_preference &&
+                              c->boost == PM_BOOST_UNSET,
+                      "off (and boost = keep) in a later line turns each off again");
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                snprintf(text, sizeof(text), "[pm]\n%s\n", bad[i].line);
+                snprintf(what, sizeof(what), "'%s' rejected (%s)", bad[i].line, bad[i].needle);
+                check_error(text, 2, bad[i].needle, what);
+        }
+}
+
 static void test_sysctl(void) {
         static const char *const bad_keys[] = { "a", "net/core/x", "net..core", ".net.core", "net.core.", "net.core.x y",
                                                 "net.core.x$", "net" };
@@ -1049,6 +1134,7 @@ int main(void) {
         test_workqueues();
         test_default_affinity_and_pins();
         test_pm();
+        test_pm_power();
         test_sysctl();
         test_sysfs();
         test_comments_and_lines();

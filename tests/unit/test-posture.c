@@ -321,6 +321,58 @@ static void test_workqueues(void) {
         host_cpus_done(&cpus);
 }
 
+/* [pm] *_cpus resolved: the posture's sets for resume_latency, min_freq and the EPP. */
+static void test_pm_cpus(void) {
+        HostCpus cpus;
+
+        host_cpus(&cpus, "0-3", "0-7", "2-3", "2-3");
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[pm]\n", &cpus, "no power keys");
+                CHECK(p && cpuset_is_empty(&p->resume_latency_cpus) && cpuset_is_empty(&p->min_freq_cpus) &&
+                              cpuset_is_empty(&p->energy_performance_preference_cpus),
+                      "settings that are off have no CPUs");
+        }
+        {
+                _cleanup_(posture_freep) Posture *p = build_ok("[pm]\nresume_latency = 10\nmin_freq = max\n"
+                                                               "energy_performance_preference = performance\n",
+                                                               &cpus, "defaults");
+                if (p) {
+                        check_list(&p->resume_latency_cpus, "2-3", "resume_latency defaults to the isolated CPUs");
+                        check_list(&p->min_freq_cpus, "2-3", "min_freq defaults to the isolated CPUs");
+                        check_list(&p->energy_performance_preference_cpus, "2-3", "the EPP defaults to them too");
+                }
+        }
+        {
+                _cleanup_(posture_freep) Posture *p =
+                        build_ok("[pm]\nresume_latency = n/a\nresume_latency_cpus = housekeeping\nmin_freq = 2000000\n"
+                                 "min_freq_cpus = all\nenergy_performance_preference = power\n"
+                                 "energy_performance_preference_cpus = 1,6\n",
+                                 &cpus, "named sets and a list");
+                if (p) {
+                        check_list(&p->resume_latency_cpus, "0-1", "housekeeping");
+                        check_list(&p->min_freq_cpus, "0-3", "all: the online CPUs");
+                        check_list(&p->energy_performance_preference_cpus, "1,6",
+                                   "a list may name a possible CPU that is offline now");
+                }
+        }
+        check_error("[pm]\nresume_latency = 10\nresume_latency_cpus = 2,9\n", &cpus, 3,
+                    "resume_latency_cpus: CPU 9 does not exist (possible CPUs: 0-7)", "a CPU the host cannot have");
+        host_cpus_done(&cpus);
+
+        host_cpus(&cpus, "0-3", "0-3", "", "");
+        check_error("[pm]\nmin_freq = max\n", &cpus, 2, "min_freq_cpus = isolated (the default), but no CPU is isolated",
+                    "the default isolated set with nothing isolated: the error names min_freq's line");
+        check_error("[pm]\nboost = off\nenergy_performance_preference = power\nenergy_performance_preference_cpus = isolated\n",
+                    &cpus, 4, "energy_performance_preference_cpus = isolated, but no CPU is isolated",
+                    "isolated named with nothing isolated");
+        {
+                _cleanup_(posture_freep) Posture *p =
+                        build_ok("[pm]\nresume_latency_cpus = isolated\n", &cpus, "a CPU set for a setting that is off");
+                CHECK(p && cpuset_is_empty(&p->resume_latency_cpus), "is not resolved, and not an error");
+        }
+        host_cpus_done(&cpus);
+}
+
 int main(void) {
         test_auto_isolation();
         test_explicit_sets();
@@ -328,5 +380,6 @@ int main(void) {
         test_irq_pins();
         test_kthreads();
         test_workqueues();
+        test_pm_cpus();
         return tap_finish();
 }
