@@ -285,7 +285,28 @@ def main_phase(t, host, ncpus):
         t.ok(ok, "a new veth pair rp2/rp3 (down) gets every queue's masks at once (%.0f ms)"
              % (1000 * (time.monotonic() - t0)), "\n".join(want.wrong("rp2") + want.wrong("rp3")))
 
-        # 5. links deleted while they are being applied
+        # 5. renames: within the glob the queues stay kept under the new name; out of it
+        # they are let go
+        run_cmd("ip", "link", "set", "rp2", "name", "rpr2", check=True)
+        ok, _ = timed(lambda: not view.available or any(r[1] == "rpr2/rx-0" for r in view.rows()),
+                      h.scaled(TIMEOUT), d.alive)
+        t.ok(ok, "rp2 renamed rpr2: its queues are kept under the new name",
+             repr([r for r in view.rows() if r[1].startswith("rp")][:6]) if view.available else "")
+        qwrite("rpr2", "rx-2", "rps_cpus", all_mask)
+        ok, secs = timed(lambda: mask_cpus(qread("rpr2", "rx-2", "rps_cpus")) == housekeeping,
+                         h.scaled(TIMEOUT), d.alive)
+        t.ok(ok, "a write to rpr2/queues/rx-2/rps_cpus after the rename is put back (%.1f ms)" % (1000 * secs),
+             "reads %s" % qread("rpr2", "rx-2", "rps_cpus"))
+        run_cmd("ip", "link", "set", "rpr2", "name", "other2", check=True)
+        ok, _ = timed(lambda: not view.available or not any(r[1].startswith(("rpr2/", "other2/")) for r in view.rows()),
+                      h.scaled(TIMEOUT), d.alive)
+        t.ok(ok, "renamed out of the glob (other2): its queue settings are dropped")
+        qwrite("other2", "rx-2", "rps_cpus", all_mask)
+        h.settle(0.5)
+        t.ok(mask_cpus(qread("other2", "rx-2", "rps_cpus")) == set(range(ncpus)),
+             "and a write to other2's rps_cpus is left alone", "reads %s" % qread("other2", "rx-2", "rps_cpus"))
+
+        # 6. links deleted while they are being applied
         mark = len(d.stderr_lines())
         for i in range(10):
             add_veth("rpx%d" % i, "rpy%d" % i, up=False)
@@ -299,7 +320,7 @@ def main_phase(t, host, ncpus):
             t.ok(not left, "ListSettings keeps nothing of the deleted links", repr(left[:5]))
         t.ok(not want.wrong("rp0"), "rp0 still holds its masks", "\n".join(want.wrong("rp0")))
 
-        # 6. restore puts back every original that still exists
+        # 7. restore puts back every original that still exists
         lowlatctl = os.environ.get("LOWLATCTL")
         if not view.available or not lowlatctl:
             t.skip("lowlatctl restore puts the queues' and the sysctl's originals back",
@@ -309,10 +330,10 @@ def main_phase(t, host, ncpus):
                                text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "lowlatctl restore exits 0", p.stderr)
             bad = []
-            for dev in ("rp0", "rp1", "rp2", "rp3"):
-                # rp2 and rp3 were created with rps_default_mask in force: their queues had
+            for dev in ("rp0", "rp1", "rp3"):
+                # rp3 was created with rps_default_mask in force: their queues had
                 # the housekeeping mask before lowlatd looked, and keep it.
-                rps_orig = housekeeping if dev in ("rp2", "rp3") else set()
+                rps_orig = housekeeping if dev == "rp3" else set()
                 for q in queues(dev, "rx-"):
                     for f, orig in (("rps_cpus", rps_orig), ("rps_flow_cnt", "0")):
                         v = qread(dev, q, f)
@@ -327,8 +348,8 @@ def main_phase(t, host, ncpus):
             v = h.read_text("/proc/sys/net/core/rps_default_mask").strip()
             if mask_cpus(v) != set():
                 bad.append("rps_default_mask: %s" % v)
-            t.ok(not bad, "lowlatctl restore: every queue file of rp0-rp3 and rpoff0, and rps_default_mask, "
-                 "reads its original again (rp2/rp3 keep rps_cpus %s, which rps_default_mask gave them at "
+            t.ok(not bad, "lowlatctl restore: every queue file of rp0, rp1, rp3 and rpoff0, and rps_default_mask, "
+                 "reads its original again (rp3 keeps rps_cpus %s, which rps_default_mask gave it at "
                  "creation)" % hk_mask, "\n".join(bad))
 
         t.note("lowlatd stderr (%d lines), first 30:\n%s" % (len(d.stderr_lines()), "\n".join(d.stderr_lines()[:30])))

@@ -264,6 +264,14 @@ static void test_appear_and_vanish(void) {
               "a queue gone (channels reduced) is dropped at its read");
         CHECK_STR(events_take(&f), "", "without a failure report");
 
+        /* Gone between the look and the write (channels reduced after the uevent): the
+         * open fd still reads the old file, the write finds no queue. */
+        tree_write(&f, Q "/rx-1/rps_cpus", "ff,ffffffff\n");
+        faketree_remove_at(f.root, Q "/rx-1");
+        table_reconcile_all(&f.table, &f.rc, T0 + 3 * USEC_PER_SEC, RECONCILE_HINTED);
+        CHECK(!find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-1"), "a queue gone before the write is dropped");
+        CHECK(!strstr(events_take(&f), "failed"), "without a failure report");
+
         faketree_remove_at(f.root, Q "/tx-1/xps_cpus");
         table_reconcile_all(&f.table, &f.rc, T0 + 3 * USEC_PER_SEC, RECONCILE_FORCE);
         s = find(&f, SETTING_NIC_XPS_CPUS, "eth0/tx-1");
@@ -281,6 +289,40 @@ static void test_appear_and_vanish(void) {
                       f.table.kind_counts[SETTING_NIC_XPS_CPUS] == 0 && f.table.kind_counts[SETTING_NIC_RPS_FLOW_CNT] == 0,
               "the interface removed: every queue setting goes with it");
         CHECK(find(&f, SETTING_RPS_DEFAULT_MASK, "net.core.rps_default_mask"), "the default mask stays");
+out:
+        fixture_done(&f);
+}
+
+/* The daemon's table hooks watch a setting as it is added and unwatch it as it leaves.
+ * These hand out watch numbers and count the ones given back. */
+static int next_watch = 1, watches_given_back;
+
+static void hook_added(void *userdata, Setting *s) {
+        s->watches[0] = next_watch++;
+}
+
+static void hook_removed(void *userdata, Setting *s) {
+        if (s->watches[0] >= 0)
+                watches_given_back++;
+        s->watches[0] = -1;
+}
+
+/* A replan (a queue uevent, a rename) swaps every setting of the interface for a new one:
+ * the new one keeps the watch it got on its way in. */
+static void test_replan_keeps_watches(void) {
+        const SettingTableHooks hooks = { hook_added, hook_removed, NULL };
+        Fixture f;
+        bool all_watched = true;
+
+        fixture_init(&f);
+        table_init(&f.table, &hooks);
+        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture"))
+                goto out;
+        CHECK(nic_table_plan(&f.table, NULL, f.host, f.posture, IFINDEX, "eth0") == 1, "replan eth0");
+        for (size_t i = 0; i < f.table.n; i++)
+                all_watched = all_watched && f.table.settings[i]->watches[0] >= 0;
+        CHECK(all_watched, "every setting of the replanned interface is watched");
+        CHECK(watches_given_back == 6, "the six replaced settings gave their watches back");
 out:
         fixture_done(&f);
 }
@@ -363,6 +405,7 @@ int main(void) {
         test_plan();
         test_observe();
         test_appear_and_vanish();
+        test_replan_keeps_watches();
         test_no_default_mask();
         test_restore();
         test_sysfs_refuses();
