@@ -10,6 +10,7 @@
 #include "netwatch.h"
 #include "rtnl.h"
 #include "setting-nic.h"
+#include "setting-rps.h"
 #include "util.h"
 
 /* An interface as last seen, to tell a rename or a link coming up from other updates. */
@@ -249,6 +250,11 @@ static void queues_changed(NetWatch *w, const unsigned *ifindexes, size_t n) {
                 for (size_t j = 0; j < i && !again; j++)
                         again = ifindexes[j] == ifindexes[i];
                 if (again || rtnl_get_link(w->rtnl, (int) ifindexes[i], &l) < 0)
+                        continue;
+                /* A new link's queues announce themselves too, after the link was planned
+                 * with them. */
+                if (nic_queue_table_in_step(&w->manager->table, w->manager->host, w->manager->posture, l.ifindex,
+                                            l.name) > 0)
                         continue;
                 nic_replan(w, &l, "changed its queues");
         }

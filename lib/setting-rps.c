@@ -222,6 +222,67 @@ int nic_queue_add_settings(SettingTable *t, const Host *h, unsigned mask_bits, c
         return r < 0 ? r : added;
 }
 
+/* Counts the queue settings np asks for on this listing that the table lacks (missing),
+ * and those it asks for at all (wanted). */
+static int count_queue_files(const SettingTable *t, const Host *h, const NicPosture *np, const char *ifname,
+                             size_t *ret_wanted, size_t *ret_missing) {
+        _cleanup_free_ char *dir = strdup_printf("sys/class/net/%s/queues", ifname);
+        size_t wanted = 0, missing = 0;
+        DIR *d = NULL;
+        struct dirent *e;
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        r = host_opendir(h, dir, &d);
+        if (r < 0)
+                return r;
+        while ((e = readdir(d))) {
+                const struct {
+                        bool asked;
+                        SettingKind kind;
+                        const char *prefix;
+                } files[] = {
+                        { np->rps_cpus != NULL, SETTING_NIC_RPS_CPUS, "rx-" },
+                        { np->rps_flow_cnt_set, SETTING_NIC_RPS_FLOW_CNT, "rx-" },
+                        { np->xps_cpus != NULL, SETTING_NIC_XPS_CPUS, "tx-" },
+                };
+                for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                        _cleanup_free_ char *object = NULL;
+                        if (!files[i].asked || !queue_name_is(e->d_name, files[i].prefix))
+                                continue;
+                        object = strdup_printf("%s/%s", ifname, e->d_name);
+                        if (!object) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        wanted++;
+                        missing += !table_find(t, files[i].kind, object);
+                }
+        }
+        closedir(d);
+        *ret_wanted = wanted;
+        *ret_missing = missing;
+        return 0;
+}
+
+int nic_queue_table_in_step(const SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname) {
+        size_t wanted = 0, missing = 0, held = 0;
+        NicPosture np;
+        int r;
+
+        r = nic_posture_resolve(p->config, p, ifname, &np);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* no section: nothing to hold */
+        r = count_queue_files(t, h, &np, ifname, &wanted, &missing);
+        nic_posture_done(&np);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < t->n; i++)
+                held += setting_is_nic_queue(t->settings[i]) && QUEUE(t->settings[i])->head.ifindex == ifindex;
+        return missing == 0 && held == wanted;
+}
+
 /* Whether sys/class/net/IFNAME is still the interface ifindex (not renamed or replaced). */
 static bool interface_is(const Host *h, const char *ifname, int ifindex) {
         _cleanup_free_ char *text = NULL;

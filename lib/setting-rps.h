@@ -27,6 +27,12 @@ bool nic_queue_same_key(const Setting *a, const Setting *b);
 int nic_queue_add_settings(SettingTable *t, const Host *h, unsigned mask_bits, const NicPosture *np, int ifindex,
                            const char *ifname);
 
+/* Whether the table holds a setting for exactly the queue files the posture asks of
+ * interface ifname as sys/class/net lists them now: 1 yes, 0 no (queues came or went, the
+ * interface was renamed), -errno when it cannot tell. A queue uevent that changes nothing
+ * (the queues of a link just planned) then costs a listing, not a replan. */
+int nic_queue_table_in_step(const SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname);
+
 /* Adds the settings of queues that appeared on interfaces whose queues are kept already
  * (lowlatd was not told: a lost uevent); the vanished ones go at their next read. Returns
  * how many were added, or -errno. */

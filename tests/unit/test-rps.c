@@ -240,9 +240,13 @@ static void test_appear_and_vanish(void) {
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
 
+        CHECK(nic_queue_table_in_step(&f.table, f.host, f.posture, IFINDEX, "eth0") == 1,
+              "the table is in step with eth0's queues: a uevent about them needs no replan");
         tree_write(&f, Q "/rx-2/rps_cpus", "00,00000000\n");
         tree_write(&f, Q "/rx-2/rps_flow_cnt", "0\n");
+        CHECK(nic_queue_table_in_step(&f.table, f.host, f.posture, IFINDEX, "eth0") == 0, "rx-2 appeared: not in step");
         CHECK(nic_queue_table_rescan(&f.table, f.host, f.posture) == 2, "the rescan finds rx-2's two files");
+        CHECK(nic_queue_table_in_step(&f.table, f.host, f.posture, IFINDEX, "eth0") == 1, "in step again");
         CHECK(find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-2") && find(&f, SETTING_NIC_RPS_FLOW_CNT, "eth0/rx-2"),
               "rx-2 is kept from now on");
         CHECK(nic_queue_table_rescan(&f.table, f.host, f.posture) == 0, "a second rescan adds nothing");
@@ -259,6 +263,8 @@ static void test_appear_and_vanish(void) {
         CHECK(s && s->state == SETTING_CORRECTED && s->corrections_pos == 3, "a replanned queue keeps its state and history");
 
         faketree_remove_at(f.root, Q "/rx-2");
+        CHECK(nic_queue_table_in_step(&f.table, f.host, f.posture, IFINDEX, "eth0") == 0,
+              "rx-2 gone (channels reduced): not in step");
         table_reconcile_all(&f.table, &f.rc, T0 + 2 * USEC_PER_SEC, RECONCILE_FORCE);
         CHECK(!find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-2") && !find(&f, SETTING_NIC_RPS_FLOW_CNT, "eth0/rx-2"),
               "a queue gone (channels reduced) is dropped at its read");
