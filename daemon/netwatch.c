@@ -10,6 +10,7 @@
 #include "netwatch.h"
 #include "rtnl.h"
 #include "setting-nic.h"
+#include "setting-rps.h"
 #include "util.h"
 
 /* An interface as last seen, to tell a rename or a link coming up from other updates. */
@@ -224,12 +225,67 @@ static int on_ethtool_event(sd_event_source *s, int fd, uint32_t revents, void *
         return 0;
 }
 
+/* A queue's devpath ("/devices/virtual/net/veth0/queues/rx-3"): its interface's index, or
+ * 0 when it has none now (deleted or renamed since: rtnetlink tells of that). */
+static unsigned queue_ifindex(const char *devpath) {
+        const char *q = devpath ? strstr(devpath, "/queues/") : NULL, *name = q;
+        char ifname[IF_NAMESIZE];
+
+        while (name && name > devpath && name[-1] != '/')
+                name--;
+        if (!q || name == q || (size_t) (q - name) >= sizeof(ifname))
+                return 0;
+        memcpy(ifname, name, (size_t) (q - name));
+        ifname[q - name] = '\0';
+        return if_nametoindex(ifname);
+}
+
+/* Queues came or went (a channel change, a driver reset): each interface once per burst,
+ * replanned, so that new queues get their steering at once and gone ones are dropped. */
+static void queues_changed(NetWatch *w, const unsigned *ifindexes, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                LinkInfo l;
+                bool again = false;
+
+                for (size_t j = 0; j < i && !again; j++)
+                        again = ifindexes[j] == ifindexes[i];
+                if (again || rtnl_get_link(w->rtnl, (int) ifindexes[i], &l) < 0)
+                        continue;
+                /* A new link's queues announce themselves too, after the link was planned
+                 * with them. */
+                if (nic_queue_table_in_step(&w->manager->table, w->manager->host, w->manager->posture, l.ifindex,
+                                            l.name) > 0)
+                        continue;
+                nic_replan(w, &l, "changed its queues");
+        }
+}
+
+#define QUEUE_BURST_MAX 64
+
 static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         NetWatch *w = userdata;
         Manager *m = w->manager;
         struct udev_device *d;
+        unsigned queue_ifindexes[QUEUE_BURST_MAX];
+        size_t n_queues = 0;
 
         while ((d = udev_monitor_receive_device(w->udev_monitor))) {
+                if (streq_ptr(udev_device_get_subsystem(d), "queues")) {
+                        const char *action = udev_device_get_action(d);
+                        unsigned ifindex = 0;
+
+                        if (streq_ptr(action, "add") || streq_ptr(action, "remove"))
+                                ifindex = queue_ifindex(udev_device_get_devpath(d));
+                        if (ifindex > 0 && n_queues < QUEUE_BURST_MAX)
+                                queue_ifindexes[n_queues++] = ifindex;
+                        else if (ifindex > 0) {
+                                queues_changed(w, queue_ifindexes, n_queues);
+                                queue_ifindexes[0] = ifindex;
+                                n_queues = 1;
+                        }
+                        udev_device_unref(d);
+                        continue;
+                }
                 const char *action = udev_device_get_action(d), *index = udev_device_get_sysattr_value(d, "ifindex");
                 const char *sysname = udev_device_get_sysname(d);
                 unsigned ifindex = 0;
@@ -253,6 +309,7 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
                 }
                 udev_device_unref(d);
         }
+        queues_changed(w, queue_ifindexes, n_queues);
         manager_update_status(m);
         return 0;
 }
@@ -315,7 +372,10 @@ int netwatch_start(NetWatch *w) {
         w->udev = udev_new();
         if (w->udev)
                 w->udev_monitor = udev_monitor_new_from_netlink(w->udev, udev_source_to_string(c->udev_source));
+        /* "queues": a NIC's rx-N and tx-N, whose steering (lib/setting-rps.c) a new queue
+         * does not have. */
         if (!w->udev_monitor || udev_monitor_filter_add_match_subsystem_devtype(w->udev_monitor, "net", NULL) < 0 ||
+            udev_monitor_filter_add_match_subsystem_devtype(w->udev_monitor, "queues", NULL) < 0 ||
             udev_monitor_enable_receiving(w->udev_monitor) < 0) {
                 log_warning("Cannot listen to %s events for network devices; rtnetlink still reports them",
                             udev_source_to_string(c->udev_source));

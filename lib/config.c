@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <dirent.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <string.h>
@@ -95,6 +96,7 @@ Config *config_free(Config *c) {
         cpuset_done(&c->default_affinity);
         config_free_slices(c);
         cpuset_done(&c->workqueues.cpus);
+        cpuset_done(&c->rps_default_mask.cpus);
         for (size_t i = 0; i < c->n_pins; i++) {
                 free(c->pins[i].glob);
                 cpuset_done(&c->pins[i].cpus);
@@ -124,6 +126,8 @@ Config *config_free(Config *c) {
                 free(n->features);
                 free(n->qdisc);
                 cpuset_done(&n->irq_cpus);
+                cpuset_done(&n->rps_cpus.cpus);
+                cpuset_done(&n->xps_cpus.cpus);
         }
         free(c->nics);
         for (size_t i = 0; i < c->n_apps; i++)
@@ -200,15 +204,17 @@ static int parse_cpu_list_value(ParseState *s, const char *key, const char *valu
 }
 
 /* A CPU set value: a name (none, housekeeping, isolated) or a list. */
-static void parse_cpu_spec_value(ParseState *s, const char *key, const char *value, CpuSpec *ret) {
+static int parse_cpu_spec_value(ParseState *s, const char *key, const char *value, CpuSpec *ret) {
         CpuSpecKind kind = cpu_spec_kind_from_string(value);
+        int r = 0;
 
         if (kind >= 0) {
                 ret->kind = kind;
                 cpuset_done(&ret->cpus);
-        } else if (parse_cpu_list_value(s, key, value, CPU_SPEC_NAMES, &ret->cpus) >= 0)
+        } else if ((r = parse_cpu_list_value(s, key, value, CPU_SPEC_NAMES, &ret->cpus)) >= 0)
                 ret->kind = CPU_SPEC_LIST;
         ret->source = here(s);
+        return r;
 }
 
 static void handle_daemon(ParseState *s, const char *key, const char *value) {
@@ -359,7 +365,10 @@ static void handle_cpus(ParseState *s, const char *key, const char *value) {
                 else
                         parse_error(s, "kthreads: '%s' is not 'housekeeping' or 'none'", value);
         } else if (streq(key, "workqueues")) {
-                parse_cpu_spec_value(s, key, value, &c->workqueues);
+                (void) parse_cpu_spec_value(s, key, value, &c->workqueues);
+        } else if (streq(key, "rps_default_mask")) {
+                if (parse_cpu_spec_value(s, key, value, &c->rps_default_mask) >= 0)
+                        c->rps_default_mask_set = true;
         } else
                 parse_error(s, "unknown key '%s' in section [cpus]", key);
 }
@@ -843,6 +852,29 @@ static void handle_nic(ParseState *s, const char *key, const char *value) {
                 if (parse_cpu_list_value(s, key, value, NULL, &n->irq_cpus) >= 0)
                         n->irq_cpus_set = true;
                 n->irq_cpus_source = here(s);
+                return;
+        }
+
+        if (streq(key, "rps_cpus") || streq(key, "xps_cpus")) {
+                bool rps = key[0] == 'r';
+                if (parse_cpu_spec_value(s, key, value, rps ? &n->rps_cpus : &n->xps_cpus) >= 0)
+                        *(rps ? &n->rps_cpus_set : &n->xps_cpus_set) = true;
+                return;
+        }
+
+        if (streq(key, "rps_flow_cnt")) {
+                uint32_t v;
+                int r = parse_uint32(value, &v);
+                /* The kernel rounds a count up to a power of two and reads back the rounded
+                 * one: a value that would never read back as written is refused here. */
+                if (r < 0 || v > RPS_FLOW_CNT_MAX || (v & (v - 1)) != 0) {
+                        parse_error(s, "rps_flow_cnt: '%s' is not 0 or a power of two up to %" PRIu32
+                                    " (flow table entries per receive queue, e.g. 4096)", value, RPS_FLOW_CNT_MAX);
+                        return;
+                }
+                n->rps_flow_cnt = v;
+                n->rps_flow_cnt_set = true;
+                n->rps_flow_cnt_source = here(s);
                 return;
         }
 
@@ -1452,6 +1484,13 @@ void config_validate(const Config *c, ErrorList *errors) {
         }
         for (size_t i = 0; i < c->n_kthread_sections; i++)
                 validate_kthread_section(&c->kthread_sections[i], errors);
+        /* One file, one keeper: [sysctl] would compare the mask as text and fight. */
+        for (size_t i = 0; c->rps_default_mask_set && i < c->n_sysctls; i++)
+                if (streq(c->sysctls[i].key, "net.core.rps_default_mask"))
+                        error_list_add(errors, "%s:%u: net.core.rps_default_mask is kept by [cpus] rps_default_mask "
+                                       "(%s:%u); set it in one place",
+                                       c->sysctls[i].source.file, c->sysctls[i].source.line,
+                                       c->rps_default_mask.source.file, c->rps_default_mask.source.line);
 }
 
 int config_load(const char *path, Config **ret, ErrorList *errors) {

@@ -124,6 +124,12 @@ typedef struct NicSection {
         bool irq_cpus_set;
         CPUSet irq_cpus;
         ConfigSource irq_cpus_source;
+        /* Packet steering per queue (lib/setting-rps.c); unset: left alone. "none" here is
+         * the empty mask, steering off, not "leave alone". */
+        bool rps_cpus_set, xps_cpus_set, rps_flow_cnt_set;
+        CpuSpec rps_cpus, xps_cpus;
+        uint32_t rps_flow_cnt; /* 0 or a power of two, as the kernel keeps it */
+        ConfigSource rps_flow_cnt_source;
 } NicSection;
 
 /* A latency-critical program the audit checks: [service "NAME"] (a systemd unit's
@@ -206,6 +212,7 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 #define PM_EPP_NAME_MAX 31
 #define SYSCTL_VALUE_MAX 255
 #define SYSFS_VALUE_MAX 255
+#define RPS_FLOW_CNT_MAX (UINT32_C(1) << 31)
 #define CONFIG_LINE_MAX 198 /* libinih reads at most 200 bytes a line, "\n" and NUL included */
 
 typedef struct Config {
@@ -240,6 +247,11 @@ typedef struct Config {
         ConfigSource slices_source;
 
         CpuSpec workqueues; /* where unbound workqueues run (lib/setting-workqueue.c) */
+
+        /* net.core.rps_default_mask, the RPS mask of queues created from now on (kernel
+         * 6.3+; lib/setting-rps.c); unset: left alone, "none": the empty mask. */
+        bool rps_default_mask_set;
+        CpuSpec rps_default_mask;
 
         bool default_affinity_is_housekeeping;
         CPUSet default_affinity;

@@ -14,7 +14,7 @@ void nic_posture_done(NicPosture *p) {
         *p = (NicPosture) {};
 }
 
-int nic_posture_resolve(const Config *c, const char *ifname, NicPosture *ret) {
+int nic_posture_resolve(const Config *c, const Posture *posture, const char *ifname, NicPosture *ret) {
         NicPosture p = {};
         bool matched = false;
 
@@ -49,6 +49,14 @@ int nic_posture_resolve(const Config *c, const char *ifname, NicPosture *ret) {
                         p.qdisc = n->qdisc;
                 if (n->irq_cpus_set)
                         p.irq_cpus = &n->irq_cpus;
+                if (posture && n->rps_cpus_set && i < posture->n_nic_cpus)
+                        p.rps_cpus = &posture->nic_rps_cpus[i];
+                if (posture && n->xps_cpus_set && i < posture->n_nic_cpus)
+                        p.xps_cpus = &posture->nic_xps_cpus[i];
+                if (n->rps_flow_cnt_set) {
+                        p.rps_flow_cnt_set = true;
+                        p.rps_flow_cnt = n->rps_flow_cnt;
+                }
         }
         if (!matched)
                 return 0;

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "ethtool.h"
+#include "posture.h"
 
 typedef struct NicPosture {
         bool param_set[_ETHTOOL_PARAM_MAX];
@@ -16,8 +17,15 @@ typedef struct NicPosture {
         size_t n_features;
         const char *qdisc;       /* NULL: leave the root qdisc alone */
         const CPUSet *irq_cpus;  /* NULL: the NIC's IRQs follow the [irq] rules */
+        /* Each queue's steering (lib/setting-rps.c), resolved by the posture; NULL: left
+         * alone. An empty set is steering off. */
+        const CPUSet *rps_cpus;
+        const CPUSet *xps_cpus;
+        bool rps_flow_cnt_set;
+        uint32_t rps_flow_cnt;
 } NicPosture;
 
-/* Returns 1 when at least one section matched (ret filled), 0 when none did. */
-int nic_posture_resolve(const Config *c, const char *ifname, NicPosture *ret);
+/* Returns 1 when at least one section matched (ret filled), 0 when none did. The steering
+ * masks are taken from p when given (they point into it); with NULL they stay unset. */
+int nic_posture_resolve(const Config *c, const Posture *p, const char *ifname, NicPosture *ret);
 void nic_posture_done(NicPosture *p);

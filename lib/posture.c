@@ -199,6 +199,22 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
                 return -ENOMEM;
         if (resolve_pm(p, c, cpus, errors) < 0)
                 return -ENOMEM;
+        if (c->rps_default_mask_set &&
+            resolve_cpu_spec(p, &c->rps_default_mask, "rps_default_mask", errors, &p->rps_default_mask) < 0)
+                return -ENOMEM;
+        if (c->n_nics > 0) {
+                p->nic_rps_cpus = calloc(c->n_nics, sizeof(CPUSet));
+                p->nic_xps_cpus = calloc(c->n_nics, sizeof(CPUSet));
+                if (!p->nic_rps_cpus || !p->nic_xps_cpus)
+                        return -ENOMEM;
+                p->n_nic_cpus = c->n_nics;
+        }
+        for (size_t i = 0; i < c->n_nics; i++) {
+                const NicSection *n = &c->nics[i];
+                if ((n->rps_cpus_set && resolve_cpu_spec(p, &n->rps_cpus, "rps_cpus", errors, &p->nic_rps_cpus[i]) < 0) ||
+                    (n->xps_cpus_set && resolve_cpu_spec(p, &n->xps_cpus, "xps_cpus", errors, &p->nic_xps_cpus[i]) < 0))
+                        return -ENOMEM;
+        }
 
         for (size_t i = 0; i < c->n_pins; i++)
                 check_cpus_exist(&c->pins[i].cpus, &cpus->online, "pin", &c->pins[i].source, errors);
@@ -252,6 +268,13 @@ Posture *posture_free(Posture *p) {
         cpuset_done(&p->resume_latency_cpus);
         cpuset_done(&p->min_freq_cpus);
         cpuset_done(&p->energy_performance_preference_cpus);
+        cpuset_done(&p->rps_default_mask);
+        for (size_t i = 0; i < p->n_nic_cpus; i++) {
+                cpuset_done(&p->nic_rps_cpus[i]);
+                cpuset_done(&p->nic_xps_cpus[i]);
+        }
+        free(p->nic_rps_cpus);
+        free(p->nic_xps_cpus);
         free(p);
         return NULL;
 }

@@ -22,6 +22,12 @@ typedef struct Posture {
         CPUSet resume_latency_cpus;
         CPUSet min_freq_cpus;
         CPUSet energy_performance_preference_cpus;
+        CPUSet rps_default_mask; /* [cpus] rps_default_mask (config->rps_default_mask_set) */
+        /* Each [nic] section's rps_cpus= and xps_cpus=, resolved (empty for none, or when
+         * unset); n_nics of each, NULL when there are none. */
+        CPUSet *nic_rps_cpus;
+        CPUSet *nic_xps_cpus;
+        size_t n_nic_cpus;
 } Posture;
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */

@@ -11,16 +11,17 @@
 #include "rtnl.h"
 #include "setting-irq.h"
 #include "setting-nic.h"
+#include "setting-rps.h"
 #include "util.h"
 
 typedef struct NicSetting {
-        Setting setting;
-        int ifindex;
+        NicSettingHead head;
         EthtoolParam param; /* nic_coalesce, nic_ring, nic_channels */
         char *feature;      /* nic_feature: the kernel's name ("rx-gro") */
 } NicSetting;
 
 #define NIC(s) ((NicSetting *) (s))
+#define NIC_HEAD(s) ((NicSettingHead *) (s))
 
 static const SettingKind kind_of_group[_ETHTOOL_GROUP_MAX] = {
         [ETHTOOL_GROUP_COALESCE] = SETTING_NIC_COALESCE,
@@ -34,11 +35,11 @@ static bool setting_is_nic(const Setting *s) {
 }
 
 int setting_nic_ifindex(const Setting *s) {
-        return setting_is_nic(s) ? NIC(s)->ifindex : -1;
+        return setting_is_nic(s) ? NIC_HEAD(s)->ifindex : -1;
 }
 
 bool setting_nic_notified_by(const Setting *s, int ifindex, EthtoolGroup group) {
-        return setting_is_nic(s) && NIC(s)->ifindex == ifindex && group < _ETHTOOL_GROUP_MAX &&
+        return setting_is_nic(s) && NIC_HEAD(s)->ifindex == ifindex && group < _ETHTOOL_GROUP_MAX &&
                s->kind == kind_of_group[group];
 }
 
@@ -54,7 +55,7 @@ static Setting *nic_setting_alloc(SettingKind kind, int ifindex, const char *obj
 
         if (!s || setting_set_desired(s, desired) < 0)
                 return NULL;
-        NIC(s)->ifindex = ifindex;
+        NIC(s)->head.ifindex = ifindex;
         return TAKE_PTR(s);
 }
 
@@ -121,7 +122,7 @@ static int nic_param_read(Setting *s, Reconciler *rc, char *buf, size_t size, Re
 
         if (!nic_have_ethtool(s, rc))
                 return -EOPNOTSUPP;
-        r = ethtool_get_param(rc->ethtool, NIC(s)->ifindex, NIC(s)->param, &v, &error);
+        r = ethtool_get_param(rc->ethtool, NIC(s)->head.ifindex, NIC(s)->param, &v, &error);
         if (r >= 0)
                 snprintf(buf, size, "%s", param_text(NIC(s)->param, v, text));
         return nic_result(s, r, error, "not supported by the driver");
@@ -140,7 +141,7 @@ static int nic_param_write(Setting *s, Reconciler *rc, const char *value) {
                 r = parse_uint32(value, &v);
         if (r < 0)
                 return r;
-        r = ethtool_set_param(rc->ethtool, NIC(s)->ifindex, NIC(s)->param, v, &error);
+        r = ethtool_set_param(rc->ethtool, NIC(s)->head.ifindex, NIC(s)->param, v, &error);
         return nic_result(s, r, error, "not supported");
 }
 
@@ -155,10 +156,10 @@ static int nic_feature_read(Setting *s, Reconciler *rc, char *buf, size_t size, 
          * own SET's reply says what it did: after either, no GET. The scan and forced
          * looks ask the kernel. */
         if (flags & (RECONCILE_HINTED | RECONCILE_READBACK))
-                r = ethtool_get_feature_notified(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, &active, &changeable,
+                r = ethtool_get_feature_notified(rc->ethtool, NIC(s)->head.ifindex, NIC(s)->feature, &active, &changeable,
                                                  &error);
         else
-                r = ethtool_get_feature(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, &active, &changeable, &error);
+                r = ethtool_get_feature(rc->ethtool, NIC(s)->head.ifindex, NIC(s)->feature, &active, &changeable, &error);
         if (r == -ENOENT) {
                 setting_set_reason(s, "this kernel has no feature called %s", NIC(s)->feature);
                 return -EOPNOTSUPP;
@@ -180,7 +181,7 @@ static int nic_feature_write(Setting *s, Reconciler *rc, const char *value) {
         r = parse_boolean(value, &on);
         if (r < 0)
                 return r;
-        r = ethtool_set_feature(rc->ethtool, NIC(s)->ifindex, NIC(s)->feature, on, &error);
+        r = ethtool_set_feature(rc->ethtool, NIC(s)->head.ifindex, NIC(s)->feature, on, &error);
         return nic_result(s, r, error, "not supported");
 }
 
@@ -188,7 +189,7 @@ static int nic_qdisc_read(Setting *s, Reconciler *rc, char *buf, size_t size, Re
         _cleanup_free_ char *kind = NULL;
         int r;
 
-        r = rtnl_get_root_qdisc(rc->rtnl, NIC(s)->ifindex, &kind);
+        r = rtnl_get_root_qdisc(rc->rtnl, NIC(s)->head.ifindex, &kind);
         if (r >= 0)
                 snprintf(buf, size, "%s", kind);
         return nic_result(s, r, NULL, "not supported by the driver");
@@ -198,15 +199,15 @@ static int nic_qdisc_write(Setting *s, Reconciler *rc, const char *value) {
         _cleanup_free_ char *error = NULL;
         int r;
 
-        r = rtnl_replace_root_qdisc(rc->rtnl, NIC(s)->ifindex, value, &error);
+        r = rtnl_replace_root_qdisc(rc->rtnl, NIC(s)->head.ifindex, value, &error);
         /* A kind this kernel lacks (no sch_fq module): the kernel says so. */
         if (r == -ENOENT || (r == -EINVAL && error))
                 r = -EOPNOTSUPP;
         return nic_result(s, r, error, "not supported");
 }
 
-static uint64_t nic_sort_key(const Setting *s) {
-        return (uint64_t) NIC(s)->ifindex;
+uint64_t setting_nic_sort_key(const Setting *s) {
+        return (uint64_t) NIC_HEAD(s)->ifindex;
 }
 
 static void nic_done(Setting *s) {
@@ -217,7 +218,7 @@ static void nic_done(Setting *s) {
         .object_size = sizeof(NicSetting),     \
         .group = SETTING_GROUP_NIC,            \
         .readback = READBACK_LOOKS_AGAIN,      \
-        .sort_key = nic_sort_key,              \
+        .sort_key = setting_nic_sort_key,              \
         .done = nic_done
 
 const SettingVTable nic_coalesce_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
@@ -230,8 +231,11 @@ const SettingVTable nic_qdisc_vtable = { NIC_SETTING_OPS, .read = nic_qdisc_read
 
 /* The same NIC setting under another name (a rename): same interface, kind and key. */
 static bool same_key(const Setting *a, const Setting *b) {
-        return a->kind == b->kind && NIC(a)->ifindex == NIC(b)->ifindex && NIC(a)->param == NIC(b)->param &&
-               streq_ptr(NIC(a)->feature, NIC(b)->feature);
+        if (a->kind != b->kind || NIC_HEAD(a)->ifindex != NIC_HEAD(b)->ifindex)
+                return false;
+        if (setting_is_nic_queue(a))
+                return nic_queue_same_key(a, b);
+        return NIC(a)->param == NIC(b)->param && streq_ptr(NIC(a)->feature, NIC(b)->feature);
 }
 
 typedef struct FeatureWant {
@@ -289,8 +293,8 @@ static int nic_add_features(SettingTable *t, EthtoolClient *ethtool, const NicPo
         return 0;
 }
 
-static int nic_add_settings(SettingTable *t, EthtoolClient *ethtool, const NicPosture *np, int ifindex,
-                            const char *ifname) {
+static int nic_add_settings(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p,
+                            const NicPosture *np, int ifindex, const char *ifname) {
         Setting *s = NULL;
         int r;
 
@@ -308,7 +312,8 @@ static int nic_add_settings(SettingTable *t, EthtoolClient *ethtool, const NicPo
                 if (r < 0 || (r = table_add(t, s)) < 0)
                         return r;
         }
-        return 0;
+        r = nic_queue_add_settings(t, h, p->mask_bits, np, ifindex, ifname);
+        return r < 0 ? r : 0;
 }
 
 int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
@@ -335,9 +340,9 @@ int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const
         first_new = t->n;
         unpinned = irq_table_unpin_nic(t, ifindex);
 
-        r = nic_posture_resolve(p->config, ifname, &np);
+        r = nic_posture_resolve(p->config, p, ifname, &np);
         if (r > 0) {
-                r = nic_add_settings(t, ethtool, &np, ifindex, ifname);
+                r = nic_add_settings(t, ethtool, h, p, &np, ifindex, ifname);
                 if (r >= 0 && np.irq_cpus)
                         r = irq_table_pin_nic(t, h, p, ifindex, ifname, np.irq_cpus);
                 nic_posture_done(&np);

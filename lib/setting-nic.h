@@ -10,10 +10,20 @@
 #include "setting.h"
 #include "table.h"
 
+/* What every kind in SETTING_GROUP_NIC starts with (the ethtool and qdisc kinds here, the
+ * steering kinds of lib/setting-rps.c): the interface, which the link monitor replans and
+ * drops settings by. */
+typedef struct NicSettingHead {
+        Setting setting;
+        int ifindex;
+} NicSettingHead;
+
 int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
 int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
 int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);
 
+/* ListSettings order within the NIC group: by interface. */
+uint64_t setting_nic_sort_key(const Setting *s);
 /* The interface a NIC setting belongs to; -1 for any other setting. */
 int setting_nic_ifindex(const Setting *s);
 /* Whether an ethtool notification of this group about this interface concerns s. */

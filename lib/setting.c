@@ -127,10 +127,14 @@ void setting_inherit(Setting *n, Setting *old) {
          * cheap. */
         if (vt->inherit)
                 vt->inherit(n, old, same_value);
-        for (size_t i = 0; i < ELEMENTSOF(n->watches); i++) {
-                n->watches[i] = old->watches[i];
-                old->watches[i] = -1;
-        }
+        /* A watch moves only to a setting that has none: one added to a table with hooks
+         * (a NIC replanned under a new name) was watched on its way in, after the old one
+         * left and gave its watch up; overwriting that would orphan the new watch. */
+        for (size_t i = 0; i < ELEMENTSOF(n->watches); i++)
+                if (n->watches[i] < 0) {
+                        n->watches[i] = old->watches[i];
+                        old->watches[i] = -1;
+                }
         if (!same_value)
                 return; /* a new value is looked at afresh */
         setting_set_state(n, old->state);

@@ -43,7 +43,11 @@
         X(NIC_RING, nic_ring)                              \
         X(NIC_CHANNELS, nic_channels)                      \
         X(NIC_FEATURE, nic_feature)                        \
-        X(NIC_QDISC, nic_qdisc)
+        X(NIC_QDISC, nic_qdisc)                            \
+        X(NIC_RPS_CPUS, nic_rps_cpus)                      \
+        X(NIC_RPS_FLOW_CNT, nic_rps_flow_cnt)              \
+        X(NIC_XPS_CPUS, nic_xps_cpus)                      \
+        X(RPS_DEFAULT_MASK, rps_default_mask)
 
 typedef enum SettingKind {
 #define SETTING_KIND_ENUM(e, n) SETTING_##e,

@@ -220,6 +220,9 @@ void audit_check_power(Audit *a);
 void audit_check_dma_latency(Audit *a);
 void audit_check_steal(Audit *a);
 
+/* audit-net.c */
+void audit_check_rps(Audit *a);
+
 /* audit-processes.c */
 void audit_scan_processes(Audit *a);
 void audit_check_strays(Audit *a);

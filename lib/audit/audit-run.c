@@ -103,6 +103,13 @@
  *                                                 irqbalance = ban told it to leave them alone
  * irq.unmovable-isolated      warning             an IRQ the kernel refuses to move is served
  *                                                 on an isolated CPU
+ * net.rps-isolated            warning             an interface's receive queues' RPS masks (or
+ *                                                 what [nic] rps_cpus will hold) include
+ *                                                 isolated CPUs
+ * net.rps-flow-table          warning             some receive queue has (or [nic] rps_flow_cnt
+ *                                                 gives it) an RFS flow table, and
+ *                                                 net.core.rps_sock_flow_entries is 0 (on the
+ *                                                 host, or in [sysctl])
  * virt.steal                  warning             steal time since boot is at least 1%
  *                             info                some steal time (a VM)
  * app.not-running             warning             no process of a [service]/[process] is found
@@ -186,6 +193,7 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_check_dma_latency(&a);
         audit_check_irqbalance(&a);
         audit_check_unmovable_irqs(&a);
+        audit_check_rps(&a);
         audit_check_steal(&a);
         audit_check_apps(&a);
         audit_check_rcu_priority(&a); /* after the applications, whose priorities it compares */

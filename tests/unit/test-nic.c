@@ -38,14 +38,14 @@ static void test_resolve(void) {
                                            "qdisc = noqueue\n");
         NicPosture p;
 
-        CHECK(nic_posture_resolve(c, "eth0", &p) == 1, "eth0 matches");
+        CHECK(nic_posture_resolve(c, NULL, "eth0", &p) == 1, "eth0 matches");
         CHECK(p.param_set[ETHTOOL_PARAM_RX_USECS] && p.param[ETHTOOL_PARAM_RX_USECS] == 0, "eth0 rx_usecs 0");
         CHECK(feature(&p, "rx-gro") && !feature(&p, "rx-gro")->on, "eth0 gro off");
         CHECK(p.qdisc && streq(p.qdisc, "fq"), "eth0 qdisc fq");
         CHECK(!p.irq_cpus, "eth0 has no irq_cpus");
         nic_posture_done(&p);
 
-        CHECK(nic_posture_resolve(c, "eth1", &p) == 1, "eth1 matches both sections");
+        CHECK(nic_posture_resolve(c, NULL, "eth1", &p) == 1, "eth1 matches both sections");
         CHECK(p.param[ETHTOOL_PARAM_RX_USECS] == 50, "the later section's rx_usecs wins");
         CHECK(p.param_set[ETHTOOL_PARAM_ADAPTIVE_RX] && p.param[ETHTOOL_PARAM_ADAPTIVE_RX] == 0,
               "keys the later section does not set come from the earlier one");
@@ -54,8 +54,8 @@ static void test_resolve(void) {
         CHECK(p.irq_cpus && cpuset_contains(p.irq_cpus, 1), "irq_cpus from the later section");
         nic_posture_done(&p);
 
-        CHECK(nic_posture_resolve(c, "wlan0", &p) == 0, "no section matches wlan0");
-        CHECK(nic_posture_resolve(c, "eth10", &p) == 1 && p.param[ETHTOOL_PARAM_RX_USECS] == 0,
+        CHECK(nic_posture_resolve(c, NULL, "wlan0", &p) == 0, "no section matches wlan0");
+        CHECK(nic_posture_resolve(c, NULL, "eth10", &p) == 1 && p.param[ETHTOOL_PARAM_RX_USECS] == 0,
               "eth10 matches eth* but not eth1");
         nic_posture_done(&p);
 }
@@ -68,7 +68,7 @@ static void test_order_across_files(void) {
         config_parse_string(c, "main.conf", "[nic \"eth0\"]\nrx_usecs = 1\ntx_usecs = 2\n", &errors);
         config_parse_string(c, "10-drop.conf", "[nic \"eth*\"]\nrx_usecs = 3\n", &errors);
         CHECK(errors.n == 0, "both files parse");
-        CHECK(nic_posture_resolve(c, "eth0", &p) == 1, "eth0 matches");
+        CHECK(nic_posture_resolve(c, NULL, "eth0", &p) == 1, "eth0 matches");
         CHECK(p.param[ETHTOOL_PARAM_RX_USECS] == 3, "a drop-in's broader section still overrides, being later");
         CHECK(p.param[ETHTOOL_PARAM_TX_USECS] == 2, "key by key: tx_usecs stays");
         nic_posture_done(&p);

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A write to a queue's rps_cpus -> put back by lowlatd, over BENCH_RPS_WRITES (default
+1000) writes, against the same write seen through inotify with no daemon, in one run.
+
+Runs in a network namespace of its own (unshare --net --mount, a fresh sysfs): veth pairs
+with 16 receive queues each way, and lowlatd with `[nic "bv*"] rps_cpus = housekeeping`
+(the last CPU isolated) and a one-minute scan, so every correction comes from its inotify
+hint. Five corrections of one file within a minute are a fight, which lowlatd slows down
+for; the writes are spread so that no file takes more than two.
+
+Each sample is timed from just before our write (every CPU's mask, open with O_TRUNC) to:
+  floor   our own inotify watch on the file delivering the event of that write, then one
+          pread of the file (no lowlatd running);
+  lowlatd the pread after an inotify event reading the housekeeping mask again: lowlatd
+          saw the event, read, compared, wrote and we saw its write.
+Prints p50/p99 of each and their ratio. Run: meson test -C build --benchmark --suite bench
+-v (needs root; exits 77 without it or without network namespaces)."""
+
+import ctypes
+import os
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+import lowlat_harness as h
+
+NS_ENV = "LOWLAT_BENCH_RPS_NETNS"
+QUEUES = 16
+PER_FILE = 2
+IN_MODIFY = 0x2
+
+CONFIG = """\
+[daemon]
+scan_interval = 1min
+udev_source = kernel
+[cpus]
+isolated = {isolated}
+[nic "bv*"]
+rps_cpus = housekeeping
+"""
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class Inotify:
+    def __init__(self):
+        self.fd = _libc.inotify_init1(os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+
+    def watch(self, path):
+        wd = _libc.inotify_add_watch(self.fd, path.encode(), IN_MODIFY)
+        if wd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_add_watch %s" % path)
+        return wd
+
+    def wait(self, timeout=10.0):
+        """Waits for at least one event; returns their watch descriptors ([] on timeout)."""
+        if not select.select([self.fd], [], [], timeout)[0]:
+            return []
+        data = os.read(self.fd, 4096)
+        wds, off = [], 0
+        while off + 16 <= len(data):
+            wd, _, _, length = struct.unpack_from("iIII", data, off)
+            wds.append(wd)
+            off += 16 + length
+        return wds
+
+    def close(self):
+        os.close(self.fd)
+
+
+def reexec_in_namespaces():
+    h.require_root("network namespaces and veth")
+    if not all(shutil.which(x) for x in ("unshare", "ip", "mount")):
+        h.skip("needs unshare, ip and mount")
+    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
+    if subprocess.run(argv0 + ["true"], capture_output=True).returncode != 0:
+        h.skip("unshare --net --mount failed")
+    env = dict(os.environ, **{NS_ENV: "1", h.PRIVATE_MNT_ENV: "1"})
+    sys.stdout.flush()
+    rc = subprocess.run(argv0 + [sys.executable, os.path.abspath(sys.argv[0])], env=env).returncode
+    os._exit(rc if rc >= 0 else 128 - rc)
+
+
+def pct(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(len(v) * p / 100))]
+
+
+def write_mask(path, mask):
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, mask.encode())
+    finally:
+        os.close(fd)
+
+
+def main():
+    if os.environ.get(NS_ENV) != "1":
+        reexec_in_namespaces()
+    n = int(os.environ.get("BENCH_RPS_WRITES", "1000"))
+    for argv in (["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd"],
+                 ["mount", "-t", "sysfs", "sysfs", "/sys"]):
+        os.makedirs(argv[-1], exist_ok=True)
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            h.skip("%s: %s" % (" ".join(argv), r.stderr.strip()))
+    ncpus = len(h.parse_cpulist(h.read_text("/sys/devices/system/cpu/possible")))
+    if ncpus < 2:
+        h.skip("needs two CPUs")
+    pairs = (n + 2 * QUEUES * PER_FILE - 1) // (2 * QUEUES * PER_FILE)
+    files = []
+    for i in range(pairs):
+        a, b = "bv%da" % i, "bv%db" % i
+        r = subprocess.run(["ip", "link", "add", a, "numrxqueues", str(QUEUES), "numtxqueues", "1", "type", "veth",
+                            "peer", "name", b, "numrxqueues", str(QUEUES), "numtxqueues", "1"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            h.skip("cannot create a veth pair: %s" % r.stderr.strip())
+        files += ["/sys/class/net/%s/queues/rx-%d/rps_cpus" % (dev, q) for dev in (a, b) for q in range(QUEUES)]
+    if not os.path.exists(files[0]):
+        h.skip("this kernel has no RPS")
+    all_mask = h.format_mask(set(range(ncpus)), ncpus)
+    housekeeping = set(range(ncpus - 1))
+    order = [files[i % len(files)] for i in range(n)]
+
+    # The floor: our own write seen through inotify, no daemon.
+    ino = Inotify()
+    for f in files:
+        ino.watch(f)
+    floor = []
+    for path in order:
+        t0 = time.perf_counter()
+        write_mask(path, all_mask)
+        if not ino.wait():
+            print("FAIL: no inotify event for a write to %s" % path)
+            return 1
+        with open(path) as f:
+            f.read()
+        floor.append(time.perf_counter() - t0)
+        write_mask(path, "0")
+        ino.wait()
+    ino.close()
+
+    host = h.FakeHost(ncpus=ncpus, nirqs=8, isolated=str(ncpus - 1))
+    for src, rel in (("/sys/class/net", "sys/class/net"), ("/sys/devices/virtual/net", "sys/devices/virtual/net")):
+        os.makedirs(host.path(rel), exist_ok=True)
+        subprocess.run(["mount", "--bind", src, host.path(rel)], check=True)
+    d = h.Daemon(host, CONFIG.format(isolated=ncpus - 1))
+    corrected, missed = [], 0
+    try:
+        d.wait_ready(h.scaled(60))
+        time.sleep(1)
+        ino = Inotify()
+        wds = {ino.watch(f): f for f in files}
+        for path in order:
+            t0 = time.perf_counter()
+            write_mask(path, all_mask)
+            deadline = t0 + h.scaled(2)
+            done = False
+            while not done and time.perf_counter() < deadline:
+                for wd in ino.wait(max(0.0, deadline - time.perf_counter())):
+                    if wds.get(wd) == path:
+                        with open(path) as f:
+                            done = h.mask_to_set(h.parse_mask(f.read())) == housekeeping
+            if done:
+                corrected.append(time.perf_counter() - t0)
+            else:
+                missed += 1
+        ino.close()
+        fights = [l for l in d.stderr_lines() if "another writer" in l]
+        d.stop()
+    finally:
+        if d.alive():
+            d.kill()
+        subprocess.run(["umount", "-l", host.path("sys/class/net")], capture_output=True)
+        subprocess.run(["umount", "-l", host.path("sys/devices/virtual/net")], capture_output=True)
+
+    if missed or fights or not corrected:
+        print("FAIL: %d of %d writes not put back within %.0f s; %d fight reports"
+              % (missed, n, h.scaled(2), len(fights)))
+        return 1
+    f50, f99 = 1e6 * pct(floor, 50), 1e6 * pct(floor, 99)
+    c50, c99 = 1e6 * pct(corrected, 50), 1e6 * pct(corrected, 99)
+    print("rps_cpus write -> seen through inotify, no daemon (%d writes, %d files): p50 %.0f us, p99 %.0f us"
+          % (len(floor), len(files), f50, f99))
+    print("rps_cpus write -> put back by lowlatd (%d writes): p50 %.0f us, p99 %.0f us" % (len(corrected), c50, c99))
+    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except h.Skip as e:
+        print("SKIP: %s" % e)
+        sys.exit(77)
