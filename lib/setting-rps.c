@@ -91,7 +91,14 @@ static int queue_read(Setting *s, Reconciler *rc, char *buf, size_t size, Reconc
          * link monitor replans), unless its directory is still there, which is a kernel
          * built without the file (CONFIG_RPS, CONFIG_XPS). */
         if (r == -ENOENT && queue_exists(s, rc)) {
-                setting_set_reason(s, "this kernel has no %s (/%s)", queue_file_name(s->kind), q->file.path);
+                if (s->kind == SETTING_NIC_XPS_CPUS && host_path_exists(rc->host, q->file.path))
+                        /* The file is there but its read fails: the kernel keeps XPS for
+                         * devices with more than one transmit queue. */
+                        setting_set_reason(s, "%s has a single transmit queue, and the kernel offers XPS only on "
+                                           "multi-queue devices (reading /%s: %s)", q->ifname, q->file.path,
+                                           strerror(-r));
+                else
+                        setting_set_reason(s, "this kernel has no %s (/%s)", queue_file_name(s->kind), q->file.path);
                 return -EOPNOTSUPP;
         }
         if (r == -ENOENT || r == -ENODEV)
