@@ -863,6 +863,45 @@ def in_private_mount_namespace():
     return os.environ.get(PRIVATE_MNT_ENV) == "1"
 
 
+def reexec(prefix, env, pass_fds=()):
+    """Runs this test again under prefix (unshare ...) with env, waits for it, cleans up
+    and exits with its status: all the parent has left to do once the child holds the new
+    namespaces."""
+    sys.stdout.flush()
+    p = subprocess.Popen(list(prefix) + [sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:],
+                         env=env, pass_fds=pass_fds)
+    try:
+        rc = p.wait()
+    except BaseException:
+        p.terminate()
+        try:
+            rc = p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+    _cleanup_all()
+    os._exit(rc if rc >= 0 else 128 - rc)
+
+
+_MOUNTS = []
+
+
+def mount(*argv):
+    """mount(8) with argv; what mounted is remembered for unmount_all()."""
+    r = subprocess.run(["mount"] + list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    if r.returncode == 0:
+        _MOUNTS.append(argv[-1])
+    return r
+
+
+def unmount_all():
+    """Lazily unmounts what mount() mounted, the last first."""
+    while _MOUNTS:
+        subprocess.run(["umount", "-l", _MOUNTS.pop()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+
 def enter_private_mount_namespace(reason="needs a private mount namespace"):
     """Re-execute this test under `unshare -m --propagation private` (once), then mount
     a tmpfs on /run/systemd inside it. Skips (77) when that is not possible."""
@@ -878,21 +917,7 @@ def enter_private_mount_namespace(reason="needs a private mount namespace"):
             skip("%s: unshare -m failed: %s" % (reason, probe.stdout.decode(errors="replace").strip()))
         env = dict(os.environ)
         env[PRIVATE_MNT_ENV] = "1"
-        sys.stdout.flush()
-        argv = [unshare, "-m", "--propagation", "private", sys.executable,
-                os.path.abspath(sys.argv[0])] + sys.argv[1:]
-        p = subprocess.Popen(argv, env=env)
-        try:
-            rc = p.wait()
-        except BaseException:
-            p.terminate()
-            try:
-                rc = p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                rc = p.wait()
-        _cleanup_all()
-        os._exit(rc if rc >= 0 else 128 - rc)
+        reexec([unshare, "-m", "--propagation", "private"], env)
     # inside
     os.makedirs("/run/systemd", exist_ok=True)
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd"],

@@ -102,47 +102,17 @@ def reexec_in_namespaces():
     outer = os.open("/proc/sys/net/core/somaxconn", os.O_RDONLY)
     env[OUTER_FD_ENV] = "%d:%s" % (outer, os.pread(outer, 64, 0).decode().strip())
     pass_fds = (outer,)
-    sys.stdout.flush()
-    p = subprocess.Popen(argv0 + [sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:],
-                         env=env, pass_fds=pass_fds)
-    try:
-        rc = p.wait()
-    except BaseException:
-        p.terminate()
-        try:
-            rc = p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
-    h._cleanup_all()
-    os._exit(rc if rc >= 0 else 128 - rc)
-
-
-_MOUNTS = []
-
-
-def mount(*argv):
-    r = subprocess.run(["mount"] + list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       universal_newlines=True)
-    if r.returncode == 0:
-        _MOUNTS.append(argv[-1])
-    return r
-
-
-def unmount_all():
-    while _MOUNTS:
-        subprocess.run(["umount", "-l", _MOUNTS.pop()], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+    h.reexec(argv0, env, pass_fds=pass_fds)
 
 
 def setup_namespace():
     """Inside: hide the host's journal socket, mount a sysfs of this network namespace."""
     h.detach_inherited_fakeirqfs()
     os.makedirs("/run/systemd", exist_ok=True)
-    r = mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
+    r = h.mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
     if r.returncode != 0:
         h.skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
-    r = mount("-t", "sysfs", "sysfs", "/sys")
+    r = h.mount("-t", "sysfs", "sysfs", "/sys")
     if r.returncode != 0:
         h.skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
     run_cmd("ip", "link", "set", "lo", "up")
@@ -287,7 +257,7 @@ def make_host(pinned_dev):
     for irq in pinned:
         h.write_text(os.path.join(msi, str(irq)), "msix\n")
     net = host.path("proc/sys/net")
-    r = mount("--bind", "/proc/sys/net", net)
+    r = h.mount("--bind", "/proc/sys/net", net)
     if r.returncode != 0:
         raise RuntimeError("mount --bind /proc/sys/net %s: %s" % (net, r.stdout.strip()))
     return host, pinned
@@ -693,7 +663,7 @@ def run(t):
         t.ok(now == value, "the outer namespace's net.core.somaxconn is untouched (%s)" % value,
              "now %r" % now)
     finally:
-        unmount_all()
+        h.unmount_all()
 
 
 if __name__ == "__main__":

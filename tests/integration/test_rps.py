@@ -71,35 +71,7 @@ def reexec_in_namespaces():
     env = dict(os.environ)
     env[NS_ENV] = "1"
     env[h.PRIVATE_MNT_ENV] = "1"
-    sys.stdout.flush()
-    p = subprocess.Popen(argv0 + [sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:], env=env)
-    try:
-        rc = p.wait()
-    except BaseException:
-        p.terminate()
-        try:
-            rc = p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
-    h._cleanup_all()
-    os._exit(rc if rc >= 0 else 128 - rc)
-
-
-_MOUNTS = []
-
-
-def mount(*argv):
-    r = subprocess.run(["mount"] + list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       universal_newlines=True)
-    if r.returncode == 0:
-        _MOUNTS.append(argv[-1])
-    return r
-
-
-def unmount_all():
-    while _MOUNTS:
-        subprocess.run(["umount", "-l", _MOUNTS.pop()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    h.reexec(argv0, env)
 
 
 def run_cmd(*argv, check=False):
@@ -189,7 +161,7 @@ def make_host(ncpus):
                      ("/proc/sys/net", "proc/sys/net")):
         dst = host.path(rel)
         os.makedirs(dst, exist_ok=True)
-        r = mount("--bind", src, dst)
+        r = h.mount("--bind", src, dst)
         if r.returncode != 0:
             raise RuntimeError("mount --bind %s %s: %s" % (src, dst, r.stdout.strip()))
     return host
@@ -367,10 +339,10 @@ def run(t):
     try:
         h.detach_inherited_fakeirqfs()
         os.makedirs("/run/systemd", exist_ok=True)
-        r = mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
+        r = h.mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
         if r.returncode != 0:
             h.skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
-        r = mount("-t", "sysfs", "sysfs", "/sys")
+        r = h.mount("-t", "sysfs", "sysfs", "/sys")
         if r.returncode != 0:
             h.skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
         run_cmd("ip", "link", "set", "lo", "up")
@@ -392,7 +364,7 @@ def run(t):
         host = make_host(ncpus)
         main_phase(t, host, ncpus)
     finally:
-        unmount_all()
+        h.unmount_all()
 
 
 if __name__ == "__main__":
