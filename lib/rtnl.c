@@ -132,6 +132,9 @@ Rtnl *rtnl_close(Rtnl *r) {
 
 static void link_info_from(struct rtnl_link *l, LinkInfo *ret) {
         *ret = (LinkInfo) { .ifindex = rtnl_link_get_ifindex(l), .flags = rtnl_link_get_flags(l) };
+        /* libnl keeps IFLA_TXQLEN whenever the kernel sent it, which it always does. */
+        ret->txqlen = rtnl_link_get_txqlen(l);
+        ret->has_txqlen = true;
         snprintf(ret->name, sizeof(ret->name), "%s", rtnl_link_get_name(l) ?: "");
 }
 
@@ -241,38 +244,16 @@ static int on_ack(struct nl_msg *msg, void *arg) {
         return NL_STOP;
 }
 
-int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_error) {
-        _cleanup_(rtnl_qdisc_putp) struct rtnl_qdisc *q = NULL;
-        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+/* Sends msg and waits for this request's own ACK, so none is left queued for the next
+ * one. The kernel's -errno, with its extack message in *ret_error (may be NULL). */
+static int request_wait_ack(Rtnl *r, struct nl_msg *msg, char **ret_error) {
         struct nl_cb *cb;
         AckState st = {};
         int e;
 
-        q = rtnl_qdisc_alloc();
-        if (!q)
-                return -ENOMEM;
-        rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
-        rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-        e = rtnl_tc_set_kind(TC_CAST(q), kind);
-        if (e < 0)
-                return nl_error_to_errno(e);
-        if (streq(kind, "pfifo_fast") || streq(kind, "prio")) {
-                /* libnl's prio/pfifo_fast encoder aborts without bands and a priomap; these
-                 * are the kernel's defaults (sch_prio.c's prio2band). */
-                static uint8_t priomap[] = { 1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
-                rtnl_qdisc_prio_set_bands(q, 3);
-                e = rtnl_qdisc_prio_set_priomap(q, priomap, sizeof(priomap));
-                if (e < 0)
-                        return nl_error_to_errno(e);
-        }
-        e = rtnl_qdisc_build_add_request(q, NLM_F_CREATE | NLM_F_REPLACE, &msg);
-        if (e < 0)
-                return nl_error_to_errno(e);
         e = nl_send_auto(r->sock, msg);
         if (e < 0)
                 return nl_error_to_errno(e);
-
-        /* Wait for this request's own ACK, so none is left queued for the next one. */
         cb = clone_socket_cb(r->sock);
         if (!cb)
                 return -ENOMEM;
@@ -297,6 +278,54 @@ int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_e
         return 0;
 }
 
+int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_error) {
+        _cleanup_(rtnl_qdisc_putp) struct rtnl_qdisc *q = NULL;
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        int e;
+
+        q = rtnl_qdisc_alloc();
+        if (!q)
+                return -ENOMEM;
+        rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+        rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+        e = rtnl_tc_set_kind(TC_CAST(q), kind);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        if (streq(kind, "pfifo_fast") || streq(kind, "prio")) {
+                /* libnl's prio/pfifo_fast encoder aborts without bands and a priomap; these
+                 * are the kernel's defaults (sch_prio.c's prio2band). */
+                static uint8_t priomap[] = { 1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+                rtnl_qdisc_prio_set_bands(q, 3);
+                e = rtnl_qdisc_prio_set_priomap(q, priomap, sizeof(priomap));
+                if (e < 0)
+                        return nl_error_to_errno(e);
+        }
+        e = rtnl_qdisc_build_add_request(q, NLM_F_CREATE | NLM_F_REPLACE, &msg);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        return request_wait_ack(r, msg, ret_error);
+}
+
+int rtnl_set_txqlen(Rtnl *r, int ifindex, uint32_t txqlen, char **ret_error) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
+        int e;
+
+        if (ifindex <= 0)
+                return -EINVAL;
+        /* A bare RTM_SETLINK with one attribute: nothing else of the link is restated. */
+        msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
+        if (!msg)
+                return -ENOMEM;
+        e = nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+        if (e >= 0)
+                e = nla_put_u32(msg, IFLA_TXQLEN, txqlen);
+        if (e < 0)
+                return -ENOMEM;
+        e = request_wait_ack(r, msg, ret_error);
+        return e == -ENOENT ? -ENODEV : e;
+}
+
 int rtnl_monitor_fd(Rtnl *r) {
         return nl_socket_get_fd(r->monitor);
 }
@@ -306,11 +335,11 @@ typedef struct Dispatch {
         void *userdata;
 } Dispatch;
 
-/* The three things lowlatd wants of a link message: its index, flags and name. */
+/* What lowlatd wants of a link message: its index, flags, name and queue length. */
 static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
         Dispatch *d = userdata;
         const struct ifinfomsg *ifi;
-        struct nlattr *name;
+        struct nlattr *name, *txqlen;
         LinkInfo info = {};
 
         if ((nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK) ||
@@ -322,6 +351,11 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
         name = nlmsg_find_attr((struct nlmsghdr *) nlh, sizeof(*ifi), IFLA_IFNAME);
         if (name && nla_len(name) > 0)
                 snprintf(info.name, sizeof(info.name), "%.*s", nla_len(name), (const char *) nla_data(name));
+        txqlen = nlmsg_find_attr((struct nlmsghdr *) nlh, sizeof(*ifi), IFLA_TXQLEN);
+        if (txqlen && nla_len(txqlen) >= (int) sizeof(uint32_t)) {
+                info.txqlen = nla_get_u32(txqlen);
+                info.has_txqlen = true;
+        }
         d->cb(d->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* NIC settings: nic_coalesce, nic_ring and nic_channels (one ethtool parameter each),
- * nic_feature (one feature bit by its kernel name) and nic_qdisc (the root qdisc's kind).
- * They speak netlink, not files: no fd, no inotify; the ethtool monitor group and
- * rtnetlink say when to look. A NIC's settings are planned per interface (nic_table_*). */
+/* NIC settings: nic_coalesce, nic_ring, nic_channels, nic_pause and nic_eee (one ethtool
+ * parameter each), nic_feature (one feature bit by its kernel name), nic_qdisc (the root
+ * qdisc's kind) and nic_txqueuelen (IFLA_TXQLEN). They speak netlink, not files: no fd,
+ * no inotify; the ethtool monitor group and rtnetlink's link group say when to look. A NIC's settings are planned per interface (nic_table_*). */
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <string.h>
@@ -28,6 +28,8 @@ static const SettingKind kind_of_group[_ETHTOOL_GROUP_MAX] = {
         [ETHTOOL_GROUP_RINGS] = SETTING_NIC_RING,
         [ETHTOOL_GROUP_CHANNELS] = SETTING_NIC_CHANNELS,
         [ETHTOOL_GROUP_FEATURES] = SETTING_NIC_FEATURE,
+        [ETHTOOL_GROUP_PAUSE] = SETTING_NIC_PAUSE,
+        [ETHTOOL_GROUP_EEE] = SETTING_NIC_EEE,
 };
 
 static bool setting_is_nic(const Setting *s) {
@@ -87,6 +89,18 @@ int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Set
         Setting *s = nic_setting_alloc(SETTING_NIC_QDISC, ifindex, ifname, kind);
 
         if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int setting_new_nic_txqueuelen(int ifindex, const char *ifname, uint32_t txqueuelen, Setting **ret) {
+        _cleanup_free_ char *object = strdup_printf("%s/txqueuelen", ifname);
+        char value[16];
+        Setting *s;
+
+        snprintf(value, sizeof(value), "%" PRIu32, txqueuelen);
+        if (!object || !(s = nic_setting_alloc(SETTING_NIC_TXQUEUELEN, ifindex, object, value)))
                 return -ENOMEM;
         *ret = s;
         return 0;
@@ -206,6 +220,35 @@ static int nic_qdisc_write(Setting *s, Reconciler *rc, const char *value) {
         return nic_result(s, r, error, "not supported");
 }
 
+/* Every change of a link, its queue length too, is announced on rtnetlink's link group,
+ * and the link monitor looks at the interface's settings at once (RECONCILE_HINTED): the
+ * one round trip here is the whole cost of noticing. */
+static int nic_txqueuelen_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
+        LinkInfo l;
+        int r;
+
+        r = rtnl_get_link(rc->rtnl, NIC(s)->head.ifindex, &l);
+        if (r >= 0 && !l.has_txqlen) {
+                setting_set_reason(s, "the kernel does not report the interface's txqueuelen");
+                return -EOPNOTSUPP;
+        }
+        if (r >= 0)
+                snprintf(buf, size, "%" PRIu32, l.txqlen);
+        return nic_result(s, r, NULL, "not supported");
+}
+
+static int nic_txqueuelen_write(Setting *s, Reconciler *rc, const char *value) {
+        _cleanup_free_ char *error = NULL;
+        uint32_t v;
+        int r;
+
+        r = parse_uint32(value, &v);
+        if (r < 0)
+                return r;
+        r = rtnl_set_txqlen(rc->rtnl, NIC(s)->head.ifindex, v, &error);
+        return nic_result(s, r, error, "not supported");
+}
+
 uint64_t setting_nic_sort_key(const Setting *s) {
         return (uint64_t) NIC_HEAD(s)->ifindex;
 }
@@ -226,6 +269,10 @@ const SettingVTable nic_ring_vtable = { NIC_SETTING_OPS, .read = nic_param_read,
 const SettingVTable nic_channels_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
 const SettingVTable nic_feature_vtable = { NIC_SETTING_OPS, .read = nic_feature_read, .write = nic_feature_write };
 const SettingVTable nic_qdisc_vtable = { NIC_SETTING_OPS, .read = nic_qdisc_read, .write = nic_qdisc_write };
+const SettingVTable nic_pause_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_eee_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_txqueuelen_vtable = { NIC_SETTING_OPS, .read = nic_txqueuelen_read,
+                                              .write = nic_txqueuelen_write };
 
 /* --- planning, per interface --- */
 
@@ -309,6 +356,11 @@ static int nic_add_settings(SettingTable *t, EthtoolClient *ethtool, const Host 
                 return r;
         if (np->qdisc) {
                 r = setting_new_nic_qdisc(ifindex, ifname, np->qdisc, &s);
+                if (r < 0 || (r = table_add(t, s)) < 0)
+                        return r;
+        }
+        if (np->txqueuelen_set) {
+                r = setting_new_nic_txqueuelen(ifindex, ifname, np->txqueuelen, &s);
                 if (r < 0 || (r = table_add(t, s)) < 0)
                         return r;
         }

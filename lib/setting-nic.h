@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A NIC's settings from its [nic "GLOB"] sections: coalescing, rings, channels and
- * features through ethtool netlink, the root qdisc through rtnetlink, and its IRQs'
- * pin (irq_cpus). Planned per interface by the link monitor, not from the posture alone. */
+/* A NIC's settings from its [nic "GLOB"] sections: coalescing, rings, channels,
+ * features, pause frames and EEE through ethtool netlink, the root qdisc and the transmit
+ * queue length through rtnetlink, and its IRQs' pin (irq_cpus). Planned per interface by the link monitor, not from the posture alone. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,6 +21,7 @@ typedef struct NicSettingHead {
 int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
 int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);
 int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Setting **ret);
+int setting_new_nic_txqueuelen(int ifindex, const char *ifname, uint32_t txqueuelen, Setting **ret);
 
 /* ListSettings order within the NIC group: by interface. */
 uint64_t setting_nic_sort_key(const Setting *s);
