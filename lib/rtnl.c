@@ -24,11 +24,49 @@
  * is detected (MSG_TRUNC) and treated as lost. */
 #define MONITOR_BUFFER_SIZE (32U * 1024U)
 
+/* What the kernel last said of one link's queue length. */
+typedef struct KnownTxqlen {
+        int ifindex;
+        uint32_t txqlen;
+} KnownTxqlen;
+
 struct Rtnl {
         struct nl_sock *sock;    /* requests */
         struct nl_sock *monitor; /* RTNLGRP_LINK */
         uint8_t *monitor_buffer; /* from malloc(), not zeroed: only what messages fill is used */
+        /* Every RTM_NEWLINK carries IFLA_TXQLEN: kept, so that the look a notification
+         * triggers, and the read-back after our own SETLINK, need no RTM_GETLINK. */
+        KnownTxqlen *txqlens;
+        size_t n_txqlens;
 };
+
+static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
+        for (size_t i = 0; i < r->n_txqlens; i++)
+                if (r->txqlens[i].ifindex == ifindex)
+                        return &r->txqlens[i];
+        return NULL;
+}
+
+static void txqlen_forget(Rtnl *r, int ifindex) {
+        KnownTxqlen *k = txqlen_find(r, ifindex);
+
+        if (k)
+                *k = r->txqlens[--r->n_txqlens];
+}
+
+/* Out of memory: the link is forgotten instead, and the next look asks the kernel. */
+static void txqlen_remember(Rtnl *r, int ifindex, uint32_t txqlen) {
+        KnownTxqlen *k = txqlen_find(r, ifindex), *a;
+
+        if (!k) {
+                a = realloc(r->txqlens, (r->n_txqlens + 1) * sizeof(KnownTxqlen));
+                if (!a)
+                        return;
+                r->txqlens = a;
+                k = &a[r->n_txqlens++];
+        }
+        *k = (KnownTxqlen) { ifindex, txqlen };
+}
 
 static void nl_socket_freep(struct nl_sock **s) {
         if (*s)
@@ -126,6 +164,7 @@ Rtnl *rtnl_close(Rtnl *r) {
         nl_socket_free(r->sock);
         nl_socket_free(r->monitor);
         free(r->monitor_buffer);
+        free(r->txqlens);
         free(r);
         return NULL;
 }
@@ -162,6 +201,25 @@ int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret) {
                 return e == -NLE_OBJ_NOTFOUND || e == -NLE_NODEV ? -ENODEV : nl_error_to_errno(e);
         link_info_from(l, ret);
         rtnl_link_put(l);
+        txqlen_remember(r, ifindex, ret->txqlen);
+        return 0;
+}
+
+int rtnl_get_txqlen(Rtnl *r, int ifindex, bool notified, uint32_t *ret) {
+        const KnownTxqlen *k = notified ? txqlen_find(r, ifindex) : NULL;
+        LinkInfo l;
+        int e;
+
+        if (k) {
+                *ret = k->txqlen;
+                return 0;
+        }
+        e = rtnl_get_link(r, ifindex, &l);
+        if (e < 0)
+                return e;
+        if (!l.has_txqlen)
+                return -EOPNOTSUPP;
+        *ret = l.txqlen;
         return 0;
 }
 
@@ -323,7 +381,13 @@ int rtnl_set_txqlen(Rtnl *r, int ifindex, uint32_t txqlen, char **ret_error) {
         if (e < 0)
                 return -ENOMEM;
         e = request_wait_ack(r, msg, ret_error);
-        return e == -ENOENT ? -ENODEV : e;
+        if (e < 0) {
+                txqlen_forget(r, ifindex);
+                return e == -ENOENT ? -ENODEV : e;
+        }
+        /* The kernel takes the length as given (dev_change_tx_queue_len()). */
+        txqlen_remember(r, ifindex, txqlen);
+        return 0;
 }
 
 int rtnl_monitor_fd(Rtnl *r) {
@@ -331,6 +395,7 @@ int rtnl_monitor_fd(Rtnl *r) {
 }
 
 typedef struct Dispatch {
+        Rtnl *rtnl;
         LinkEventHandler cb;
         void *userdata;
 } Dispatch;
@@ -356,13 +421,23 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
                 info.txqlen = nla_get_u32(txqlen);
                 info.has_txqlen = true;
         }
+        if (nlh->nlmsg_type == RTM_DELLINK || !info.has_txqlen)
+                txqlen_forget(d->rtnl, info.ifindex);
+        else
+                txqlen_remember(d->rtnl, info.ifindex, info.txqlen);
         d->cb(d->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
 }
 
 /* Every link change (a feature flip too) sends one of these. */
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
-        Dispatch d = { cb, userdata };
+        Dispatch d = { r, cb, userdata };
+        int e = netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE,
+                              on_link_message, &d);
 
-        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE,
-                             on_link_message, &d);
+        /* Lost messages: nothing kept can be trusted any more. */
+        if (e == -ENOBUFS) {
+                r->txqlens = mfree(r->txqlens);
+                r->n_txqlens = 0;
+        }
+        return e;
 }

@@ -220,20 +220,21 @@ static int nic_qdisc_write(Setting *s, Reconciler *rc, const char *value) {
         return nic_result(s, r, error, "not supported");
 }
 
-/* Every change of a link, its queue length too, is announced on rtnetlink's link group,
- * and the link monitor looks at the interface's settings at once (RECONCILE_HINTED): the
- * one round trip here is the whole cost of noticing. */
+/* Every change of a link, its queue length too, is announced on rtnetlink's link group
+ * with the link's whole state, and the link monitor looks at the interface's settings at
+ * once (RECONCILE_HINTED): that look, and the read-back after our own SETLINK, take the
+ * length from what the kernel said. The scan and forced looks ask. */
 static int nic_txqueuelen_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
-        LinkInfo l;
+        uint32_t v;
         int r;
 
-        r = rtnl_get_link(rc->rtnl, NIC(s)->head.ifindex, &l);
-        if (r >= 0 && !l.has_txqlen) {
+        r = rtnl_get_txqlen(rc->rtnl, NIC(s)->head.ifindex, flags & (RECONCILE_HINTED | RECONCILE_READBACK), &v);
+        if (r == -EOPNOTSUPP) {
                 setting_set_reason(s, "the kernel does not report the interface's txqueuelen");
-                return -EOPNOTSUPP;
+                return r;
         }
         if (r >= 0)
-                snprintf(buf, size, "%" PRIu32, l.txqlen);
+                snprintf(buf, size, "%" PRIu32, v);
         return nic_result(s, r, NULL, "not supported");
 }
 
