@@ -34,8 +34,10 @@ struct Rtnl {
         struct nl_sock *sock;    /* requests */
         struct nl_sock *monitor; /* RTNLGRP_LINK */
         uint8_t *monitor_buffer; /* from malloc(), not zeroed: only what messages fill is used */
-        /* Every RTM_NEWLINK carries IFLA_TXQLEN: kept, so that the look a notification
-         * triggers, and the read-back after our own SETLINK, need no RTM_GETLINK. */
+        /* The queue length of our own last accepted SETLINK per link, so that the read-back
+         * right after it needs no RTM_GETLINK. Not what notifications say: one may be older
+         * than our write (a link's creation announced after we set its length), and taking
+         * it would report a drift that never was. */
         KnownTxqlen *txqlens;
         size_t n_txqlens;
 };
@@ -201,12 +203,11 @@ int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret) {
                 return e == -NLE_OBJ_NOTFOUND || e == -NLE_NODEV ? -ENODEV : nl_error_to_errno(e);
         link_info_from(l, ret);
         rtnl_link_put(l);
-        txqlen_remember(r, ifindex, ret->txqlen);
         return 0;
 }
 
-int rtnl_get_txqlen(Rtnl *r, int ifindex, bool notified, uint32_t *ret) {
-        const KnownTxqlen *k = notified ? txqlen_find(r, ifindex) : NULL;
+int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret) {
+        const KnownTxqlen *k = just_set ? txqlen_find(r, ifindex) : NULL;
         LinkInfo l;
         int e;
 
@@ -219,6 +220,7 @@ int rtnl_get_txqlen(Rtnl *r, int ifindex, bool notified, uint32_t *ret) {
                 return e;
         if (!l.has_txqlen)
                 return -EOPNOTSUPP;
+        txqlen_forget(r, ifindex);
         *ret = l.txqlen;
         return 0;
 }
@@ -421,23 +423,15 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
                 info.txqlen = nla_get_u32(txqlen);
                 info.has_txqlen = true;
         }
-        if (nlh->nlmsg_type == RTM_DELLINK || !info.has_txqlen)
+        if (nlh->nlmsg_type == RTM_DELLINK)
                 txqlen_forget(d->rtnl, info.ifindex);
-        else
-                txqlen_remember(d->rtnl, info.ifindex, info.txqlen);
         d->cb(d->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
 }
 
 /* Every link change (a feature flip too) sends one of these. */
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
         Dispatch d = { r, cb, userdata };
-        int e = netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE,
-                              on_link_message, &d);
 
-        /* Lost messages: nothing kept can be trusted any more. */
-        if (e == -ENOBUFS) {
-                r->txqlens = mfree(r->txqlens);
-                r->n_txqlens = 0;
-        }
-        return e;
+        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE, on_link_message,
+                             &d);
 }

@@ -26,10 +26,10 @@ int rtnl_dump_links(Rtnl *r, LinkHandler cb, void *userdata);
 /* The name and flags of one link; -ENODEV when it is gone. */
 int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret);
 
-/* The device's transmit queue length. notified: what the kernel last said of it (its
- * last RTM_NEWLINK, or our own accepted SETLINK) will do; a link it said nothing about
- * yet, or with notifications lost, is asked. -ENODEV when the link is gone. */
-int rtnl_get_txqlen(Rtnl *r, int ifindex, bool notified, uint32_t *ret);
+/* The device's transmit queue length. just_set: right after our own accepted
+ * rtnl_set_txqlen(), the length it set (the kernel takes it as given) will do; otherwise,
+ * or when there was none, the kernel is asked. -ENODEV when the link is gone. */
+int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret);
 /* Sets the device's transmit queue length (RTM_SETLINK with IFLA_TXQLEN) and waits for
  * the kernel's ACK; -ENODEV when the link is gone, the kernel's -errno and extack message
  * (*ret_error, may be NULL) when it refuses. */

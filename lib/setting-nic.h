@@ -37,6 +37,12 @@ bool setting_nic_notified_by(const Setting *s, int ifindex, EthtoolGroup group);
  * matched, 0 when none did. */
 int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
                    const char *ifname);
+/* The same for the link monitor, which holds the daemon's reconciler: a renamed
+ * interface's originals follow its settings to the new name, and what the new name no
+ * longer matches is put back as lowlatd found it (counted in *ret_restored, may be NULL),
+ * as a reload does for what the configuration no longer asks for. */
+int nic_table_replan(SettingTable *t, Reconciler *rc, EthtoolClient *ethtool, const Host *h, const Posture *p,
+                     int ifindex, const char *ifname, unsigned *ret_restored);
 /* Drops every setting of this interface and releases its IRQ pins. */
 int nic_table_drop(SettingTable *t, const Posture *p, int ifindex);
 bool nic_table_has(const SettingTable *t, int ifindex);
