@@ -513,7 +513,7 @@ static int param_get(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t *re
                 return r;
         r = request_run(c, m, group_table[g].get_reply, param_reply_handler, &reply, error);
         if (r == -EOPNOTSUPP)
-                explain_unsupported(error, "the driver has no %s_GET", group_table[g].name);
+                explain_unsupported(error, "the driver does not support %s_GET", group_table[g].name);
         if (r < 0)
                 return r;
         /* The kernel leaves out what the driver does not report (see coalesce_put_u32()). */
@@ -548,7 +548,7 @@ static int param_set(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t val
                 return -ENOMEM;
         r = request_run(c, m, 0, NULL, NULL, error);
         if (r == -EOPNOTSUPP)
-                explain_unsupported(error, "the driver has no %s_SET", group_table[g].name);
+                explain_unsupported(error, "the driver does not support %s_SET", group_table[g].name);
         return r < 0 ? r : 0;
 }
 

@@ -58,7 +58,7 @@ if [[ $eee_row == *unsupported ]]; then
         reason=$(printf '%s\n' "$ent" | head -n1 | jq -r '.LOWLATD_ERROR // .MESSAGE // empty')
         [ "$(printf '%s\n' "$ent" | grep -c .)" = 1 ] && [ -n "$reason" ] &&
                 [ "$(printf '%s\n' "$ent" | jq -r '.LOWLATD_KIND')" = nic_eee ]
-        verdict $? "eee = off: the e1000e has no EEE here; nic_eee $E1K/eee is unsupported, reported once, saying: $reason" \
+        verdict $? "eee = off: the e1000e offers no EEE here; nic_eee $E1K/eee is unsupported, reported once, saying: $reason" \
                 "$eee_row
 $(printf '%s\n' "$ent" | jfields)"
 else
