@@ -83,6 +83,7 @@ static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
         Manager *m = w->manager;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         const LinkInfo *l = event;
+        unsigned restored = 0;
         LinkInfo current;
         int r;
 
@@ -94,8 +95,6 @@ static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
                 return;
         if (r >= 0)
                 l = &current;
-
-        unsigned restored = 0;
 
         r = nic_table_replan(&m->table, &m->rc, w->ethtool, m->host, m->posture, l->ifindex, l->name, &restored);
         if (r < 0) {

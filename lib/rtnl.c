@@ -24,7 +24,7 @@
  * is detected (MSG_TRUNC) and treated as lost. */
 #define MONITOR_BUFFER_SIZE (32U * 1024U)
 
-/* What the kernel last said of one link's queue length. */
+/* The queue length our last accepted SETLINK gave one link. */
 typedef struct KnownTxqlen {
         int ifindex;
         uint32_t txqlen;

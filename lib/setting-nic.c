@@ -2,7 +2,8 @@
 /* NIC settings: nic_coalesce, nic_ring, nic_channels, nic_pause and nic_eee (one ethtool
  * parameter each), nic_feature (one feature bit by its kernel name), nic_qdisc (the root
  * qdisc's kind) and nic_txqueuelen (IFLA_TXQLEN). They speak netlink, not files: no fd,
- * no inotify; the ethtool monitor group and rtnetlink's link group say when to look. A NIC's settings are planned per interface (nic_table_*). */
+ * no inotify; the ethtool monitor group and rtnetlink's link group say when to look. A
+ * NIC's settings are planned per interface (nic_table_*). */
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <string.h>
