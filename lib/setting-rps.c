@@ -84,6 +84,19 @@ static bool queue_exists(const Setting *s, Reconciler *rc) {
         return dir && host_path_exists(rc->host, dir);
 }
 
+/* Whether rx-0 (tx-0 for xps_cpus) of the same interface, when that is another queue, has
+ * the file this setting keeps. */
+static bool queue_first_has_file(const Setting *s, Reconciler *rc) {
+        const QueueSetting *q = QUEUE(s);
+        const char *first = s->kind == SETTING_NIC_XPS_CPUS ? "tx-0" : "rx-0";
+        _cleanup_free_ char *path = NULL;
+
+        if (streq(q->queue, first))
+                return false;
+        path = strdup_printf("sys/class/net/%s/queues/%s/%s", q->ifname, first, queue_file_name(s->kind));
+        return path && host_path_exists(rc->host, path);
+}
+
 /* Its directory is gone, or its interface is (unlisted first when it is deleted: its
  * queue files then answer EAGAIN for a while). */
 static bool queue_gone(const Setting *s, Reconciler *rc) {
@@ -122,6 +135,12 @@ static int queue_read(Setting *s, Reconciler *rc, char *buf, size_t size, Reconc
         /* No file: the queue went (channels reduced, the link deleted or renamed, which the
          * link monitor replans), unless its directory is still there, which is a kernel
          * built without the file (CONFIG_RPS, CONFIG_XPS). */
+        /* A queue directory without the file while the first queue of its kind has it: the
+         * kernel is still creating (or removing) it, and its uevent, sent once it is whole,
+         * replans the interface. Taken for a kernel without the file, it would stay
+         * unsupported (test_nic_faults, channels flapping under ASan). */
+        if (r == -ENOENT && queue_exists(s, rc) && queue_first_has_file(s, rc))
+                return -ENOENT;
         if (r == -ENOENT && queue_exists(s, rc)) {
                 if (s->kind == SETTING_NIC_XPS_CPUS && host_path_exists(rc->host, q->file.path))
                         /* The file is there but its read fails: the kernel keeps XPS for
