@@ -8,7 +8,8 @@ The test re-executes itself under `unshare --net --mount --propagation private`;
 it does reaches this machine's interfaces. Inside: a fresh sysfs on /sys, a FakeHost tree
 for --root with the namespace's /sys/class/net and /sys/devices/virtual/net bind-mounted
 into it (every queue file is the kernel's), and lowlatd with udev_source = kernel and a
-scan a minute away, `[nic "f*"]` holding txqueuelen and every queue's rps_cpus.
+scan a minute away, `[nic "f*"]` holding txqueuelen and every queue's rps_cpus and
+xps_cpus.
 
 Cases:
   churn   60 veth pairs created with 4 queues, each renamed within the glob, renamed out
@@ -16,10 +17,11 @@ Cases:
           changed by nobody. lowlatd stays up, reports no failure and no failure twice for
           one object, keeps nothing of the deleted links, gives the survivors their
           posture, and the steady pair keeps its own.
-  queues  `ethtool -L fq0 rx 1` and `rx 8` in a tight loop (queues removed and added under
-          lowlatd's writes): the same, and at the end every rx queue of fq0 has its mask.
-  restore `lowlatctl restore` puts back the original txqueuelen and rps_cpus of every link
-          and queue that still exists.
+  queues  `ethtool -L fq0 rx 1 tx 1` and `rx 8 tx 8` in a tight loop (queues removed and
+          added under lowlatd's writes): the same, and at the end every queue of fq0 has
+          its mask.
+  restore `lowlatctl restore` puts back the original txqueuelen, rps_cpus and xps_cpus of
+          every link and queue that still exists.
 
 Exit 77 with a reason: not root, unshare/ip/ethtool missing, no network namespace, no
 veth, fewer than 2 CPUs, no RPS in this kernel.
@@ -56,6 +58,7 @@ isolated = {isolated}
 [nic "f*"]
 txqueuelen = {want}
 rps_cpus = housekeeping
+xps_cpus = housekeeping
 """
 
 
@@ -102,8 +105,16 @@ def rx_queues(dev):
     return sorted(q for q in os.listdir("/sys/class/net/%s/queues" % dev) if q.startswith("rx-"))
 
 
+def tx_queues(dev):
+    return sorted(q for q in os.listdir("/sys/class/net/%s/queues" % dev) if q.startswith("tx-"))
+
+
 def rps(dev, q):
     return h.mask_to_set(h.parse_mask(h.read_text("/sys/class/net/%s/queues/%s/rps_cpus" % (dev, q)).strip()))
+
+
+def xps(dev, q):
+    return h.mask_to_set(h.parse_mask(h.read_text("/sys/class/net/%s/queues/%s/xps_cpus" % (dev, q)).strip()))
 
 
 def wrong(dev, housekeeping):
@@ -115,13 +126,16 @@ def wrong(dev, housekeeping):
         for q in rx_queues(dev):
             if rps(dev, q) != housekeeping:
                 bad.append("%s/%s rps_cpus %s" % (dev, q, sorted(rps(dev, q))))
+        for q in tx_queues(dev):
+            if xps(dev, q) != housekeeping:
+                bad.append("%s/%s xps_cpus %s" % (dev, q, sorted(xps(dev, q))))
     except (OSError, RuntimeError) as e:
         bad.append("%s: %s" % (dev, e))
     return bad
 
 
 FAILURE = re.compile(r": could not set | failed|Cannot |[Ee]rror|unexpected|another writer")
-OBJECT = re.compile(r"\b(f[a-z0-9]+/(?:rx-\d+|txqueuelen))\b")
+OBJECT = re.compile(r"\b(f[a-z0-9]+/(?:rx-\d+|tx-\d+|txqueuelen))\b")
 
 
 def failures(d, since=0):
@@ -180,7 +194,7 @@ def main_phase(t, host, ncpus):
         steady = ("fs0", "fs1", "fq1")
         ok = h.poll_until(lambda: not any(wrong(x, housekeeping) for x in steady + ("fq0",)), h.scaled(TIMEOUT),
                           alive=d.alive)
-        t.ok(ok, "start: fs0, fs1, fq0 and fq1 hold txqueuelen %d and rps_cpus housekeeping" % WANT,
+        t.ok(ok, "start: fs0, fs1, fq0 and fq1 hold txqueuelen %d, rps_cpus and xps_cpus housekeeping" % WANT,
              "\n".join(sum((wrong(x, housekeeping) for x in steady + ("fq0",)), [])))
 
         # churn: renamed and deleted mid-apply
@@ -217,28 +231,42 @@ def main_phase(t, host, ncpus):
         t0 = time.monotonic()
         flaps = 0
         for i in range(FLAPS):
-            if run_cmd("ethtool", "-L", "fq0", "rx", "1").returncode != 0:
+            if run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1").returncode != 0:
                 break
-            if run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES)).returncode != 0:
+            if run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES), "tx", str(FQ_QUEUES)).returncode != 0:
                 break
             flaps += 1
         secs = time.monotonic() - t0
         if flaps == 0:
-            t.skip("[queues] fq0's rx queues removed and added under lowlatd's writes",
-                   "ethtool -L fq0 rx 1 failed: %s" % run_cmd("ethtool", "-L", "fq0", "rx", "1").stderr.strip())
+            t.skip("[queues] fq0's queues removed and added under lowlatd's writes",
+                   "ethtool -L fq0 rx 1 tx 1 failed: %s"
+                   % run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1").stderr.strip())
         else:
-            ok = h.poll_until(lambda: len(rx_queues("fq0")) == FQ_QUEUES and not wrong("fq0", housekeeping),
-                              h.scaled(TIMEOUT), alive=d.alive)
-            t.ok(ok and d.alive(), "[queues] after %d rounds of ethtool -L fq0 rx 1 / rx %d (%.1f s) lowlatd is up and "
-                 "all %d rx queues of fq0 have the mask" % (flaps, FQ_QUEUES, secs, FQ_QUEUES),
+            ok = h.poll_until(lambda: len(rx_queues("fq0")) == FQ_QUEUES and len(tx_queues("fq0")) == FQ_QUEUES
+                              and not wrong("fq0", housekeeping), h.scaled(TIMEOUT), alive=d.alive)
+            t.ok(ok and d.alive(), "[queues] after %d rounds of ethtool -L fq0 rx 1 tx 1 / rx %d tx %d (%.1f s) lowlatd "
+                 "is up and all %d rx and %d tx queues of fq0 have their masks"
+                 % (flaps, FQ_QUEUES, FQ_QUEUES, secs, FQ_QUEUES, FQ_QUEUES),
                  "\n".join(wrong("fq0", housekeeping)))
             bad = failures(d, mark)
             t.ok(not repeated(bad), "[queues] no failure reported twice for one queue (%d reported in all)" % len(bad),
                  "\n".join(bad[:10]))
-            t.ok(len(bad) <= FQ_QUEUES,
+            t.ok(len(bad) <= 2 * FQ_QUEUES,
                  "[queues] at most one report per queue that vanished mid-write (%d)" % len(bad), "\n".join(bad[:10]))
             t.ok(not any(wrong(x, housekeeping) for x in steady), "[queues] fs0, fs1 and fq1 were not disturbed",
                  "\n".join(sum((wrong(x, housekeeping) for x in steady), [])))
+
+        # a pause at one queue each way, long enough for lowlatd to look at the single
+        # queue (XPS is offered on multi-queue devices only), then back
+        mark = len(d.stderr_lines())
+        if flaps > 0:
+            run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1", check=True)
+            h.settle(1)
+            run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES), "tx", str(FQ_QUEUES), check=True)
+            ok = h.poll_until(lambda: not wrong("fq0", housekeeping), h.scaled(TIMEOUT), alive=d.alive)
+            t.ok(ok, "[queues] one queue each way for a second, then %d again: every queue of fq0 has its masks "
+                 "(what a single queue could not take is not kept as unsupported)" % FQ_QUEUES,
+                 "\n".join(wrong("fq0", housekeeping) + d.stderr_lines()[mark:][-10:]))
 
         # restore after all of it
         lowlatctl = os.environ.get("LOWLATCTL")
@@ -253,7 +281,9 @@ def main_phase(t, host, ncpus):
                 if txqlen(dev) != 1000:
                     bad.append("%s txqueuelen %d" % (dev, txqlen(dev)))
                 bad += ["%s/%s rps_cpus %s" % (dev, q, sorted(rps(dev, q))) for q in rx_queues(dev) if rps(dev, q)]
-            t.ok(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000 and rps_cpus 0 again"
+                bad += ["%s/%s xps_cpus %s" % (dev, q, sorted(xps(dev, q))) for q in tx_queues(dev) if xps(dev, q)]
+            t.ok(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
+                 "again"
                  % (len(steady) + 1 + len(survivors)), "\n".join(bad[:10]))
         t.ok(not d.sanitizer_reports(), "no sanitizer report", "\n".join(d.sanitizer_reports()[:5]))
         t.note("lowlatd stderr (%d lines), last 20:\n%s" % (len(d.stderr_lines()), "\n".join(d.stderr_lines()[-20:])))
