@@ -79,16 +79,30 @@ static void reconcile_nic_now(NetWatch *w, int ifindex, ReconcileFlags flags) {
 /* A link appeared, came up, was renamed or re-registered: plan it afresh under its
  * current name (a rename keeps the match by the new name), apply, and look at the IRQs
  * again, since a driver (re)opening a device requests them anew. */
-static void nic_replan(NetWatch *w, const LinkInfo *l, const char *why) {
+static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
         Manager *m = w->manager;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        const LinkInfo *l = event;
+        unsigned restored = 0;
+        LinkInfo current;
         int r;
 
-        r = nic_table_plan(&m->table, w->ethtool, m->host, m->posture, l->ifindex, l->name);
+        /* Planned under the name it has now, not the one an event queued behind later
+         * renames carried: under a stale name its queues are not found, and what lowlatd
+         * set on them would be lost to restore. Gone: its removal is on its way. */
+        r = rtnl_get_link(w->rtnl, event->ifindex, &current);
+        if (r == -ENODEV)
+                return;
+        if (r >= 0)
+                l = &current;
+
+        r = nic_table_replan(&m->table, &m->rc, w->ethtool, m->host, m->posture, l->ifindex, l->name, &restored);
         if (r < 0) {
                 log_warning_errno(r, "Cannot plan interface %s", l->name);
                 return;
         }
+        if (restored > 0)
+                log_info("Interface %s: restored %u settings its new name no longer asks for", l->name, restored);
         if (r > 0 && why)
                 log_info("Interface %s %s: applying its [nic] posture", l->name, why);
         /* At start the first pass, which follows, looks at all of it. */

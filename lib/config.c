@@ -878,6 +878,21 @@ static void handle_nic(ParseState *s, const char *key, const char *value) {
                 return;
         }
 
+        if (streq(key, "txqueuelen")) {
+                uint32_t v;
+                int r = parse_uint32(value, &v);
+                /* IFLA_TXQLEN is a u32; 0 is legal (a device whose qdisc queues nothing). */
+                if (r < 0) {
+                        parse_error(s, "txqueuelen: '%s' is not %s (packets in the device's transmit queue, e.g. 1000)",
+                                    value, r == -ERANGE ? "a number below 2^32" : "a non-negative number");
+                        return;
+                }
+                n->txqueuelen = v;
+                n->txqueuelen_set = true;
+                n->txqueuelen_source = here(s);
+                return;
+        }
+
         parse_error(s, "unknown key '%s' in section [nic \"%s\"]", key, n->glob);
 }
 

@@ -97,7 +97,7 @@ typedef struct SysfsEntry {
 } SysfsEntry;
 
 /* The ethtool parameters a [nic] section can set, in lib/ethtool.h's EthtoolParam order. */
-#define NIC_PARAM_MAX 15
+#define NIC_PARAM_MAX 19
 
 typedef struct NicParamValue {
         bool set;
@@ -130,6 +130,10 @@ typedef struct NicSection {
         CpuSpec rps_cpus, xps_cpus;
         uint32_t rps_flow_cnt; /* 0 or a power of two, as the kernel keeps it */
         ConfigSource rps_flow_cnt_source;
+        /* The device's transmit queue length (rtnetlink IFLA_TXQLEN); unset: left alone. */
+        bool txqueuelen_set;
+        uint32_t txqueuelen;
+        ConfigSource txqueuelen_source;
 } NicSection;
 
 /* A latency-critical program the audit checks: [service "NAME"] (a systemd unit's

@@ -25,10 +25,14 @@
 _Static_assert((int) ETHTOOL_A_RINGS_MAX <= (int) GROUP_ATTRIBUTE_MAX, "attribute table size");
 _Static_assert((int) ETHTOOL_A_CHANNELS_MAX <= (int) GROUP_ATTRIBUTE_MAX, "attribute table size");
 _Static_assert((int) ETHTOOL_A_FEATURES_MAX <= (int) GROUP_ATTRIBUTE_MAX, "attribute table size");
+_Static_assert((int) ETHTOOL_A_PAUSE_MAX <= (int) GROUP_ATTRIBUTE_MAX, "attribute table size");
+_Static_assert((int) ETHTOOL_A_EEE_MAX <= (int) GROUP_ATTRIBUTE_MAX, "attribute table size");
 _Static_assert(ETHTOOL_A_COALESCE_HEADER == ETHTOOL_A_ANY_HEADER, "header attribute");
 _Static_assert(ETHTOOL_A_RINGS_HEADER == ETHTOOL_A_ANY_HEADER, "header attribute");
 _Static_assert(ETHTOOL_A_CHANNELS_HEADER == ETHTOOL_A_ANY_HEADER, "header attribute");
 _Static_assert(ETHTOOL_A_FEATURES_HEADER == ETHTOOL_A_ANY_HEADER, "header attribute");
+_Static_assert(ETHTOOL_A_PAUSE_HEADER == ETHTOOL_A_ANY_HEADER, "header attribute");
+_Static_assert(ETHTOOL_A_EEE_HEADER == ETHTOOL_A_ANY_HEADER, "header attribute");
 
 /* Replies here are a few hundred bytes, the feature string set a few KiB and a verbose
  * FEATURES_NTF under 8 KiB; a message that still does not fit is detected (MSG_TRUNC). */
@@ -93,6 +97,12 @@ static const struct {
                                               ETHTOOL_A_CHANNELS_COMBINED_COUNT, false },
         [ETHTOOL_PARAM_RX_CHANNELS] = { "rx_channels", ETHTOOL_GROUP_CHANNELS, ETHTOOL_A_CHANNELS_RX_COUNT, false },
         [ETHTOOL_PARAM_TX_CHANNELS] = { "tx_channels", ETHTOOL_GROUP_CHANNELS, ETHTOOL_A_CHANNELS_TX_COUNT, false },
+        /* Pause frames and EEE are in every kernel with ethtool netlink (5.6, 5.7 for
+         * their notifications); nothing newer than 6.1's uapi is used. */
+        [ETHTOOL_PARAM_PAUSE_AUTONEG] = { "pause_autoneg", ETHTOOL_GROUP_PAUSE, ETHTOOL_A_PAUSE_AUTONEG, true },
+        [ETHTOOL_PARAM_PAUSE_RX] = { "pause_rx", ETHTOOL_GROUP_PAUSE, ETHTOOL_A_PAUSE_RX, true },
+        [ETHTOOL_PARAM_PAUSE_TX] = { "pause_tx", ETHTOOL_GROUP_PAUSE, ETHTOOL_A_PAUSE_TX, true },
+        [ETHTOOL_PARAM_EEE] = { "eee", ETHTOOL_GROUP_EEE, ETHTOOL_A_EEE_ENABLED, true },
 };
 
 static const struct {
@@ -108,6 +118,10 @@ static const struct {
                                      ETHTOOL_MSG_CHANNELS_SET, ETHTOOL_MSG_CHANNELS_NTF, ETHTOOL_A_CHANNELS_MAX },
         [ETHTOOL_GROUP_FEATURES] = { "FEATURES", ETHTOOL_MSG_FEATURES_GET, ETHTOOL_MSG_FEATURES_GET_REPLY,
                                      ETHTOOL_MSG_FEATURES_SET, ETHTOOL_MSG_FEATURES_NTF, ETHTOOL_A_FEATURES_MAX },
+        [ETHTOOL_GROUP_PAUSE] = { "PAUSE", ETHTOOL_MSG_PAUSE_GET, ETHTOOL_MSG_PAUSE_GET_REPLY, ETHTOOL_MSG_PAUSE_SET,
+                                  ETHTOOL_MSG_PAUSE_NTF, ETHTOOL_A_PAUSE_MAX },
+        [ETHTOOL_GROUP_EEE] = { "EEE", ETHTOOL_MSG_EEE_GET, ETHTOOL_MSG_EEE_GET_REPLY, ETHTOOL_MSG_EEE_SET,
+                                ETHTOOL_MSG_EEE_NTF, ETHTOOL_A_EEE_MAX },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(ethtool_param, EthtoolParam, param_table, .name);
@@ -499,7 +513,7 @@ static int param_get(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t *re
                 return r;
         r = request_run(c, m, group_table[g].get_reply, param_reply_handler, &reply, error);
         if (r == -EOPNOTSUPP)
-                explain_unsupported(error, "the driver has no %s_GET", group_table[g].name);
+                explain_unsupported(error, "the driver does not support %s_GET", group_table[g].name);
         if (r < 0)
                 return r;
         /* The kernel leaves out what the driver does not report (see coalesce_put_u32()). */
@@ -534,7 +548,7 @@ static int param_set(EthtoolClient *c, int ifindex, EthtoolParam p, uint32_t val
                 return -ENOMEM;
         r = request_run(c, m, 0, NULL, NULL, error);
         if (r == -EOPNOTSUPP)
-                explain_unsupported(error, "the driver has no %s_SET", group_table[g].name);
+                explain_unsupported(error, "the driver does not support %s_SET", group_table[g].name);
         return r < 0 ? r : 0;
 }
 

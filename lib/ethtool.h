@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ethtool generic netlink (ETHTOOL_GENL_NAME "ethtool") through libnl-genl-3: reading and
- * writing coalescing, rings, channels and features of one interface, and the "monitor"
+ * writing coalescing, rings, channels, features, pause frames and EEE of one interface, and the "monitor"
  * multicast group that tells us when anyone (ethtool(8), a driver, another daemon)
  * changed them. No ioctl fallback. */
 #pragma once
@@ -33,6 +33,12 @@ typedef enum EthtoolParam {
         ETHTOOL_PARAM_COMBINED_CHANNELS,
         ETHTOOL_PARAM_RX_CHANNELS,
         ETHTOOL_PARAM_TX_CHANNELS,
+        /* ETHTOOL_MSG_PAUSE_* (u8 0/1 each) */
+        ETHTOOL_PARAM_PAUSE_AUTONEG, /* ETHTOOL_A_PAUSE_AUTONEG */
+        ETHTOOL_PARAM_PAUSE_RX,      /* ETHTOOL_A_PAUSE_RX */
+        ETHTOOL_PARAM_PAUSE_TX,      /* ETHTOOL_A_PAUSE_TX */
+        /* ETHTOOL_MSG_EEE_* */
+        ETHTOOL_PARAM_EEE,           /* ETHTOOL_A_EEE_ENABLED (u8 0/1) */
         _ETHTOOL_PARAM_MAX,
         _ETHTOOL_PARAM_INVALID = -EINVAL,
 } EthtoolParam;
@@ -43,10 +49,13 @@ typedef enum EthtoolGroup {
         ETHTOOL_GROUP_RINGS,
         ETHTOOL_GROUP_CHANNELS,
         ETHTOOL_GROUP_FEATURES,
+        ETHTOOL_GROUP_PAUSE,
+        ETHTOOL_GROUP_EEE,
         _ETHTOOL_GROUP_MAX,
 } EthtoolGroup;
 
-/* The config key: "adaptive_rx", "rx_usecs", "rx_frames_irq", "rx_ring", "combined_channels"... */
+/* The config key: "adaptive_rx", "rx_usecs", "rx_frames_irq", "rx_ring", "combined_channels",
+ * "pause_rx", "eee"... */
 DECLARE_STRING_TABLE_LOOKUP(ethtool_param, EthtoolParam);
 EthtoolGroup ethtool_param_group(EthtoolParam p);
 bool ethtool_param_is_boolean(EthtoolParam p);
@@ -96,7 +105,7 @@ int ethtool_set_feature(EthtoolClient *c, int ifindex, const char *name, bool on
 /* The monitor socket, for the event loop (non-blocking). */
 int ethtool_monitor_fd(EthtoolClient *c);
 /* Reads every pending notification and calls cb for each (COALESCE_NTF, RINGS_NTF,
- * CHANNELS_NTF, FEATURES_NTF, with the ifindex from the header attribute). Returns
+ * CHANNELS_NTF, FEATURES_NTF, PAUSE_NTF, EEE_NTF, with the ifindex from the header attribute). Returns
  * -ENOBUFS when the socket overran (notifications were lost: resync everything),
  * 0 otherwise. cb may be NULL (only drain); it may make requests on the same client (the
  * request socket has its own buffer) but must not free it. Our own SETs notify too. */

@@ -220,6 +220,31 @@ int host_write_file(const Host *h, const char *relpath, const char *value) {
         return 0;
 }
 
+int host_write_file_of_fd(int fd, const char *value) {
+        _cleanup_close_ int wfd = -1;
+        char link[64];
+        size_t len = strlen(value);
+        struct stat st;
+        ssize_t n;
+
+        if (fd < 0)
+                return -EBADF;
+        /* A file unlinked since (a plain file) is gone, not renamed; kernfs refuses to open
+         * a removed node by itself. */
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_nlink == 0)
+                return -ENOENT;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        wfd = open(link, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        if (wfd < 0)
+                return negative_errno();
+        n = write(wfd, value, len);
+        if (n < 0)
+                return negative_errno();
+        return (size_t) n == len ? 0 : -EIO;
+}
+
 int host_connect_unix(const Host *h, const char *relpath, uint64_t timeout_usec) {
         _cleanup_free_ char *dir = NULL;
         _cleanup_close_ int dir_fd = -1, fd = -1;

@@ -40,6 +40,10 @@ int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *r
 /* One write() of value into a freshly opened O_WRONLY|O_TRUNC fd: procfs ignores
  * O_TRUNC, a plain file in a fake tree needs it. */
 int host_write_file(const Host *h, const char *relpath, const char *value);
+/* Writes value to the file an fd of ours has open, whatever its name now (a sysfs file of
+ * a renamed interface): opened afresh for writing through /proc/self/fd/N, as
+ * host_write_file() does by path. */
+int host_write_file_of_fd(int fd, const char *value);
 /* A new AF_UNIX stream socket (non-blocking, close-on-exec) connected to the socket at
  * relpath, waiting at most timeout_usec for room in the listener's backlog. connect() has no
  * *at() form, so the directory is opened inside the root and the socket named through

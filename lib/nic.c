@@ -57,6 +57,10 @@ int nic_posture_resolve(const Config *c, const Posture *posture, const char *ifn
                         p.rps_flow_cnt_set = true;
                         p.rps_flow_cnt = n->rps_flow_cnt;
                 }
+                if (n->txqueuelen_set) {
+                        p.txqueuelen_set = true;
+                        p.txqueuelen = n->txqueuelen;
+                }
         }
         if (!matched)
                 return 0;

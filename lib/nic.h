@@ -23,6 +23,8 @@ typedef struct NicPosture {
         const CPUSet *xps_cpus;
         bool rps_flow_cnt_set;
         uint32_t rps_flow_cnt;
+        bool txqueuelen_set; /* IFLA_TXQLEN (lib/setting-link.c) */
+        uint32_t txqueuelen;
 } NicPosture;
 
 /* Returns 1 when at least one section matched (ret filled), 0 when none did. The steering

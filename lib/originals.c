@@ -223,6 +223,24 @@ void originals_forget(Originals *o, SettingKind kind, const char *object) {
         o->dirty = true;
 }
 
+int originals_rename(Originals *o, SettingKind kind, const char *from, const char *to) {
+        const char *value = originals_get(o, kind, from);
+        _cleanup_free_ char *copy = NULL;
+        int r;
+
+        if (!value || streq(from, to))
+                return 0;
+        copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        originals_forget(o, kind, to);
+        r = originals_record(o, kind, to, copy);
+        if (r < 0)
+                return r;
+        originals_forget(o, kind, from);
+        return 1;
+}
+
 int originals_commit(Originals *o) {
         if (!o->dirty)
                 return 0;

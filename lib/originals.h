@@ -37,4 +37,8 @@ int originals_record(Originals *o, SettingKind kind, const char *object, const c
 /* Forgets an entry (it was restored) in memory; originals_commit() rewrites the file once
  * after a batch of them. */
 void originals_forget(Originals *o, SettingKind kind, const char *object);
+/* The object was renamed (an interface): its entry moves to the new name, replacing any
+ * left there by an earlier object of that name. Returns 1 when one moved, 0 when there was
+ * none. originals_commit() rewrites the file. */
+int originals_rename(Originals *o, SettingKind kind, const char *from, const char *to);
 int originals_commit(Originals *o);

@@ -24,11 +24,51 @@
  * is detected (MSG_TRUNC) and treated as lost. */
 #define MONITOR_BUFFER_SIZE (32U * 1024U)
 
+/* The queue length our last accepted SETLINK gave one link. */
+typedef struct KnownTxqlen {
+        int ifindex;
+        uint32_t txqlen;
+} KnownTxqlen;
+
 struct Rtnl {
         struct nl_sock *sock;    /* requests */
         struct nl_sock *monitor; /* RTNLGRP_LINK */
         uint8_t *monitor_buffer; /* from malloc(), not zeroed: only what messages fill is used */
+        /* The queue length of our own last accepted SETLINK per link, so that the read-back
+         * right after it needs no RTM_GETLINK. Not what notifications say: one may be older
+         * than our write (a link's creation announced after we set its length), and taking
+         * it would report a drift that never was. */
+        KnownTxqlen *txqlens;
+        size_t n_txqlens;
 };
+
+static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
+        for (size_t i = 0; i < r->n_txqlens; i++)
+                if (r->txqlens[i].ifindex == ifindex)
+                        return &r->txqlens[i];
+        return NULL;
+}
+
+static void txqlen_forget(Rtnl *r, int ifindex) {
+        KnownTxqlen *k = txqlen_find(r, ifindex);
+
+        if (k)
+                *k = r->txqlens[--r->n_txqlens];
+}
+
+/* Out of memory: the link is forgotten instead, and the next look asks the kernel. */
+static void txqlen_remember(Rtnl *r, int ifindex, uint32_t txqlen) {
+        KnownTxqlen *k = txqlen_find(r, ifindex), *a;
+
+        if (!k) {
+                a = realloc(r->txqlens, (r->n_txqlens + 1) * sizeof(KnownTxqlen));
+                if (!a)
+                        return;
+                r->txqlens = a;
+                k = &a[r->n_txqlens++];
+        }
+        *k = (KnownTxqlen) { ifindex, txqlen };
+}
 
 static void nl_socket_freep(struct nl_sock **s) {
         if (*s)
@@ -126,12 +166,16 @@ Rtnl *rtnl_close(Rtnl *r) {
         nl_socket_free(r->sock);
         nl_socket_free(r->monitor);
         free(r->monitor_buffer);
+        free(r->txqlens);
         free(r);
         return NULL;
 }
 
 static void link_info_from(struct rtnl_link *l, LinkInfo *ret) {
         *ret = (LinkInfo) { .ifindex = rtnl_link_get_ifindex(l), .flags = rtnl_link_get_flags(l) };
+        /* libnl keeps IFLA_TXQLEN whenever the kernel sent it, which it always does. */
+        ret->txqlen = rtnl_link_get_txqlen(l);
+        ret->has_txqlen = true;
         snprintf(ret->name, sizeof(ret->name), "%s", rtnl_link_get_name(l) ?: "");
 }
 
@@ -159,6 +203,25 @@ int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret) {
                 return e == -NLE_OBJ_NOTFOUND || e == -NLE_NODEV ? -ENODEV : nl_error_to_errno(e);
         link_info_from(l, ret);
         rtnl_link_put(l);
+        return 0;
+}
+
+int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret) {
+        const KnownTxqlen *k = just_set ? txqlen_find(r, ifindex) : NULL;
+        LinkInfo l;
+        int e;
+
+        if (k) {
+                *ret = k->txqlen;
+                return 0;
+        }
+        e = rtnl_get_link(r, ifindex, &l);
+        if (e < 0)
+                return e;
+        if (!l.has_txqlen)
+                return -EOPNOTSUPP;
+        txqlen_forget(r, ifindex);
+        *ret = l.txqlen;
         return 0;
 }
 
@@ -241,38 +304,16 @@ static int on_ack(struct nl_msg *msg, void *arg) {
         return NL_STOP;
 }
 
-int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_error) {
-        _cleanup_(rtnl_qdisc_putp) struct rtnl_qdisc *q = NULL;
-        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+/* Sends msg and waits for this request's own ACK, so none is left queued for the next
+ * one. The kernel's -errno, with its extack message in *ret_error (may be NULL). */
+static int request_wait_ack(Rtnl *r, struct nl_msg *msg, char **ret_error) {
         struct nl_cb *cb;
         AckState st = {};
         int e;
 
-        q = rtnl_qdisc_alloc();
-        if (!q)
-                return -ENOMEM;
-        rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
-        rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-        e = rtnl_tc_set_kind(TC_CAST(q), kind);
-        if (e < 0)
-                return nl_error_to_errno(e);
-        if (streq(kind, "pfifo_fast") || streq(kind, "prio")) {
-                /* libnl's prio/pfifo_fast encoder aborts without bands and a priomap; these
-                 * are the kernel's defaults (sch_prio.c's prio2band). */
-                static uint8_t priomap[] = { 1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
-                rtnl_qdisc_prio_set_bands(q, 3);
-                e = rtnl_qdisc_prio_set_priomap(q, priomap, sizeof(priomap));
-                if (e < 0)
-                        return nl_error_to_errno(e);
-        }
-        e = rtnl_qdisc_build_add_request(q, NLM_F_CREATE | NLM_F_REPLACE, &msg);
-        if (e < 0)
-                return nl_error_to_errno(e);
         e = nl_send_auto(r->sock, msg);
         if (e < 0)
                 return nl_error_to_errno(e);
-
-        /* Wait for this request's own ACK, so none is left queued for the next one. */
         cb = clone_socket_cb(r->sock);
         if (!cb)
                 return -ENOMEM;
@@ -297,20 +338,75 @@ int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_e
         return 0;
 }
 
+int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_error) {
+        _cleanup_(rtnl_qdisc_putp) struct rtnl_qdisc *q = NULL;
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        int e;
+
+        q = rtnl_qdisc_alloc();
+        if (!q)
+                return -ENOMEM;
+        rtnl_tc_set_ifindex(TC_CAST(q), ifindex);
+        rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+        e = rtnl_tc_set_kind(TC_CAST(q), kind);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        if (streq(kind, "pfifo_fast") || streq(kind, "prio")) {
+                /* libnl's prio/pfifo_fast encoder aborts without bands and a priomap; these
+                 * are the kernel's defaults (sch_prio.c's prio2band). */
+                static uint8_t priomap[] = { 1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+                rtnl_qdisc_prio_set_bands(q, 3);
+                e = rtnl_qdisc_prio_set_priomap(q, priomap, sizeof(priomap));
+                if (e < 0)
+                        return nl_error_to_errno(e);
+        }
+        e = rtnl_qdisc_build_add_request(q, NLM_F_CREATE | NLM_F_REPLACE, &msg);
+        if (e < 0)
+                return nl_error_to_errno(e);
+        return request_wait_ack(r, msg, ret_error);
+}
+
+int rtnl_set_txqlen(Rtnl *r, int ifindex, uint32_t txqlen, char **ret_error) {
+        _cleanup_(nlmsg_freep) struct nl_msg *msg = NULL;
+        struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
+        int e;
+
+        if (ifindex <= 0)
+                return -EINVAL;
+        /* A bare RTM_SETLINK with one attribute: nothing else of the link is restated. */
+        msg = nlmsg_alloc_simple(RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK);
+        if (!msg)
+                return -ENOMEM;
+        e = nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+        if (e >= 0)
+                e = nla_put_u32(msg, IFLA_TXQLEN, txqlen);
+        if (e < 0)
+                return -ENOMEM;
+        e = request_wait_ack(r, msg, ret_error);
+        if (e < 0) {
+                txqlen_forget(r, ifindex);
+                return e == -ENOENT ? -ENODEV : e;
+        }
+        /* The kernel takes the length as given (dev_change_tx_queue_len()). */
+        txqlen_remember(r, ifindex, txqlen);
+        return 0;
+}
+
 int rtnl_monitor_fd(Rtnl *r) {
         return nl_socket_get_fd(r->monitor);
 }
 
 typedef struct Dispatch {
+        Rtnl *rtnl;
         LinkEventHandler cb;
         void *userdata;
 } Dispatch;
 
-/* The three things lowlatd wants of a link message: its index, flags and name. */
+/* What lowlatd wants of a link message: its index, flags, name and queue length. */
 static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
         Dispatch *d = userdata;
         const struct ifinfomsg *ifi;
-        struct nlattr *name;
+        struct nlattr *name, *txqlen;
         LinkInfo info = {};
 
         if ((nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK) ||
@@ -322,13 +418,20 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
         name = nlmsg_find_attr((struct nlmsghdr *) nlh, sizeof(*ifi), IFLA_IFNAME);
         if (name && nla_len(name) > 0)
                 snprintf(info.name, sizeof(info.name), "%.*s", nla_len(name), (const char *) nla_data(name));
+        txqlen = nlmsg_find_attr((struct nlmsghdr *) nlh, sizeof(*ifi), IFLA_TXQLEN);
+        if (txqlen && nla_len(txqlen) >= (int) sizeof(uint32_t)) {
+                info.txqlen = nla_get_u32(txqlen);
+                info.has_txqlen = true;
+        }
+        if (nlh->nlmsg_type == RTM_DELLINK)
+                txqlen_forget(d->rtnl, info.ifindex);
         d->cb(d->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
 }
 
 /* Every link change (a feature flip too) sends one of these. */
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
-        Dispatch d = { cb, userdata };
+        Dispatch d = { r, cb, userdata };
 
-        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE,
-                             on_link_message, &d);
+        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE, on_link_message,
+                             &d);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* rtnetlink through libnl-route-3: the link dump (how NICs are found, in whatever network
- * namespace lowlatd runs), the link monitor (new, changed, renamed, removed links), and
- * the root qdisc. Kernel refusals come back with the kernel's own extack message. */
+ * namespace lowlatd runs), the link monitor (new, changed, renamed, removed links), the
+ * transmit queue length and the root qdisc. Kernel refusals come back with the kernel's own extack message. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +13,8 @@ typedef struct LinkInfo {
         int ifindex;
         char name[16]; /* IFNAMSIZ */
         unsigned flags; /* IFF_* */
+        uint32_t txqlen; /* IFLA_TXQLEN, when has_txqlen */
+        bool has_txqlen;
 } LinkInfo;
 
 int rtnl_open(Rtnl **ret);
@@ -23,6 +25,15 @@ typedef void (*LinkHandler)(void *userdata, const LinkInfo *link);
 int rtnl_dump_links(Rtnl *r, LinkHandler cb, void *userdata);
 /* The name and flags of one link; -ENODEV when it is gone. */
 int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret);
+
+/* The device's transmit queue length. just_set: right after our own accepted
+ * rtnl_set_txqlen(), the length it set (the kernel takes it as given) will do; otherwise,
+ * or when there was none, the kernel is asked. -ENODEV when the link is gone. */
+int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret);
+/* Sets the device's transmit queue length (RTM_SETLINK with IFLA_TXQLEN) and waits for
+ * the kernel's ACK; -ENODEV when the link is gone, the kernel's -errno and extack message
+ * (*ret_error, may be NULL) when it refuses. */
+int rtnl_set_txqlen(Rtnl *r, int ifindex, uint32_t txqlen, char **ret_error);
 
 /* The kind of the root qdisc ("fq_codel", "noqueue", ...). */
 int rtnl_get_root_qdisc(Rtnl *r, int ifindex, char **ret_kind);

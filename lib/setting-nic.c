@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* NIC settings: nic_coalesce, nic_ring and nic_channels (one ethtool parameter each),
- * nic_feature (one feature bit by its kernel name) and nic_qdisc (the root qdisc's kind).
- * They speak netlink, not files: no fd, no inotify; the ethtool monitor group and
- * rtnetlink say when to look. A NIC's settings are planned per interface (nic_table_*). */
+/* NIC settings: nic_coalesce, nic_ring, nic_channels, nic_pause and nic_eee (one ethtool
+ * parameter each), nic_feature (one feature bit by its kernel name), nic_qdisc (the root
+ * qdisc's kind) and nic_txqueuelen (IFLA_TXQLEN). They speak netlink, not files: no fd,
+ * no inotify; the ethtool monitor group and rtnetlink's link group say when to look. A
+ * NIC's settings are planned per interface (nic_table_*). */
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "nic.h"
+#include "originals.h"
 #include "rtnl.h"
 #include "setting-irq.h"
 #include "setting-nic.h"
@@ -28,6 +30,8 @@ static const SettingKind kind_of_group[_ETHTOOL_GROUP_MAX] = {
         [ETHTOOL_GROUP_RINGS] = SETTING_NIC_RING,
         [ETHTOOL_GROUP_CHANNELS] = SETTING_NIC_CHANNELS,
         [ETHTOOL_GROUP_FEATURES] = SETTING_NIC_FEATURE,
+        [ETHTOOL_GROUP_PAUSE] = SETTING_NIC_PAUSE,
+        [ETHTOOL_GROUP_EEE] = SETTING_NIC_EEE,
 };
 
 static bool setting_is_nic(const Setting *s) {
@@ -87,6 +91,18 @@ int setting_new_nic_qdisc(int ifindex, const char *ifname, const char *kind, Set
         Setting *s = nic_setting_alloc(SETTING_NIC_QDISC, ifindex, ifname, kind);
 
         if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int setting_new_nic_txqueuelen(int ifindex, const char *ifname, uint32_t txqueuelen, Setting **ret) {
+        _cleanup_free_ char *object = strdup_printf("%s/txqueuelen", ifname);
+        char value[16];
+        Setting *s;
+
+        snprintf(value, sizeof(value), "%" PRIu32, txqueuelen);
+        if (!object || !(s = nic_setting_alloc(SETTING_NIC_TXQUEUELEN, ifindex, object, value)))
                 return -ENOMEM;
         *ret = s;
         return 0;
@@ -206,6 +222,36 @@ static int nic_qdisc_write(Setting *s, Reconciler *rc, const char *value) {
         return nic_result(s, r, error, "not supported");
 }
 
+/* Every change of a link, its queue length too, is announced on rtnetlink's link group,
+ * and the link monitor looks at the interface's settings at once (RECONCILE_HINTED). That
+ * look asks the kernel: a notification may be older than our own last write. The read-back
+ * right after our write takes the length it set. */
+static int nic_txqueuelen_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
+        uint32_t v;
+        int r;
+
+        r = rtnl_get_txqlen(rc->rtnl, NIC(s)->head.ifindex, flags & RECONCILE_READBACK, &v);
+        if (r == -EOPNOTSUPP) {
+                setting_set_reason(s, "the kernel does not report the interface's txqueuelen");
+                return r;
+        }
+        if (r >= 0)
+                snprintf(buf, size, "%" PRIu32, v);
+        return nic_result(s, r, NULL, "not supported");
+}
+
+static int nic_txqueuelen_write(Setting *s, Reconciler *rc, const char *value) {
+        _cleanup_free_ char *error = NULL;
+        uint32_t v;
+        int r;
+
+        r = parse_uint32(value, &v);
+        if (r < 0)
+                return r;
+        r = rtnl_set_txqlen(rc->rtnl, NIC(s)->head.ifindex, v, &error);
+        return nic_result(s, r, error, "not supported");
+}
+
 uint64_t setting_nic_sort_key(const Setting *s) {
         return (uint64_t) NIC_HEAD(s)->ifindex;
 }
@@ -226,6 +272,10 @@ const SettingVTable nic_ring_vtable = { NIC_SETTING_OPS, .read = nic_param_read,
 const SettingVTable nic_channels_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
 const SettingVTable nic_feature_vtable = { NIC_SETTING_OPS, .read = nic_feature_read, .write = nic_feature_write };
 const SettingVTable nic_qdisc_vtable = { NIC_SETTING_OPS, .read = nic_qdisc_read, .write = nic_qdisc_write };
+const SettingVTable nic_pause_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_eee_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_txqueuelen_vtable = { NIC_SETTING_OPS, .read = nic_txqueuelen_read,
+                                              .write = nic_txqueuelen_write };
 
 /* --- planning, per interface --- */
 
@@ -312,14 +362,36 @@ static int nic_add_settings(SettingTable *t, EthtoolClient *ethtool, const Host 
                 if (r < 0 || (r = table_add(t, s)) < 0)
                         return r;
         }
+        if (np->txqueuelen_set) {
+                r = setting_new_nic_txqueuelen(ifindex, ifname, np->txqueuelen, &s);
+                if (r < 0 || (r = table_add(t, s)) < 0)
+                        return r;
+        }
         r = nic_queue_add_settings(t, h, p->mask_bits, np, ifindex, ifname);
         return r < 0 ? r : 0;
 }
 
-int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
-                   const char *ifname) {
+/* Whether a NIC setting's object ("eth0/rx_usecs", "eth0/rx-3", "eth0") is under ifname. */
+static bool object_is_under(const char *object, const char *ifname) {
+        size_t n = strlen(ifname);
+
+        return strncmp(object, ifname, n) == 0 && (object[n] == '\0' || object[n] == '/');
+}
+
+static bool renamed_since(Reconciler *rc, int ifindex, const char *ifname) {
+        LinkInfo l;
+
+        return rc->rtnl && rtnl_get_link(rc->rtnl, ifindex, &l) >= 0 && !streq(l.name, ifname);
+}
+
+int nic_table_replan(SettingTable *t, Reconciler *rc, EthtoolClient *ethtool, const Host *h, const Posture *p,
+                     int ifindex, const char *ifname, unsigned *ret_restored) {
         _cleanup_free_ Setting **old = NULL;
+        _cleanup_free_ bool *matched = NULL;
+        Originals *originals = rc ? rc->originals : NULL;
         size_t n_old = 0, first_new;
+        unsigned restored = 0;
+        int renamed = -1; /* renamed_since(), asked once and only when needed */
         NicPosture np;
         int r, unpinned;
 
@@ -330,7 +402,8 @@ int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const
                 n_old += setting_nic_ifindex(t->settings[i]) == ifindex;
         if (n_old > 0) {
                 old = malloc(n_old * sizeof(Setting *));
-                if (!old)
+                matched = calloc(n_old, sizeof(bool));
+                if (!old || !matched)
                         return -ENOMEM;
                 n_old = 0;
                 for (size_t i = t->n; i > 0; i--)
@@ -351,17 +424,48 @@ int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const
         }
         for (size_t i = first_new; i < t->n; i++)
                 for (size_t j = 0; j < n_old; j++)
-                        if (old[j] && same_key(t->settings[i], old[j])) {
+                        if (!matched[j] && same_key(t->settings[i], old[j])) {
+                                /* Renamed: the value lowlatd found stays the one restore
+                                 * puts back, under the new name. */
+                                if (originals)
+                                        (void) originals_rename(originals, old[j]->kind, old[j]->object,
+                                                                t->settings[i]->object);
                                 setting_inherit(t->settings[i], old[j]);
+                                matched[j] = true;
                                 break;
                         }
-        for (size_t j = 0; j < n_old; j++)
+        /* Renamed so that the posture no longer asks for a key (out of the glob): like a
+         * reload that drops it, it goes back to how lowlatd found it. So does a key that
+         * was not found because the interface was renamed again while it was being planned
+         * (its queues listed under a name it no longer has): otherwise what lowlatd set
+         * would be taken for the original under the next name. A key gone for another
+         * reason (a queue removed with its channel) has nothing left to put back. */
+        for (size_t j = 0; j < n_old; j++) {
+                bool put_back = false;
+
+                if (rc && originals && !matched[j]) {
+                        if (renamed < 0 && object_is_under(old[j]->object, ifname))
+                                renamed = renamed_since(rc, ifindex, ifname);
+                        put_back = !object_is_under(old[j]->object, ifname) || renamed > 0;
+                }
+                if (put_back && setting_restore(rc, old[j]) > 0)
+                        restored++;
                 setting_free(old[j]);
+        }
+        if (originals)
+                (void) originals_commit(originals);
         if (r >= 0 && unpinned > 0 && irq_table_retarget(t, p) < 0)
                 r = -ENOMEM;
         if (r >= 0)
                 table_sort(t);
+        if (r >= 0 && ret_restored)
+                *ret_restored = restored;
         return r;
+}
+
+int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
+                   const char *ifname) {
+        return nic_table_replan(t, NULL, ethtool, h, p, ifindex, ifname, NULL);
 }
 
 int nic_table_drop(SettingTable *t, const Posture *p, int ifindex) {

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "rtnl.h"
 #include "setting-file.h"
 #include "setting-nic.h"
 #include "setting-rps.h"
@@ -83,13 +84,63 @@ static bool queue_exists(const Setting *s, Reconciler *rc) {
         return dir && host_path_exists(rc->host, dir);
 }
 
+/* Whether rx-0 (tx-0 for xps_cpus) of the same interface, when that is another queue, has
+ * the file this setting keeps. */
+static bool queue_first_has_file(const Setting *s, Reconciler *rc) {
+        const QueueSetting *q = QUEUE(s);
+        const char *first = s->kind == SETTING_NIC_XPS_CPUS ? "tx-0" : "rx-0";
+        _cleanup_free_ char *path = NULL;
+
+        if (streq(q->queue, first))
+                return false;
+        path = strdup_printf("sys/class/net/%s/queues/%s/%s", q->ifname, first, queue_file_name(s->kind));
+        return path && host_path_exists(rc->host, path);
+}
+
+/* Its directory is gone, or its interface is (unlisted first when it is deleted: its
+ * queue files then answer EAGAIN for a while). */
+static bool queue_gone(const Setting *s, Reconciler *rc) {
+        LinkInfo l;
+
+        return !queue_exists(s, rc) || (rc->rtnl && rtnl_get_link(rc->rtnl, QUEUE(s)->head.ifindex, &l) == -ENODEV);
+}
+
+/* The queue's file under its interface's name now, when that differs from the name it was
+ * planned under; NULL when it does not, or the interface is gone. */
+static char *queue_path_now(const Setting *s, Reconciler *rc) {
+        const QueueSetting *q = QUEUE(s);
+        LinkInfo l;
+
+        if (!rc->rtnl || rtnl_get_link(rc->rtnl, q->head.ifindex, &l) < 0 || streq(l.name, q->ifname))
+                return NULL;
+        return strdup_printf("sys/class/net/%s/queues/%s/%s", l.name, q->queue, queue_file_name(s->kind));
+}
+
 static int queue_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
         QueueSetting *q = QUEUE(s);
         int r = setting_file_read(&q->file, rc, buf, size, flags);
 
+        /* Renamed before the link monitor replanned it (the rename is still queued): the
+         * same queue under its name now, kept until then, so that the replan finds it and
+         * a restore can put back its original. Dropping it would make the value lowlatd
+         * wrote the "original" of the setting planned under the new name. */
+        if (r == -ENOENT || r == -ENODEV) {
+                _cleanup_free_ char *path = queue_path_now(s, rc), *text = NULL;
+                if (path && host_read_file(rc->host, path, &text) >= 0) {
+                        snprintf(buf, size, "%s", strstrip(text));
+                        return 0;
+                }
+        }
+
         /* No file: the queue went (channels reduced, the link deleted or renamed, which the
          * link monitor replans), unless its directory is still there, which is a kernel
          * built without the file (CONFIG_RPS, CONFIG_XPS). */
+        /* A queue directory without the file while the first queue of its kind has it: the
+         * kernel is still creating (or removing) it, and its uevent, sent once it is whole,
+         * replans the interface. Taken for a kernel without the file, it would stay
+         * unsupported (test_nic_faults, channels flapping under ASan). */
+        if (r == -ENOENT && queue_exists(s, rc) && queue_first_has_file(s, rc))
+                return -ENOENT;
         if (r == -ENOENT && queue_exists(s, rc)) {
                 if (s->kind == SETTING_NIC_XPS_CPUS && host_path_exists(rc->host, q->file.path))
                         /* The file is there but its read fails: the kernel keeps XPS for
@@ -101,7 +152,7 @@ static int queue_read(Setting *s, Reconciler *rc, char *buf, size_t size, Reconc
                         setting_set_reason(s, "this kernel has no %s (/%s)", queue_file_name(s->kind), q->file.path);
                 return -EOPNOTSUPP;
         }
-        if (r == -ENOENT || r == -ENODEV)
+        if (r == -ENOENT || r == -ENODEV || (r == -EAGAIN && queue_gone(s, rc)))
                 return -ENOENT;
         if (r < 0)
                 setting_set_reason(s, "reading /%s failed: %s", q->file.path, strerror(-r));
@@ -112,10 +163,21 @@ static int queue_write(Setting *s, Reconciler *rc, const char *value) {
         QueueSetting *q = QUEUE(s);
         int r = host_write_file(rc->host, q->file.path, value);
 
+        /* Renamed since it was planned (a restore as it leaves the glob, a write before the
+         * link monitor replans): an open fd still names the same queue, and without one
+         * the interface's index gives its name now. */
+        if ((r == -ENOENT || r == -ENODEV) && q->file.fd >= 0)
+                r = host_write_file_of_fd(q->file.fd, value);
+        if (r == -ENOENT || r == -ENODEV) {
+                _cleanup_free_ char *path = queue_path_now(s, rc);
+                if (path)
+                        r = host_write_file(rc->host, path, value);
+        }
         if (r >= 0)
                 return 0;
-        /* The queue went between the look and the write (channels reduced). */
-        if ((r == -ENOENT || r == -ENODEV) && !queue_exists(s, rc))
+        /* The queue went between the look and the write (channels reduced, the link
+         * deleted: a queue being torn down answers EAGAIN). */
+        if ((r == -ENOENT || r == -ENODEV || r == -EAGAIN) && queue_gone(s, rc))
                 return -ENOENT;
         if (r == -EINVAL && s->kind != SETTING_NIC_RPS_FLOW_CNT && setting_cpus_offline(s, rc, &q->cpus))
                 return r;

@@ -44,6 +44,9 @@
         X(NIC_CHANNELS, nic_channels)                      \
         X(NIC_FEATURE, nic_feature)                        \
         X(NIC_QDISC, nic_qdisc)                            \
+        X(NIC_PAUSE, nic_pause)                            \
+        X(NIC_EEE, nic_eee)                                \
+        X(NIC_TXQUEUELEN, nic_txqueuelen)                  \
         X(NIC_RPS_CPUS, nic_rps_cpus)                      \
         X(NIC_RPS_FLOW_CNT, nic_rps_flow_cnt)              \
         X(NIC_XPS_CPUS, nic_xps_cpus)                      \

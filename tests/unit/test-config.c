@@ -912,6 +912,43 @@ static void test_nic_sections(void) {
         CHECK(n->params[ETHTOOL_PARAM_RX_USECS].source.line == 3, "values remember their line");
 }
 
+static void test_nic_link_keys(void) {
+        _cleanup_config_ Config *c = parse_ok("[nic \"eth*\"]\n"
+                                              "pause_autoneg = off\n"
+                                              "pause_rx = off\n"
+                                              "pause_tx = on\n"
+                                              "eee = off\n"
+                                              "txqueuelen = 10000\n"
+                                              "[nic \"eth1\"]\n"
+                                              "txqueuelen = 0\n",
+                                              "pause, eee and txqueuelen parse");
+        const NicSection *n;
+
+        if (!CHECK(c->n_nics == 2, "two [nic] sections"))
+                return;
+        n = &c->nics[0];
+        CHECK(n->params[ETHTOOL_PARAM_PAUSE_AUTONEG].set && n->params[ETHTOOL_PARAM_PAUSE_AUTONEG].value == 0,
+              "pause_autoneg = off");
+        CHECK(n->params[ETHTOOL_PARAM_PAUSE_RX].set && n->params[ETHTOOL_PARAM_PAUSE_RX].value == 0, "pause_rx = off");
+        CHECK(n->params[ETHTOOL_PARAM_PAUSE_TX].set && n->params[ETHTOOL_PARAM_PAUSE_TX].value == 1, "pause_tx = on");
+        CHECK(n->params[ETHTOOL_PARAM_EEE].set && n->params[ETHTOOL_PARAM_EEE].value == 0, "eee = off");
+        CHECK(ethtool_param_group(ETHTOOL_PARAM_PAUSE_RX) == ETHTOOL_GROUP_PAUSE &&
+                      ethtool_param_group(ETHTOOL_PARAM_EEE) == ETHTOOL_GROUP_EEE,
+              "pause_* are PAUSE_SET attributes, eee an EEE_SET one");
+        CHECK(n->txqueuelen_set && n->txqueuelen == 10000 && n->txqueuelen_source.line == 6, "txqueuelen = 10000, line 6");
+        CHECK(c->nics[1].txqueuelen_set && c->nics[1].txqueuelen == 0, "txqueuelen = 0 is a value (IFLA_TXQLEN allows it)");
+
+        check_error("[nic \"eth0\"]\npause_rx = sometimes\n", 2, "pause_rx: 'sometimes' is not on or off",
+                    "pause_rx not a boolean");
+        check_error("[nic \"eth0\"]\npause_autoneg = 2\n", 2, "on or off", "pause_autoneg not a boolean");
+        check_error("[nic \"eth0\"]\neee = \n", 2, "eee", "an empty eee");
+        check_error("[nic \"eth0\"]\ntxqueuelen = -5\n", 2, "txqueuelen: '-5' is not a non-negative number",
+                    "a negative txqueuelen");
+        check_error("[nic \"eth0\"]\ntxqueuelen = 4294967296\n", 2, "2^32", "a txqueuelen past 32 bits");
+        check_error("[nic \"eth0\"]\ntxqueuelen = 1000 packets\n", 2, "txqueuelen", "a txqueuelen with a unit");
+        check_error("[nic \"eth0\"]\npause = off\n", 2, "unknown key 'pause'", "pause is pause_rx/pause_tx");
+}
+
 static void test_app_sections(void) {
         _cleanup_config_ Config *c = parse_ok("[service \"trader.service\"]\npolicy = fifo\npriority = 80\nmlock = yes\n"
                                               "[process \"matcher\"]\npolicy = rr\nhugepages = yes\n",
@@ -1143,6 +1180,7 @@ int main(void) {
         test_load_dropins();
         test_load_errors();
         test_nic_sections();
+        test_nic_link_keys();
         test_nic_errors();
         test_fuzzer_findings();
         test_app_sections();

@@ -42,6 +42,25 @@ int main(void) {
         text = faketree_read_file(file);
         CHECK(text && !strstr(text, "irq_affinity\t42") && strstr(text, "net.core.somaxconn"),
               "the rewritten file lacks the forgotten entry only");
+
+        /* An interface renamed: its settings' originals follow it. */
+        CHECK(originals_record(o, SETTING_NIC_TXQUEUELEN, "eth0/txqueuelen", "1000") == 0 &&
+                      originals_record(o, SETTING_NIC_TXQUEUELEN, "eth1/txqueuelen", "500") == 0,
+              "record eth0's txqueuelen, and a stale entry of an earlier eth1");
+        CHECK(originals_rename(o, SETTING_NIC_TXQUEUELEN, "eth0/txqueuelen", "eth1/txqueuelen") == 1,
+              "eth0 renamed eth1: its entry moves");
+        CHECK(!originals_get(o, SETTING_NIC_TXQUEUELEN, "eth0/txqueuelen") &&
+                      streq_ptr(originals_get(o, SETTING_NIC_TXQUEUELEN, "eth1/txqueuelen"), "1000"),
+              "under the new name, replacing what an earlier eth1 left");
+        CHECK(originals_rename(o, SETTING_NIC_TXQUEUELEN, "eth9/txqueuelen", "eth1/txqueuelen") == 0 &&
+                      streq_ptr(originals_get(o, SETTING_NIC_TXQUEUELEN, "eth1/txqueuelen"), "1000"),
+              "a rename of nothing changes nothing");
+        CHECK(originals_commit(o) == 0, "commit");
+        originals_free(o);
+        CHECK(originals_open(dir, "/fake/root", &o) == 0 &&
+                      streq_ptr(originals_get(o, SETTING_NIC_TXQUEUELEN, "eth1/txqueuelen"), "1000") &&
+                      !originals_get(o, SETTING_NIC_TXQUEUELEN, "eth0/txqueuelen"),
+              "the rename is on disk: a restarted daemon has the entry under the new name only");
         originals_free(o);
 
         CHECK(originals_open(dir, "/another/root", &o) == 0, "open for another --root");

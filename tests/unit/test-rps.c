@@ -278,11 +278,19 @@ static void test_appear_and_vanish(void) {
         CHECK(!find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-1"), "a queue gone before the write is dropped");
         CHECK(!strstr(events_take(&f), "failed"), "without a failure report");
 
+        /* A queue directory without its file while tx-0 has it: the kernel is still
+         * creating it, and its uevent will replan the interface. */
         faketree_remove_at(f.root, Q "/tx-1/xps_cpus");
         table_reconcile_all(&f.table, &f.rc, T0 + 3 * USEC_PER_SEC, RECONCILE_FORCE);
-        s = find(&f, SETTING_NIC_XPS_CPUS, "eth0/tx-1");
+        CHECK(!find(&f, SETTING_NIC_XPS_CPUS, "eth0/tx-1"),
+              "a queue whose file is not there yet (tx-0 has it) is dropped, left to its uevent");
+        CHECK_STR(events_take(&f), "", "without a report");
+        /* No queue has it: a kernel without CONFIG_XPS. */
+        faketree_remove_at(f.root, Q "/tx-0/xps_cpus");
+        table_reconcile_all(&f.table, &f.rc, T0 + 3 * USEC_PER_SEC, RECONCILE_FORCE);
+        s = find(&f, SETTING_NIC_XPS_CPUS, "eth0/tx-0");
         CHECK(s && s->state == SETTING_UNSUPPORTED && s->reason && strstr(s->reason, "this kernel has no xps_cpus"),
-              "a queue without the file (no CONFIG_XPS) is unsupported, with why");
+              "a queue without the file, as every queue (no CONFIG_XPS), is unsupported, with why");
         CHECK_STR(events_take(&f), "unsupported", "reported once");
 
         /* A renamed interface's directory no longer answers to the ifindex: not rescanned. */

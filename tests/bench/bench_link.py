@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A change of an interface's txqueuelen -> put back by lowlatd, over BENCH_LINK_CHANGES
+(default 200) changes, against the bare change -> RTM_NEWLINK round trip with no daemon,
+in one run.
+
+Runs in a network namespace of its own (unshare --net --mount): veth pairs, and lowlatd
+with `[nic "bl*"] txqueuelen = 4321` and a one-minute scan, so every correction comes from
+the RTM_NEWLINK the change caused. Five corrections of one setting within a minute are a
+fight, which lowlatd slows down for; the changes go round the links, at most four each.
+
+The change is what `ip link set dev IF txqueuelen N` sends (RTM_SETLINK with IFLA_TXQLEN),
+made from this process so that no fork and exec is in the figures. Each sample is timed
+from just before the send to:
+  floor   our own RTNLGRP_LINK socket receiving the RTM_NEWLINK that tells of the change
+          (no lowlatd running);
+  lowlatd the same socket receiving the RTM_NEWLINK with txqueuelen 4321 again: lowlatd got
+          the notification, read the link, compared, wrote, and the kernel announced it.
+Prints p50/p99 of each and their ratio. Run: meson test -C build --benchmark --suite bench
+-v (needs root; exits 77 without it or without network namespaces)."""
+
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import lowlat_harness as h
+
+NS_ENV = "LOWLAT_BENCH_LINK_NETNS"
+WANT = 4321
+PER_LINK = 4
+
+RTM_NEWLINK, RTM_SETLINK = 16, 19
+NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
+NLMSG_ERROR = 2
+IFLA_TXQLEN = 13
+RTMGRP_LINK = 0x1
+
+CONFIG = """\
+[daemon]
+scan_interval = 1min
+udev_source = kernel
+[cpus]
+isolated = 1
+[nic "bl*"]
+txqueuelen = {want}
+"""
+
+
+def reexec_in_namespaces():
+    h.require_root("network namespaces and veth")
+    if not all(shutil.which(x) for x in ("unshare", "ip", "mount")):
+        h.skip("needs unshare, ip and mount")
+    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
+    if subprocess.run(argv0 + ["true"], capture_output=True).returncode != 0:
+        h.skip("unshare --net --mount failed")
+    env = dict(os.environ, **{NS_ENV: "1", h.PRIVATE_MNT_ENV: "1"})
+    sys.stdout.flush()
+    rc = subprocess.run(argv0 + [sys.executable, os.path.abspath(sys.argv[0])], env=env).returncode
+    os._exit(rc if rc >= 0 else 128 - rc)
+
+
+def pct(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(len(v) * p / 100))]
+
+
+class Rtnl:
+    """A request socket and a RTNLGRP_LINK monitor, by hand (the standard library has no
+    netlink helpers)."""
+
+    def __init__(self):
+        self.req = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self.req.bind((0, 0))
+        self.mon = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self.mon.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.mon.bind((0, RTMGRP_LINK))
+        self.seq = 0
+
+    def send_txqlen(self, ifindex, value):
+        self.seq += 1
+        attr = struct.pack("HHI", 8, IFLA_TXQLEN, value)
+        body = struct.pack("BxHiII", socket.AF_UNSPEC, 0, ifindex, 0, 0) + attr
+        self.req.send(struct.pack("IHHII", 16 + len(body), RTM_SETLINK, NLM_F_REQUEST | NLM_F_ACK, self.seq, 0)
+                      + body)
+
+    def read_ack(self):
+        data = self.req.recv(65536)
+        length, kind = struct.unpack_from("IH", data, 0)
+        if kind != NLMSG_ERROR or struct.unpack_from("i", data, 16)[0] != 0:
+            raise RuntimeError("RTM_SETLINK refused: %r" % data[:40])
+
+    def wait_txqlen(self, ifindex, value, deadline):
+        """Reads link notifications until one says ifindex has txqueuelen value."""
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0 or not select.select([self.mon], [], [], left)[0]:
+                return False
+            data = self.mon.recv(1 << 16)
+            off = 0
+            while off + 16 <= len(data):
+                length, kind = struct.unpack_from("IH", data, off)
+                if length < 16:
+                    break
+                if kind == RTM_NEWLINK and length >= 32:
+                    index = struct.unpack_from("i", data, off + 20)[0]
+                    a = off + 32
+                    while index == ifindex and a + 4 <= off + length:
+                        alen, atype = struct.unpack_from("HH", data, a)
+                        if alen < 4:
+                            break
+                        if atype & 0x3fff == IFLA_TXQLEN and struct.unpack_from("I", data, a + 4)[0] == value:
+                            return True
+                        a += (alen + 3) & ~3
+                off += (length + 3) & ~3
+
+    def drain(self):
+        while select.select([self.mon], [], [], 0)[0]:
+            self.mon.recv(1 << 16)
+
+
+def main():
+    if os.environ.get(NS_ENV) != "1":
+        reexec_in_namespaces()
+    n = int(os.environ.get("BENCH_LINK_CHANGES", "200"))
+    os.makedirs("/run/systemd", exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        h.skip("mount tmpfs on /run/systemd: %s" % r.stderr.strip())
+    links = []
+    for i in range((n + 2 * PER_LINK - 1) // (2 * PER_LINK)):
+        a, b = "bl%da" % i, "bl%db" % i
+        r = subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            h.skip("cannot create a veth pair: %s" % r.stderr.strip())
+        links += [socket.if_nametoindex(a), socket.if_nametoindex(b)]
+    order = [links[i % len(links)] for i in range(n)]
+    nl = Rtnl()
+
+    # The floor: our own change, seen on our own monitor socket, no daemon.
+    floor = []
+    for i, ifindex in enumerate(order):
+        value = 100 + i
+        nl.drain()
+        t0 = time.perf_counter()
+        nl.send_txqlen(ifindex, value)
+        if not nl.wait_txqlen(ifindex, value, t0 + h.scaled(2)):
+            print("FAIL: no RTM_NEWLINK for a txqueuelen change of ifindex %d" % ifindex)
+            return 1
+        floor.append(time.perf_counter() - t0)
+        nl.read_ack()
+
+    host = h.FakeHost(ncpus=2, nirqs=8, isolated="1")
+    d = h.Daemon(host, CONFIG.format(want=WANT))
+    corrected, missed = [], 0
+    try:
+        d.wait_ready(h.scaled(60))
+        time.sleep(1)
+        for i, ifindex in enumerate(order):
+            nl.drain()
+            t0 = time.perf_counter()
+            nl.send_txqlen(ifindex, 100 + i)
+            if nl.wait_txqlen(ifindex, WANT, t0 + h.scaled(2)):
+                corrected.append(time.perf_counter() - t0)
+            else:
+                missed += 1
+            nl.read_ack()
+        fights = [l for l in d.stderr_lines() if "another writer" in l]
+        d.stop()
+    finally:
+        if d.alive():
+            d.kill()
+
+    if missed or fights or not corrected:
+        print("FAIL: %d of %d changes not put back within %.0f s; %d fight reports"
+              % (missed, n, h.scaled(2), len(fights)))
+        return 1
+    f50, f99 = 1e6 * pct(floor, 50), 1e6 * pct(floor, 99)
+    c50, c99 = 1e6 * pct(corrected, 50), 1e6 * pct(corrected, 99)
+    print("txqueuelen change -> its RTM_NEWLINK, no daemon (%d changes, %d links): p50 %.0f us, p99 %.0f us"
+          % (len(floor), len(links), f50, f99))
+    print("txqueuelen change -> put back by lowlatd (%d changes): p50 %.0f us, p99 %.0f us"
+          % (len(corrected), c50, c99))
+    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except h.Skip as e:
+        print("SKIP: %s" % e)
+        sys.exit(77)
