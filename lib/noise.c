@@ -453,7 +453,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         _cleanup_free_ NoiseRow **new_rows = NULL, **rows = NULL;
         size_t n_lines = 0, lines_size = 0, n_new = 0, n_rows = 0, hint = 0, max_lines = 1;
         const char *end = text + length, *line = text;
-        bool reparse = false;
+        bool reparse = false, duplicates = false;
         int r = 0;
 
         if (format >= _NOISE_FORMAT_MAX)
@@ -472,7 +472,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
                 size_t hlen = (size_t) (eol - text);
                 /* The header changed (a CPU came online or went away): every column may have
                  * moved, so every line is parsed again. */
-                if (f->n_lines == 0 || f->lines[0].length != hlen ||
+                if (f->n_lines == 0 || f->duplicates || f->lines[0].length != hlen ||
                     memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
                         r = parse_header(n, f, text, hlen);
                         if (r < 0)
@@ -527,7 +527,11 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         } else
                 for (size_t i = 0; i < n_lines; i++) {
                         NoiseRow *row = lines[i].row;
-                        /* A label printed twice (only in a corrupt file) is one row. */
+                        /* A label printed twice (only in a corrupt file) is one row, which
+                         * holds the counts of whichever line was parsed last: next time an
+                         * unchanged line does not say its row is unchanged. */
+                        if (row && row->generation == n->generation + 1)
+                                duplicates = true;
                         if (!row || row->generation != n->generation)
                                 continue;
                         row->generation = n->generation + 1;
@@ -564,6 +568,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         f->lines = TAKE_PTR(lines);
         f->n_lines = n_lines;
         f->lines_size = lines_size;
+        f->duplicates = duplicates;
         f->parsed = true;
         return 0;
 
@@ -737,7 +742,8 @@ bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy) {
         if (!loc || policy->interval_usec == 0)
                 return false;
         for (size_t i = 0; i < n->n_cpus; i++)
-                if (ticks_above(n, loc, i, policy) || n->cpu_state[i].idle_scan + 1 == n->scans)
+                if (ticks_above(n, loc, i, policy) ||
+                    (n->cpu_state[i].idle_scan > 0 && n->cpu_state[i].idle_scan + 1 == n->scans))
                         return true;
         return false;
 }

@@ -75,6 +75,7 @@ typedef struct NoiseFile {
         uint64_t *scratch; /* one count per header column, while a line is parsed */
         unsigned bad_lines; /* in the last read */
         bool parsed;        /* a read was parsed: rows that appear later are new since then */
+        bool duplicates;    /* it named a source twice: parse every line of the next one */
 } NoiseFile;
 
 /* Per watched CPU: whether it is nohz_full, and how busy it was (/proc/stat), which the
