@@ -625,11 +625,16 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
 static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
         size_t len = 0;
 
+        if (f->missing)
+                return -ENOENT;
         if (f->fd < 0) {
                 f->fd = host_open_file(h, noise_paths[f->format], O_RDONLY);
                 if (f->fd < 0) {
                         int r = f->fd;
                         f->fd = -1;
+                        /* A kernel without CONFIG_SCHEDSTATS does not grow one later: no
+                         * openat() per scan for it. */
+                        f->missing = r == -ENOENT;
                         return r;
                 }
         }

@@ -63,7 +63,8 @@ typedef struct NoiseLine {
 
 typedef struct NoiseFile {
         NoiseFormat format;
-        int fd;           /* -1 when the file is missing */
+        int fd;           /* -1 until opened */
+        bool missing;     /* the file is not there (no /proc/schedstat): not looked for again */
         char *text, *previous;
         size_t text_size, previous_length, previous_size;
         NoiseLine *lines;

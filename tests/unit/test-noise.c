@@ -179,6 +179,17 @@ static void test_incremental(void) {
               "a changed line is parsed again: 19");
         free(copy);
         noise_free(n);
+
+        /* A read that names IRQ 42 twice (the fuzzer's find): the row holds the second
+         * line's count; in the next read the first line is unchanged, the second gone, and
+         * the count must be the first line's, not the one left from before. */
+        n = watch(0, 1);
+        CHECK(parse(n, NOISE_FORMAT_INTERRUPTS, "   CPU0 CPU1\n 42:          1          2  a\n 42:          5          6  a\n") == 0 &&
+                      count(n, "42", 1) == 6,
+              "a source named twice: the last line's counts");
+        CHECK(parse(n, NOISE_FORMAT_INTERRUPTS, "   CPU0 CPU1\n 42:          1          2  a\n") == 0 && count(n, "42", 1) == 2,
+              "the next read parses its unchanged line again");
+        noise_free(n);
 }
 
 static void test_rates(void) {
