@@ -337,8 +337,9 @@ static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char
                 kind = NOISE_IRQ;
         } else if (len == 3 && memcmp(label, "LOC", 3) == 0)
                 kind = NOISE_TIMER;
-        else if (len == 3 && (memcmp(label, "ERR", 3) == 0 || memcmp(label, "MIS", 3) == 0))
-                return 0; /* totals for the whole machine, not per CPU */
+        else if (len == 3 && (memcmp(label, "ERR", 3) == 0 || memcmp(label, "MIS", 3) == 0 ||
+                              memcmp(label, "Err", 3) == 0))
+                return 0; /* totals for the whole machine, not per CPU (x86; arm's "Err:") */
         else
                 kind = NOISE_IPI;
 

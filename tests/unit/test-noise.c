@@ -75,6 +75,12 @@ static void test_parse(void) {
         CHECK(row(n, "RES") && row(n, "RES")->kind == NOISE_IPI && row(n, "NMI")->kind == NOISE_IPI,
               "RES and NMI are ipi sources");
         CHECK(!row(n, "ERR") && !row(n, "MIS"), "ERR and MIS, machine-wide totals, are no source");
+        CHECK(parse(n, NOISE_FORMAT_INTERRUPTS,
+                    "           CPU0       CPU1       CPU2       CPU3       \n"
+                    "IPI0:        10         11         12         13       Rescheduling interrupts\n"
+                    "Err:          0\n") == 0 &&
+                      count(n, "IPI0", 0) == 12 && row(n, "IPI0")->kind == NOISE_IPI && !row(n, "Err"),
+              "arm64: IPI0 is an ipi source, Err a machine-wide total");
         CHECK(parse(n, NOISE_FORMAT_SOFTIRQS, softirqs) == 0 && count(n, "TIMER", 0) == 40 &&
                       row(n, "NET_RX")->kind == NOISE_SOFTIRQ,
               "softirqs per type");
