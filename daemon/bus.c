@@ -162,7 +162,7 @@ static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *e
                 r = sd_bus_message_open_container(reply, 'a', "(ussstd)");
         for (size_t i = 0; r >= 0 && n && i < n->n_cpus; i++) {
                 size_t it = 0;
-                NoiseRow *row;
+                NoiseCounterRow *row;
                 while (r >= 0 && (row = noise_next_row(n, &it))) {
                         const NoiseCell *c = &row->cells[i];
                         _cleanup_free_ char *source = NULL, *description = NULL;

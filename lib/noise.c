@@ -33,7 +33,7 @@ static const char *const noise_paths[_NOISE_FORMAT_MAX] = {
 #define NOISE_COLUMN_WIDTH 11
 #define NOISE_LABEL_MAX 32
 
-static NoiseRow *row_free(NoiseRow *r) {
+static NoiseCounterRow *row_free(NoiseCounterRow *r) {
         if (r) {
                 free(r->source);
                 free(r->description);
@@ -110,7 +110,7 @@ int noise_cpu_index(const Noise *n, unsigned cpu) {
         return -1;
 }
 
-NoiseRow *noise_next_row(const Noise *n, size_t *iterator) {
+NoiseCounterRow *noise_next_row(const Noise *n, size_t *iterator) {
         size_t k = *iterator;
 
         for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++) {
@@ -123,8 +123,8 @@ NoiseRow *noise_next_row(const Noise *n, size_t *iterator) {
         return NULL;
 }
 
-static NoiseRow *row_new(const Noise *n, NoiseKind kind, const char *source, size_t source_len) {
-        NoiseRow *r = calloc(1, sizeof(NoiseRow) + n->n_cpus * sizeof(NoiseCell));
+static NoiseCounterRow *row_new(const Noise *n, NoiseKind kind, const char *source, size_t source_len) {
+        NoiseCounterRow *r = calloc(1, sizeof(NoiseCounterRow) + n->n_cpus * sizeof(NoiseCell));
 
         if (!r)
                 return NULL;
@@ -136,7 +136,7 @@ static NoiseRow *row_new(const Noise *n, NoiseKind kind, const char *source, siz
         return r;
 }
 
-static int row_set_description(NoiseRow *r, const char *text, size_t len) {
+static int row_set_description(NoiseCounterRow *r, const char *text, size_t len) {
         char *d;
 
         if (strlen(r->description) == len && memcmp(r->description, text, len) == 0)
@@ -287,10 +287,10 @@ static bool label_is_number(const char *s, size_t len) {
         return strtoull(s, NULL, 10) <= UINT32_MAX || len < 10;
 }
 
-static NoiseRow *find_row(NoiseFile *f, const char *label, size_t len, size_t *hint) {
+static NoiseCounterRow *find_row(NoiseFile *f, const char *label, size_t len, size_t *hint) {
         for (size_t k = 0; k < f->n_rows; k++) {
                 size_t i = (*hint + k) % f->n_rows;
-                NoiseRow *r = f->rows[i];
+                NoiseCounterRow *r = f->rows[i];
                 if (strlen(r->source) == len && memcmp(r->source, label, len) == 0) {
                         *hint = i + 1;
                         return r;
@@ -302,11 +302,11 @@ static NoiseRow *find_row(NoiseFile *f, const char *label, size_t len, size_t *h
 /* A changed line of /proc/interrupts or /proc/softirqs. Returns the row it updated in
  * *ret (NULL for a line that is no per-CPU source), or -EBADMSG/-ERANGE. */
 static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char *eol, size_t *hint,
-                            NoiseRow **new_rows, size_t *n_new, NoiseRow **ret) {
+                            NoiseCounterRow **new_rows, size_t *n_new, NoiseCounterRow **ret) {
         const char *colon = memchr(line, ':', (size_t) (eol - line)), *label = line, *label_end, *end;
         size_t ncounts = f->n_columns, len;
         NoiseKind kind;
-        NoiseRow *row;
+        NoiseCounterRow *row;
         char number[16];
 
         *ret = NULL;
@@ -401,11 +401,11 @@ static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char
 
 /* "cpu3 0 0 123 45 678 90 1234 5678 9012": the ninth number is pcount, the number of
  * times a task (not the idle task) was switched in on that CPU. */
-static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const char *eol, NoiseRow **new_rows,
+static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const char *eol, NoiseCounterRow **new_rows,
                                 size_t *n_new) {
         const char *p = line + 3;
         uint64_t cpu, v = 0;
-        NoiseRow *row;
+        NoiseCounterRow *row;
         int k, r;
 
         if (eol - line < 4 || memcmp(line, "cpu", 3) != 0)
@@ -449,11 +449,11 @@ static int lines_reserve(NoiseLine **lines, size_t *size, size_t need) {
         return 0;
 }
 
-static int rows_reserve(NoiseRow ***rows, size_t *size, size_t need) {
+static int rows_reserve(NoiseCounterRow ***rows, size_t *size, size_t need) {
         if (need <= *size)
                 return 0;
         size_t s = MAX(need, MAX(*size * 2, (size_t) 16));
-        NoiseRow **a = realloc(*rows, s * sizeof(NoiseRow *));
+        NoiseCounterRow **a = realloc(*rows, s * sizeof(NoiseCounterRow *));
         if (!a)
                 return -ENOMEM;
         *rows = a;
@@ -477,7 +477,7 @@ static bool line_unchanged(const NoiseFile *f, size_t i, const char *line, const
  * copied, to keep it as the previous read. */
 static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, bool own) {
         NoiseLine *lines = f->spare_lines;
-        _cleanup_free_ NoiseRow **new_rows = NULL, **rows = NULL;
+        _cleanup_free_ NoiseCounterRow **new_rows = NULL, **rows = NULL;
         size_t n_lines = 0, lines_size = f->spare_size, n_new = 0, new_size = 0, n_rows = 0, hint = 0;
         const char *end = text + length, *line = text;
         bool reparse = false, duplicates = false;
@@ -509,7 +509,7 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
 
         for (size_t i = n_lines; line < end; i++) {
                 const char *eol;
-                NoiseRow *row = NULL;
+                NoiseCounterRow *row = NULL;
 
                 if (n_lines == lines_size && (r = lines_reserve(&lines, &lines_size, n_lines + 1)) < 0)
                         goto fail;
@@ -540,18 +540,18 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
         }
 
         /* The rows in file order; rows no line mentions any more are gone. */
-        rows = malloc((f->n_rows + n_new + 1) * sizeof(NoiseRow *));
+        rows = malloc((f->n_rows + n_new + 1) * sizeof(NoiseCounterRow *));
         if (!rows) {
                 r = -ENOMEM;
                 goto fail;
         }
         if (f->format == NOISE_FORMAT_SCHEDSTAT) {
-                NoiseRow *row = f->n_rows > 0 ? f->rows[0] : n_new > 0 ? new_rows[0] : NULL;
+                NoiseCounterRow *row = f->n_rows > 0 ? f->rows[0] : n_new > 0 ? new_rows[0] : NULL;
                 if (row && row->generation == n->generation)
                         rows[n_rows++] = row;
         } else
                 for (size_t i = 0; i < n_lines; i++) {
-                        NoiseRow *row = lines[i].row;
+                        NoiseCounterRow *row = lines[i].row;
                         /* A label printed twice (only in a corrupt file) is one row, which
                          * holds the counts of whichever line was parsed last: next time an
                          * unchanged line does not say its row is unchanged. */
@@ -689,7 +689,7 @@ int noise_read(Noise *n, const Host *h, uint64_t now) {
 
 void noise_scan(Noise *n, uint64_t now) {
         size_t it = 0;
-        NoiseRow *row;
+        NoiseCounterRow *row;
 
         n->interval_usec = n->scan_usec > 0 && now > n->scan_usec ? now - n->scan_usec : 0;
         n->scan_usec = now;
@@ -770,7 +770,7 @@ int noise_parse_stat(Noise *n, const char *text, size_t length, unsigned long us
         return ret;
 }
 
-static const NoiseRow *find_timer_row(const Noise *n) {
+static const NoiseCounterRow *find_timer_row(const Noise *n) {
         const NoiseFile *f = &n->files[NOISE_FORMAT_INTERRUPTS];
         for (size_t i = 0; i < f->n_rows; i++)
                 if (f->rows[i]->kind == NOISE_TIMER)
@@ -778,12 +778,12 @@ static const NoiseRow *find_timer_row(const Noise *n) {
         return NULL;
 }
 
-static bool ticks_above(const Noise *n, const NoiseRow *loc, size_t i, const NoiseAlertPolicy *policy) {
+static bool ticks_above(const Noise *n, const NoiseCounterRow *loc, size_t i, const NoiseAlertPolicy *policy) {
         return n->cpu_state[i].nohz_full && loc->cells[i].present && loc->cells[i].rate > policy->tick_rate_max;
 }
 
 bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy) {
-        const NoiseRow *loc = find_timer_row(n);
+        const NoiseCounterRow *loc = find_timer_row(n);
 
         if (!loc || policy->interval_usec == 0)
                 return false;
@@ -832,12 +832,12 @@ int noise_read_stat(Noise *n, const Host *h) {
         return noise_parse_stat(n, n->stat_text, len, hz > 0 ? (unsigned long) hz : 100);
 }
 
-static const NoiseRow *find_ctxsw_row(const Noise *n) {
+static const NoiseCounterRow *find_ctxsw_row(const Noise *n) {
         const NoiseFile *f = &n->files[NOISE_FORMAT_SCHEDSTAT];
         return f->n_rows > 0 ? f->rows[0] : NULL;
 }
 
-static void alert_due(NoiseCell *c, NoiseAlertKind kind, unsigned cpu, const NoiseRow *row, uint64_t count,
+static void alert_due(NoiseCell *c, NoiseAlertKind kind, unsigned cpu, const NoiseCounterRow *row, uint64_t count,
                       double rate, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
                       void *userdata) {
         NoiseAlert a;
@@ -856,13 +856,13 @@ static void alert_due(NoiseCell *c, NoiseAlertKind kind, unsigned cpu, const Noi
 void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
                         void *userdata) {
         const NoiseFile *f = &n->files[NOISE_FORMAT_INTERRUPTS];
-        const NoiseRow *loc = find_timer_row(n), *ctxsw = find_ctxsw_row(n);
+        const NoiseCounterRow *loc = find_timer_row(n), *ctxsw = find_ctxsw_row(n);
 
         if (policy->interval_usec == 0 || n->interval_usec == 0)
                 return;
         for (size_t i = 0; i < n->n_cpus; i++) {
                 for (size_t k = 0; k < f->n_rows; k++) {
-                        NoiseRow *row = f->rows[k];
+                        NoiseCounterRow *row = f->rows[k];
                         NoiseCell *c = &row->cells[i];
                         if (row->kind == NOISE_IRQ && c->present && c->delta > 0)
                                 alert_due(c, NOISE_ALERT_DEVICE_IRQ, n->cpus[i], row, c->delta, c->rate, policy,

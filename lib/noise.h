@@ -39,13 +39,13 @@ typedef struct NoiseCell {
 } NoiseCell;
 
 /* One line of a file: a source, with one cell per watched CPU. */
-typedef struct NoiseRow {
+typedef struct NoiseCounterRow {
         NoiseKind kind;
         char *source;      /* "42", "LOC", "NET_RX", "ctxsw" */
         char *description; /* action names of a device IRQ, the text of an arch line, "" */
         unsigned generation;
         NoiseCell cells[]; /* Noise.n_cpus */
-} NoiseRow;
+} NoiseCounterRow;
 
 typedef enum NoiseFormat {
         NOISE_FORMAT_INTERRUPTS,
@@ -58,7 +58,7 @@ typedef enum NoiseFormat {
  * recognised by a memcmp() and not parsed again. */
 typedef struct NoiseLine {
         size_t offset, length; /* in NoiseFile.previous */
-        NoiseRow *row;         /* NULL: a line that is no source (ERR:, MIS:, garbage) */
+        NoiseCounterRow *row;         /* NULL: a line that is no source (ERR:, MIS:, garbage) */
 } NoiseLine;
 
 typedef struct NoiseFile {
@@ -73,7 +73,7 @@ typedef struct NoiseFile {
         size_t spare_size;
         int *columns;     /* per watched CPU: its column in the header, -1 when not printed */
         size_t n_columns; /* columns in the header */
-        NoiseRow **rows;  /* in file order */
+        NoiseCounterRow **rows;  /* in file order */
         size_t n_rows;
         uint64_t *scratch; /* one count per header column, while a line is parsed */
         unsigned bad_lines; /* in the last read */
@@ -130,7 +130,7 @@ void noise_scan(Noise *n, uint64_t now);
 
 /* Every row of every file, in order: interrupts, softirqs, schedstat. Returns NULL after
  * the last one; *iterator starts at 0. */
-NoiseRow *noise_next_row(const Noise *n, size_t *iterator);
+NoiseCounterRow *noise_next_row(const Noise *n, size_t *iterator);
 
 /* The index of cpu among the watched CPUs, or -1. */
 int noise_cpu_index(const Noise *n, unsigned cpu);
@@ -152,7 +152,7 @@ typedef enum NoiseAlertKind {
 typedef struct NoiseAlert {
         NoiseAlertKind kind;
         unsigned cpu;
-        const NoiseRow *row;       /* the IRQ's row, or LOC's */
+        const NoiseCounterRow *row;       /* the IRQ's row, or LOC's */
         uint64_t count;            /* events in the last scan interval */
         double rate;               /* per second */
         uint64_t suppressed;       /* alerts like this one not sent since the last one sent */

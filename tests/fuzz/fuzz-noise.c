@@ -25,7 +25,7 @@ static void check_same(const Noise *inc, const Noise *fresh, NoiseFormat format)
                 return;
         FUZZ_CHECK(a->n_rows == b->n_rows, "%zu rows incrementally, %zu fresh", a->n_rows, b->n_rows);
         for (size_t i = 0; i < a->n_rows; i++) {
-                const NoiseRow *x = a->rows[i], *y = b->rows[i];
+                const NoiseCounterRow *x = a->rows[i], *y = b->rows[i];
                 FUZZ_CHECK(streq(x->source, y->source) && x->kind == y->kind && streq(x->description, y->description),
                            "row %zu: '%s' (%d) '%s' incrementally, '%s' (%d) '%s' fresh", i, x->source, x->kind,
                            x->description, y->source, y->kind, y->description);
@@ -41,7 +41,7 @@ static void check_same(const Noise *inc, const Noise *fresh, NoiseFormat format)
 
 static void check_rates(const Noise *n) {
         size_t it = 0;
-        NoiseRow *r;
+        NoiseCounterRow *r;
 
         while ((r = noise_next_row(n, &it)))
                 for (size_t c = 0; c < n->n_cpus; c++) {

@@ -40,9 +40,9 @@ static Noise *watch(unsigned a, unsigned b) {
         return n;
 }
 
-static NoiseRow *row(Noise *n, const char *source) {
+static NoiseCounterRow *row(Noise *n, const char *source) {
         size_t it = 0;
-        NoiseRow *r;
+        NoiseCounterRow *r;
         while ((r = noise_next_row(n, &it)))
                 if (streq(r->source, source))
                         return r;
@@ -50,7 +50,7 @@ static NoiseRow *row(Noise *n, const char *source) {
 }
 
 static uint64_t count(Noise *n, const char *source, size_t cpu_index) {
-        NoiseRow *r = row(n, source);
+        NoiseCounterRow *r = row(n, source);
         return r && r->cells[cpu_index].present ? r->cells[cpu_index].count : UINT64_MAX;
 }
 
@@ -60,7 +60,7 @@ static int parse(Noise *n, NoiseFormat f, const char *text) {
 
 static void test_parse(void) {
         Noise *n = watch(2, 3);
-        NoiseRow *r;
+        NoiseCounterRow *r;
 
         CHECK(parse(n, NOISE_FORMAT_INTERRUPTS, x86) == 0, "x86 /proc/interrupts parses");
         CHECK(n->files[NOISE_FORMAT_INTERRUPTS].bad_lines == 0, "no bad lines");
@@ -170,7 +170,7 @@ static void test_hostile(void) {
 static void test_incremental(void) {
         Noise *n = watch(2, 3);
         char *copy = strdup(x86);
-        NoiseRow *r131;
+        NoiseCounterRow *r131;
 
         CHECK(parse(n, NOISE_FORMAT_INTERRUPTS, x86) == 0, "first read");
         r131 = row(n, "131");
