@@ -133,19 +133,21 @@ static NoiseCounterRow *row_new(const Noise *n, NoiseKind kind, const char *sour
         r->description = strdup("");
         if (!r->source || !r->description)
                 return row_free(r);
+        r->source_len = strlen(r->source);
         return r;
 }
 
 static int row_set_description(NoiseCounterRow *r, const char *text, size_t len) {
         char *d;
 
-        if (strlen(r->description) == len && memcmp(r->description, text, len) == 0)
+        if (r->description_len == len && memcmp(r->description, text, len) == 0)
                 return 0;
         d = strndup(text, len);
         if (!d)
                 return -ENOMEM;
         free(r->description);
         r->description = d;
+        r->description_len = strlen(d); /* shorter than len when the text holds a NUL */
         return 0;
 }
 
@@ -211,12 +213,15 @@ static int parse_header(Noise *n, NoiseFile *f, const char *line, size_t len) {
 static int parse_count(const char **p, const char *end, uint64_t *ret) {
         uint64_t v = 0;
         const char *s = *p;
+        size_t digits = 0;
 
         if (s >= end || !isdigit((unsigned char) *s))
                 return -EBADMSG;
-        for (; s < end && isdigit((unsigned char) *s); s++) {
+        for (; s < end && isdigit((unsigned char) *s); s++, digits++) {
                 unsigned d = (unsigned) (*s - '0');
-                if (v > (UINT64_MAX - d) / 10)
+                /* 19 digits always fit; only the 20th can overflow (a division per digit
+                 * would be most of the parse). */
+                if (digits >= 19 && (digits >= 20 || v > (UINT64_MAX - d) / 10))
                         return -ERANGE;
                 v = v * 10 + d;
         }
@@ -278,20 +283,27 @@ static int read_all_columns(NoiseFile *f, const char *p, const char *eol, size_t
         return 0;
 }
 
+/* An IRQ number of at most 32 bits, digits only. */
 static bool label_is_number(const char *s, size_t len) {
+        uint64_t v = 0;
+
         if (len == 0 || len > 10)
                 return false;
-        for (size_t i = 0; i < len; i++)
+        for (size_t i = 0; i < len; i++) {
                 if (!isdigit((unsigned char) s[i]))
                         return false;
-        return strtoull(s, NULL, 10) <= UINT32_MAX || len < 10;
+                v = v * 10 + (uint64_t) (s[i] - '0');
+        }
+        return v <= UINT32_MAX;
 }
 
 static NoiseCounterRow *find_row(NoiseFile *f, const char *label, size_t len, size_t *hint) {
-        for (size_t k = 0; k < f->n_rows; k++) {
-                size_t i = (*hint + k) % f->n_rows;
+        size_t i = *hint < f->n_rows ? *hint : 0;
+
+        /* From where the last line's row was: in a file read in order, the next one. */
+        for (size_t k = 0; k < f->n_rows; k++, i = i + 1 < f->n_rows ? i + 1 : 0) {
                 NoiseCounterRow *r = f->rows[i];
-                if (strlen(r->source) == len && memcmp(r->source, label, len) == 0) {
+                if (r->source_len == len && memcmp(r->source, label, len) == 0) {
                         *hint = i + 1;
                         return r;
                 }
@@ -307,8 +319,6 @@ static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char
         size_t ncounts = f->n_columns, len;
         NoiseKind kind;
         NoiseCounterRow *row;
-        char number[16];
-
         *ret = NULL;
         if (!colon)
                 return -EBADMSG;
@@ -327,13 +337,11 @@ static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char
         if (f->format == NOISE_FORMAT_SOFTIRQS)
                 kind = NOISE_SOFTIRQ;
         else if (isdigit((unsigned char) label[0])) {
-                unsigned long v;
                 if (!label_is_number(label, len))
                         return -EBADMSG;
                 /* "042" and "42" are one IRQ: name it as the bus does, in plain decimal. */
-                v = strtoul(label, NULL, 10);
-                len = (size_t) snprintf(number, sizeof(number), "%lu", v);
-                label = number;
+                while (len > 1 && label[0] == '0')
+                        label++, len--;
                 kind = NOISE_IRQ;
         } else if (len == 3 && memcmp(label, "LOC", 3) == 0)
                 kind = NOISE_TIMER;
@@ -353,7 +361,7 @@ static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char
         row = find_row(f, label, len, hint);
         if (!row) {
                 for (size_t i = 0; i < *n_new && !row; i++)
-                        if (strlen(new_rows[i]->source) == len && memcmp(new_rows[i]->source, label, len) == 0)
+                        if (new_rows[i]->source_len == len && memcmp(new_rows[i]->source, label, len) == 0)
                                 row = new_rows[i];
         }
         if (!row) {

@@ -43,6 +43,7 @@ typedef struct NoiseCounterRow {
         NoiseKind kind;
         char *source;      /* "42", "LOC", "NET_RX", "ctxsw" */
         char *description; /* action names of a device IRQ, the text of an arch line, "" */
+        size_t source_len, description_len;
         unsigned generation;
         NoiseCell cells[]; /* Noise.n_cpus */
 } NoiseCounterRow;
