@@ -31,6 +31,8 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_STOPPING] = { "325120340cd6432d9d6865d7704385de", "stopping", LOG_INFO },
         [EVENT_RESTORED] = { "cf6e9f4ca18d4057b7e64fc4d170dd0d", "restored", LOG_NOTICE },
         [EVENT_IRQ_WRITER] = { "9d0feb6bc8ff47ad85b710377c55b0f8", "irq-writer", LOG_WARNING },
+        [EVENT_NOISE_IRQ] = { "91c147c8955f4a67a47d5e7c8e5fc632", "noise-irq", LOG_WARNING },
+        [EVENT_NOISE_TICK] = { "ba958e4e951048c783f38bb1eea43507", "noise-tick", LOG_WARNING },
 };
 
 static struct {
@@ -288,6 +290,105 @@ void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned w
                 iov[k++] = (struct iovec) { who, strlen(who) };
         if (e->priority <= log_state.max_level)
                 log_send(e->priority, message, iov, k);
+}
+
+/* Sends message with the fields given (each "NAME=value", NULL when it could not be
+ * made: then nothing is sent), and frees them. */
+static void log_send_fields(int priority, const char *message, char **fields, size_t n) {
+        struct iovec iov[13];
+        bool complete = message && n <= ELEMENTSOF(iov);
+
+        for (size_t i = 0; i < n && complete; i++) {
+                complete = fields[i] != NULL;
+                if (complete)
+                        iov[i] = (struct iovec) { fields[i], strlen(fields[i]) };
+        }
+        if (complete && priority <= log_state.max_level)
+                log_send(priority, message, iov, n);
+        for (size_t i = 0; i < n; i++)
+                free(fields[i]);
+}
+
+/* "; 3 more like it (40 interrupts) held back since the last report, ...", or "". */
+static char *noise_held_back(const NoiseAlert *a, const char *unit, uint64_t alert_interval_usec) {
+        _cleanup_free_ char *every = format_duration_usec(alert_interval_usec);
+
+        if (a->suppressed == 0)
+                return strdup("");
+        return strdup_printf("; %" PRIu64 " more like it (%" PRIu64 " %s) held back since the last report, which is "
+                             "repeated at most every %s",
+                             a->suppressed, a->suppressed_count, unit, every ?: "?");
+}
+
+/* The numbers an alert carries, as field values. */
+typedef struct NoiseNumbers {
+        char cpu[16], count[24], rate[32], interval[24], suppressed[24], suppressed_count[24], expected[16];
+} NoiseNumbers;
+
+static void noise_numbers(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, NoiseNumbers *ret) {
+        snprintf(ret->cpu, sizeof(ret->cpu), "%u", a->cpu);
+        snprintf(ret->count, sizeof(ret->count), "%" PRIu64, a->count);
+        snprintf(ret->rate, sizeof(ret->rate), "%.3f", a->rate);
+        snprintf(ret->interval, sizeof(ret->interval), "%" PRIu64, interval_usec);
+        snprintf(ret->suppressed, sizeof(ret->suppressed), "%" PRIu64, a->suppressed);
+        snprintf(ret->suppressed_count, sizeof(ret->suppressed_count), "%" PRIu64, a->suppressed_count);
+        snprintf(ret->expected, sizeof(ret->expected), "%" PRIu32, p->tick_rate_max);
+}
+
+static void log_noise_irq(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, bool isolated) {
+        const EventInfo *e = event_info(EVENT_NOISE_IRQ);
+        _cleanup_free_ char *held = noise_held_back(a, "interrupts", p->interval_usec), *message = NULL;
+        const char *d = a->row->description;
+        NoiseNumbers v;
+
+        noise_numbers(a, p, interval_usec, &v);
+        char *f[] = {
+                field("MESSAGE_ID", e->message_id),
+                field("LOWLATD_KIND", "noise"),
+                field("LOWLATD_CPU", v.cpu),
+                field("LOWLATD_SOURCE", a->row->source),
+                field("LOWLATD_DESCRIPTION", d),
+                field("LOWLATD_COUNT", v.count),
+                field("LOWLATD_RATE", v.rate),
+                field("LOWLATD_INTERVAL_USEC", v.interval),
+                field("LOWLATD_SUPPRESSED", v.suppressed),
+                field("LOWLATD_SUPPRESSED_COUNT", v.suppressed_count),
+        };
+        message = strdup_printf("IRQ %s%s%s%s was serviced %" PRIu64 " times on %s CPU %u in the last %.1fs%s",
+                                a->row->source, *d ? " (" : "", d, *d ? ")" : "", a->count,
+                                isolated ? "isolated" : "watched", a->cpu, (double) interval_usec / 1e6, held ?: "");
+        log_send_fields(e->priority, held ? message : NULL, f, ELEMENTSOF(f));
+}
+
+static void log_noise_tick(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec) {
+        const EventInfo *e = event_info(EVENT_NOISE_TICK);
+        _cleanup_free_ char *held = noise_held_back(a, "ticks", p->interval_usec), *message = NULL;
+        NoiseNumbers v;
+
+        noise_numbers(a, p, interval_usec, &v);
+        char *f[] = {
+                field("MESSAGE_ID", e->message_id),
+                field("LOWLATD_KIND", "noise"),
+                field("LOWLATD_CPU", v.cpu),
+                field("LOWLATD_SOURCE", a->row->source),
+                field("LOWLATD_COUNT", v.count),
+                field("LOWLATD_RATE", v.rate),
+                field("LOWLATD_EXPECTED", v.expected),
+                field("LOWLATD_INTERVAL_USEC", v.interval),
+                field("LOWLATD_SUPPRESSED", v.suppressed),
+                field("LOWLATD_SUPPRESSED_COUNT", v.suppressed_count),
+        };
+        message = strdup_printf("CPU %u (nohz_full, running a single task) took %.1f timer ticks/s over the last %.1fs, "
+                                "more than the expected %" PRIu32 "/s: its tick did not stop%s",
+                                a->cpu, a->rate, (double) interval_usec / 1e6, p->tick_rate_max, held ?: "");
+        log_send_fields(e->priority, held ? message : NULL, f, ELEMENTSOF(f));
+}
+
+void log_noise_alert(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, bool isolated) {
+        if (a->kind == NOISE_ALERT_TICK)
+                log_noise_tick(a, p, interval_usec);
+        else
+                log_noise_irq(a, p, interval_usec, isolated);
 }
 
 void log_event(EventId id, const char *fmt, ...) {
