@@ -11,7 +11,7 @@
 #include "util.h"
 
 /* D-Bus guarantees valid UTF-8 in strings, so only escapes are needed for valid JSON. */
-static void json_print_string(FILE *f, const char *s) {
+void json_print_string(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
                 if (*p == '"' || *p == '\\') {
@@ -26,7 +26,7 @@ static void json_print_string(FILE *f, const char *s) {
 }
 
 /* Prints ("key":"value"), preceded by a comma unless it opens its object. */
-static void json_print_member(FILE *f, const char *key, const char *value, bool first) {
+void json_print_member(FILE *f, const char *key, const char *value, bool first) {
         if (!first)
                 fputc(',', f);
         json_print_string(f, key);
@@ -49,7 +49,7 @@ static void json_print_setting(FILE *f, const SettingRow *row) {
 /* Table cells: control characters (a hostile or corrupt file's contents) are shown as
  * \xNN so they cannot move the cursor or break the columns. Width counts UTF-8 code
  * points, not bytes. */
-static size_t cell_width(const char *s) {
+size_t cell_width(const char *s) {
         size_t w = 0;
 
         if (isempty(s))
@@ -62,7 +62,7 @@ static size_t cell_width(const char *s) {
         return w;
 }
 
-static void print_escaped(FILE *f, const char *s) {
+void print_escaped(FILE *f, const char *s) {
         for (const unsigned char *p = (const unsigned char *) s; *p; p++)
                 if (*p < 0x20 || *p == 0x7f)
                         fprintf(f, "\\x%02x", *p);
@@ -70,7 +70,7 @@ static void print_escaped(FILE *f, const char *s) {
                         fputc(*p, f);
 }
 
-static void print_cell(FILE *f, const char *s, size_t width, bool last) {
+void print_cell(FILE *f, const char *s, size_t width, bool last) {
         size_t w = cell_width(s);
 
         if (isempty(s))

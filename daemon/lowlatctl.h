@@ -91,6 +91,8 @@ typedef struct CheckReport {
 
 /* Each prints why it failed before returning -errno. */
 int bus_connect(sd_bus **ret);
+/* Prints why a call of what failed, in the words most useful to whoever reads it. */
+void log_call_failed(const char *what, const sd_bus_error *error, int r);
 /* Every property of the spec must be there: a half-known daemon would make every verdict
  * a guess. */
 int manager_info_get(sd_bus *bus, ManagerInfo *ret);
@@ -145,6 +147,14 @@ ssize_t string_set_put(StringSet *set, const char *s);
 
 /* ---- For people and programs (lowlatctl-output.c) ------------------------------- */
 
+/* The pieces the printers share: a JSON string (escaped), "key":"value" (a comma before it
+ * unless first), and table cells with control characters shown as \xNN. */
+void json_print_string(FILE *f, const char *s);
+void json_print_member(FILE *f, const char *key, const char *value, bool first);
+size_t cell_width(const char *s);
+void print_escaped(FILE *f, const char *s);
+/* s ("-" when empty) padded to width + 2 columns, or ended with a newline when last. */
+void print_cell(FILE *f, const char *s, size_t width, bool last);
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
