@@ -41,32 +41,42 @@ static int noise_source_read(sd_bus_message *reply, NoiseSample *s) {
         return 1;
 }
 
-int noise_sample_get(sd_bus *bus, NoiseSample *ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(noise_sample_done) NoiseSample s = {};
+int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret) {
+        _cleanup_(noise_sample_done) NoiseSample s = { .reply = sd_bus_message_ref(reply) };
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &s.reply, NULL);
-        if (r < 0) {
-                log_call_failed("Noise", &error, r);
-                return r;
-        }
-        r = sd_bus_message_read(s.reply, "tt", &s.sampled_usec, &s.interval_usec);
+        r = sd_bus_message_rewind(s.reply, true);
+        if (r >= 0)
+                r = sd_bus_message_read(s.reply, "tt", &s.sampled_usec, &s.interval_usec);
         if (r >= 0)
                 r = sd_bus_message_enter_container(s.reply, 'a', "(ussstd)");
         while (r >= 0 && (r = noise_source_read(s.reply, &s)) > 0)
                 ;
         if (r >= 0)
                 r = sd_bus_message_exit_container(s.reply);
-        if (r == -ENOMEM)
-                fprintf(stderr, "lowlatctl: out of memory\n");
-        else if (r < 0)
-                fprintf(stderr, "lowlatctl: cannot parse the reply of Noise: %s\n", strerror(-r));
         if (r < 0)
                 return r;
         *ret = s;
         s = (NoiseSample) {};
         return 0;
+}
+
+int noise_sample_get(sd_bus *bus, NoiseSample *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
+        if (r < 0) {
+                log_call_failed("Noise", &error, r);
+                return r;
+        }
+        r = noise_sample_from_reply(reply, ret);
+        if (r == -ENOMEM)
+                fprintf(stderr, "lowlatctl: out of memory\n");
+        else if (r < 0)
+                fprintf(stderr, "lowlatctl: cannot parse the reply of Noise: %s\n", strerror(-r));
+        return r;
 }
 
 /* ---- Rates between two samples ---------------------------------------------------- */

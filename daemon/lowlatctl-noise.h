@@ -28,6 +28,8 @@ typedef struct NoiseSample {
 } NoiseSample;
 
 void noise_sample_done(NoiseSample *s);
+/* Reads a reply of Noise() (the sample takes a reference on it); -errno, printing nothing. */
+int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret);
 /* Calls Noise(). Prints why before returning -errno. */
 int noise_sample_get(sd_bus *bus, NoiseSample *ret);
 

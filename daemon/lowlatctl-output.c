@@ -135,7 +135,7 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
 }
 
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
-static char *format_timestamp(uint64_t usec) {
+char *format_timestamp(uint64_t usec) {
         time_t t = (time_t) (usec / USEC_PER_SEC);
         struct tm tm;
 
@@ -263,6 +263,9 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
                 print_field(f, "cpu_dma_latency", latency ?: "?");
         }
 
+        if (info->measurement)
+                last_measurement_print_text(f, info->measurement);
+
         if (not_good > 0) {
                 fputc('\n', f);
                 print_settings_table(f, l, filter_not_good, NULL, true);
@@ -300,7 +303,12 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
                 json_print_setting(f, &l->rows[i]);
                 first = false;
         }
-        fputs("]}\n", f);
+        fputs("],\"last_measurement\":", f);
+        if (info->measurement)
+                last_measurement_print_json(f, info->measurement);
+        else
+                fputs("null", f);
+        fputs("}\n", f);
 }
 
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {

@@ -11,17 +11,6 @@
 #include "measure.h"
 #include "util.h"
 
-static const char *const measure_tool_table[_MEASURE_TOOL_MAX] = {
-        [MEASURE_TOOL_TIMERLAT] = "timerlat",
-        [MEASURE_TOOL_CYCLICTEST] = "cyclictest",
-        [MEASURE_TOOL_OSLAT] = "oslat",
-};
-DEFINE_STRING_TABLE_LOOKUP(measure_tool, MeasureTool);
-
-const char *measure_tool_program(MeasureTool t) {
-        return t == MEASURE_TOOL_TIMERLAT ? "rtla" : measure_tool_to_string(t);
-}
-
 /* A hostile or broken report cannot make us allocate more than this per CPU. */
 #define MAX_BUCKETS 100000U
 #define MAX_COLUMNS 8192U
