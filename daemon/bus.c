@@ -149,6 +149,43 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* Noise(): the watched CPUs' counters, re-read now (at most every NOISE_REFRESH_USEC), with
+ * the rates of the last scan interval. Counters at 0 are left out. */
+static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const Noise *n = manager_noise(((Bus *) userdata)->manager);
+        int r;
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "tt", n ? n->sampled_usec : 0, n ? n->interval_usec : 0);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ussstd)");
+        for (size_t i = 0; r >= 0 && n && i < n->n_cpus; i++) {
+                size_t it = 0;
+                NoiseRow *row;
+                while (r >= 0 && (row = noise_next_row(n, &it))) {
+                        const NoiseCell *c = &row->cells[i];
+                        _cleanup_free_ char *source = NULL, *description = NULL;
+                        if (!c->present || c->count == 0)
+                                continue;
+                        /* Kernel text: D-Bus strings must be valid UTF-8. */
+                        source = utf8_escape(row->source);
+                        description = utf8_escape(row->description);
+                        if (!source || !description)
+                                return -ENOMEM;
+                        r = sd_bus_message_append(reply, "(ussstd)", n->cpus[i], noise_kind_to_string(row->kind),
+                                                  source, description, c->count, c->rate);
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 static int method_check(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         /* Off the event loop: any user may call this, and the audit takes milliseconds. */
@@ -210,6 +247,9 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Check", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssssas)", findings), method_check,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Noise", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("t", sampled_usec, "t", interval_usec, "a(ussstd)", sources),
+                                method_noise, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Reload", "", "", method_reload, 0),
         SD_BUS_METHOD("Reapply", "", "", method_reapply, 0),
         SD_BUS_METHOD_WITH_ARGS("Restore", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", restored), method_restore, 0),

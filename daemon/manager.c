@@ -286,6 +286,7 @@ Manager *manager_free(Manager *m) {
         m->unitwatch = unitwatch_free(m->unitwatch);
         m->procwatch = procwatch_free(m->procwatch);
         m->sysfswatch = sysfswatch_free(m->sysfswatch);
+        m->noise = noise_free(m->noise);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -387,6 +388,56 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
                          (unsigned) (FIGHT_QUIET_USEC / USEC_PER_SEC));
 }
 
+/* The counters follow the posture's noise CPUs: a reload that names other CPUs starts
+ * them afresh (the rates then wait for a second scan); one that keeps them keeps them. */
+static void manager_noise_sync(Manager *m) {
+        _cleanup_free_ unsigned *cpus = NULL;
+        size_t n = 0, count = cpuset_count(&m->posture->noise_cpus);
+        bool same;
+        Noise *noise;
+        int r;
+
+        if (count > 0 && !(cpus = malloc(count * sizeof(unsigned))))
+                return;
+        CPUSET_FOREACH(cpu, &m->posture->noise_cpus)
+                if (n < count)
+                        cpus[n++] = (unsigned) cpu;
+        same = m->noise && m->noise->n_cpus == n && (n == 0 || memcmp(m->noise->cpus, cpus, n * sizeof(unsigned)) == 0);
+        if (same)
+                return;
+        r = noise_new(cpus, n, &noise);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot set up the noise counters");
+                return;
+        }
+        noise_free(m->noise);
+        m->noise = noise;
+}
+
+/* Every scan: the counters, the rates since the last scan. */
+static void manager_noise_scan(Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        if (!m->noise || m->noise->n_cpus == 0)
+                return;
+        r = noise_read(m->noise, m->host, now);
+        if (r < 0 && !m->noise_read_failed)
+                log_warning_errno(r, "Cannot read the noise counters under %s", m->host->root_path);
+        m->noise_read_failed = r < 0;
+        noise_scan(m->noise, now);
+}
+
+const Noise *manager_noise(Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (!m->noise)
+                return NULL;
+        if (m->noise->n_cpus > 0 && (!m->noise->read_once || now - m->noise->sampled_usec >= NOISE_REFRESH_USEC))
+                (void) noise_read(m->noise, m->host, now);
+        return m->noise;
+}
+
 /* Where originals are kept: systemd's RuntimeDirectory= (the first, if several), else
  * /run/lowlatd. Without it lowlatd still enforces, but restore is not possible. */
 static void manager_open_originals(Manager *m) {
@@ -447,6 +498,8 @@ int manager_apply(Manager *m) {
         (void) unitwatch_new(m, &m->unitwatch);
         (void) procwatch_new(m, &m->procwatch);
         manager_full_pass(m, RECONCILE_APPLYING);
+        manager_noise_sync(m);
+        manager_noise_scan(m);
         m->starting = false;
         manager_log_applied(m, "Posture applied");
         return 0;
@@ -560,6 +613,7 @@ static int on_scan_timer(sd_event_source *source, uint64_t usec, void *userdata)
         Manager *m = userdata;
 
         manager_full_pass(m, 0);
+        manager_noise_scan(m);
         manager_update_status(m);
         if (m->watchdog_usec > 0)
                 (void) sd_notify(false, "WATCHDOG=1");
@@ -748,6 +802,7 @@ static int manager_reload_because(Manager *m, const char *why) {
                 manager_open_originals(m);
         m->last_reload_error = mfree(m->last_reload_error);
         m->posture_generation++;
+        manager_noise_sync(m);
 
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_APPLYING);
         manager_watch_all(m); /* what the pass created or learnt; the watches above came first */

@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "host.h"
+#include "noise.h"
 #include "posture.h"
 #include "setting-irq.h"
 #include "string-table.h"
@@ -83,6 +84,8 @@ typedef struct Manager {
         UnitWatch *unitwatch;
         ProcWatch *procwatch;
         SysfsWatch *sysfswatch; /* only while a [sysfs] key is a pattern */
+        Noise *noise; /* the posture's noise CPUs' counters; NULL until the first pass */
+        bool noise_read_failed; /* said once, until a read works again */
         ManagerListener listener;
 } Manager;
 
@@ -120,6 +123,11 @@ void manager_log_applied(Manager *m, const char *what);
 /* Puts every recorded original back and switches to observe mode. Returns the number of
  * settings restored, or -errno (the first failure; the others are still tried). */
 int manager_restore(Manager *m, const char *why);
+
+/* The noise counters re-read for a reader (the bus), unless the last read is younger
+ * than NOISE_REFRESH_USEC. NULL when they cannot be had. */
+#define NOISE_REFRESH_USEC (100 * USEC_PER_MSEC)
+const Noise *manager_noise(Manager *m);
 
 /* Prints the posture report (--once). Returns the number of settings that are not good. */
 size_t manager_print_report(Manager *m, FILE *f);

@@ -74,6 +74,9 @@ Config *config_new(void) {
         c->scan_interval_usec = SCAN_INTERVAL_DEFAULT_USEC;
         c->isolated_auto = true;
         c->default_affinity_is_housekeeping = true;
+        c->noise_cpus.kind = CPU_SPEC_ISOLATED;
+        c->noise_tick_rate_max = NOISE_TICK_RATE_MAX_DEFAULT;
+        c->noise_alert_interval_usec = NOISE_ALERT_INTERVAL_DEFAULT_USEC;
         c->digest = FNV1A_OFFSET;
         return c;
 }
@@ -96,6 +99,7 @@ Config *config_free(Config *c) {
         cpuset_done(&c->default_affinity);
         config_free_slices(c);
         cpuset_done(&c->workqueues.cpus);
+        cpuset_done(&c->noise_cpus.cpus);
         cpuset_done(&c->rps_default_mask.cpus);
         for (size_t i = 0; i < c->n_pins; i++) {
                 free(c->pins[i].glob);
@@ -960,6 +964,31 @@ static void handle_kthread(ParseState *s, const char *key, const char *value) {
                 parse_error(s, "unknown key '%s' in section [kthread \"%s\"]", key, k->glob);
 }
 
+static void handle_noise(ParseState *s, const char *key, const char *value) {
+        Config *c = s->config;
+
+        if (streq(key, "cpus"))
+                (void) parse_cpu_spec_value(s, key, value, &c->noise_cpus);
+        else if (streq(key, "tick_rate_max")) {
+                uint32_t v;
+                if (parse_uint32(value, &v) < 0 || v > 100000)
+                        parse_error(s, "tick_rate_max: '%s' is not a number of ticks per second (0 to 100000)", value);
+                else
+                        c->noise_tick_rate_max = v;
+        } else if (streq(key, "alert_interval")) {
+                uint64_t usec;
+                if (streq(value, "off"))
+                        c->noise_alert_interval_usec = 0;
+                else if (parse_duration_usec(value, &usec) < 0)
+                        parse_error(s, "alert_interval: '%s' is not a duration (e.g. 10min, 1h) or 'off'", value);
+                else if (usec < USEC_PER_SEC || usec > 24 * 3600 * USEC_PER_SEC)
+                        parse_error(s, "alert_interval: '%s' is out of range (1s to 24h)", value);
+                else
+                        c->noise_alert_interval_usec = usec;
+        } else
+                parse_error(s, "unknown key '%s' in section [noise]", key);
+}
+
 static int config_ini_handler(void *user, const char *section, const char *name, const char *raw_value) {
         static const struct {
                 const char *name;
@@ -974,6 +1003,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
                 { "nic", handle_nic },
                 { "app", handle_app },
                 { "kthread", handle_kthread },
+                { "noise", handle_noise },
         };
         ParseState *s = user;
         _cleanup_free_ char *value = strdup(raw_value);
@@ -1009,7 +1039,7 @@ static int config_ini_handler(void *user, const char *section, const char *name,
         return 1;
 }
 
-static const char *const known_sections[] = { "daemon", "cpus", "irq", "pm", "sysctl", "sysfs" };
+static const char *const known_sections[] = { "daemon", "cpus", "irq", "pm", "sysctl", "sysfs", "noise" };
 
 /* [nic "GLOB"]: the glob may itself hold ']' (eth[01]), so the quotes delimit it. Each
  * header starts a new section, even with a glob seen before: order decides overrides. */

@@ -213,6 +213,10 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 #define SYSCTL_VALUE_MAX 255
 #define SYSFS_VALUE_MAX 255
 #define RPS_FLOW_CNT_MAX (UINT32_C(1) << 31)
+/* [noise]: ticks per second a nohz_full CPU running one task may take before an alert
+ * (CONFIG_HZ is at least 100, so a tick that did not stop shows 100/s or more). */
+#define NOISE_TICK_RATE_MAX_DEFAULT 10
+#define NOISE_ALERT_INTERVAL_DEFAULT_USEC (10 * 60 * USEC_PER_SEC)
 #define CONFIG_LINE_MAX 198 /* libinih reads at most 200 bytes a line, "\n" and NUL included */
 
 typedef struct Config {
@@ -294,6 +298,12 @@ typedef struct Config {
 
         AppSection *apps;
         size_t n_apps;
+
+        /* [noise] (lib/noise.c): the CPUs whose interrupts, softirqs and context switches
+         * are counted (default: the isolated ones), and the journal alerts about them. */
+        CpuSpec noise_cpus;
+        uint32_t noise_tick_rate_max;
+        uint64_t noise_alert_interval_usec; /* 0: no alerts */
 } Config;
 
 Config *config_new(void);

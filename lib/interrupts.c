@@ -89,6 +89,27 @@ static bool is_trigger_column(const char *s, size_t len) {
         return false;
 }
 
+const char *irq_line_actions(const char *p, const char *eol, size_t *ret_len) {
+        const char *desc, *end, *name;
+
+        while (p < eol && isspace((unsigned char) *p))
+                p++;
+        desc = p;
+        end = eol;
+        while (end > desc && isspace((unsigned char) end[-1]))
+                end--;
+        name = desc;
+        for (const char *q = desc; q + 1 < end; q++)
+                if (q[0] == ' ' && q[1] == ' ')
+                        name = q + 2;
+        while (name < end && *name == ' ')
+                name++;
+        if (name >= end || is_trigger_column(name, (size_t) (end - name)))
+                return NULL;
+        *ret_len = (size_t) (end - name);
+        return name;
+}
+
 int irq_names_parse(const char *text, IrqNames *ret) {
         IrqNames t = IRQ_NAMES_EMPTY;
         size_t cap = 0;
@@ -97,8 +118,9 @@ int irq_names_parse(const char *text, IrqNames *ret) {
         int r = 0;
 
         for (const char *line = text; *line && r >= 0;) {
-                const char *eol = strchrnul(line, '\n'), *p = line, *desc, *end, *name;
+                const char *eol = strchrnul(line, '\n'), *p = line, *name;
                 unsigned long irq = 0;
+                size_t len;
 
                 if (header) {
                         ncpus = count_cpu_columns(line, (size_t) (eol - line));
@@ -125,20 +147,9 @@ int irq_names_parse(const char *text, IrqNames *ret) {
                         while (p < eol && isdigit((unsigned char) *p))
                                 p++;
                 }
-                while (p < eol && isspace((unsigned char) *p))
-                        p++;
-                desc = p;
-                end = eol;
-                while (end > desc && isspace((unsigned char) end[-1]))
-                        end--;
-                name = desc;
-                for (const char *q = desc; q + 1 < end; q++)
-                        if (q[0] == ' ' && q[1] == ' ')
-                                name = q + 2;
-                while (name < end && *name == ' ')
-                        name++;
-                if (name < end && !is_trigger_column(name, (size_t) (end - name)))
-                        r = add_entry(&t, &cap, (unsigned) irq, name, (size_t) (end - name));
+                name = irq_line_actions(p, eol, &len);
+                if (name)
+                        r = add_entry(&t, &cap, (unsigned) irq, name, len);
         next:
                 line = *eol ? eol + 1 : eol;
         }

@@ -16,5 +16,9 @@ typedef struct IrqNames {
  * after the last run of two or more spaces, which the kernel prints before the first
  * action name (chip, hwirq and trigger columns are padded, action names are not). */
 int irq_names_parse(const char *text, IrqNames *ret);
+/* The action list of one numbered line, given the text after its count columns up to
+ * the end of the line (eol): a pointer into it and its length, or NULL when the IRQ has
+ * no action (the line ends with the flow handler). */
+const char *irq_line_actions(const char *after_counts, const char *eol, size_t *ret_len);
 const char *irq_names_lookup(const IrqNames *t, unsigned irq);
 void irq_names_done(IrqNames *t);

@@ -199,6 +199,16 @@ int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorLis
                 return -ENOMEM;
         if (resolve_pm(p, c, cpus, errors) < 0)
                 return -ENOMEM;
+        /* Noise is counted on whatever the name stands for, none included (no isolated CPU
+         * is no error here); a listed CPU may be offline now and be counted once it is up. */
+        if (c->noise_cpus.kind == CPU_SPEC_LIST) {
+                if (cpuset_copy(&p->noise_cpus, &c->noise_cpus.cpus) < 0)
+                        return -ENOMEM;
+        } else if (c->noise_cpus.kind == CPU_SPEC_ISOLATED || c->noise_cpus.kind == CPU_SPEC_HOUSEKEEPING) {
+                if (cpuset_copy(&p->noise_cpus,
+                                c->noise_cpus.kind == CPU_SPEC_ISOLATED ? &p->isolated : &p->housekeeping) < 0)
+                        return -ENOMEM;
+        }
         if (c->rps_default_mask_set &&
             resolve_cpu_spec(p, &c->rps_default_mask, "rps_default_mask", errors, &p->rps_default_mask) < 0)
                 return -ENOMEM;
@@ -265,6 +275,7 @@ Posture *posture_free(Posture *p) {
                 cpuset_done(&p->kthread_cpus[i]);
         free(p->kthread_cpus);
         cpuset_done(&p->workqueues);
+        cpuset_done(&p->noise_cpus);
         cpuset_done(&p->resume_latency_cpus);
         cpuset_done(&p->min_freq_cpus);
         cpuset_done(&p->energy_performance_preference_cpus);

@@ -28,6 +28,7 @@ typedef struct Posture {
         CPUSet *nic_rps_cpus;
         CPUSet *nic_xps_cpus;
         size_t n_nic_cpus;
+        CPUSet noise_cpus; /* [noise] cpus: the CPUs whose noise is counted; may be empty */
 } Posture;
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */

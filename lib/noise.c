@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Noise counters: /proc/interrupts, /proc/softirqs and /proc/schedstat, parsed
+ * incrementally, and the rates between scans. */
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interrupts.h"
+#include "noise.h"
+#include "util.h"
+
+static const char *const noise_kind_table[_NOISE_KIND_MAX] = {
+        [NOISE_IRQ] = "irq", [NOISE_TIMER] = "timer", [NOISE_IPI] = "ipi",
+        [NOISE_SOFTIRQ] = "softirq", [NOISE_CTXSW] = "ctxsw",
+};
+DEFINE_STRING_TABLE_LOOKUP(noise_kind, NoiseKind);
+
+static const char *const noise_paths[_NOISE_FORMAT_MAX] = {
+        [NOISE_FORMAT_INTERRUPTS] = "proc/interrupts",
+        [NOISE_FORMAT_SOFTIRQS] = "proc/softirqs",
+        [NOISE_FORMAT_SCHEDSTAT] = "proc/schedstat",
+};
+
+/* /proc/interrupts runs to megabytes on a big host; bound what a corrupt tree can cost. */
+#define NOISE_FILE_MAX (16 * 1024 * 1024)
+/* More columns than any kernel has CPUs (NR_CPUS is at most 8192). */
+#define NOISE_COLUMNS_MAX 8192
+/* Every count column the kernel prints is " %10u": a space and ten characters, right
+ * aligned (kernel/irq/proc.c show_interrupts, arch/x86/kernel/irq.c arch_show_interrupts,
+ * fs/proc/softirqs.c). A count wider than ten digits shifts the columns after it. */
+#define NOISE_COLUMN_WIDTH 11
+#define NOISE_LABEL_MAX 32
+
+static NoiseRow *row_free(NoiseRow *r) {
+        if (r) {
+                free(r->source);
+                free(r->description);
+                free(r);
+        }
+        return NULL;
+}
+
+static void noise_file_done(NoiseFile *f) {
+        for (size_t i = 0; i < f->n_rows; i++)
+                row_free(f->rows[i]);
+        free(f->rows);
+        free(f->lines);
+        free(f->columns);
+        free(f->scratch);
+        free(f->text);
+        free(f->previous);
+        safe_close(f->fd);
+}
+
+Noise *noise_free(Noise *n) {
+        if (!n)
+                return NULL;
+        for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++)
+                noise_file_done(&n->files[i]);
+        free(n->cpus);
+        free(n);
+        return NULL;
+}
+
+int noise_new(const unsigned *cpus, size_t n_cpus, Noise **ret) {
+        _cleanup_(noise_freep) Noise *n = calloc(1, sizeof(Noise));
+
+        if (!n)
+                return -ENOMEM;
+        for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++) {
+                n->files[i].format = (NoiseFormat) i;
+                n->files[i].fd = -1;
+        }
+        if (n_cpus > 0) {
+                n->cpus = malloc(n_cpus * sizeof(unsigned));
+                if (!n->cpus)
+                        return -ENOMEM;
+                memcpy(n->cpus, cpus, n_cpus * sizeof(unsigned));
+                for (size_t i = 1; i < n_cpus; i++)
+                        if (n->cpus[i] <= n->cpus[i - 1])
+                                return -EINVAL;
+        }
+        n->n_cpus = n_cpus;
+        *ret = TAKE_PTR(n);
+        return 0;
+}
+
+int noise_cpu_index(const Noise *n, unsigned cpu) {
+        size_t lo = 0, hi = n->n_cpus;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (n->cpus[mid] == cpu)
+                        return (int) mid;
+                if (n->cpus[mid] < cpu)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
+}
+
+NoiseRow *noise_next_row(const Noise *n, size_t *iterator) {
+        size_t k = *iterator;
+
+        for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++) {
+                if (k < n->files[i].n_rows) {
+                        (*iterator)++;
+                        return n->files[i].rows[k];
+                }
+                k -= n->files[i].n_rows;
+        }
+        return NULL;
+}
+
+static NoiseRow *row_new(const Noise *n, NoiseKind kind, const char *source, size_t source_len) {
+        NoiseRow *r = calloc(1, sizeof(NoiseRow) + n->n_cpus * sizeof(NoiseCell));
+
+        if (!r)
+                return NULL;
+        r->kind = kind;
+        r->source = strndup(source, source_len);
+        r->description = strdup("");
+        if (!r->source || !r->description)
+                return row_free(r);
+        return r;
+}
+
+static int row_set_description(NoiseRow *r, const char *text, size_t len) {
+        char *d;
+
+        if (strlen(r->description) == len && memcmp(r->description, text, len) == 0)
+                return 0;
+        d = strndup(text, len);
+        if (!d)
+                return -ENOMEM;
+        free(r->description);
+        r->description = d;
+        return 0;
+}
+
+/* The header: which column each watched CPU is in ("CPU3" may be column 1 when CPUs 1
+ * and 2 are offline: /proc/interrupts prints online CPUs only, /proc/softirqs possible
+ * ones). Returns the number of columns, or -EBADMSG when there is none. */
+static int parse_header(Noise *n, NoiseFile *f, const char *line, size_t len) {
+        size_t ncols = 0;
+        int *columns;
+
+        columns = malloc(MAX(n->n_cpus, (size_t) 1) * sizeof(int));
+        if (!columns)
+                return -ENOMEM;
+        for (size_t i = 0; i < n->n_cpus; i++)
+                columns[i] = -1;
+        for (size_t i = 0; i < len;) {
+                unsigned long cpu = 0;
+                size_t j;
+
+                while (i < len && line[i] == ' ')
+                        i++;
+                if (i >= len)
+                        break;
+                if (len - i < 4 || memcmp(line + i, "CPU", 3) != 0 || !isdigit((unsigned char) line[i + 3])) {
+                        free(columns);
+                        return -EBADMSG;
+                }
+                for (j = i + 3; j < len && isdigit((unsigned char) line[j]) && cpu <= 1UL << 20; j++)
+                        cpu = cpu * 10 + (unsigned long) (line[j] - '0');
+                if (j < len && line[j] != ' ') {
+                        free(columns);
+                        return -EBADMSG;
+                }
+                if (ncols >= NOISE_COLUMNS_MAX) {
+                        free(columns);
+                        return -EBADMSG;
+                }
+                if (cpu <= UINT32_MAX) {
+                        int k = noise_cpu_index(n, (unsigned) cpu);
+                        if (k >= 0 && columns[k] < 0)
+                                columns[k] = (int) ncols;
+                }
+                ncols++;
+                i = j;
+        }
+        if (ncols == 0) {
+                free(columns);
+                return -EBADMSG;
+        }
+        uint64_t *scratch = realloc(f->scratch, ncols * sizeof(uint64_t));
+        if (!scratch) {
+                free(columns);
+                return -ENOMEM;
+        }
+        f->scratch = scratch;
+        free(f->columns);
+        f->columns = columns;
+        f->n_columns = ncols;
+        return 0;
+}
+
+/* One count of at most 20 digits that fits 64 bits; *p moves past it. */
+static int parse_count(const char **p, const char *end, uint64_t *ret) {
+        uint64_t v = 0;
+        const char *s = *p;
+
+        if (s >= end || !isdigit((unsigned char) *s))
+                return -EBADMSG;
+        for (; s < end && isdigit((unsigned char) *s); s++) {
+                unsigned d = (unsigned) (*s - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *p = s;
+        *ret = v;
+        return 0;
+}
+
+/* The fast path: the watched columns where the kernel's fixed layout puts them, checked
+ * to be whole counts (a space before, digits up to the column's end, a space or the end
+ * of the line after). Also checks that the last column ends where the layout says, so
+ * that a wide count anywhere in the line sends it to the slow path. Returns the end of
+ * the counts, or NULL when the line does not have that layout. */
+static const char *read_fixed_columns(NoiseFile *f, const Noise *n, const char *counts, const char *eol) {
+        const char *end = counts + f->n_columns * NOISE_COLUMN_WIDTH;
+
+        if (end > eol || !isdigit((unsigned char) end[-1]) || (end < eol && end[0] != ' '))
+                return NULL;
+        for (size_t i = 0; i < n->n_cpus; i++) {
+                const char *w, *p;
+                int col = f->columns[i];
+
+                if (col < 0)
+                        continue;
+                w = counts + (size_t) col * NOISE_COLUMN_WIDTH;
+                p = w + 1;
+                if (w[0] != ' ')
+                        return NULL;
+                while (p < w + NOISE_COLUMN_WIDTH && *p == ' ')
+                        p++;
+                if (parse_count(&p, w + NOISE_COLUMN_WIDTH, &f->scratch[col]) < 0 || p != w + NOISE_COLUMN_WIDTH)
+                        return NULL;
+        }
+        return end;
+}
+
+/* The slow path: every count in turn, separated by white space. A line with fewer counts
+ * than the header has columns (x86's ERR: and MIS: print one total) sets *ret_n lower. */
+static int read_all_columns(NoiseFile *f, const char *p, const char *eol, size_t *ret_n, const char **ret_end) {
+        size_t k = 0;
+
+        for (; k < f->n_columns; k++) {
+                const char *q = p;
+                int r;
+
+                while (q < eol && *q == ' ')
+                        q++;
+                if (q >= eol || !isdigit((unsigned char) *q))
+                        break;
+                r = parse_count(&q, eol, &f->scratch[k]);
+                if (r < 0)
+                        return r;
+                if (q < eol && *q != ' ')
+                        return -EBADMSG; /* "12ab" */
+                p = q;
+        }
+        *ret_n = k;
+        *ret_end = p;
+        return 0;
+}
+
+static bool label_is_number(const char *s, size_t len) {
+        if (len == 0 || len > 10)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!isdigit((unsigned char) s[i]))
+                        return false;
+        return strtoull(s, NULL, 10) <= UINT32_MAX || len < 10;
+}
+
+static NoiseRow *find_row(NoiseFile *f, const char *label, size_t len, size_t *hint) {
+        for (size_t k = 0; k < f->n_rows; k++) {
+                size_t i = (*hint + k) % f->n_rows;
+                NoiseRow *r = f->rows[i];
+                if (strlen(r->source) == len && memcmp(r->source, label, len) == 0) {
+                        *hint = i + 1;
+                        return r;
+                }
+        }
+        return NULL;
+}
+
+/* A changed line of /proc/interrupts or /proc/softirqs. Returns the row it updated in
+ * *ret (NULL for a line that is no per-CPU source), or -EBADMSG/-ERANGE. */
+static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char *eol, size_t *hint,
+                            NoiseRow **new_rows, size_t *n_new, NoiseRow **ret) {
+        const char *colon = memchr(line, ':', (size_t) (eol - line)), *label = line, *label_end, *end;
+        size_t ncounts = f->n_columns, len;
+        NoiseKind kind;
+        NoiseRow *row;
+        char number[16];
+
+        *ret = NULL;
+        if (!colon)
+                return -EBADMSG;
+        while (label < colon && *label == ' ')
+                label++;
+        label_end = colon;
+        while (label_end > label && label_end[-1] == ' ')
+                label_end--;
+        len = (size_t) (label_end - label);
+        if (len == 0 || len > NOISE_LABEL_MAX)
+                return -EBADMSG;
+        for (const char *p = label; p < label_end; p++)
+                if (!isgraph((unsigned char) *p))
+                        return -EBADMSG;
+
+        if (f->format == NOISE_FORMAT_SOFTIRQS)
+                kind = NOISE_SOFTIRQ;
+        else if (isdigit((unsigned char) label[0])) {
+                unsigned long v;
+                if (!label_is_number(label, len))
+                        return -EBADMSG;
+                /* "042" and "42" are one IRQ: name it as the bus does, in plain decimal. */
+                v = strtoul(label, NULL, 10);
+                len = (size_t) snprintf(number, sizeof(number), "%lu", v);
+                label = number;
+                kind = NOISE_IRQ;
+        } else if (len == 3 && memcmp(label, "LOC", 3) == 0)
+                kind = NOISE_TIMER;
+        else if (len == 3 && (memcmp(label, "ERR", 3) == 0 || memcmp(label, "MIS", 3) == 0))
+                return 0; /* totals for the whole machine, not per CPU */
+        else
+                kind = NOISE_IPI;
+
+        end = read_fixed_columns(f, n, colon + 1, eol);
+        if (!end) {
+                int r = read_all_columns(f, colon + 1, eol, &ncounts, &end);
+                if (r < 0)
+                        return r;
+        }
+
+        row = find_row(f, label, len, hint);
+        if (!row) {
+                for (size_t i = 0; i < *n_new && !row; i++)
+                        if (strlen(new_rows[i]->source) == len && memcmp(new_rows[i]->source, label, len) == 0)
+                                row = new_rows[i];
+        }
+        if (!row) {
+                row = row_new(n, kind, label, len);
+                if (!row)
+                        return -ENOMEM;
+                /* A line that appears after the first read did not exist at the last one
+                 * (the kernel hides IRQ lines with no action and no counts): its counts
+                 * all happened since. A row of the first read has counts since boot. */
+                for (size_t i = 0; i < n->n_cpus && f->parsed; i++)
+                        row->cells[i].has_baseline = true;
+                new_rows[(*n_new)++] = row;
+        }
+        row->kind = kind;
+
+        if (kind == NOISE_IRQ) {
+                const char *name = irq_line_actions(end, eol, &len);
+                if (row_set_description(row, name ?: "", name ? len : 0) < 0)
+                        return -ENOMEM;
+        } else if (kind != NOISE_SOFTIRQ) {
+                const char *d = end, *e = eol;
+                while (d < e && isspace((unsigned char) *d))
+                        d++;
+                while (e > d && isspace((unsigned char) e[-1]))
+                        e--;
+                if (row_set_description(row, d, (size_t) (e - d)) < 0)
+                        return -ENOMEM;
+        }
+
+        for (size_t i = 0; i < n->n_cpus; i++) {
+                NoiseCell *c = &row->cells[i];
+                int col = f->columns[i];
+                if (col < 0 || (size_t) col >= ncounts) {
+                        /* Offline (or a short line): whatever it counts when it is back
+                         * is since boot, not since our last look. */
+                        c->present = c->has_baseline = false;
+                        continue;
+                }
+                c->count = f->scratch[col];
+                c->present = true;
+        }
+        *ret = row;
+        return 0;
+}
+
+/* "cpu3 0 0 123 45 678 90 1234 5678 9012": the ninth number is pcount, the number of
+ * times a task (not the idle task) was switched in on that CPU. */
+static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const char *eol, NoiseRow **new_rows,
+                                size_t *n_new) {
+        const char *p = line + 3;
+        uint64_t cpu, v = 0;
+        NoiseRow *row;
+        int k, r;
+
+        if (eol - line < 4 || memcmp(line, "cpu", 3) != 0)
+                return 0; /* version, timestamp, domain lines */
+        r = parse_count(&p, eol, &cpu);
+        if (r < 0 || cpu > UINT32_MAX)
+                return -EBADMSG;
+        for (unsigned field = 1; field <= 9; field++) {
+                if (p >= eol || *p != ' ')
+                        return -EBADMSG;
+                p++;
+                r = parse_count(&p, eol, &v);
+                if (r < 0)
+                        return r;
+        }
+        k = noise_cpu_index(n, (unsigned) cpu);
+        if (k < 0)
+                return 0;
+        row = f->n_rows > 0 ? f->rows[0] : *n_new > 0 ? new_rows[0] : NULL;
+        if (!row) {
+                row = row_new(n, NOISE_CTXSW, "ctxsw", 5);
+                if (!row)
+                        return -ENOMEM;
+                new_rows[(*n_new)++] = row;
+        }
+        row->cells[k].count = v;
+        row->cells[k].present = true;
+        row->generation = n->generation;
+        return 0;
+}
+
+static int lines_reserve(NoiseLine **lines, size_t *size, size_t need) {
+        if (need <= *size)
+                return 0;
+        size_t s = MAX(need, *size * 2);
+        NoiseLine *a = realloc(*lines, s * sizeof(NoiseLine));
+        if (!a)
+                return -ENOMEM;
+        *lines = a;
+        *size = s;
+        return 0;
+}
+
+int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
+        NoiseFile *f = &n->files[format];
+        _cleanup_free_ NoiseLine *lines = NULL;
+        _cleanup_free_ NoiseRow **new_rows = NULL, **rows = NULL;
+        size_t n_lines = 0, lines_size = 0, n_new = 0, n_rows = 0, hint = 0, max_lines = 1;
+        const char *end = text + length, *line = text;
+        bool reparse = false;
+        int r = 0;
+
+        if (format >= _NOISE_FORMAT_MAX)
+                return -EINVAL;
+        for (const char *p = text; p < end && (p = memchr(p, '\n', (size_t) (end - p))); p++)
+                max_lines++;
+        /* At most one new row per line. */
+        new_rows = malloc(max_lines * sizeof(NoiseRow *));
+        if (!new_rows)
+                return -ENOMEM;
+        n->generation++;
+        f->bad_lines = 0;
+
+        if (format != NOISE_FORMAT_SCHEDSTAT) {
+                const char *eol = memchr(text, '\n', length) ?: end;
+                size_t hlen = (size_t) (eol - text);
+                /* The header changed (a CPU came online or went away): every column may have
+                 * moved, so every line is parsed again. */
+                if (f->n_lines == 0 || f->lines[0].length != hlen ||
+                    memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
+                        r = parse_header(n, f, text, hlen);
+                        if (r < 0)
+                                return r;
+                        reparse = true;
+                }
+                r = lines_reserve(&lines, &lines_size, 1);
+                if (r < 0)
+                        return r;
+                lines[n_lines++] = (NoiseLine) { 0, hlen, NULL };
+                line = eol < end ? eol + 1 : end;
+        }
+
+        for (size_t i = n_lines; line < end; i++) {
+                const char *eol = memchr(line, '\n', (size_t) (end - line)) ?: end;
+                size_t len = (size_t) (eol - line);
+                NoiseRow *row = NULL;
+
+                r = lines_reserve(&lines, &lines_size, n_lines + 1);
+                if (r < 0)
+                        goto fail;
+                if (format == NOISE_FORMAT_SCHEDSTAT) {
+                        r = parse_schedstat_line(n, f, line, eol, new_rows, &n_new);
+                } else if (!reparse && i < f->n_lines && f->lines[i].length == len &&
+                           memcmp(f->previous + f->lines[i].offset, line, len) == 0) {
+                        row = f->lines[i].row;
+                        r = 0;
+                } else
+                        r = parse_count_line(n, f, line, eol, &hint, new_rows, &n_new, &row);
+                if (r == -ENOMEM)
+                        goto fail;
+                if (r < 0) {
+                        f->bad_lines++;
+                        row = NULL;
+                }
+                lines[n_lines++] = (NoiseLine) { (size_t) (line - text), len, row };
+                if (row)
+                        row->generation = n->generation;
+                line = eol < end ? eol + 1 : end;
+        }
+
+        /* The rows in file order; rows no line mentions any more are gone. */
+        rows = malloc((f->n_rows + n_new + 1) * sizeof(NoiseRow *));
+        if (!rows) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (format == NOISE_FORMAT_SCHEDSTAT) {
+                NoiseRow *row = f->n_rows > 0 ? f->rows[0] : n_new > 0 ? new_rows[0] : NULL;
+                if (row && row->generation == n->generation)
+                        rows[n_rows++] = row;
+        } else
+                for (size_t i = 0; i < n_lines; i++) {
+                        NoiseRow *row = lines[i].row;
+                        /* A label printed twice (only in a corrupt file) is one row. */
+                        if (!row || row->generation != n->generation)
+                                continue;
+                        row->generation = n->generation + 1;
+                        rows[n_rows++] = row;
+                }
+        for (size_t i = 0; i < n_rows; i++)
+                rows[i]->generation = n->generation;
+        for (size_t i = 0; i < f->n_rows; i++)
+                if (f->rows[i]->generation != n->generation)
+                        row_free(f->rows[i]);
+        for (size_t i = 0; i < n_new; i++)
+                if (new_rows[i]->generation != n->generation)
+                        row_free(new_rows[i]);
+        free(f->rows);
+        f->rows = TAKE_PTR(rows);
+        f->n_rows = n_rows;
+
+        /* Keep this read's text: the next one is compared with it line by line. */
+        if (f->previous_size < length + 1) {
+                char *p = realloc(f->previous, length + 1);
+                if (!p) {
+                        /* Compare with nothing next time: every line is parsed. */
+                        f->n_lines = 0;
+                        f->parsed = true;
+                        return -ENOMEM;
+                }
+                f->previous = p;
+                f->previous_size = length + 1;
+        }
+        memcpy(f->previous, text, length);
+        f->previous[length] = '\0';
+        f->previous_length = length;
+        free(f->lines);
+        f->lines = TAKE_PTR(lines);
+        f->n_lines = n_lines;
+        f->lines_size = lines_size;
+        f->parsed = true;
+        return 0;
+
+fail:
+        /* Rows created by this read are not referenced yet; the old ones stay as they were. */
+        for (size_t i = 0; i < n_new; i++)
+                row_free(new_rows[i]);
+        f->n_lines = 0; /* lines may point at rows just freed: parse everything next time */
+        return r;
+}
+
+/* The whole file through its persistent fd: pread() from offset 0 until it returns 0
+ * (seq_file hands out as many whole records as fit each time). */
+static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
+        size_t len = 0;
+
+        if (f->fd < 0) {
+                f->fd = host_open_file(h, noise_paths[f->format], O_RDONLY);
+                if (f->fd < 0) {
+                        int r = f->fd;
+                        f->fd = -1;
+                        return r;
+                }
+        }
+        for (;;) {
+                ssize_t k;
+                if (f->text_size - len < 4096) {
+                        size_t s = MAX(f->text_size * 2, (size_t) 65536);
+                        char *t;
+                        if (s > NOISE_FILE_MAX + 1)
+                                return -EFBIG;
+                        t = realloc(f->text, s);
+                        if (!t)
+                                return -ENOMEM;
+                        f->text = t;
+                        f->text_size = s;
+                }
+                k = pread(f->fd, f->text + len, f->text_size - len, (off_t) len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+        }
+        *ret_len = len;
+        return 0;
+}
+
+int noise_read(Noise *n, const Host *h, uint64_t now) {
+        int ret = 0;
+
+        if (n->n_cpus == 0)
+                return 0;
+        for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++) {
+                NoiseFile *f = &n->files[i];
+                size_t len;
+                int r = read_file(f, h, &len);
+                if (r >= 0)
+                        r = noise_parse(n, (NoiseFormat) i, f->text, len);
+                else if (r == -ENOENT)
+                        continue; /* no /proc/schedstat without CONFIG_SCHEDSTATS */
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        n->sampled_usec = now;
+        n->read_once = true;
+        return ret;
+}
+
+void noise_scan(Noise *n, uint64_t now) {
+        size_t it = 0;
+        NoiseRow *row;
+
+        n->interval_usec = n->scan_usec > 0 && now > n->scan_usec ? now - n->scan_usec : 0;
+        n->scan_usec = now;
+        while ((row = noise_next_row(n, &it)))
+                for (size_t i = 0; i < n->n_cpus; i++) {
+                        NoiseCell *c = &row->cells[i];
+                        c->delta = 0;
+                        c->rate = 0;
+                        if (!c->present)
+                                continue;
+                        if (c->has_baseline && c->count >= c->baseline) {
+                                c->delta = c->count - c->baseline;
+                                if (n->interval_usec > 0)
+                                        c->rate = (double) c->delta * 1e6 / (double) n->interval_usec;
+                        }
+                        c->baseline = c->count;
+                        c->has_baseline = true;
+                }
+}
