@@ -645,12 +645,14 @@ void latency_print_histogram(FILE *f, const LatencyStats *s, size_t rows) {
         peak = MAX(peak, s->overflows);
         for (size_t b = first; b <= last && s->n_buckets > 0; b += per_row) {
                 uint64_t c = 0, from = b * s->bucket_ns / 1000, to = (MIN(b + per_row, last + 1)) * s->bucket_ns / 1000;
+                char range[48];
                 size_t bar;
 
                 for (size_t i = b; i < MIN(b + per_row, last + 1); i++)
                         c += s->histogram[i];
                 bar = peak ? (size_t) ((c * 40 + peak - 1) / peak) : 0;
-                fprintf(f, "    %6" PRIu64 "-%-6" PRIu64 " us %10" PRIu64 " ", from, to, c);
+                snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, from, to);
+                fprintf(f, "    %13s us %10" PRIu64 " ", range, c);
                 for (size_t i = 0; i < bar; i++)
                         fputc('#', f);
                 fputc('\n', f);
