@@ -165,7 +165,7 @@ static void help(void) {
                "  noise             What still reaches the watched CPUs: IRQs, ticks, IPIs, softirqs, by rate\n"
                "  top               The same live, full screen, refreshed every --interval (q quits)\n"
                "  measure           Wake-up latency of the isolated CPUs (rtla timerlat, cyclictest or oslat)\n"
-               "                    and the noise counted meanwhile; lowlatd keeps the result (root)\n\n"
+               "                    (with the noise counted meanwhile; lowlatd keeps the result)\n\n"
                "Options:\n"
                "     --json         JSON output (status, list, check, noise)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated)\n"
