@@ -142,7 +142,9 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
         struct tm tm;
         time_t sec = time(NULL);
         _cleanup_free_ char *watched = cpuset_format_list(fr->cpus);
-        unsigned n_cpus = cpuset_count(fr->cpus), used = 0, budget = UINT32_MAX, per_cpu = UINT32_MAX;
+        unsigned n_cpus = cpuset_count(fr->cpus), used = 0, per_cpu = UINT32_MAX;
+        /* The screen's lines; plain frames have no limit. */
+        unsigned max_lines = t->fancy ? t->rows : UINT32_MAX;
         double total_rate = 0;
         uint64_t total_delta = 0;
 
@@ -162,15 +164,15 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
                 emit_line(f, t, true, "lowlatd did not answer: %s", fr->error);
         else if (!fr->view || fr->view->elapsed_usec == 0)
                 emit_line(f, t, false, "(first sample: rates from the next refresh)");
-        else
+        else if (t->fancy) /* plain frames have no empty line but the one between them */
                 emit_line(f, t, false, "%s", "");
         emit_line(f, t, false, "%-4s %1s %10s %8s %14s %-8s %-8s %s", "CPU", "", "RATE/S", "DELTA", "COUNT", "KIND",
                   "SOURCE", "DESCRIPTION");
-        used = 4;
+        used = t->fancy || fr->error || !fr->view || fr->view->elapsed_usec == 0 ? 4 : 3;
 
         if (t->fancy) {
                 /* Each CPU gets its share of the screen; its noisiest sources first. */
-                budget = t->rows > used + 1 ? t->rows - used - 1 : 1;
+                unsigned budget = t->rows > used ? t->rows - used : 1;
                 per_cpu = n_cpus ? MAX(budget / n_cpus, 2U) : budget;
         }
         if (n_cpus == 0)
@@ -179,7 +181,7 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
                 size_t total = rows_of_cpu(fr->view, (uint32_t) cpu), shown = 0;
                 unsigned lines = 0;
 
-                if (used >= budget + 4)
+                if (used >= max_lines)
                         break;
                 if (total == 0) {
                         emit_line(f, t, false, "%-4d %1s %10s %8s %14s quiet: nothing counted", cpu, "", "-", "-", "-");
@@ -192,7 +194,8 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
 
                         if (r->cpu != (uint32_t) cpu)
                                 continue;
-                        if (lines + 1 >= per_cpu && shown + 1 < total) {
+                        /* The last line of the CPU's share (or of the screen) says what is left. */
+                        if ((lines + 1 >= per_cpu || used + 1 >= max_lines) && shown + 1 < total) {
                                 emit_line(f, t, false, "%-4d   ... %zu more", cpu, total - shown);
                                 used++;
                                 break;
