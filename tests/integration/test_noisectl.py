@@ -279,9 +279,25 @@ def test_measure(t, w):
     t.ok(p.returncode == EXIT_NO_TOOL and "oslat is not installed" in p.stderr,
          "measure --tool oslat without oslat: exit 69", desc(p))
 
+    # Watch CPU 1 too, so that the noise counted during the run is there to show: LOC
+    # and RES on CPU 1 move while cyclictest runs.
+    w.d.rewrite_config(CONFIG.replace("cpus = 2-3", "cpus = 1-3"))
+    p = w.run("reload")
+    t.ok(p.returncode == 0 and w.d.poll_until(
+        lambda: any(r[0] == 1 for r in w.bc.call(NAME, PATH, IFACE, "Noise")["data"][2]), h.scaled(5)),
+        "reloaded with [noise] cpus = 1-3", desc(p))
+
     before = h.read_text("/proc/sys/kernel/ftrace_enabled") if os.path.exists("/proc/sys/kernel/ftrace_enabled") \
         else None
-    p = w.run("measure", "--duration", "2", "--cpus", "1", env=w.env(PATH=bindir), timeout=60)
+    proc = subprocess.Popen([w.ctl, "measure", "--duration", "2", "--cpus", "1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True, errors="replace",
+                            env=w.env(PATH=bindir))
+    h.settle(0.8)
+    w.state["arch"]["LOC"][1] += 1000
+    w.state["arch"]["RES"][1] = 5
+    w.publish()
+    out, err = proc.communicate(timeout=h.scaled(60))
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     t.ok(p.returncode == 0, "measure --duration 2 --cpus 1 with cyclictest: exit 0", desc(p))
     m = re.search(r"^\s+1\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+>?([\d.]+)\s+([\d.]+)", p.stdout, re.M)
     t.ok(m and int(m.group(1)) >= 1000 and float(m.group(2)) <= float(m.group(3)) <= float(m.group(5)) and
@@ -289,6 +305,8 @@ def test_measure(t, w):
          "the report: CPU 1 with ~2000 samples and min <= avg <= max, p99 <= max", desc(p))
     t.ok("measured by cyclictest" in p.stdout and re.search(r"CPU 1:\n\s+\d+-\s*\d+ us\s+\d+ #", p.stdout),
          "the report names the tool and has CPU 1's histogram", desc(p))
+    t.ok(re.search(r"^\s+1\s.*\sLOC 1000, RES 5$", p.stdout, re.M),
+         "beside CPU 1: the noise counted during the run (LOC 1000, RES 5)", desc(p))
     if before is not None:
         t.ok(h.read_text("/proc/sys/kernel/ftrace_enabled") == before, "the host's tracing state is untouched")
 
@@ -306,7 +324,7 @@ def test_measure(t, w):
          "status --json: last_measurement with CPU 1", desc(js))
     typ, val = w.bc.get_property(NAME, PATH, IFACE, "LastMeasurement")
     t.ok(typ == "(stta(uttttttb)a(ussst))" and val[0] == "cyclictest" and val[3] and val[3][0][0] == 1 and
-         val[3][0][1] >= 1000,
+         val[3][0][1] >= 1000 and sorted((n[0], n[2], n[4]) for n in val[4]) == [(1, "LOC", 1000), (1, "RES", 5)],
          "busctl get-property LastMeasurement: (tool, when, duration, per-CPU figures, noise)", repr((typ, val)))
     nobody = b.Busctl(w.bus.address, user=b.NOBODY)
     p2 = nobody.run("call", NAME, PATH, IFACE, "RecordMeasurement", "stta(uttttttb)a(ussst)", "cyclictest", "1", "1000000", "1", "1", "1", "1", "1", "1", "1", "0", "0", "0")
