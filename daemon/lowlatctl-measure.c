@@ -156,7 +156,9 @@ static int tmpfile_fd(char **ret_path) {
 
 /* Runs argv (argv[0] found at path) with stdout and stderr into files; the report is
  * stdout, or cyclictest's histogram file. Returns the report, or NULL after printing why. */
-static char *run_tool(MeasureTool tool, const char *path, char **argv, const char *histfile, int histfd) {
+static char *run_tool(MeasureTool tool, const char *path, char **argv, int histfd) {
+        static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+        struct sigaction ignore = { .sa_handler = SIG_IGN }, old[ELEMENTSOF(stop_signals)];
         _cleanup_close_ int out = -EBADF, err = -EBADF;
         _cleanup_free_ char *errors = NULL;
         int status;
@@ -168,12 +170,21 @@ static char *run_tool(MeasureTool tool, const char *path, char **argv, const cha
                 fprintf(stderr, "lowlatctl: cannot create a temporary file: %s\n", strerror(-MIN(out, err)));
                 return NULL;
         }
+        /* Ctrl-C stops the tool (it is in the terminal's process group too); lowlatctl
+         * itself ignores it meanwhile so that it can remove its temporary files and say
+         * what happened. The child gets the default back before exec. */
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                (void) sigaction(stop_signals[i], &ignore, &old[i]);
         pid = fork();
         if (pid < 0) {
                 fprintf(stderr, "lowlatctl: fork: %m\n");
+                for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                        (void) sigaction(stop_signals[i], &old[i], NULL);
                 return NULL;
         }
         if (pid == 0) {
+                for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                        (void) signal(stop_signals[i], SIG_DFL);
                 if (dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
                         _exit(127);
                 execv(path, argv);
@@ -183,8 +194,13 @@ static char *run_tool(MeasureTool tool, const char *path, char **argv, const cha
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         fprintf(stderr, "lowlatctl: waitpid: %m\n");
-                        return NULL;
+                        status = -1;
+                        break;
                 }
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                (void) sigaction(stop_signals[i], &old[i], NULL);
+        if (status == -1)
+                return NULL;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 errors = read_fd_all(err);
                 if (WIFEXITED(status))
@@ -196,7 +212,6 @@ static char *run_tool(MeasureTool tool, const char *path, char **argv, const cha
                 fprintf(stderr, "%s%s", isempty(errors) ? "\n" : ":\n", errors ?: "");
                 return NULL;
         }
-        (void) histfile;
         return read_fd_all(tool == MEASURE_TOOL_CYCLICTEST ? histfd : out);
 }
 
@@ -225,10 +240,12 @@ static void print_noise_of(FILE *f, const NoiseView *v, uint32_t cpu, size_t max
         }
 }
 
+/* duration: as it was (Ctrl-C stops cyclictest early, and it still reports). */
 static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, const char *cpus,
-                          unsigned duration) {
-        fprintf(f, "Wake-up latency on CPU%s %s over %u s, measured by %s (us):\n\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "",
-                cpus, duration, measure_tool_to_string(res->tool));
+                          uint64_t duration_usec) {
+        fprintf(f, "Wake-up latency on CPU%s %s over %.1f s, measured by %s (us):\n\n",
+                strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
+                (double) duration_usec / (double) USEC_PER_SEC, measure_tool_to_string(res->tool));
         fprintf(f, "%5s %10s %7s %7s %7s %7s  %s\n", "CPU", "SAMPLES", "MIN", "AVG", "P99", "MAX",
                 noise ? "NOISE DURING THE RUN" : "");
         for (size_t i = 0; i < res->n; i++) {
@@ -377,7 +394,7 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                 cpuset_count(&cpus) > 1 ? "s" : "", list, args->duration_sec, tool_path);
         start_realtime = now_usec(CLOCK_REALTIME);
         start = now_usec(CLOCK_MONOTONIC);
-        report = run_tool(tool, tool_path, argv, histfile, histfd);
+        report = run_tool(tool, tool_path, argv, histfd);
         end = now_usec(CLOCK_MONOTONIC);
         strv_free_all(argv);
         if (histfile)
@@ -403,7 +420,7 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                 return EXIT_UNKNOWN;
         }
 
-        measure_print(stdout, &res, have_noise ? &noise : NULL, list, args->duration_sec);
+        measure_print(stdout, &res, have_noise ? &noise : NULL, list, end - start);
         if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime, end - start) < 0)
                 fprintf(stderr, "lowlatctl: the result was not recorded by lowlatd (status will not show it)\n");
         return finish_output(EXIT_OK);

@@ -50,7 +50,7 @@ char **measure_tool_argv(MeasureTool tool, const CPUSet *cpus, unsigned duration
                 ARG("timerlat");
                 ARG("hist");
                 ARG("--cpus=%s", list);
-                ARG("--duration=%us", duration_sec);
+                ARG("--duration=%u", duration_sec); /* seconds, rtla's default unit */
                 ARG("--priority=f:%u", MEASURE_PRIORITY);
                 ARG("--entries=%u", MEASURE_HISTOGRAM_USEC);
                 ARG("--no-irq"); /* the thread's latency is what an application sees */
