@@ -217,11 +217,18 @@ static char *run_tool(MeasureTool tool, const char *path, char **argv, int histf
 
 /* ---- The report ------------------------------------------------------------------------- */
 
-static void print_usec(FILE *f, uint64_t ns, int width) {
+/* Nanoseconds as µs: whole when they are (cyclictest's), else with one decimal. */
+static const char *format_usec(char *buf, size_t size, const char *prefix, uint64_t ns) {
         if (ns % 1000 == 0)
-                fprintf(f, "%*" PRIu64, width, ns / 1000);
+                snprintf(buf, size, "%s%" PRIu64, prefix, ns / 1000);
         else
-                fprintf(f, "%*.1f", width, (double) ns / 1000.0);
+                snprintf(buf, size, "%s%.1f", prefix, (double) ns / 1000.0);
+        return buf;
+}
+
+static void print_usec(FILE *f, uint64_t ns, int width) {
+        char buf[48];
+        fprintf(f, "%*s", width, format_usec(buf, sizeof(buf), "", ns));
 }
 
 /* "LOC 2000, RES 3": the noise of cpu in the view, most first; nothing when none. */
@@ -256,9 +263,12 @@ static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *no
                 print_usec(f, s->min_ns, 7);
                 fputc(' ', f);
                 print_usec(f, s->avg_ns, 7);
-                fputs(s->p99_over ? "      >" : " ", f);
-                print_usec(f, s->p99_ns, s->p99_over ? 0 : 7);
                 fputc(' ', f);
+                {
+                        char p99[48];
+                        /* Beyond the histogram: the p99 is at least its end. */
+                        fprintf(f, "%7s ", format_usec(p99, sizeof(p99), s->p99_over ? ">" : "", s->p99_ns));
+                }
                 print_usec(f, s->max_ns, 7);
                 fputs(high ? " !" : "  ", f);
                 /* The noise is what explains a high max; shown for every CPU that had any. */

@@ -244,6 +244,43 @@ static void test_noise_view(void) {
               "the same cached read twice: no rates, no division by zero");
 }
 
+static char *printed(void (*print)(FILE *, const NoiseSample *), const NoiseSample *s) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        print(f, s);
+        fclose(f);
+        return buf;
+}
+
+static void print_table_legend(FILE *f, const NoiseSample *s) {
+        noise_print_table(f, s, true);
+}
+
+static void test_noise_print(void) {
+        NoiseSource src[] = {
+                { 2, "irq", "42", "eth0\n\x1b[2J\"x\"", 10, 1.5 },
+                { 3, "timer", "LOC", "Local timer interrupts", 999, 250.0 },
+        };
+        NoiseSample s = sample(1, src, 2);
+        _cleanup_free_ char *table = NULL, *json = NULL;
+
+        s.interval_usec = 10 * USEC_PER_SEC;
+        table = printed(print_table_legend, &s);
+        json = printed(noise_print_json, &s);
+        CHECK(table && strstr(table, "CPU  KIND   SOURCE  DESCRIPTION") == table &&
+                      strstr(table, "\n3    timer  LOC") && strstr(table, "LOC") < strstr(table, "42"),
+              "noise table: header, ranked by rate (LOC 250/s before IRQ 42 1.5/s)");
+        CHECK(table && !strchr(table, '\x1b') && strstr(table, "eth0\\x0a\\x1b[2J"),
+              "noise table: control characters of an IRQ name shown as \\xNN, never sent to the terminal");
+        CHECK(table && strstr(table, "2 sources on CPUs 2,3; rates over lowlatd's last scan interval, 10.0 s."),
+              "noise table: the footer");
+        CHECK(json && strstr(json, "\"description\":\"eth0\\u000a\\u001b[2J\\\"x\\\"\"") &&
+                      strstr(json, "\"rate\":250.000") < strstr(json, "\"rate\":1.500"),
+              "noise JSON: escaped strings, ranked by rate");
+}
+
 int main(void) {
         test_p99();
         test_cyclictest();
@@ -252,5 +289,6 @@ int main(void) {
         test_hostile();
         test_argv();
         test_noise_view();
+        test_noise_print();
         return tap_finish();
 }
