@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bus-names.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "setting.h"
@@ -81,7 +82,128 @@ void metrics_print_down(FILE *f) {
         metrics_print_up(f, 0);
 }
 
-int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
+void metrics_noise_done(MetricsNoise *n) {
+        for (size_t i = 0; i < n->n; i++) {
+                free(n->sources[i].kind);
+                free(n->sources[i].source);
+                free(n->sources[i].description);
+        }
+        free(n->sources);
+        cpuset_done(&n->nohz_full);
+        *n = (MetricsNoise) {};
+}
+
+int metrics_noise_get(sd_bus *bus, const char *root, MetricsNoise *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(metrics_noise_done) MetricsNoise n = {};
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t allocated = 0;
+        uint64_t sampled, interval;
+        FILE *f;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "tt", &sampled, &interval);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ussstd)");
+        while (r >= 0) {
+                const char *kind, *source, *description;
+                uint32_t cpu;
+                uint64_t count;
+                double rate;
+
+                r = sd_bus_message_read(reply, "(ussstd)", &cpu, &kind, &source, &description, &count, &rate);
+                if (r <= 0)
+                        break;
+                if (n.n == allocated) {
+                        size_t a = allocated ? allocated * 2 : 64;
+                        MetricsNoiseSource *v = reallocarray(n.sources, a, sizeof(MetricsNoiseSource));
+                        if (!v)
+                                return -ENOMEM;
+                        n.sources = v;
+                        allocated = a;
+                }
+                n.sources[n.n] = (MetricsNoiseSource) { cpu, strdup(kind), strdup(source), strdup(description), count };
+                if (!n.sources[n.n].kind || !n.sources[n.n].source || !n.sources[n.n].description) {
+                        n.n++;
+                        return -ENOMEM;
+                }
+                n.n++;
+        }
+        if (r < 0)
+                return r;
+        /* Which watched CPUs are nohz_full= is the host's, not lowlatd's: read it here
+         * (lowlatctl metrics runs on the host it reports on). */
+        path = strdup_printf("%s/sys/devices/system/cpu/nohz_full", isempty(root) ? "" : root);
+        if (!path)
+                return -ENOMEM;
+        f = fopen(path, "re");
+        if (f) {
+                size_t size = 0;
+                if (getline(&text, &size, f) > 0 && strncmp(text, "(null)", 6) != 0)
+                        (void) cpuset_parse_list(text, &n.nohz_full);
+                fclose(f);
+        }
+        *ret = n;
+        n = (MetricsNoise) {};
+        return 0;
+}
+
+static bool kind_is_interrupt(const char *kind) {
+        return streq(kind, "irq") || streq(kind, "timer") || streq(kind, "ipi");
+}
+
+/* The noise counters as counters, in the kernel's unit (events since boot; a CPU that
+ * went offline and back may restart them, which rate() and increase() take as a reset). */
+int metrics_print_noise(FILE *f, const MetricsNoise *n) {
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+
+        prom_print_header(f, "lowlatd_isolated_cpu_interrupts_total", "counter",
+                          "Interrupts on a CPU lowlatd watches for noise (by default the isolated ones), by source: "
+                          "device IRQs (kind irq), the local timer (timer) and the other arch lines (ipi).");
+        for (size_t i = 0; i < n->n; i++) {
+                const MetricsNoiseSource *s = &n->sources[i];
+                if (cpuset_add(&cpus, s->cpu) < 0)
+                        return -ENOMEM;
+                if (!kind_is_interrupt(s->kind))
+                        continue;
+                fprintf(f, "lowlatd_isolated_cpu_interrupts_total{cpu=\"%" PRIu32 "\",kind=", s->cpu);
+                prom_print_label_value(f, s->kind);
+                fputs(",source=", f);
+                prom_print_label_value(f, s->source);
+                fputs(",name=", f);
+                prom_print_label_value(f, s->description);
+                fprintf(f, "} %" PRIu64 "\n", s->count);
+        }
+        prom_print_header(f, "lowlatd_isolated_cpu_softirqs_total", "counter",
+                          "Softirqs run on a CPU lowlatd watches for noise, by type (/proc/softirqs).");
+        for (size_t i = 0; i < n->n; i++) {
+                const MetricsNoiseSource *s = &n->sources[i];
+                if (!streq(s->kind, "softirq"))
+                        continue;
+                fprintf(f, "lowlatd_isolated_cpu_softirqs_total{cpu=\"%" PRIu32 "\",type=", s->cpu);
+                prom_print_label_value(f, s->source);
+                fprintf(f, "} %" PRIu64 "\n", s->count);
+        }
+        prom_print_header(f, "lowlatd_isolated_cpu_context_switches_total", "counter",
+                          "Tasks switched in on a CPU lowlatd watches for noise (/proc/schedstat), where the kernel "
+                          "counts them.");
+        for (size_t i = 0; i < n->n; i++)
+                if (streq(n->sources[i].kind, "ctxsw"))
+                        fprintf(f, "lowlatd_isolated_cpu_context_switches_total{cpu=\"%" PRIu32 "\"} %" PRIu64 "\n",
+                                n->sources[i].cpu, n->sources[i].count);
+        prom_print_header(f, "lowlatd_isolated_cpu_nohz_full", "gauge",
+                          "1 when a watched CPU is in nohz_full= (its tick should stop while it runs one task).");
+        CPUSET_FOREACH(cpu, &cpus)
+                fprintf(f, "lowlatd_isolated_cpu_nohz_full{cpu=\"%d\"} %d\n", cpu,
+                        cpuset_contains(&n->nohz_full, (unsigned) cpu));
+        return 0;
+}
+
+int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise) {
         int r;
 
         metrics_print_up(f, 1);
@@ -95,6 +217,8 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
         fputs("} 1\n", f);
 
         r = metrics_print_settings(f, l);
+        if (r >= 0 && noise)
+                r = metrics_print_noise(f, noise);
         if (r < 0)
                 return r;
 
@@ -146,7 +270,7 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l) {
  * ignores), then replace path in one step, so that a scrape never sees half a file. No
  * fsync(): this runs every 30 s on hosts where disk writes are noise, and after a crash
  * the next run rewrites the file anyway. */
-int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l) {
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise) {
         _cleanup_free_ char *tmp = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         const char *base = strrchr(path, '/');
@@ -178,7 +302,7 @@ int metrics_write_file(const char *path, const ManagerInfo *info, const SettingL
                 goto fail;
         }
         if (info)
-                r = metrics_print(f, info, l);
+                r = metrics_print(f, info, l, noise);
         else {
                 metrics_print_down(f);
                 r = 0;

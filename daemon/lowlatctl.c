@@ -81,13 +81,16 @@ static int verb_list(sd_bus *bus, const Arguments *args) {
 static int verb_metrics(sd_bus *bus, const Arguments *args) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         _cleanup_(setting_list_done) SettingList l = {};
+        _cleanup_(metrics_noise_done) MetricsNoise noise = {};
         int r;
 
         r = bus ? posture_get(bus, &info, &l) : -ENOTCONN;
+        /* A lowlatd without Noise() still gets its other families. */
+        bool have_noise = r >= 0 && metrics_noise_get(bus, args->root, &noise) >= 0;
         if (args->output) {
                 /* lowlatd down is written too (lowlatd_up 0): a file left as it was would
                  * go on saying that all is well. */
-                if (metrics_write_file(args->output, r < 0 ? NULL : &info, &l) < 0)
+                if (metrics_write_file(args->output, r < 0 ? NULL : &info, &l, have_noise ? &noise : NULL) < 0)
                         return EXIT_OUTPUT;
                 return r < 0 ? EXIT_UNKNOWN : EXIT_OK;
         }
@@ -96,7 +99,7 @@ static int verb_metrics(sd_bus *bus, const Arguments *args) {
                 return finish_output(EXIT_UNKNOWN);
         }
 
-        r = metrics_print(stdout, &info, &l);
+        r = metrics_print(stdout, &info, &l, have_noise ? &noise : NULL);
         if (r < 0) {
                 fprintf(stderr, "lowlatctl: out of memory\n");
                 return r;

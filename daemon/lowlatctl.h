@@ -174,11 +174,29 @@ int finish_output(int verdict);
  * rather than going stale. */
 void metrics_print_down(FILE *f);
 int metrics_print_settings(FILE *f, const SettingList *l);
-/* Every family; -ENOMEM. */
-int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l);
+/* What Noise() said, for the lowlatd_isolated_cpu_* families. */
+typedef struct MetricsNoiseSource {
+        uint32_t cpu;
+        char *kind, *source, *description;
+        uint64_t count;
+} MetricsNoiseSource;
+
+typedef struct MetricsNoise {
+        MetricsNoiseSource *sources;
+        size_t n;
+        CPUSet nohz_full; /* this host's, read by lowlatctl itself; empty when none */
+} MetricsNoise;
+
+void metrics_noise_done(MetricsNoise *n);
+/* Calls Noise() and reads this host's nohz_full CPUs (under root, "/" when NULL). -errno
+ * (an older lowlatd has no Noise(): the noise families are then left out). */
+int metrics_noise_get(sd_bus *bus, const char *root, MetricsNoise *ret);
+int metrics_print_noise(FILE *f, const MetricsNoise *n);
+/* Every family (noise NULL: no noise families); -ENOMEM. */
+int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
 /* Writes the metrics (info NULL: lowlatd is down) to path atomically: a hidden temporary
  * file in the same directory, renamed over path. 0, or -errno after printing why. */
-int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l);
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
 
 /* ---- Wake-up latency (lowlatctl-measure.c) ---------------------------------------- */
 

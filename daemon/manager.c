@@ -393,6 +393,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
 static void manager_noise_sync(Manager *m) {
         _cleanup_free_ unsigned *cpus = NULL;
         size_t n = 0, count = cpuset_count(&m->posture->noise_cpus);
+        HostCpus cpus_now = {};
         bool same;
         Noise *noise;
         int r;
@@ -403,8 +404,12 @@ static void manager_noise_sync(Manager *m) {
                 if (n < count)
                         cpus[n++] = (unsigned) cpu;
         same = m->noise && m->noise->n_cpus == n && (n == 0 || memcmp(m->noise->cpus, cpus, n * sizeof(unsigned)) == 0);
-        if (same)
+        if (same) {
+                if (host_read_cpus(m->host, &cpus_now) >= 0)
+                        noise_set_nohz_full(m->noise, &cpus_now.nohz_full);
+                host_cpus_done(&cpus_now);
                 return;
+        }
         r = noise_new(cpus, n, &noise);
         if (r < 0) {
                 log_warning_errno(r, "Cannot set up the noise counters");
@@ -412,10 +417,23 @@ static void manager_noise_sync(Manager *m) {
         }
         noise_free(m->noise);
         m->noise = noise;
+        if (host_read_cpus(m->host, &cpus_now) >= 0)
+                noise_set_nohz_full(m->noise, &cpus_now.nohz_full);
+        host_cpus_done(&cpus_now);
 }
 
-/* Every scan: the counters, the rates since the last scan. */
+static void on_noise_alert(const NoiseAlert *a, void *userdata) {
+        Manager *m = userdata;
+        const Config *c = m->posture->config;
+
+        log_noise_alert(a, cpuset_contains(&m->posture->isolated, a->cpu), m->noise->interval_usec,
+                        c->noise_tick_rate_max, c->noise_alert_interval_usec);
+}
+
+/* Every scan: the counters, the rates since the last scan, the alerts. */
 static void manager_noise_scan(Manager *m) {
+        const Config *c = m->posture->config;
+        NoiseAlertPolicy policy = { c->noise_tick_rate_max, c->noise_alert_interval_usec, NOISE_BUSY_SHARE_MIN };
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         int r;
 
@@ -426,6 +444,11 @@ static void manager_noise_scan(Manager *m) {
                 log_warning_errno(r, "Cannot read the noise counters under %s", m->host->root_path);
         m->noise_read_failed = r < 0;
         noise_scan(m->noise, now);
+        /* /proc/stat costs as much as /proc/interrupts on a big host: only while a
+         * nohz_full CPU ticks too often, to tell whether it runs a task. */
+        if (noise_wants_stat(m->noise, &policy))
+                (void) noise_read_stat(m->noise, m->host);
+        noise_check_alerts(m->noise, &policy, now, on_noise_alert, m);
 }
 
 const Noise *manager_noise(Manager *m) {

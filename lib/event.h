@@ -27,6 +27,8 @@ typedef enum EventId {
         EVENT_STOPPING,
         EVENT_RESTORED,
         EVENT_IRQ_WRITER,
+        EVENT_NOISE_IRQ,
+        EVENT_NOISE_TICK,
         _EVENT_ID_MAX,
         _EVENT_ID_INVALID = -EINVAL,
 } EventId;

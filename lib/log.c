@@ -31,6 +31,8 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_STOPPING] = { "325120340cd6432d9d6865d7704385de", "stopping", LOG_INFO },
         [EVENT_RESTORED] = { "cf6e9f4ca18d4057b7e64fc4d170dd0d", "restored", LOG_NOTICE },
         [EVENT_IRQ_WRITER] = { "9d0feb6bc8ff47ad85b710377c55b0f8", "irq-writer", LOG_WARNING },
+        [EVENT_NOISE_IRQ] = { "91c147c8955f4a67a47d5e7c8e5fc632", "noise-irq", LOG_WARNING },
+        [EVENT_NOISE_TICK] = { "ba958e4e951048c783f38bb1eea43507", "noise-tick", LOG_WARNING },
 };
 
 static struct {
@@ -288,6 +290,56 @@ void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned w
                 iov[k++] = (struct iovec) { who, strlen(who) };
         if (e->priority <= log_state.max_level)
                 log_send(e->priority, message, iov, k);
+}
+
+void log_noise_alert(const NoiseAlert *a, bool isolated, uint64_t interval_usec, uint32_t tick_rate_max,
+                     uint64_t alert_interval_usec) {
+        EventId id = a->kind == NOISE_ALERT_TICK ? EVENT_NOISE_TICK : EVENT_NOISE_IRQ;
+        const EventInfo *e = event_info(id);
+        _cleanup_free_ char *message = NULL, *held = NULL, *every = format_duration_usec(alert_interval_usec);
+        char *f[11] = {};
+        struct iovec iov[ELEMENTSOF(f)];
+        size_t k = 0;
+        double seconds = (double) interval_usec / 1e6;
+
+        if (a->suppressed > 0)
+                held = strdup_printf("; %" PRIu64 " more like it (%" PRIu64 " %s) held back since the last report, "
+                                     "which is repeated at most every %s",
+                                     a->suppressed, a->suppressed_count,
+                                     a->kind == NOISE_ALERT_TICK ? "ticks" : "interrupts", every ?: "?");
+        if (a->kind == NOISE_ALERT_TICK)
+                message = strdup_printf("CPU %u (nohz_full, running a single task) took %.1f timer ticks/s over the last "
+                                        "%.1fs, more than the expected %" PRIu32 "/s: its tick did not stop%s",
+                                        a->cpu, a->rate, seconds, tick_rate_max, held ?: "");
+        else
+                message = strdup_printf("IRQ %s%s%s%s was serviced %" PRIu64 " times on %s CPU %u in the last %.1fs%s",
+                                        a->row->source, *a->row->description ? " (" : "", a->row->description,
+                                        *a->row->description ? ")" : "", a->count, isolated ? "isolated" : "watched",
+                                        a->cpu, seconds, held ?: "");
+        f[k++] = field("MESSAGE_ID", e->message_id);
+        f[k++] = field("LOWLATD_KIND", "noise");
+        f[k++] = strdup_printf("LOWLATD_CPU=%u", a->cpu);
+        f[k++] = field("LOWLATD_SOURCE", a->row->source);
+        f[k++] = field("LOWLATD_DESCRIPTION", a->row->description);
+        f[k++] = strdup_printf("LOWLATD_COUNT=%" PRIu64, a->count);
+        f[k++] = strdup_printf("LOWLATD_RATE=%.3f", a->rate);
+        f[k++] = strdup_printf("LOWLATD_INTERVAL_USEC=%" PRIu64, interval_usec);
+        f[k++] = strdup_printf("LOWLATD_SUPPRESSED=%" PRIu64, a->suppressed);
+        f[k++] = strdup_printf("LOWLATD_SUPPRESSED_COUNT=%" PRIu64, a->suppressed_count);
+        if (a->kind == NOISE_ALERT_TICK)
+                f[k++] = strdup_printf("LOWLATD_EXPECTED=%" PRIu32, tick_rate_max);
+        for (size_t i = 0; i < k; i++)
+                if (f[i])
+                        iov[i] = (struct iovec) { f[i], strlen(f[i]) };
+        if (message && e->priority <= log_state.max_level) {
+                bool complete = true;
+                for (size_t i = 0; i < k; i++)
+                        complete = complete && f[i];
+                if (complete)
+                        log_send(e->priority, message, iov, k);
+        }
+        for (size_t i = 0; i < k; i++)
+                free(f[i]);
 }
 
 void log_event(EventId id, const char *fmt, ...) {

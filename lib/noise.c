@@ -60,6 +60,9 @@ Noise *noise_free(Noise *n) {
         for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++)
                 noise_file_done(&n->files[i]);
         free(n->cpus);
+        free(n->cpu_state);
+        free(n->stat_text);
+        safe_close(n->stat_fd);
         free(n);
         return NULL;
 }
@@ -69,6 +72,7 @@ int noise_new(const unsigned *cpus, size_t n_cpus, Noise **ret) {
 
         if (!n)
                 return -ENOMEM;
+        n->stat_fd = -1;
         for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++) {
                 n->files[i].format = (NoiseFormat) i;
                 n->files[i].fd = -1;
@@ -78,6 +82,9 @@ int noise_new(const unsigned *cpus, size_t n_cpus, Noise **ret) {
                 if (!n->cpus)
                         return -ENOMEM;
                 memcpy(n->cpus, cpus, n_cpus * sizeof(unsigned));
+                n->cpu_state = calloc(n_cpus, sizeof(NoiseCpu));
+                if (!n->cpu_state)
+                        return -ENOMEM;
                 for (size_t i = 1; i < n_cpus; i++)
                         if (n->cpus[i] <= n->cpus[i - 1])
                                 return -EINVAL;
@@ -446,7 +453,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         _cleanup_free_ NoiseRow **new_rows = NULL, **rows = NULL;
         size_t n_lines = 0, lines_size = 0, n_new = 0, n_rows = 0, hint = 0, max_lines = 1;
         const char *end = text + length, *line = text;
-        bool reparse = false;
+        bool reparse = false, duplicates = false;
         int r = 0;
 
         if (format >= _NOISE_FORMAT_MAX)
@@ -465,7 +472,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
                 size_t hlen = (size_t) (eol - text);
                 /* The header changed (a CPU came online or went away): every column may have
                  * moved, so every line is parsed again. */
-                if (f->n_lines == 0 || f->lines[0].length != hlen ||
+                if (f->n_lines == 0 || f->duplicates || f->lines[0].length != hlen ||
                     memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
                         r = parse_header(n, f, text, hlen);
                         if (r < 0)
@@ -520,7 +527,11 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         } else
                 for (size_t i = 0; i < n_lines; i++) {
                         NoiseRow *row = lines[i].row;
-                        /* A label printed twice (only in a corrupt file) is one row. */
+                        /* A label printed twice (only in a corrupt file) is one row, which
+                         * holds the counts of whichever line was parsed last: next time an
+                         * unchanged line does not say its row is unchanged. */
+                        if (row && row->generation == n->generation + 1)
+                                duplicates = true;
                         if (!row || row->generation != n->generation)
                                 continue;
                         row->generation = n->generation + 1;
@@ -557,6 +568,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         f->lines = TAKE_PTR(lines);
         f->n_lines = n_lines;
         f->lines_size = lines_size;
+        f->duplicates = duplicates;
         f->parsed = true;
         return 0;
 
@@ -635,6 +647,9 @@ void noise_scan(Noise *n, uint64_t now) {
 
         n->interval_usec = n->scan_usec > 0 && now > n->scan_usec ? now - n->scan_usec : 0;
         n->scan_usec = now;
+        n->scans++;
+        for (size_t i = 0; i < n->n_cpus; i++)
+                n->cpu_state[i].busy_known = false;
         while ((row = noise_next_row(n, &it)))
                 for (size_t i = 0; i < n->n_cpus; i++) {
                         NoiseCell *c = &row->cells[i];
@@ -650,4 +665,167 @@ void noise_scan(Noise *n, uint64_t now) {
                         c->baseline = c->count;
                         c->has_baseline = true;
                 }
+}
+
+void noise_set_nohz_full(Noise *n, const CPUSet *nohz_full) {
+        for (size_t i = 0; i < n->n_cpus; i++)
+                n->cpu_state[i].nohz_full = nohz_full && cpuset_contains(nohz_full, n->cpus[i]);
+}
+
+int noise_parse_stat(Noise *n, const char *text, size_t length, unsigned long user_hz) {
+        const char *end = text + length;
+        int ret = 0;
+
+        if (user_hz == 0)
+                return -EINVAL;
+        for (const char *line = text; line < end;) {
+                const char *eol = memchr(line, '\n', (size_t) (end - line)) ?: end, *p = line + 3;
+                uint64_t cpu, v[5];
+                int k;
+
+                /* "cpu3 user nice system idle iowait irq softirq steal guest guest_nice";
+                 * the first line, "cpu ", sums them all. */
+                if (eol - line < 4 || memcmp(line, "cpu", 3) != 0 || !isdigit((unsigned char) line[3]))
+                        goto next;
+                if (parse_count(&p, eol, &cpu) < 0 || cpu > UINT32_MAX)
+                        goto bad;
+                k = noise_cpu_index(n, (unsigned) cpu);
+                if (k < 0)
+                        goto next;
+                for (size_t f = 0; f < ELEMENTSOF(v); f++) {
+                        if (p >= eol || *p != ' ')
+                                goto bad;
+                        p++;
+                        if (parse_count(&p, eol, &v[f]) < 0)
+                                goto bad;
+                }
+                {
+                        NoiseCpu *c = &n->cpu_state[k];
+                        uint64_t idle = v[3] + v[4];
+                        c->busy_known = false;
+                        if (v[3] > UINT64_MAX / 2 || v[4] > UINT64_MAX / 2)
+                                goto bad;
+                        if (c->idle_scan > 0 && c->idle_scan + 1 == n->scans && idle >= c->idle_ticks &&
+                            n->interval_usec > 0) {
+                                double idle_sec = (double) (idle - c->idle_ticks) / (double) user_hz;
+                                double share = idle_sec * 1e6 / (double) n->interval_usec;
+                                c->busy_share = share >= 1 ? 0 : 1 - share;
+                                c->busy_known = true;
+                        }
+                        c->idle_ticks = idle;
+                        c->idle_scan = n->scans;
+                }
+                goto next;
+        bad:
+                ret = -EBADMSG;
+        next:
+                line = eol < end ? eol + 1 : end;
+        }
+        return ret;
+}
+
+static const NoiseRow *find_timer_row(const Noise *n) {
+        const NoiseFile *f = &n->files[NOISE_FORMAT_INTERRUPTS];
+        for (size_t i = 0; i < f->n_rows; i++)
+                if (f->rows[i]->kind == NOISE_TIMER)
+                        return f->rows[i];
+        return NULL;
+}
+
+static bool ticks_above(const Noise *n, const NoiseRow *loc, size_t i, const NoiseAlertPolicy *policy) {
+        return n->cpu_state[i].nohz_full && loc->cells[i].present && loc->cells[i].rate > policy->tick_rate_max;
+}
+
+bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy) {
+        const NoiseRow *loc = find_timer_row(n);
+
+        if (!loc || policy->interval_usec == 0)
+                return false;
+        for (size_t i = 0; i < n->n_cpus; i++)
+                if (ticks_above(n, loc, i, policy) ||
+                    (n->cpu_state[i].idle_scan > 0 && n->cpu_state[i].idle_scan + 1 == n->scans))
+                        return true;
+        return false;
+}
+
+int noise_read_stat(Noise *n, const Host *h) {
+        size_t len = 0;
+        long hz = sysconf(_SC_CLK_TCK);
+
+        if (n->stat_fd < 0) {
+                n->stat_fd = host_open_file(h, "proc/stat", O_RDONLY);
+                if (n->stat_fd < 0) {
+                        int r = n->stat_fd;
+                        n->stat_fd = -1;
+                        return r;
+                }
+        }
+        for (;;) {
+                ssize_t k;
+                if (n->stat_size - len < 4096) {
+                        size_t s = MAX(n->stat_size * 2, (size_t) 65536);
+                        char *t;
+                        if (s > NOISE_FILE_MAX + 1)
+                                return -EFBIG;
+                        t = realloc(n->stat_text, s);
+                        if (!t)
+                                return -ENOMEM;
+                        n->stat_text = t;
+                        n->stat_size = s;
+                }
+                k = pread(n->stat_fd, n->stat_text + len, n->stat_size - len, (off_t) len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+        }
+        return noise_parse_stat(n, n->stat_text, len, hz > 0 ? (unsigned long) hz : 100);
+}
+
+static const NoiseRow *find_ctxsw_row(const Noise *n) {
+        const NoiseFile *f = &n->files[NOISE_FORMAT_SCHEDSTAT];
+        return f->n_rows > 0 ? f->rows[0] : NULL;
+}
+
+static void alert_due(NoiseCell *c, NoiseAlertKind kind, unsigned cpu, const NoiseRow *row, uint64_t count,
+                      double rate, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
+                      void *userdata) {
+        NoiseAlert a;
+
+        if (c->alert_usec > 0 && now - c->alert_usec < policy->interval_usec) {
+                c->suppressed++;
+                c->suppressed_count += count;
+                return;
+        }
+        a = (NoiseAlert) { kind, cpu, row, count, rate, c->suppressed, c->suppressed_count };
+        c->alert_usec = MAX(now, (uint64_t) 1);
+        c->suppressed = c->suppressed_count = 0;
+        handler(&a, userdata);
+}
+
+void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
+                        void *userdata) {
+        const NoiseFile *f = &n->files[NOISE_FORMAT_INTERRUPTS];
+        const NoiseRow *loc = find_timer_row(n), *ctxsw = find_ctxsw_row(n);
+
+        if (policy->interval_usec == 0 || n->interval_usec == 0)
+                return;
+        for (size_t i = 0; i < n->n_cpus; i++) {
+                for (size_t k = 0; k < f->n_rows; k++) {
+                        NoiseRow *row = f->rows[k];
+                        NoiseCell *c = &row->cells[i];
+                        if (row->kind == NOISE_IRQ && c->present && c->delta > 0)
+                                alert_due(c, NOISE_ALERT_DEVICE_IRQ, n->cpus[i], row, c->delta, c->rate, policy,
+                                          now, handler, userdata);
+                }
+                if (loc && ticks_above(n, loc, i, policy) && n->cpu_state[i].busy_known &&
+                    n->cpu_state[i].busy_share >= policy->busy_share_min &&
+                    (!ctxsw || !ctxsw->cells[i].present || ctxsw->cells[i].rate <= policy->tick_rate_max))
+                        alert_due((NoiseCell *) &loc->cells[i], NOISE_ALERT_TICK, n->cpus[i], loc, loc->cells[i].delta,
+                                  loc->cells[i].rate, policy, now, handler, userdata);
+        }
 }

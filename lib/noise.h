@@ -32,6 +32,10 @@ typedef struct NoiseCell {
         double rate;       /* delta / interval, events per second */
         bool present;      /* the last read had this CPU's column */
         bool has_baseline; /* false until a scan saw it (a CPU that came online, a new row) */
+        /* The journal alert about this source on this CPU, rate-limited. */
+        uint64_t alert_usec;       /* when the last one was sent, 0: never */
+        uint64_t suppressed;       /* scans with an alert not sent since */
+        uint64_t suppressed_count; /* events in them */
 } NoiseCell;
 
 /* One line of a file: a source, with one cell per watched CPU. */
@@ -71,11 +75,27 @@ typedef struct NoiseFile {
         uint64_t *scratch; /* one count per header column, while a line is parsed */
         unsigned bad_lines; /* in the last read */
         bool parsed;        /* a read was parsed: rows that appear later are new since then */
+        bool duplicates;    /* it named a source twice: parse every line of the next one */
 } NoiseFile;
+
+/* Per watched CPU: whether it is nohz_full, and how busy it was (/proc/stat), which the
+ * tick alert needs; /proc/stat is read only while a nohz_full CPU ticks too often. */
+typedef struct NoiseCpu {
+        bool nohz_full;
+        uint64_t idle_ticks;     /* idle + iowait, USER_HZ ticks, at the last /proc/stat read */
+        unsigned idle_scan;      /* the scan (Noise.scans) of that read, 0: none */
+        double busy_share;       /* 1 - idle share over the last scan interval */
+        bool busy_known;         /* busy_share covers the last interval */
+} NoiseCpu;
 
 typedef struct Noise {
         unsigned *cpus; /* watched, ascending */
         size_t n_cpus;
+        NoiseCpu *cpu_state; /* n_cpus */
+        unsigned scans;
+        int stat_fd;
+        char *stat_text;
+        size_t stat_size;
         NoiseFile files[_NOISE_FORMAT_MAX];
         unsigned generation;
         bool read_once;
@@ -111,3 +131,53 @@ NoiseRow *noise_next_row(const Noise *n, size_t *iterator);
 
 /* The index of cpu among the watched CPUs, or -1. */
 int noise_cpu_index(const Noise *n, unsigned cpu);
+
+/* Marks the watched CPUs that are nohz_full. */
+void noise_set_nohz_full(Noise *n, const CPUSet *nohz_full);
+
+/* The idle and iowait times of the watched CPUs in one read of /proc/stat (text, length
+ * bytes), taken as of the last scan; with the read of the scan before, each CPU's busy
+ * share over that interval. user_hz: the unit of the times (sysconf(_SC_CLK_TCK)). */
+int noise_parse_stat(Noise *n, const char *text, size_t length, unsigned long user_hz);
+
+typedef enum NoiseAlertKind {
+        NOISE_ALERT_DEVICE_IRQ, /* a device IRQ was serviced on a watched CPU */
+        NOISE_ALERT_TICK,       /* a nohz_full CPU running one task ticked more than expected */
+        _NOISE_ALERT_KIND_MAX,
+} NoiseAlertKind;
+
+typedef struct NoiseAlert {
+        NoiseAlertKind kind;
+        unsigned cpu;
+        const NoiseRow *row;       /* the IRQ's row, or LOC's */
+        uint64_t count;            /* events in the last scan interval */
+        double rate;               /* per second */
+        uint64_t suppressed;       /* alerts like this one not sent since the last one sent */
+        uint64_t suppressed_count; /* events in those */
+} NoiseAlert;
+
+typedef struct NoiseAlertPolicy {
+        uint32_t tick_rate_max;    /* ticks per second; a nohz_full CPU running one task above it alerts */
+        uint64_t interval_usec;    /* at most one alert per source and CPU per interval; 0: no alerts */
+        double busy_share_min;     /* "runs a task": busy at least this share of the interval */
+} NoiseAlertPolicy;
+
+#define NOISE_BUSY_SHARE_MIN 0.9
+
+/* Whether the tick alert needs /proc/stat at this scan: some nohz_full CPU ticked above
+ * the limit in the last interval, or did in the interval before (its busy share then
+ * needs this read as its end). */
+bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy);
+/* Reads /proc/stat through a persistent fd and calls noise_parse_stat(). */
+int noise_read_stat(Noise *n, const Host *h);
+
+/* After noise_scan() (and noise_read_stat() where wanted): calls handler for each alert
+ * due at now. A device IRQ alerts when its count on a watched CPU rose over the interval;
+ * the tick alerts when LOC's rate on a nohz_full CPU is above policy->tick_rate_max while
+ * the CPU runs a single task: busy (idle and iowait under 1 - busy_share_min of the
+ * interval) and, where /proc/schedstat is there, switching tasks no more often than
+ * tick_rate_max times a second. Each source on each CPU alerts at most once per
+ * policy->interval_usec; the ones held back are counted into the next. */
+typedef void (*NoiseAlertHandler)(const NoiseAlert *a, void *userdata);
+void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
+                        void *userdata);

@@ -129,6 +129,9 @@ def rules_test(first, second, third, tmp):
             "      - {eval_time: 29m, alertname: LowlatdDrift, exp_alerts: []}\n"
             "      - {eval_time: 29m, alertname: LowlatdDown, exp_alerts: []}\n"
             "      - {eval_time: 29m, alertname: LowlatdFailures, exp_alerts: []}\n"
+            # The fake tree's counters stand still: no noise.
+            "      - {eval_time: 29m, alertname: LowlatdIsolatedCpuDeviceIrq, exp_alerts: []}\n"
+            "      - {eval_time: 29m, alertname: LowlatdIsolatedCpuTicks, exp_alerts: []}\n"
             "    promql_expr_test:\n"
             "      - expr: ALERTS{alertname=\"LowlatdDrift\",alertstate=\"firing\"}\n"
             "        eval_time: 6m\n"
@@ -140,6 +143,26 @@ def rules_test(first, second, third, tmp):
     path = os.path.join(tmp, "real.test.yml")
     h.write_text(path, text)
     return path
+
+
+def noise_checks(t, host, text):
+    """The noise families of a real lowlatd watching isolated CPUs 2-3 of the fake tree,
+    against the counts the tree's /proc/interrupts holds (lowlat_harness writes them)."""
+    s = samples(text)
+    irq = next(n for n in host.irqs if n % 3)
+    want = (irq * 7919 + 2 * 104729) % 100000
+    key = ("lowlatd_isolated_cpu_interrupts_total",
+           '{cpu="2",kind="irq",source="%d",name="%s"}' % (irq, host.irq_names[irq]))
+    t.ok(s.get(key) == str(want), "noise: IRQ %d on CPU 2 is %d, named %s" % (irq, want, host.irq_names[irq]),
+         "%r" % [k for k in s if k[0] == key[0]][:5])
+    loc = [v for (name, labels), v in s.items()
+           if name == "lowlatd_isolated_cpu_interrupts_total" and 'cpu="3",kind="timer",source="LOC"' in labels]
+    t.ok(loc == ["3017"], "noise: LOC on CPU 3 is a timer series (3017)", repr(loc))
+    cpus = {re.search(r'cpu="(\d+)"', labels).group(1) for (name, labels) in s
+            if name.startswith("lowlatd_isolated_cpu_")}
+    t.ok(cpus == {"2", "3"}, "noise: only the isolated CPUs 2-3 have series", repr(cpus))
+    t.ok(s.get(("lowlatd_isolated_cpu_nohz_full", '{cpu="2"}')) in ("0", "1"),
+         "noise: lowlatd_isolated_cpu_nohz_full per watched CPU")
 
 
 def main(t):
@@ -178,6 +201,9 @@ def main(t):
              value(first, "lowlatd_posture_applied_settings_total") == props["AppliedSettings"] > 0,
              "after start: the first pass is in lowlatd_posture_applied_settings_total (%s), "
              "drift and corrections are 0" % props["AppliedSettings"], first[-1500:])
+
+    if first:
+        noise_checks(t, host, first)
 
     host.set_sysctl("net.core.somaxconn", "4096")
     t.ok(d.poll_until(lambda: host.sysctl("net.core.somaxconn") == "8192" and

@@ -28,7 +28,7 @@ static char *metrics_text(const SettingRow *rows, size_t n) {
         f = open_memstream(&buf, &size);
         if (!f)
                 abort();
-        r = metrics_print(f, &info, &l);
+        r = metrics_print(f, &info, &l, NULL);
         if (fclose(f) != 0 || r < 0) {
                 printf("# metrics_print() failed: %s\n", strerror(r < 0 ? -r : errno));
                 abort();
@@ -147,7 +147,43 @@ static void test_down(void) {
         free(buf);
 }
 
+static void test_noise(void) {
+        MetricsNoiseSource sources[] = {
+                { 3, (char *) "irq", (char *) "42", (char *) "eth0-TxRx-0", 37 },
+                { 3, (char *) "timer", (char *) "LOC", (char *) "Local timer interrupts", 1200 },
+                { 3, (char *) "ipi", (char *) "RES", (char *) "Rescheduling \"interrupts\"", 4 },
+                { 3, (char *) "softirq", (char *) "NET_RX", (char *) "", 12 },
+                { 2, (char *) "ctxsw", (char *) "ctxsw", (char *) "", 99 },
+        };
+        MetricsNoise n = { sources, ELEMENTSOF(sources), CPUSET_EMPTY };
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f || cpuset_add(&n.nohz_full, 3) < 0)
+                abort();
+        CHECK(metrics_print_noise(f, &n) == 0, "metrics_print_noise()");
+        if (fclose(f) != 0)
+                abort();
+        CHECK(strstr(buf, "# TYPE lowlatd_isolated_cpu_interrupts_total counter\n"), "interrupts: a counter");
+        CHECK(strstr(buf, "lowlatd_isolated_cpu_interrupts_total{cpu=\"3\",kind=\"irq\",source=\"42\",name=\"eth0-TxRx-0\"} 37\n"),
+              "a device IRQ: cpu, kind, source and name");
+        CHECK(strstr(buf, "lowlatd_isolated_cpu_interrupts_total{cpu=\"3\",kind=\"timer\",source=\"LOC\",name=\"Local timer interrupts\"} 1200\n"),
+              "the timer");
+        CHECK(strstr(buf, "name=\"Rescheduling \\\"interrupts\\\"\"} 4\n"), "an ipi line, its name escaped");
+        CHECK(strstr(buf, "lowlatd_isolated_cpu_softirqs_total{cpu=\"3\",type=\"NET_RX\"} 12\n"), "softirqs by type");
+        CHECK(!strstr(buf, "lowlatd_isolated_cpu_interrupts_total{cpu=\"3\",kind=\"softirq\""),
+              "softirqs are not interrupts");
+        CHECK(strstr(buf, "lowlatd_isolated_cpu_context_switches_total{cpu=\"2\"} 99\n"), "context switches");
+        CHECK(strstr(buf, "lowlatd_isolated_cpu_nohz_full{cpu=\"2\"} 0\n") &&
+                      strstr(buf, "lowlatd_isolated_cpu_nohz_full{cpu=\"3\"} 1\n"),
+              "nohz_full per watched CPU");
+        cpuset_done(&n.nohz_full);
+        free(buf);
+}
+
 int main(void) {
+        test_noise();
         test_every_kind_and_state();
         test_counts();
         test_unknown_names();
