@@ -236,7 +236,7 @@ static void print_noise_of(FILE *f, const NoiseView *v, uint32_t cpu, size_t max
         size_t shown = 0;
 
         for (size_t i = 0; v && i < v->n && shown < max; i++) {
-                const NoiseRow *r = &v->rows[i];
+                const NoiseViewRow *r = &v->rows[i];
 
                 if (r->cpu != cpu || r->delta == 0)
                         continue;
@@ -309,7 +309,7 @@ static int record_measurement(sd_bus *bus, const MeasureResult *res, const Noise
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', MEASUREMENT_NOISE_SIGNATURE);
         for (size_t i = 0; r >= 0 && noise && i < noise->n; i++) {
-                const NoiseRow *row = &noise->rows[i];
+                const NoiseViewRow *row = &noise->rows[i];
                 bool measured = false;
 
                 for (size_t k = 0; k < res->n; k++)

@@ -99,7 +99,7 @@ static bool sample_has_cpu(const NoiseSample *s, uint32_t cpu) {
         return false;
 }
 
-static const NoiseRow *view_find(const NoiseView *v, const NoiseSource *like) {
+static const NoiseViewRow *view_find(const NoiseView *v, const NoiseSource *like) {
         for (size_t i = 0; v && i < v->n; i++)
                 if (v->rows[i].cpu == like->cpu && streq(v->rows[i].kind, like->kind) &&
                     streq(v->rows[i].source, like->source))
@@ -116,7 +116,7 @@ static int compare_u64_desc(uint64_t a, uint64_t b) {
 }
 
 static int noise_row_compare(const void *x, const void *y) {
-        const NoiseRow *a = x, *b = y;
+        const NoiseViewRow *a = x, *b = y;
         int c;
 
         if (a->cpu != b->cpu)
@@ -133,7 +133,7 @@ static int noise_row_compare(const void *x, const void *y) {
 }
 
 int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const NoiseSample *cur, NoiseView *ret) {
-        _cleanup_free_ NoiseRow *rows = NULL;
+        _cleanup_free_ NoiseViewRow *rows = NULL;
         uint64_t elapsed = 0;
 
         /* The same cached read twice (within lowlatd's 100 ms), or a clock that went back:
@@ -141,16 +141,16 @@ int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const 
         if (old && cur->sampled_usec > old->sampled_usec)
                 elapsed = cur->sampled_usec - old->sampled_usec;
 
-        rows = calloc(MAX(cur->n, 1U), sizeof(NoiseRow));
+        rows = calloc(MAX(cur->n, 1U), sizeof(NoiseViewRow));
         if (!rows)
                 return -ENOMEM;
         for (size_t i = 0; i < cur->n; i++) {
                 const NoiseSource *s = &cur->sources[i];
                 const NoiseSource *before = sample_find(old, s);
-                const NoiseRow *shown = view_find(previous, s);
-                NoiseRow *row = &rows[i];
+                const NoiseViewRow *shown = view_find(previous, s);
+                NoiseViewRow *row = &rows[i];
 
-                *row = (NoiseRow) {
+                *row = (NoiseViewRow) {
                         .cpu = s->cpu,
                         .kind = s->kind,
                         .source = s->source,
@@ -172,7 +172,7 @@ int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const 
                 else if (previous)
                         row->is_new = !shown;
         }
-        qsort(rows, cur->n, sizeof(NoiseRow), noise_row_compare);
+        qsort(rows, cur->n, sizeof(NoiseViewRow), noise_row_compare);
         *ret = (NoiseView) { .rows = TAKE_PTR(rows), .n = cur->n, .elapsed_usec = elapsed };
         return 0;
 }

@@ -34,17 +34,17 @@ int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret);
 int noise_sample_get(sd_bus *bus, NoiseSample *ret);
 
 /* A source as top and measure show it: counted between two samples. */
-typedef struct NoiseRow {
+typedef struct NoiseViewRow {
         uint32_t cpu;
         const char *kind, *source, *description; /* point into the newer sample */
         uint64_t count;                          /* the kernel's total */
         uint64_t delta;                          /* events between the two samples */
         double rate;                             /* delta per second */
         bool is_new;                             /* not in the older view, or its rate went from 0 */
-} NoiseRow;
+} NoiseViewRow;
 
 typedef struct NoiseView {
-        NoiseRow *rows;
+        NoiseViewRow *rows;
         size_t n;
         uint64_t elapsed_usec; /* between the two samples; 0 for a first view */
 } NoiseView;

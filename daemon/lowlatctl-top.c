@@ -189,7 +189,7 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
                         continue;
                 }
                 for (size_t i = 0; fr->view && i < fr->view->n; i++) {
-                        const NoiseRow *r = &fr->view->rows[i];
+                        const NoiseViewRow *r = &fr->view->rows[i];
                         _cleanup_free_ char *kind = NULL, *source = NULL, *description = NULL;
 
                         if (r->cpu != (uint32_t) cpu)

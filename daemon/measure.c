@@ -83,18 +83,24 @@ char **measure_tool_argv(MeasureTool tool, const CPUSet *cpus, unsigned duration
         return argv;
 }
 
+/* Counts from a report are the tool's, or anything: sums saturate rather than wrap. */
+static uint64_t add_saturating(uint64_t a, uint64_t b) {
+        uint64_t r;
+        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 size_t histogram_p99(const uint64_t *buckets, size_t n_buckets, uint64_t overflows, bool *ret_over) {
         uint64_t total = overflows, seen = 0, target;
 
         for (size_t i = 0; i < n_buckets; i++)
-                total += buckets[i];
+                total = add_saturating(total, buckets[i]);
         /* ceil(0.99 × total) without floating point: exact for any count. */
         target = total / 100 * 99 + ((total % 100) * 99 + 99) / 100;
         *ret_over = false;
         if (total == 0)
                 return 0;
         for (size_t i = 0; i < n_buckets; i++) {
-                seen += buckets[i];
+                seen = add_saturating(seen, buckets[i]);
                 if (seen >= target)
                         return i;
         }
@@ -190,7 +196,7 @@ static int histogram_set(LatencyStats *s, uint64_t bucket, uint64_t count) {
                 s->histogram = h;
                 s->n_buckets = bucket + 1;
         }
-        s->histogram[bucket] += count;
+        s->histogram[bucket] = add_saturating(s->histogram[bucket], count);
         return 0;
 }
 
@@ -200,7 +206,7 @@ static void stats_finish(LatencyStats *s, uint64_t reported_samples) {
         size_t p99;
 
         for (size_t i = 0; i < s->n_buckets; i++)
-                sum += s->histogram[i];
+                sum = add_saturating(sum, s->histogram[i]);
         s->samples = MAX(sum, reported_samples);
         p99 = histogram_p99(s->histogram, s->n_buckets, s->overflows, &s->p99_over);
         s->p99_ns = (uint64_t) p99 * s->bucket_ns;
@@ -387,7 +393,7 @@ int cyclictest_parse(const char *text, const CPUSet *cpus, MeasureResult *ret) {
         if (r < 0)
                 return r;
         for (i = 0; i < s.n; i++)
-                s.reported_samples[i] += s.stats[i].overflows;
+                s.reported_samples[i] = add_saturating(s.reported_samples[i], s.stats[i].overflows);
         return report_finish(&s, MEASURE_TOOL_CYCLICTEST, ret);
 }
 
@@ -639,7 +645,7 @@ void latency_print_histogram(FILE *f, const LatencyStats *s, size_t rows) {
         for (size_t b = first; b <= last; b += per_row) {
                 uint64_t c = 0;
                 for (size_t i = b; i < MIN(b + per_row, last + 1); i++)
-                        c += s->histogram[i];
+                        c = add_saturating(c, s->histogram[i]);
                 peak = MAX(peak, c);
         }
         peak = MAX(peak, s->overflows);
@@ -649,8 +655,8 @@ void latency_print_histogram(FILE *f, const LatencyStats *s, size_t rows) {
                 size_t bar;
 
                 for (size_t i = b; i < MIN(b + per_row, last + 1); i++)
-                        c += s->histogram[i];
-                bar = peak ? (size_t) ((c * 40 + peak - 1) / peak) : 0;
+                        c = add_saturating(c, s->histogram[i]);
+                bar = peak ? (size_t) ceil(40.0 * (double) c / (double) peak) : 0;
                 snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, from, to);
                 fprintf(f, "    %13s us %10" PRIu64 " ", range, c);
                 for (size_t i = 0; i < bar; i++)

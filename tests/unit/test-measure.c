@@ -188,7 +188,7 @@ static NoiseSample sample(uint64_t usec, NoiseSource *sources, size_t n) {
         return (NoiseSample) { .sampled_usec = usec, .sources = sources, .n = n, .allocated = n };
 }
 
-static const NoiseRow *row_of(const NoiseView *v, uint32_t cpu, const char *source) {
+static const NoiseViewRow *row_of(const NoiseView *v, uint32_t cpu, const char *source) {
         for (size_t i = 0; i < v->n; i++)
                 if (v->rows[i].cpu == cpu && streq(v->rows[i].source, source))
                         return &v->rows[i];
@@ -215,7 +215,7 @@ static void test_noise_view(void) {
         NoiseSample sa = sample(1000000, a, 2), sb = sample(3000000, b, 4), sc = sample(4000000, c, 4),
                     same = sample(3000000, b, 4);
         _cleanup_(noise_view_done) NoiseView v1 = {}, v2 = {}, v3 = {}, v4 = {};
-        const NoiseRow *r;
+        const NoiseViewRow *r;
         bool finite = true;
 
         CHECK(noise_view_compute(NULL, NULL, &sa, &v1) == 0 && v1.n == 2 && v1.elapsed_usec == 0 && !v1.rows[0].is_new &&
