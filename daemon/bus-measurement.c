@@ -110,6 +110,9 @@ static int method_record_measurement(sd_bus_message *message, void *userdata, sd
                                       c.overflows > c.samples))
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                                  "CPU %u: min <= avg <= max and p99 <= max do not hold", c.cpu);
+                if (c.samples == 0 && (c.min_ns | c.avg_ns | c.p99_ns | c.max_ns | c.overflows) != 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "CPU %u: figures without samples", c.cpu);
                 for (size_t i = 0; i < new->n_cpus; i++)
                         if (new->cpus[i].cpu == c.cpu)
                                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u given twice",
