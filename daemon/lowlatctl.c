@@ -172,7 +172,7 @@ static void help(void) {
                "Options:\n"
                "     --json         JSON output (status, list, check, noise)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated)\n"
-               "     --no-legend    list: no header and footer\n"
+               "     --no-legend    list, noise: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run)\n"
                "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
