@@ -422,18 +422,21 @@ static void manager_noise_sync(Manager *m) {
         host_cpus_done(&cpus_now);
 }
 
+static NoiseAlertPolicy manager_noise_policy(const Manager *m) {
+        const Config *c = m->posture->config;
+        return (NoiseAlertPolicy) { c->noise_tick_rate_max, c->noise_alert_interval_usec, NOISE_BUSY_SHARE_MIN };
+}
+
 static void on_noise_alert(const NoiseAlert *a, void *userdata) {
         Manager *m = userdata;
-        const Config *c = m->posture->config;
+        NoiseAlertPolicy policy = manager_noise_policy(m);
 
-        log_noise_alert(a, cpuset_contains(&m->posture->isolated, a->cpu), m->noise->interval_usec,
-                        c->noise_tick_rate_max, c->noise_alert_interval_usec);
+        log_noise_alert(a, &policy, m->noise->interval_usec, cpuset_contains(&m->posture->isolated, a->cpu));
 }
 
 /* Every scan: the counters, the rates since the last scan, the alerts. */
 static void manager_noise_scan(Manager *m) {
-        const Config *c = m->posture->config;
-        NoiseAlertPolicy policy = { c->noise_tick_rate_max, c->noise_alert_interval_usec, NOISE_BUSY_SHARE_MIN };
+        NoiseAlertPolicy policy = manager_noise_policy(m);
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         int r;
 

@@ -292,54 +292,103 @@ void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned w
                 log_send(e->priority, message, iov, k);
 }
 
-void log_noise_alert(const NoiseAlert *a, bool isolated, uint64_t interval_usec, uint32_t tick_rate_max,
-                     uint64_t alert_interval_usec) {
-        EventId id = a->kind == NOISE_ALERT_TICK ? EVENT_NOISE_TICK : EVENT_NOISE_IRQ;
-        const EventInfo *e = event_info(id);
-        _cleanup_free_ char *message = NULL, *held = NULL, *every = format_duration_usec(alert_interval_usec);
-        char *f[11] = {};
-        struct iovec iov[ELEMENTSOF(f)];
-        size_t k = 0;
-        double seconds = (double) interval_usec / 1e6;
+/* Sends message with the fields given (each "NAME=value", NULL when it could not be
+ * made: then nothing is sent), and frees them. */
+static void log_send_fields(int priority, const char *message, char **fields, size_t n) {
+        struct iovec iov[13];
+        bool complete = message && n <= ELEMENTSOF(iov);
 
-        if (a->suppressed > 0)
-                held = strdup_printf("; %" PRIu64 " more like it (%" PRIu64 " %s) held back since the last report, "
-                                     "which is repeated at most every %s",
-                                     a->suppressed, a->suppressed_count,
-                                     a->kind == NOISE_ALERT_TICK ? "ticks" : "interrupts", every ?: "?");
-        if (a->kind == NOISE_ALERT_TICK)
-                message = strdup_printf("CPU %u (nohz_full, running a single task) took %.1f timer ticks/s over the last "
-                                        "%.1fs, more than the expected %" PRIu32 "/s: its tick did not stop%s",
-                                        a->cpu, a->rate, seconds, tick_rate_max, held ?: "");
-        else
-                message = strdup_printf("IRQ %s%s%s%s was serviced %" PRIu64 " times on %s CPU %u in the last %.1fs%s",
-                                        a->row->source, *a->row->description ? " (" : "", a->row->description,
-                                        *a->row->description ? ")" : "", a->count, isolated ? "isolated" : "watched",
-                                        a->cpu, seconds, held ?: "");
-        f[k++] = field("MESSAGE_ID", e->message_id);
-        f[k++] = field("LOWLATD_KIND", "noise");
-        f[k++] = strdup_printf("LOWLATD_CPU=%u", a->cpu);
-        f[k++] = field("LOWLATD_SOURCE", a->row->source);
-        f[k++] = field("LOWLATD_DESCRIPTION", a->row->description);
-        f[k++] = strdup_printf("LOWLATD_COUNT=%" PRIu64, a->count);
-        f[k++] = strdup_printf("LOWLATD_RATE=%.3f", a->rate);
-        f[k++] = strdup_printf("LOWLATD_INTERVAL_USEC=%" PRIu64, interval_usec);
-        f[k++] = strdup_printf("LOWLATD_SUPPRESSED=%" PRIu64, a->suppressed);
-        f[k++] = strdup_printf("LOWLATD_SUPPRESSED_COUNT=%" PRIu64, a->suppressed_count);
-        if (a->kind == NOISE_ALERT_TICK)
-                f[k++] = strdup_printf("LOWLATD_EXPECTED=%" PRIu32, tick_rate_max);
-        for (size_t i = 0; i < k; i++)
-                if (f[i])
-                        iov[i] = (struct iovec) { f[i], strlen(f[i]) };
-        if (message && e->priority <= log_state.max_level) {
-                bool complete = true;
-                for (size_t i = 0; i < k; i++)
-                        complete = complete && f[i];
+        for (size_t i = 0; i < n && complete; i++) {
+                complete = fields[i] != NULL;
                 if (complete)
-                        log_send(e->priority, message, iov, k);
+                        iov[i] = (struct iovec) { fields[i], strlen(fields[i]) };
         }
-        for (size_t i = 0; i < k; i++)
-                free(f[i]);
+        if (complete && priority <= log_state.max_level)
+                log_send(priority, message, iov, n);
+        for (size_t i = 0; i < n; i++)
+                free(fields[i]);
+}
+
+/* "; 3 more like it (40 interrupts) held back since the last report, ...", or "". */
+static char *noise_held_back(const NoiseAlert *a, const char *unit, uint64_t alert_interval_usec) {
+        _cleanup_free_ char *every = format_duration_usec(alert_interval_usec);
+
+        if (a->suppressed == 0)
+                return strdup("");
+        return strdup_printf("; %" PRIu64 " more like it (%" PRIu64 " %s) held back since the last report, which is "
+                             "repeated at most every %s",
+                             a->suppressed, a->suppressed_count, unit, every ?: "?");
+}
+
+/* The numbers an alert carries, as field values. */
+typedef struct NoiseNumbers {
+        char cpu[16], count[24], rate[32], interval[24], suppressed[24], suppressed_count[24], expected[16];
+} NoiseNumbers;
+
+static void noise_numbers(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, NoiseNumbers *ret) {
+        snprintf(ret->cpu, sizeof(ret->cpu), "%u", a->cpu);
+        snprintf(ret->count, sizeof(ret->count), "%" PRIu64, a->count);
+        snprintf(ret->rate, sizeof(ret->rate), "%.3f", a->rate);
+        snprintf(ret->interval, sizeof(ret->interval), "%" PRIu64, interval_usec);
+        snprintf(ret->suppressed, sizeof(ret->suppressed), "%" PRIu64, a->suppressed);
+        snprintf(ret->suppressed_count, sizeof(ret->suppressed_count), "%" PRIu64, a->suppressed_count);
+        snprintf(ret->expected, sizeof(ret->expected), "%" PRIu32, p->tick_rate_max);
+}
+
+static void log_noise_irq(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, bool isolated) {
+        const EventInfo *e = event_info(EVENT_NOISE_IRQ);
+        _cleanup_free_ char *held = noise_held_back(a, "interrupts", p->interval_usec), *message = NULL;
+        const char *d = a->row->description;
+        NoiseNumbers v;
+
+        noise_numbers(a, p, interval_usec, &v);
+        char *f[] = {
+                field("MESSAGE_ID", e->message_id),
+                field("LOWLATD_KIND", "noise"),
+                field("LOWLATD_CPU", v.cpu),
+                field("LOWLATD_SOURCE", a->row->source),
+                field("LOWLATD_DESCRIPTION", d),
+                field("LOWLATD_COUNT", v.count),
+                field("LOWLATD_RATE", v.rate),
+                field("LOWLATD_INTERVAL_USEC", v.interval),
+                field("LOWLATD_SUPPRESSED", v.suppressed),
+                field("LOWLATD_SUPPRESSED_COUNT", v.suppressed_count),
+        };
+        message = strdup_printf("IRQ %s%s%s%s was serviced %" PRIu64 " times on %s CPU %u in the last %.1fs%s",
+                                a->row->source, *d ? " (" : "", d, *d ? ")" : "", a->count,
+                                isolated ? "isolated" : "watched", a->cpu, (double) interval_usec / 1e6, held ?: "");
+        log_send_fields(e->priority, held ? message : NULL, f, ELEMENTSOF(f));
+}
+
+static void log_noise_tick(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec) {
+        const EventInfo *e = event_info(EVENT_NOISE_TICK);
+        _cleanup_free_ char *held = noise_held_back(a, "ticks", p->interval_usec), *message = NULL;
+        NoiseNumbers v;
+
+        noise_numbers(a, p, interval_usec, &v);
+        char *f[] = {
+                field("MESSAGE_ID", e->message_id),
+                field("LOWLATD_KIND", "noise"),
+                field("LOWLATD_CPU", v.cpu),
+                field("LOWLATD_SOURCE", a->row->source),
+                field("LOWLATD_COUNT", v.count),
+                field("LOWLATD_RATE", v.rate),
+                field("LOWLATD_EXPECTED", v.expected),
+                field("LOWLATD_INTERVAL_USEC", v.interval),
+                field("LOWLATD_SUPPRESSED", v.suppressed),
+                field("LOWLATD_SUPPRESSED_COUNT", v.suppressed_count),
+        };
+        message = strdup_printf("CPU %u (nohz_full, running a single task) took %.1f timer ticks/s over the last %.1fs, "
+                                "more than the expected %" PRIu32 "/s: its tick did not stop%s",
+                                a->cpu, a->rate, (double) interval_usec / 1e6, p->tick_rate_max, held ?: "");
+        log_send_fields(e->priority, held ? message : NULL, f, ELEMENTSOF(f));
+}
+
+void log_noise_alert(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, bool isolated) {
+        if (a->kind == NOISE_ALERT_TICK)
+                log_noise_tick(a, p, interval_usec);
+        else
+                log_noise_irq(a, p, interval_usec, isolated);
 }
 
 void log_event(EventId id, const char *fmt, ...) {

@@ -43,8 +43,7 @@ void log_setting_event(EventId id, const Setting *s, const char *observed);
 void log_irq_writer(const char *writer, const char *irqs, unsigned n, unsigned window_sec, const char *isolated);
 /* A noise alert (lib/noise.h): a device IRQ on a watched CPU (isolated: the CPU is one
  * of the posture's isolated CPUs) or a tick that did not stop; interval_usec is the scan
- * interval the counts cover. */
-void log_noise_alert(const NoiseAlert *a, bool isolated, uint64_t interval_usec, uint32_t tick_rate_max,
-                     uint64_t alert_interval_usec);
+ * interval the counts cover, p the limits in force. */
+void log_noise_alert(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec, bool isolated);
 /* One event not tied to a setting (started, reloaded, ...). */
 void log_event(EventId id, const char *fmt, ...) _printf_(2, 3);

@@ -47,6 +47,7 @@ static void noise_file_done(NoiseFile *f) {
                 row_free(f->rows[i]);
         free(f->rows);
         free(f->lines);
+        free(f->spare_lines);
         free(f->columns);
         free(f->scratch);
         free(f->text);
@@ -447,27 +448,46 @@ static int lines_reserve(NoiseLine **lines, size_t *size, size_t need) {
         return 0;
 }
 
-int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
-        NoiseFile *f = &n->files[format];
-        _cleanup_free_ NoiseLine *lines = NULL;
+static int rows_reserve(NoiseRow ***rows, size_t *size, size_t need) {
+        if (need <= *size)
+                return 0;
+        size_t s = MAX(need, MAX(*size * 2, (size_t) 16));
+        NoiseRow **a = realloc(*rows, s * sizeof(NoiseRow *));
+        if (!a)
+                return -ENOMEM;
+        *rows = a;
+        *size = s;
+        return 0;
+}
+
+/* Whether line i of the previous read starts at line and is the same, its newline
+ * included: one memcmp() finds both that and where the line ends, so an unchanged line
+ * costs no more than reading it once. */
+static bool line_unchanged(const NoiseFile *f, size_t i, const char *line, const char *end) {
+        const NoiseLine *p = &f->lines[i];
+        bool newline = p->offset + p->length < f->previous_length;
+        size_t want = p->length + newline;
+
+        return (size_t) (end - line) >= want && memcmp(f->previous + p->offset, line, want) == 0 &&
+               (newline || line + want == end);
+}
+
+/* Parses text; when it is f->text (what noise_read() read) the buffers are swapped, not
+ * copied, to keep it as the previous read. */
+static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, bool own) {
+        NoiseLine *lines = f->spare_lines;
         _cleanup_free_ NoiseRow **new_rows = NULL, **rows = NULL;
-        size_t n_lines = 0, lines_size = 0, n_new = 0, n_rows = 0, hint = 0, max_lines = 1;
+        size_t n_lines = 0, lines_size = f->spare_size, n_new = 0, new_size = 0, n_rows = 0, hint = 0;
         const char *end = text + length, *line = text;
         bool reparse = false, duplicates = false;
         int r = 0;
 
-        if (format >= _NOISE_FORMAT_MAX)
-                return -EINVAL;
-        for (const char *p = text; p < end && (p = memchr(p, '\n', (size_t) (end - p))); p++)
-                max_lines++;
-        /* At most one new row per line. */
-        new_rows = malloc(max_lines * sizeof(NoiseRow *));
-        if (!new_rows)
-                return -ENOMEM;
+        f->spare_lines = NULL;
+        f->spare_size = 0;
         n->generation++;
         f->bad_lines = 0;
 
-        if (format != NOISE_FORMAT_SCHEDSTAT) {
+        if (f->format != NOISE_FORMAT_SCHEDSTAT) {
                 const char *eol = memchr(text, '\n', length) ?: end;
                 size_t hlen = (size_t) (eol - text);
                 /* The header changed (a CPU came online or went away): every column may have
@@ -476,39 +496,43 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
                     memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
                         r = parse_header(n, f, text, hlen);
                         if (r < 0)
-                                return r;
+                                goto fail;
                         reparse = true;
                 }
                 r = lines_reserve(&lines, &lines_size, 1);
                 if (r < 0)
-                        return r;
+                        goto fail;
                 lines[n_lines++] = (NoiseLine) { 0, hlen, NULL };
                 line = eol < end ? eol + 1 : end;
         }
 
         for (size_t i = n_lines; line < end; i++) {
-                const char *eol = memchr(line, '\n', (size_t) (end - line)) ?: end;
-                size_t len = (size_t) (eol - line);
+                const char *eol;
                 NoiseRow *row = NULL;
 
-                r = lines_reserve(&lines, &lines_size, n_lines + 1);
-                if (r < 0)
+                if (n_lines == lines_size && (r = lines_reserve(&lines, &lines_size, n_lines + 1)) < 0)
                         goto fail;
-                if (format == NOISE_FORMAT_SCHEDSTAT) {
-                        r = parse_schedstat_line(n, f, line, eol, new_rows, &n_new);
-                } else if (!reparse && i < f->n_lines && f->lines[i].length == len &&
-                           memcmp(f->previous + f->lines[i].offset, line, len) == 0) {
+                if (n_new + 1 >= new_size && (r = rows_reserve(&new_rows, &new_size, n_new + 2)) < 0)
+                        goto fail;
+                if (f->format != NOISE_FORMAT_SCHEDSTAT && !reparse && i < f->n_lines &&
+                    line_unchanged(f, i, line, end)) {
+                        eol = line + f->lines[i].length;
                         row = f->lines[i].row;
                         r = 0;
-                } else
-                        r = parse_count_line(n, f, line, eol, &hint, new_rows, &n_new, &row);
+                } else {
+                        eol = memchr(line, '\n', (size_t) (end - line)) ?: end;
+                        if (f->format == NOISE_FORMAT_SCHEDSTAT)
+                                r = parse_schedstat_line(n, f, line, eol, new_rows, &n_new);
+                        else
+                                r = parse_count_line(n, f, line, eol, &hint, new_rows, &n_new, &row);
+                }
                 if (r == -ENOMEM)
                         goto fail;
                 if (r < 0) {
                         f->bad_lines++;
                         row = NULL;
                 }
-                lines[n_lines++] = (NoiseLine) { (size_t) (line - text), len, row };
+                lines[n_lines++] = (NoiseLine) { (size_t) (line - text), (size_t) (eol - line), row };
                 if (row)
                         row->generation = n->generation;
                 line = eol < end ? eol + 1 : end;
@@ -520,7 +544,7 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
                 r = -ENOMEM;
                 goto fail;
         }
-        if (format == NOISE_FORMAT_SCHEDSTAT) {
+        if (f->format == NOISE_FORMAT_SCHEDSTAT) {
                 NoiseRow *row = f->n_rows > 0 ? f->rows[0] : n_new > 0 ? new_rows[0] : NULL;
                 if (row && row->generation == n->generation)
                         rows[n_rows++] = row;
@@ -550,22 +574,29 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         f->n_rows = n_rows;
 
         /* Keep this read's text: the next one is compared with it line by line. */
-        if (f->previous_size < length + 1) {
-                char *p = realloc(f->previous, length + 1);
-                if (!p) {
-                        /* Compare with nothing next time: every line is parsed. */
-                        f->n_lines = 0;
-                        f->parsed = true;
-                        return -ENOMEM;
+        if (own) {
+                char *t = f->previous;
+                size_t ts = f->previous_size;
+                f->previous = f->text;
+                f->previous_size = f->text_size;
+                f->text = t;
+                f->text_size = ts;
+        } else {
+                if (f->previous_size < length + 1) {
+                        char *p = realloc(f->previous, length + 1);
+                        if (!p) {
+                                r = -ENOMEM;
+                                goto fail_kept;
+                        }
+                        f->previous = p;
+                        f->previous_size = length + 1;
                 }
-                f->previous = p;
-                f->previous_size = length + 1;
+                memcpy(f->previous, text, length);
         }
-        memcpy(f->previous, text, length);
-        f->previous[length] = '\0';
         f->previous_length = length;
-        free(f->lines);
-        f->lines = TAKE_PTR(lines);
+        f->spare_lines = f->lines;
+        f->spare_size = f->lines_size;
+        f->lines = lines;
         f->n_lines = n_lines;
         f->lines_size = lines_size;
         f->duplicates = duplicates;
@@ -576,8 +607,17 @@ fail:
         /* Rows created by this read are not referenced yet; the old ones stay as they were. */
         for (size_t i = 0; i < n_new; i++)
                 row_free(new_rows[i]);
+fail_kept:
+        free(lines);
         f->n_lines = 0; /* lines may point at rows just freed: parse everything next time */
+        f->parsed = true;
         return r;
+}
+
+int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
+        if (format >= _NOISE_FORMAT_MAX)
+                return -EINVAL;
+        return noise_parse_file(n, &n->files[format], (char *) text, length, false);
 }
 
 /* The whole file through its persistent fd: pread() from offset 0 until it returns 0
@@ -630,7 +670,7 @@ int noise_read(Noise *n, const Host *h, uint64_t now) {
                 size_t len;
                 int r = read_file(f, h, &len);
                 if (r >= 0)
-                        r = noise_parse(n, (NoiseFormat) i, f->text, len);
+                        r = noise_parse_file(n, f, f->text, len, true);
                 else if (r == -ENOENT)
                         continue; /* no /proc/schedstat without CONFIG_SCHEDSTATS */
                 if (r < 0 && ret == 0)

@@ -68,6 +68,8 @@ typedef struct NoiseFile {
         size_t text_size, previous_length, previous_size;
         NoiseLine *lines;
         size_t n_lines, lines_size;
+        NoiseLine *spare_lines; /* the array before, reused for the next read */
+        size_t spare_size;
         int *columns;     /* per watched CPU: its column in the header, -1 when not printed */
         size_t n_columns; /* columns in the header */
         NoiseRow **rows;  /* in file order */

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the noise counters add to the periodic scan, as a ratio to the scan without them,
+ * both measured in this process on the same tree:
+ *   - a fake host with 1,000 IRQs and 64 CPUs, 4 of them isolated (and watched): a
+ *     /proc/interrupts of 1,000 lines x 64 columns (~750 kB), /proc/softirqs, /proc/irq;
+ *     with no line changed between scans, with 10% of the lines changed, and with every
+ *     line changed (the parse of each line is then paid in full);
+ *   - this host's own /proc (read only): the scan in observe mode, with and without noise
+ *     counters for CPUs 0-1, and, for the choice of source, one read of /proc/interrupts
+ *     against one read of every /sys/kernel/irq/N/per_cpu_count through fds kept open.
+ *   bench-noise [DIR]   builds the fake tree under DIR (default /dev/shm). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "host.h"
+#include "log.h"
+#include "noise.h"
+#include "posture.h"
+#include "setting-irq.h"
+#include "table.h"
+#include "util.h"
+
+#define REPEATS 41
+#define NCPUS 64
+#define NIRQS 1000
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+static int write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        fputs(text, f);
+        return fclose(f) == 0 ? 0 : -errno;
+}
+
+/* /proc/interrupts as kernel/irq/proc.c and arch/x86/kernel/irq.c print it; generation
+ * changes the counts of every tenth line (step 10) or of every line (step 1). */
+static char *interrupts_text(unsigned generation, unsigned step, size_t *ret_len) {
+        static const char *const arch[][2] = {
+                { "NMI", "Non-maskable interrupts" }, { "LOC", "Local timer interrupts" },
+                { "SPU", "Spurious interrupts" },     { "PMI", "Performance monitoring interrupts" },
+                { "IWI", "IRQ work interrupts" },     { "RES", "Rescheduling interrupts" },
+                { "CAL", "Function call interrupts" }, { "TLB", "TLB shootdowns" },
+                { "MCP", "Machine check polls" },
+        };
+        size_t size = (NIRQS + 20) * (NCPUS * 11 + 80), len = 0;
+        char *t = malloc(size);
+
+        if (!t)
+                abort();
+        len += (size_t) snprintf(t + len, size - len, "      ");
+        for (unsigned c = 0; c < NCPUS; c++)
+                len += (size_t) snprintf(t + len, size - len, "CPU%-8u", c);
+        t[len++] = '\n';
+        for (unsigned i = 0; i < NIRQS + ELEMENTSOF(arch); i++) {
+                unsigned bump = step && i % step == 0 ? generation : 0;
+                if (i < NIRQS)
+                        len += (size_t) snprintf(t + len, size - len, "%4u:", 24 + i);
+                else
+                        len += (size_t) snprintf(t + len, size - len, "%4s:", arch[i - NIRQS][0]);
+                for (unsigned c = 0; c < NCPUS; c++)
+                        len += (size_t) snprintf(t + len, size - len, " %10u", (i * 7919 + c * 104729) % 100000 + bump);
+                if (i < NIRQS)
+                        len += (size_t) snprintf(t + len, size - len, "  IR-PCI-MSI %u-edge      eth%u-TxRx-%u\n",
+                                                 524288 + i, i / 64, i % 64);
+                else
+                        len += (size_t) snprintf(t + len, size - len, "   %s\n", arch[i - NIRQS][1]);
+        }
+        len += (size_t) snprintf(t + len, size - len, " ERR:          0\n MIS:          0\n");
+        *ret_len = len;
+        return t;
+}
+
+static int build_tree(const char *root) {
+        char path[8192], *text;
+        size_t len;
+        static const char *const dirs[] = { "proc", "proc/irq", "sys", "sys/devices", "sys/devices/system",
+                                            "sys/devices/system/cpu" };
+        FILE *f;
+
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", root);
+        write_file(path, "0-63\n");
+        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/isolated", root);
+        write_file(path, "60-63\n");
+        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/nohz_full", root);
+        write_file(path, "60-63\n");
+        snprintf(path, sizeof(path), "%s/proc/irq/default_smp_affinity", root);
+        write_file(path, "0fffffff,ffffffff\n");
+        for (unsigned i = 0; i < NIRQS; i++) {
+                unsigned irq = 24 + i;
+                snprintf(path, sizeof(path), "%s/proc/irq/%u", root, irq);
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                snprintf(path, sizeof(path), "%s/proc/irq/%u/smp_affinity_list", root, irq);
+                write_file(path, "0-59\n");
+                snprintf(path, sizeof(path), "%s/proc/irq/%u/effective_affinity_list", root, irq);
+                write_file(path, "0\n");
+        }
+        text = interrupts_text(0, 0, &len);
+        snprintf(path, sizeof(path), "%s/proc/interrupts", root);
+        f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        fwrite(text, 1, len, f);
+        fclose(f);
+        free(text);
+        snprintf(path, sizeof(path), "%s/proc/softirqs", root);
+        f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        fprintf(f, "                    ");
+        for (unsigned c = 0; c < NCPUS; c++)
+                fprintf(f, "CPU%-8u", c);
+        fputc('\n', f);
+        static const char *const softirqs[] = { "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
+                                                "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU" };
+        for (size_t i = 0; i < ELEMENTSOF(softirqs); i++) {
+                fprintf(f, "%12s:", softirqs[i]);
+                for (unsigned c = 0; c < NCPUS; c++)
+                        fprintf(f, " %10u", (unsigned) (i * 1000 + c));
+                fputc('\n', f);
+        }
+        fclose(f);
+        return 0;
+}
+
+typedef struct Scan {
+        Host *host;
+        Posture *posture;
+        SettingTable table;
+        Reconciler rc;
+        Noise *noise;
+        NoiseAlertPolicy policy;
+} Scan;
+
+static void alert_sink(const NoiseAlert *a, void *userdata) {
+        (*(unsigned *) userdata)++;
+}
+
+static int scan_open(Scan *s, const char *root, const char *config_text, bool observe) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        Config *config = config_new();
+        HostCpus cpus = {};
+        unsigned watched[NCPUS];
+        size_t n = 0;
+        int r;
+
+        *s = (Scan) {};
+        if (!config || host_open(root, &s->host) < 0 || host_read_cpus(s->host, &cpus) < 0)
+                return fprintf(stderr, "cannot open %s\n", root), -1;
+        config_parse_string(config, "bench.conf", config_text, &errors);
+        r = posture_build(&config, &cpus, &s->posture, &errors);
+        if (r < 0 || errors.n > 0) {
+                host_cpus_done(&cpus);
+                return fprintf(stderr, "bad bench config: %s\n", errors.n ? errors.items[0] : "?"), -1;
+        }
+        table_init(&s->table, NULL);
+        r = irq_table_scan(&s->table, s->host, s->posture);
+        if (r < 0)
+                return fprintf(stderr, "cannot list %s/proc/irq: %s\n", root, strerror(-r)), -1;
+        s->rc = (Reconciler) { .host = s->host, .posture = s->posture, .observe = observe };
+        table_reconcile_all(&s->table, &s->rc, 1, 0); /* opens the persistent fds */
+        CPUSET_FOREACH(cpu, &s->posture->noise_cpus)
+                if (n < NCPUS)
+                        watched[n++] = (unsigned) cpu;
+        if (noise_new(watched, n, &s->noise) < 0)
+                return -1;
+        noise_set_nohz_full(s->noise, &cpus.nohz_full);
+        host_cpus_done(&cpus);
+        s->policy = (NoiseAlertPolicy) { s->posture->config->noise_tick_rate_max,
+                                         s->posture->config->noise_alert_interval_usec, NOISE_BUSY_SHARE_MIN };
+        return 0;
+}
+
+static void scan_close(Scan *s) {
+        table_done(&s->table);
+        cpuset_done(&s->rc.scratch);
+        noise_free(s->noise);
+        posture_free(s->posture);
+        host_free(s->host);
+}
+
+/* Exactly what the scan timer does: list /proc/irq, look at each IRQ; with noise, then
+ * read the counters, take the rates, check the alerts. */
+static uint64_t scan_round(Scan *s, bool noise, uint64_t t) {
+        uint64_t start = now_ns();
+        unsigned alerts = 0;
+
+        irq_table_scan(&s->table, s->host, s->posture);
+        table_reconcile_all(&s->table, &s->rc, t, 0);
+        if (noise) {
+                if (noise_read(s->noise, s->host, t) < 0)
+                        abort();
+                noise_scan(s->noise, t * USEC_PER_SEC);
+                if (noise_wants_stat(s->noise, &s->policy))
+                        (void) noise_read_stat(s->noise, s->host);
+                noise_check_alerts(s->noise, &s->policy, t * USEC_PER_SEC, alert_sink, &alerts);
+        }
+        return now_ns() - start;
+}
+
+/* Rounds alternate, so a burst of noise from elsewhere hits both sides alike; best of each.
+ * step: rewrite /proc/interrupts before each round with that share of its lines changed
+ * (0: unchanged), outside the timed part. */
+static int compare(const char *label, Scan *s, const char *interrupts_path, unsigned step) {
+        uint64_t best_without = UINT64_MAX, best_with = UINT64_MAX, best_read = UINT64_MAX;
+        size_t size = 4 << 20;
+        char *buf = malloc(size);
+        int fd = open(interrupts_path ?: "/proc/interrupts", O_RDONLY | O_CLOEXEC);
+
+        if (!buf || fd < 0)
+                abort();
+
+        /* Two versions of the file, written in turn: each round sees the changed lines
+         * changed. Made beforehand, so that making them does not empty the caches. */
+        char *texts[2] = {};
+        size_t lens[2] = {};
+        int wfd = -1;
+        if (step) {
+                texts[0] = interrupts_text(1, step, &lens[0]);
+                texts[1] = interrupts_text(2, step, &lens[1]);
+                wfd = open(interrupts_path, O_WRONLY | O_CLOEXEC);
+                if (wfd < 0)
+                        abort();
+        }
+        for (unsigned rep = 0; rep < REPEATS; rep++) {
+                if (step && pwrite(wfd, texts[rep % 2], lens[rep % 2], 0) != (ssize_t) lens[rep % 2])
+                        abort();
+                /* Which goes first alternates too: the first after the write pays for it. */
+                if (rep % 2) {
+                        best_with = MIN(best_with, scan_round(s, true, 10 + 2 * (uint64_t) rep));
+                        best_without = MIN(best_without, scan_round(s, false, 11 + 2 * (uint64_t) rep));
+                } else {
+                        best_without = MIN(best_without, scan_round(s, false, 10 + 2 * (uint64_t) rep));
+                        best_with = MIN(best_with, scan_round(s, true, 11 + 2 * (uint64_t) rep));
+                }
+                /* The floor of any reader of the file: one pread() of it whole. */
+                uint64_t start = now_ns();
+                ssize_t k;
+                off_t off = 0;
+                while ((k = pread(fd, buf + off, size - (size_t) off, off)) > 0)
+                        off += k;
+                best_read = MIN(best_read, now_ns() - start);
+        }
+        close(fd);
+        safe_close(wfd);
+        free(texts[0]);
+        free(texts[1]);
+        free(buf);
+        printf("%-40s scan %7.1f us  with noise %7.1f us  ratio %.3f (+%.1f%%); reading /proc/interrupts alone "
+               "%.1f us (+%.1f%%)\n",
+               label, best_without / 1e3, best_with / 1e3, (double) best_with / (double) best_without,
+               ((double) best_with / (double) best_without - 1) * 100, best_read / 1e3,
+               (double) best_read / (double) best_without * 100);
+        return 0;
+}
+
+/* One read of /proc/interrupts through a kept fd, against one pread of every
+ * /sys/kernel/irq/N/per_cpu_count (fds opened once): the two per-IRQ sources. */
+static void compare_sources(void) {
+        char buf[65536];
+        int fds[8192], fd;
+        size_t n = 0;
+        uint64_t best_proc = UINT64_MAX, best_sys = UINT64_MAX;
+        DIR *d = opendir("/sys/kernel/irq");
+        struct dirent *de;
+
+        fd = open("/proc/interrupts", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || !d) {
+                printf("this host: no /proc/interrupts or /sys/kernel/irq, sources not compared\n");
+                if (d)
+                        closedir(d);
+                safe_close(fd);
+                return;
+        }
+        while ((de = readdir(d)) && n < ELEMENTSOF(fds)) {
+                char path[512];
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/sys/kernel/irq/%s/per_cpu_count", de->d_name);
+                int f = open(path, O_RDONLY | O_CLOEXEC);
+                if (f >= 0)
+                        fds[n++] = f;
+        }
+        closedir(d);
+        for (int rep = 0; rep < REPEATS; rep++) {
+                uint64_t start = now_ns();
+                ssize_t k;
+                off_t off = 0;
+                while ((k = pread(fd, buf, sizeof(buf), off)) > 0)
+                        off += k;
+                best_proc = MIN(best_proc, now_ns() - start);
+                start = now_ns();
+                for (size_t i = 0; i < n; i++)
+                        if (pread(fds[i], buf, sizeof(buf), 0) < 0)
+                                abort();
+                best_sys = MIN(best_sys, now_ns() - start);
+        }
+        printf("this host: /proc/interrupts %8.1f us per read; every /sys/kernel/irq/N/per_cpu_count (%zu IRQs) "
+               "%8.1f us; ratio %.2f\n",
+               best_proc / 1e3, n, best_sys / 1e3, (double) best_sys / (double) best_proc);
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        close(fd);
+}
+
+int main(int argc, char *argv[]) {
+        const char *base = argc > 1 ? argv[1] : "/dev/shm";
+        char root[4096], path[4200], cmd[4300];
+        struct rlimit rl;
+        Scan s;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        log_open(LOG_TARGET_STDERR);
+        log_set_max_level(LOG_ERR);
+        snprintf(root, sizeof(root), "%s/lowlatd-bench-noise-XXXXXX", base);
+        if (!mkdtemp(root) || build_tree(root) < 0)
+                return fprintf(stderr, "cannot build a tree under %s\n", base), 1;
+        snprintf(path, sizeof(path), "%s/proc/interrupts", root);
+        printf("Noise counters' cost in the periodic scan (best of %d), %u IRQs x %u CPUs, 4 watched:\n", REPEATS,
+               NIRQS, NCPUS);
+        if (scan_open(&s, root, "[cpus]\nisolated = 60-63\n", false) < 0)
+                return 1;
+        compare("fake tree, no line changed", &s, path, 0);
+        compare("fake tree, 10% of the lines changed", &s, path, 10);
+        compare("fake tree, every line changed", &s, path, 1);
+        scan_close(&s);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", root);
+
+        /* The real procfs, read only: observe mode never writes. */
+        if (scan_open(&s, "/", "[cpus]\nisolated = auto\n\n[noise]\ncpus = 0-1\n", true) < 0)
+                return 1;
+        compare("this host's /proc (observe), CPUs 0-1", &s, NULL, 0);
+        scan_close(&s);
+        compare_sources();
+        return 0;
+}
