@@ -370,6 +370,9 @@ def check_metrics_match(t, ctl, bc, what, user=None):
         "lowlatd_drift_events_total": "counter", "lowlatd_corrections_total": "counter",
         "lowlatd_failures_total": "counter", "lowlatd_fights_total": "counter",
         "lowlatd_posture_applied_settings_total": "counter",
+        # Noise() (isolated = 2-3): the noise families, checked in test_monitoring.
+        "lowlatd_isolated_cpu_interrupts_total": "counter", "lowlatd_isolated_cpu_softirqs_total": "counter",
+        "lowlatd_isolated_cpu_context_switches_total": "counter", "lowlatd_isolated_cpu_nohz_full": "gauge",
     }
     t.ok(m["type"] == expect_types and set(m["help"]) == set(expect_types) and
          all(m["help"].values()),
