@@ -12,6 +12,7 @@
 
 #include "audit.h"
 #include "build-config.h"
+#include "bus-measurement.h"
 #include "bus-names.h"
 #include "bus.h"
 #include "checkjob.h"
@@ -41,6 +42,7 @@ struct Bus {
         bool failure_logged;
         BusSnapshot emitted;
         CheckJob *check_job; /* the running Check() audit, NULL when none */
+        MeasurementStore *measurement; /* lowlatctl measure's last result; outlives reconnections */
 };
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -286,6 +288,9 @@ static int bus_connect(Bus *b) {
         r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
         if (r < 0)
                 return r;
+        r = measurement_store_add_to_bus(b->measurement, bus);
+        if (r < 0)
+                return r;
         r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
                                       "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, NULL, b);
         if (r < 0)
@@ -482,6 +487,10 @@ int bus_new(Manager *m, Bus **ret) {
                 return -ENOMEM;
         b->manager = m;
         b->retry_usec = BUS_RETRY_MIN_USEC;
+        if (measurement_store_new(&b->measurement) < 0) {
+                free(b);
+                return -ENOMEM;
+        }
         m->listener = (ManagerListener) { on_manager_changed, on_manager_drift, b };
         (void) bus_try_connect(b);
         *ret = b;
@@ -497,6 +506,7 @@ Bus *bus_free(Bus *b) {
         sd_event_source_disable_unref(b->socket_watch);
         free(b->socket_name);
         sd_bus_flush_close_unref(b->bus);
+        measurement_store_free(b->measurement);
         free(b);
         return NULL;
 }

@@ -62,7 +62,7 @@ static const char *bus_error_text(const sd_bus_error *error, int r) {
 }
 
 /* Prints why a call failed, in the words most useful to whoever reads it. */
-static void log_call_failed(const char *what, const sd_bus_error *error, int r) {
+void log_call_failed(const char *what, const sd_bus_error *error, int r) {
         if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 fprintf(stderr, "lowlatctl: lowlatd is not running (%s is not on the system bus)\n", BUS_NAME);
         else if (sd_bus_error_is_set(error) && error->message && strchr(error->message, '\n'))

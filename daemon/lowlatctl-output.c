@@ -11,7 +11,7 @@
 #include "util.h"
 
 /* D-Bus guarantees valid UTF-8 in strings, so only escapes are needed for valid JSON. */
-static void json_print_string(FILE *f, const char *s) {
+void json_print_string(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
                 if (*p == '"' || *p == '\\') {
@@ -26,7 +26,7 @@ static void json_print_string(FILE *f, const char *s) {
 }
 
 /* Prints ("key":"value"), preceded by a comma unless it opens its object. */
-static void json_print_member(FILE *f, const char *key, const char *value, bool first) {
+void json_print_member(FILE *f, const char *key, const char *value, bool first) {
         if (!first)
                 fputc(',', f);
         json_print_string(f, key);
@@ -49,7 +49,7 @@ static void json_print_setting(FILE *f, const SettingRow *row) {
 /* Table cells: control characters (a hostile or corrupt file's contents) are shown as
  * \xNN so they cannot move the cursor or break the columns. Width counts UTF-8 code
  * points, not bytes. */
-static size_t cell_width(const char *s) {
+size_t cell_width(const char *s) {
         size_t w = 0;
 
         if (isempty(s))
@@ -62,7 +62,7 @@ static size_t cell_width(const char *s) {
         return w;
 }
 
-static void print_escaped(FILE *f, const char *s) {
+void print_escaped(FILE *f, const char *s) {
         for (const unsigned char *p = (const unsigned char *) s; *p; p++)
                 if (*p < 0x20 || *p == 0x7f)
                         fprintf(f, "\\x%02x", *p);
@@ -70,7 +70,7 @@ static void print_escaped(FILE *f, const char *s) {
                         fputc(*p, f);
 }
 
-static void print_cell(FILE *f, const char *s, size_t width, bool last) {
+void print_cell(FILE *f, const char *s, size_t width, bool last) {
         size_t w = cell_width(s);
 
         if (isempty(s))
@@ -135,7 +135,7 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
 }
 
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
-static char *format_timestamp(uint64_t usec) {
+char *format_timestamp(uint64_t usec) {
         time_t t = (time_t) (usec / USEC_PER_SEC);
         struct tm tm;
 
@@ -263,6 +263,9 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
                 print_field(f, "cpu_dma_latency", latency ?: "?");
         }
 
+        if (info->measurement)
+                last_measurement_print_text(f, info->measurement);
+
         if (not_good > 0) {
                 fputc('\n', f);
                 print_settings_table(f, l, filter_not_good, NULL, true);
@@ -300,7 +303,12 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
                 json_print_setting(f, &l->rows[i]);
                 first = false;
         }
-        fputs("]}\n", f);
+        fputs("],\"last_measurement\":", f);
+        if (info->measurement)
+                last_measurement_print_json(f, info->measurement);
+        else
+                fputs("null", f);
+        fputs("}\n", f);
 }
 
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {

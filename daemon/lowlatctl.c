@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 
 #include "build-config.h"
+#include "lowlatctl-noise.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "util.h"
@@ -18,6 +19,9 @@ typedef enum Verb {
         VERB_REAPPLY,
         VERB_RESTORE,
         VERB_CHECK,
+        VERB_NOISE,
+        VERB_TOP,
+        VERB_MEASURE,
 } Verb;
 
 typedef struct Arguments {
@@ -28,6 +32,8 @@ typedef struct Arguments {
         const char *config; /* check: audit here against this file, without lowlatd */
         const char *root;
         const char *output; /* metrics: write this file atomically instead of stdout */
+        TopArguments top;
+        MeasureArguments measure;
 } Arguments;
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -36,11 +42,16 @@ typedef struct Arguments {
 static int verb_status(sd_bus *bus, const Arguments *args) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         _cleanup_(setting_list_done) SettingList l = {};
+        _cleanup_(last_measurement_done) LastMeasurement measurement = {};
         int r, verdict;
 
         r = posture_get(bus, &info, &l);
         if (r < 0)
                 return r;
+        r = last_measurement_get(bus, &measurement);
+        if (r < 0)
+                return r;
+        info.measurement = &measurement;
 
         verdict = posture_verdict(&info, &l);
         if (args->json)
@@ -116,6 +127,20 @@ static int verb_check(sd_bus *bus, const Arguments *args) {
         return finish_output(check_verdict(&report));
 }
 
+static int verb_noise(sd_bus *bus, const Arguments *args) {
+        _cleanup_(noise_sample_done) NoiseSample s = {};
+        int r;
+
+        r = noise_sample_get(bus, &s);
+        if (r < 0)
+                return r;
+        if (args->json)
+                noise_print_json(stdout, &s);
+        else
+                noise_print_table(stdout, &s, args->legend);
+        return finish_output(EXIT_OK);
+}
+
 /* reload, reapply, restore */
 static int verb_call(sd_bus *bus, const char *method) {
         int r;
@@ -139,23 +164,45 @@ static void help(void) {
                "  check             Audit the host: boot isolation, kernel, topology, power, tasks, apps\n"
                "                    (--config FILE: here, against FILE, without lowlatd)\n"
                "  reapply           Check and correct every setting now (root only)\n"
-               "  restore           Put back every original value and switch to observe mode (root only)\n\n"
+               "  restore           Put back every original value and switch to observe mode (root only)\n"
+               "  noise             What still reaches the watched CPUs: IRQs, ticks, IPIs, softirqs, by rate\n"
+               "  top               The same live, full screen, refreshed every --interval (q quits)\n"
+               "  measure           Wake-up latency of the isolated CPUs (rtla timerlat, cyclictest or oslat)\n"
+               "                    (with the noise counted meanwhile; lowlatd keeps the result)\n\n"
                "Options:\n"
-               "     --json         JSON output (status, list, check)\n"
+               "     --json         JSON output (status, list, check, noise)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated)\n"
-               "     --no-legend    list: no header and footer\n"
+               "     --no-legend    list, noise: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run)\n"
                "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
+               "  -d --interval=S   top: seconds between refreshes (default 2)\n"
+               "     --iterations=N top: stop after N refreshes (for scripts)\n"
+               "     --duration=S   measure: seconds to measure (default 10)\n"
+               "     --cpus=LIST    measure: these CPUs instead of the isolated ones\n"
+               "     --tool=TOOL    measure: timerlat, cyclictest or oslat instead of the best installed\n"
                "  -h --help         Show this help\n"
                "     --version      Show the version\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
-               "3 unknown (lowlatd unreachable), 64 usage error. See lowlatctl(1).\n");
+               "3 unknown (lowlatd unreachable), 64 usage error; measure: 69 no tool installed,\n"
+               "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
 }
 
 /* Returns 1 to go on, 0 to exit successfully (--help, --version), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_STATE, ARG_NO_LEGEND, ARG_CONFIG, ARG_ROOT, ARG_OUTPUT };
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_JSON,
+                ARG_STATE,
+                ARG_NO_LEGEND,
+                ARG_CONFIG,
+                ARG_ROOT,
+                ARG_OUTPUT,
+                ARG_ITERATIONS,
+                ARG_DURATION,
+                ARG_CPUS,
+                ARG_TOOL,
+        };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -165,6 +212,11 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "root", required_argument, NULL, ARG_ROOT },
                 { "output", required_argument, NULL, ARG_OUTPUT },
+                { "interval", required_argument, NULL, 'd' },
+                { "iterations", required_argument, NULL, ARG_ITERATIONS },
+                { "duration", required_argument, NULL, ARG_DURATION },
+                { "cpus", required_argument, NULL, ARG_CPUS },
+                { "tool", required_argument, NULL, ARG_TOOL },
                 {},
         };
         static const struct {
@@ -173,13 +225,19 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
         } verbs[] = {
                 { "status", VERB_STATUS },   { "list", VERB_LIST },       { "metrics", VERB_METRICS },
                 { "reload", VERB_RELOAD },   { "reapply", VERB_REAPPLY }, { "restore", VERB_RESTORE },
-                { "check", VERB_CHECK },
+                { "check", VERB_CHECK },     { "noise", VERB_NOISE },     { "top", VERB_TOP },
+                { "measure", VERB_MEASURE },
         };
-        bool have_state = false;
+        bool have_state = false, have_top = false, have_measure = false;
         int c, r;
 
-        *args = (Arguments) { .verb = VERB_STATUS, .legend = true };
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        *args = (Arguments) {
+                .verb = VERB_STATUS,
+                .legend = true,
+                .top.interval_usec = 2 * USEC_PER_SEC,
+                .measure.duration_sec = 10,
+        };
+        while ((c = getopt_long(argc, argv, "hd:", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
@@ -212,6 +270,47 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                         }
                         args->output = optarg;
                         break;
+                case 'd': {
+                        /* Seconds, as top(1) takes them, or a duration with its unit. */
+                        char *end;
+                        double sec;
+
+                        errno = 0;
+                        sec = strtod(optarg, &end);
+                        if (errno == 0 && end != optarg && *end == '\0' && sec >= 0.1 && sec <= 3600)
+                                args->top.interval_usec = (uint64_t) (sec * (double) USEC_PER_SEC);
+                        else if (parse_duration_usec(optarg, &args->top.interval_usec) < 0 ||
+                                 args->top.interval_usec < USEC_PER_SEC / 10 ||
+                                 args->top.interval_usec > 3600 * USEC_PER_SEC) {
+                                fprintf(stderr, "lowlatctl: --interval: '%s' is not 0.1 to 3600 seconds\n", optarg);
+                                return -EINVAL;
+                        }
+                        have_top = true;
+                        break;
+                }
+                case ARG_ITERATIONS:
+                        if (parse_unsigned(optarg, &args->top.iterations) < 0 || args->top.iterations == 0) {
+                                fprintf(stderr, "lowlatctl: --iterations: '%s' is not a positive number\n", optarg);
+                                return -EINVAL;
+                        }
+                        have_top = true;
+                        break;
+                case ARG_DURATION:
+                        if (parse_unsigned(optarg, &args->measure.duration_sec) < 0 || args->measure.duration_sec == 0 ||
+                            args->measure.duration_sec > 86400) {
+                                fprintf(stderr, "lowlatctl: --duration: '%s' is not 1 to 86400 seconds\n", optarg);
+                                return -EINVAL;
+                        }
+                        have_measure = true;
+                        break;
+                case ARG_CPUS:
+                        args->measure.cpus = optarg;
+                        have_measure = true;
+                        break;
+                case ARG_TOOL:
+                        args->measure.tool = optarg;
+                        have_measure = true;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -234,12 +333,25 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 fprintf(stderr, "lowlatctl: unexpected argument '%s'\n", argv[optind]);
                 return -EINVAL;
         }
-        if (args->json && args->verb != VERB_STATUS && args->verb != VERB_LIST && args->verb != VERB_CHECK) {
-                fprintf(stderr, "lowlatctl: --json applies to status, list and check only\n");
+        if (args->json && args->verb != VERB_STATUS && args->verb != VERB_LIST && args->verb != VERB_CHECK &&
+            args->verb != VERB_NOISE) {
+                fprintf(stderr, "lowlatctl: --json applies to status, list, check and noise only\n");
                 return -EINVAL;
         }
-        if ((have_state || !args->legend) && args->verb != VERB_LIST) {
-                fprintf(stderr, "lowlatctl: --state and --no-legend apply to list only\n");
+        if (have_state && args->verb != VERB_LIST) {
+                fprintf(stderr, "lowlatctl: --state applies to list only\n");
+                return -EINVAL;
+        }
+        if (!args->legend && args->verb != VERB_LIST && args->verb != VERB_NOISE) {
+                fprintf(stderr, "lowlatctl: --no-legend applies to list and noise only\n");
+                return -EINVAL;
+        }
+        if (have_top && args->verb != VERB_TOP) {
+                fprintf(stderr, "lowlatctl: --interval and --iterations apply to top only\n");
+                return -EINVAL;
+        }
+        if (have_measure && args->verb != VERB_MEASURE) {
+                fprintf(stderr, "lowlatctl: --duration, --cpus and --tool apply to measure only\n");
                 return -EINVAL;
         }
         if (args->output && args->verb != VERB_METRICS) {
@@ -265,7 +377,8 @@ int main(int argc, char *argv[]) {
         /* check --config audits here: no bus needed. */
         if (!args.config) {
                 r = bus_connect(&bus);
-                if (r < 0 && args.verb != VERB_METRICS)
+                /* measure --cpus needs lowlatd only to count the noise and keep the result. */
+                if (r < 0 && args.verb != VERB_METRICS && args.verb != VERB_MEASURE)
                         return EXIT_UNKNOWN;
         }
 
@@ -290,6 +403,15 @@ int main(int argc, char *argv[]) {
                 break;
         case VERB_CHECK:
                 r = verb_check(bus, &args);
+                break;
+        case VERB_NOISE:
+                r = verb_noise(bus, &args);
+                break;
+        case VERB_TOP:
+                r = verb_top(bus, &args.top);
+                break;
+        case VERB_MEASURE:
+                r = verb_measure(bus, &args.measure);
                 break;
         }
         return r < 0 ? EXIT_UNKNOWN : r;

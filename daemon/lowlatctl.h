@@ -37,6 +37,8 @@ static inline void *array_reserve(void *array, size_t n, size_t *allocated, size
 
 /* ---- What lowlatd reports (lowlatctl-bus.c) ------------------------------------- */
 
+typedef struct LastMeasurement LastMeasurement;
+
 /* Strings point into reply, which this struct holds a reference on. */
 typedef struct ManagerInfo {
         sd_bus_message *reply;
@@ -56,6 +58,7 @@ typedef struct ManagerInfo {
         int32_t cpu_dma_latency_usec;
         uint32_t settings;
         uint32_t settings_not_ok;
+        const LastMeasurement *measurement; /* status: lowlatctl measure's last result; NULL: none */
 } ManagerInfo;
 
 typedef struct SettingRow {
@@ -91,6 +94,8 @@ typedef struct CheckReport {
 
 /* Each prints why it failed before returning -errno. */
 int bus_connect(sd_bus **ret);
+/* Prints why a call of what failed, in the words most useful to whoever reads it. */
+void log_call_failed(const char *what, const sd_bus_error *error, int r);
 /* Every property of the spec must be there: a half-known daemon would make every verdict
  * a guess. */
 int manager_info_get(sd_bus *bus, ManagerInfo *ret);
@@ -145,6 +150,16 @@ ssize_t string_set_put(StringSet *set, const char *s);
 
 /* ---- For people and programs (lowlatctl-output.c) ------------------------------- */
 
+/* The pieces the printers share: a JSON string (escaped), "key":"value" (a comma before it
+ * unless first), and table cells with control characters shown as \xNN. */
+void json_print_string(FILE *f, const char *s);
+void json_print_member(FILE *f, const char *key, const char *value, bool first);
+size_t cell_width(const char *s);
+void print_escaped(FILE *f, const char *s);
+/* s ("-" when empty) padded to width + 2 columns, or ended with a newline when last. */
+void print_cell(FILE *f, const char *s, size_t width, bool last);
+/* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
+char *format_timestamp(uint64_t usec);
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
@@ -182,3 +197,57 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
 /* Writes the metrics (info NULL: lowlatd is down) to path atomically: a hidden temporary
  * file in the same directory, renamed over path. 0, or -errno after printing why. */
 int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
+
+/* ---- Wake-up latency (lowlatctl-measure.c) ---------------------------------------- */
+
+/* Exit statuses of measure's refusals, distinct from every other outcome. */
+#define EXIT_NO_TOOL 69 /* EX_UNAVAILABLE: none of rtla (with timerlat), cyclictest, oslat */
+#define EXIT_NO_CPUS 78 /* EX_CONFIG: no isolated CPUs, and no --cpus */
+
+typedef struct MeasureArguments {
+        unsigned duration_sec;
+        const char *cpus; /* NULL: the isolated CPUs */
+        const char *tool; /* NULL: the best one installed */
+} MeasureArguments;
+
+int verb_measure(sd_bus *bus, const MeasureArguments *args);
+
+/* The LastMeasurement property. Strings point into reply. */
+typedef struct MeasuredCPURow {
+        uint32_t cpu;
+        uint64_t samples, min_ns, avg_ns, p99_ns, max_ns, overflows;
+        int p99_over;
+} MeasuredCPURow;
+
+typedef struct MeasuredNoiseRow {
+        uint32_t cpu;
+        const char *kind, *source, *description;
+        uint64_t count;
+} MeasuredNoiseRow;
+
+struct LastMeasurement {
+        sd_bus_message *reply;
+        const char *tool; /* "" when lowlatd has none */
+        uint64_t realtime_usec, duration_usec;
+        MeasuredCPURow *cpus;
+        size_t n_cpus;
+        MeasuredNoiseRow *noise;
+        size_t n_noise;
+};
+
+void last_measurement_done(LastMeasurement *m);
+/* 0 (tool "" for a lowlatd without the property or with nothing measured), or -errno
+ * after printing why. */
+int last_measurement_get(sd_bus *bus, LastMeasurement *ret);
+/* For status: lines under "Last measurement", and a JSON value (an object or null). */
+void last_measurement_print_text(FILE *f, const LastMeasurement *m);
+void last_measurement_print_json(FILE *f, const LastMeasurement *m);
+
+/* ---- Noise, live (lowlatctl-top.c) ----------------------------------------------------- */
+
+typedef struct TopArguments {
+        uint64_t interval_usec;
+        unsigned iterations; /* 0: until q */
+} TopArguments;
+
+int verb_top(sd_bus *bus, const TopArguments *args);

@@ -15,4 +15,8 @@ TEST_PACKAGES=(
         # promtool, for the metrics and the alert rules (its package is the whole server:
         # tools/run-tests keeps that from starting, see there)
         prometheus
+        # lowlatctl top is tested in a real terminal emulator (tests/integration/test_noisectl.py)
+        tmux
+        # lowlatctl measure runs cyclictest (oslat) on the host, with --laptop
+        rt-tests
 )

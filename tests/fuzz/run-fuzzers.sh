@@ -3,7 +3,7 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (meson's compiler may be gcc, which
 # has no libFuzzer) and runs each for a bounded time on a copy of its seed corpus.
 #
-#   run-fuzzers.sh [TARGET...]      targets: config cpuset interrupts irqbalance noise procconn sysfs task util (default: all)
+#   run-fuzzers.sh [TARGET...]      targets: config cpuset interrupts irqbalance measure noise procconn sysfs task util (default: all)
 #
 # Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
 # LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
@@ -17,7 +17,7 @@ source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &
 build_root=${LOWLATD_BUILD_ROOT:-}
 fuzz_dir=$source_root/tests/fuzz
 seconds=${FUZZ_SECONDS:-30}
-all_targets=(config cpuset interrupts irqbalance noise procconn sysfs task util)
+all_targets=(config cpuset interrupts irqbalance measure noise procconn sysfs task util)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
@@ -115,6 +115,9 @@ for t in "${targets[@]}"; do
         # fuzz-config checks what libinih returns, which config.c discards.
         # shellcheck disable=SC2054
         [ "$t" = config ] && extra=(-Wl,--wrap=ini_parse_stream)
+        # fuzz-measure: lowlatctl's readers of the latency tools' reports live in daemon/.
+        [ "$t" = measure ] && extra=(-I "$source_root/daemon" "$source_root/daemon/measure.c"
+                "$source_root/daemon/measure-tool.c" -lm)
         if ! "$cc" "${cflags[@]}" "${warnings[@]}" -Werror "${sanitize[@]}" -I "$fuzz_dir" \
                 "$fuzz_dir/fuzz-$t.c" "${dep_cflags[@]}" "${objects[@]}" "${extra[@]}" "${dep_libs[@]}" -o "$out/fuzz-$t"; then
                 echo "FAIL: cannot build fuzz-$t"

@@ -35,6 +35,7 @@ SPEC_PROPERTIES = {
     "ConfigFiles": "as", "LastReloadUSec": "t", "LastReloadError": "s", "DriftEvents": "t",
     "Corrections": "t", "Failures": "t", "AppliedSettings": "t", "Fights": "t",
     "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
+    "LastMeasurement": "(stta(uttttttb)a(ussst))",
 }
 NOT_OK_STATES = {"drifted", "failed", "unmovable", "unsupported"}
 KINDS = {"irq_affinity", "irq_default_affinity", "sysctl", "cpu_dma_latency", "governor"}
@@ -511,9 +512,10 @@ def scenario_enforce(t, ctl_bin):
          "introspection: every property but Version emits PropertiesChanged",
          repr({k: v[2] for k, v in props.items()}))
     t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssssas)"), "Reload": ("", ""),
-                              "Reapply": ("", ""), "Restore": ("", "u"), "Noise": ("", "tta(ussstd)")},
+                              "Reapply": ("", ""), "Restore": ("", "u"), "Noise": ("", "tta(ussstd)"),
+                              "RecordMeasurement": ("stta(uttttttb)a(ussst)", "")},
          "introspection: methods ListSettings() -> a(ssssss), Check() -> a(ssssas), Reload(), Reapply(), "
-         "Restore() -> u, Noise() -> tta(ussstd)",
+         "Restore() -> u, Noise() -> tta(ussstd), RecordMeasurement(stta(uttttttb)a(ussst))",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",
          repr(m.get("signals")))
@@ -599,7 +601,8 @@ def scenario_enforce(t, ctl_bin):
                 "last_reload_error": "", "drift_events": pr["DriftEvents"],
                 "corrections": pr["Corrections"], "failures": 0, "fights": 0,
                 "applied_settings": pr["AppliedSettings"], "cpu_dma_latency_usec": 0,
-                "n_settings": pr["Settings"], "n_settings_not_ok": 0, "settings_not_ok": []}
+                "n_settings": pr["Settings"], "n_settings_not_ok": 0, "settings_not_ok": [],
+                "last_measurement": None}
         t.ok(p.returncode == EXIT_OK and j == want, "status --json: the properties, verdict ok, no settings",
              "got %r\nwant %r" % (j, want))
     check_listing(t, ctl, bc, "enforce")

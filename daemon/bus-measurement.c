@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* RecordMeasurement() and LastMeasurement: lowlatctl measure runs the tool in the caller's
+ * session (not confined by lowlatd.service's sandbox or CPU affinity) and hands the result
+ * here, where status, the bus and monitoring find it. The record is validated as if it
+ * were hostile: it comes from a root client, but a bad one must not make lowlatd show
+ * nonsense or grow without bound. */
+#include <stdint.h>
+#include <string.h>
+
+#include "bus-measurement.h"
+#include "bus-names.h"
+#include "log.h"
+#include "measure.h"
+#include "util.h"
+
+#define MEASUREMENT_MAX_CPUS 8192U
+#define MEASUREMENT_MAX_NOISE 65536U
+#define MEASUREMENT_MAX_STRING 256U
+
+typedef struct MeasuredCPU {
+        uint32_t cpu;
+        uint64_t samples, min_ns, avg_ns, p99_ns, max_ns, overflows;
+        int p99_over; /* 'b' is an int on the bus */
+} MeasuredCPU;
+
+typedef struct MeasuredNoise {
+        uint32_t cpu;
+        char *kind, *source, *description;
+        uint64_t count;
+} MeasuredNoise;
+
+struct MeasurementStore {
+        char *tool; /* NULL: nothing measured since lowlatd started */
+        uint64_t realtime_usec, duration_usec;
+        MeasuredCPU *cpus;
+        size_t n_cpus;
+        MeasuredNoise *noise;
+        size_t n_noise;
+};
+
+static void measurement_clear(MeasurementStore *s) {
+        for (size_t i = 0; i < s->n_noise; i++) {
+                free(s->noise[i].kind);
+                free(s->noise[i].source);
+                free(s->noise[i].description);
+        }
+        s->noise = mfree(s->noise);
+        s->cpus = mfree(s->cpus);
+        s->tool = mfree(s->tool);
+        s->n_cpus = s->n_noise = 0;
+        s->realtime_usec = s->duration_usec = 0;
+}
+
+MeasurementStore *measurement_store_free(MeasurementStore *s) {
+        if (!s)
+                return NULL;
+        measurement_clear(s);
+        return mfree(s);
+}
+
+int measurement_store_new(MeasurementStore **ret) {
+        MeasurementStore *s = calloc(1, sizeof(MeasurementStore));
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+static bool text_is_fit(const char *s) {
+        return strlen(s) <= MEASUREMENT_MAX_STRING && utf8_is_valid(s);
+}
+
+static int method_record_measurement(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(measurement_store_freep) MeasurementStore *new = NULL;
+        MeasurementStore *s = userdata;
+        const char *tool;
+        size_t allocated = 0;
+        int r;
+
+        r = measurement_store_new(&new);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(message, "stt", &tool, &new->realtime_usec, &new->duration_usec);
+        if (r < 0)
+                return r;
+        if (measure_tool_from_string(tool) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown measuring tool '%s'", tool);
+        if (new->duration_usec == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "A measurement takes some time");
+        new->tool = strdup(tool);
+        if (!new->tool)
+                return -ENOMEM;
+
+        r = sd_bus_message_enter_container(message, 'a', MEASUREMENT_CPU_SIGNATURE);
+        if (r < 0)
+                return r;
+        for (;;) {
+                MeasuredCPU c;
+
+                r = sd_bus_message_read(message, MEASUREMENT_CPU_SIGNATURE, &c.cpu, &c.samples, &c.min_ns, &c.avg_ns,
+                                        &c.p99_ns, &c.max_ns, &c.overflows, &c.p99_over);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                if (new->n_cpus >= MEASUREMENT_MAX_CPUS)
+                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Too many CPUs");
+                /* The order every report has; anything else is a confused client. */
+                if (c.samples > 0 && (c.min_ns > c.avg_ns || c.avg_ns > c.max_ns || c.p99_ns > c.max_ns ||
+                                      c.overflows > c.samples))
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "CPU %u: min <= avg <= max and p99 <= max do not hold", c.cpu);
+                if (c.samples == 0 && (c.min_ns | c.avg_ns | c.p99_ns | c.max_ns | c.overflows) != 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "CPU %u: figures without samples", c.cpu);
+                for (size_t i = 0; i < new->n_cpus; i++)
+                        if (new->cpus[i].cpu == c.cpu)
+                                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u given twice",
+                                                         c.cpu);
+                if (new->n_cpus >= allocated) {
+                        MeasuredCPU *more = reallocarray(new->cpus, allocated ? allocated * 2 : 8, sizeof(MeasuredCPU));
+                        if (!more)
+                                return -ENOMEM;
+                        new->cpus = more;
+                        allocated = allocated ? allocated * 2 : 8;
+                }
+                c.p99_over = !!c.p99_over;
+                new->cpus[new->n_cpus++] = c;
+        }
+        r = sd_bus_message_exit_container(message);
+        if (r < 0)
+                return r;
+        if (new->n_cpus == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "No CPU measured");
+
+        allocated = 0;
+        r = sd_bus_message_enter_container(message, 'a', MEASUREMENT_NOISE_SIGNATURE);
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *kind, *source, *description;
+                MeasuredNoise *n;
+                uint32_t cpu;
+                uint64_t count;
+
+                r = sd_bus_message_read(message, MEASUREMENT_NOISE_SIGNATURE, &cpu, &kind, &source, &description,
+                                        &count);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                if (new->n_noise >= MEASUREMENT_MAX_NOISE)
+                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Too many noise sources");
+                if (!text_is_fit(kind) || !text_is_fit(source) || !text_is_fit(description))
+                        return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "A noise source name is too long");
+                if (new->n_noise >= allocated) {
+                        MeasuredNoise *more = reallocarray(new->noise, allocated ? allocated * 2 : 16,
+                                                           sizeof(MeasuredNoise));
+                        if (!more)
+                                return -ENOMEM;
+                        new->noise = more;
+                        allocated = allocated ? allocated * 2 : 16;
+                }
+                n = &new->noise[new->n_noise];
+                *n = (MeasuredNoise) { .cpu = cpu, .count = count };
+                new->n_noise++;
+                n->kind = strdup(kind);
+                n->source = strdup(source);
+                n->description = strdup(description);
+                if (!n->kind || !n->source || !n->description)
+                        return -ENOMEM;
+        }
+        r = sd_bus_message_exit_container(message);
+        if (r < 0)
+                return r;
+
+        measurement_clear(s);
+        *s = *new;
+        *new = (MeasurementStore) {};
+        log_info("Recorded a latency measurement by %s on %zu CPU%s", s->tool, s->n_cpus, s->n_cpus == 1 ? "" : "s");
+        (void) sd_bus_emit_properties_changed(sd_bus_message_get_bus(message), BUS_PATH, BUS_INTERFACE,
+                                              "LastMeasurement", NULL);
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+static int property_get_last_measurement(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        MeasurementStore *s = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', MEASUREMENT_SIGNATURE);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "stt", s->tool ?: "", s->realtime_usec, s->duration_usec);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', MEASUREMENT_CPU_SIGNATURE);
+        for (size_t i = 0; r >= 0 && i < s->n_cpus; i++) {
+                const MeasuredCPU *c = &s->cpus[i];
+                r = sd_bus_message_append(reply, MEASUREMENT_CPU_SIGNATURE, c->cpu, c->samples, c->min_ns, c->avg_ns,
+                                          c->p99_ns, c->max_ns, c->overflows, c->p99_over);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', MEASUREMENT_NOISE_SIGNATURE);
+        for (size_t i = 0; r >= 0 && i < s->n_noise; i++) {
+                const MeasuredNoise *n = &s->noise[i];
+                r = sd_bus_message_append(reply, MEASUREMENT_NOISE_SIGNATURE, n->cpu, n->kind, n->source,
+                                          n->description, n->count);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* RecordMeasurement is privileged: not SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus wants root
+ * (or CAP_SYS_ADMIN), and the policy file allows it to root only. */
+static const sd_bus_vtable measurement_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("LastMeasurement", "(" MEASUREMENT_SIGNATURE ")", property_get_last_measurement, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("RecordMeasurement",
+                                SD_BUS_ARGS("s", tool, "t", realtime_usec, "t", duration_usec,
+                                            "a" MEASUREMENT_CPU_SIGNATURE, cpus, "a" MEASUREMENT_NOISE_SIGNATURE, noise),
+                                SD_BUS_NO_RESULT, method_record_measurement, 0),
+        SD_BUS_VTABLE_END,
+};
+
+int measurement_store_add_to_bus(MeasurementStore *s, sd_bus *bus) {
+        /* A second vtable on the same interface: sd-bus merges them (introspection, GetAll). */
+        return sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, measurement_vtable, s);
+}

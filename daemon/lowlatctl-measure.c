@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatctl measure: wake-up latency on the isolated CPUs with the best tool installed
+ * (rtla timerlat where the kernel has the tracer, else cyclictest, else oslat), run here
+ * in the caller's session rather than in lowlatd's sandbox; the noise counted on those
+ * CPUs meanwhile (Noise() before and after); the result handed to lowlatd
+ * (RecordMeasurement) so that status and the bus show it. And reading it back. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "bus-measurement.h"
+#include "bus-names.h"
+#include "cpuset.h"
+#include "lowlatctl-noise.h"
+#include "lowlatctl.h"
+#include "macro.h"
+#include "measure.h"
+#include "util.h"
+
+/* ---- Which tool ----------------------------------------------------------------------- */
+
+/* The full path of program in $PATH, or NULL. */
+static char *find_program(const char *program) {
+        const char *path = getenv("PATH");
+
+        if (isempty(path))
+                path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        for (const char *p = path; *p;) {
+                size_t len = strcspn(p, ":");
+                _cleanup_free_ char *candidate = strdup_printf("%.*s/%s", (int) len, p, program);
+                struct stat st;
+
+                if (candidate && len > 0 && stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
+                    access(candidate, X_OK) == 0)
+                        return TAKE_PTR(candidate);
+                p += len;
+                if (*p == ':')
+                        p++;
+        }
+        return NULL;
+}
+
+/* rtla fails outright on a kernel without the timerlat tracer (Debian 12's 6.1): ask the
+ * kernel first. tracefs where it is mounted now, or under debugfs on older setups. */
+static bool kernel_has_timerlat(void) {
+        static const char *const files[] = {
+                "/sys/kernel/tracing/available_tracers",
+                "/sys/kernel/debug/tracing/available_tracers",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_close_ int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+                char buf[4096];
+                ssize_t n;
+
+                if (fd < 0)
+                        continue;
+                n = pread_string(fd, buf, sizeof(buf));
+                if (n > 0 && word_list_contains(buf, "timerlat"))
+                        return true;
+        }
+        return false;
+}
+
+/* Returns the tool and its path, or prints why none and returns -ENOENT. */
+static int choose_tool(const char *wanted, MeasureTool *ret, char **ret_path) {
+        MeasureTool first = 0, last = _MEASURE_TOOL_MAX - 1;
+
+        if (wanted) {
+                MeasureTool t = measure_tool_from_string(wanted);
+                if (t < 0) {
+                        fprintf(stderr, "lowlatctl: unknown tool '%s' (timerlat, cyclictest or oslat)\n", wanted);
+                        return -EINVAL;
+                }
+                first = last = t;
+        }
+        for (MeasureTool t = first; t <= last; t++) {
+                _cleanup_free_ char *path = find_program(measure_tool_program(t));
+
+                if (!path) {
+                        if (wanted)
+                                fprintf(stderr, "lowlatctl: %s is not installed (Debian package %s)\n",
+                                        measure_tool_program(t), t == MEASURE_TOOL_TIMERLAT ? "rtla" : "rt-tests");
+                        continue;
+                }
+                if (t == MEASURE_TOOL_TIMERLAT && !kernel_has_timerlat()) {
+                        if (wanted)
+                                fprintf(stderr, "lowlatctl: this kernel has no timerlat tracer (not in "
+                                                "/sys/kernel/tracing/available_tracers): rtla cannot measure here\n");
+                        continue;
+                }
+                *ret = t;
+                *ret_path = TAKE_PTR(path);
+                return 0;
+        }
+        if (!wanted)
+                fprintf(stderr, "lowlatctl: no latency tool: install rtla (on a kernel with the timerlat tracer) "
+                                "or rt-tests (cyclictest, oslat)\n");
+        return -ENOENT;
+}
+
+/* ---- Running it -------------------------------------------------------------------------- */
+
+static char *read_fd_all(int fd) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return NULL;
+        for (;;) {
+                ssize_t n;
+
+                if (allocated - size < 4096) {
+                        char *more;
+                        if (allocated > 64U * 1024 * 1024) /* no report is that big */
+                                return NULL;
+                        more = realloc(buf, allocated + 65536);
+                        if (!more)
+                                return NULL;
+                        buf = more;
+                        allocated += 65536;
+                }
+                n = read(fd, buf + size, allocated - size - 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return NULL;
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+        }
+        buf[size] = '\0';
+        return TAKE_PTR(buf);
+}
+
+static int tmpfile_fd(char **ret_path) {
+        const char *dir = getenv("TMPDIR");
+        _cleanup_free_ char *path = strdup_printf("%s/lowlatctl-measure-XXXXXX", isempty(dir) ? "/tmp" : dir);
+        int fd;
+
+        if (!path)
+                return -ENOMEM;
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (ret_path)
+                *ret_path = TAKE_PTR(path);
+        else
+                (void) unlink(path);
+        return fd;
+}
+
+/* Runs argv (argv[0] found at path) with stdout and stderr into files; the report is
+ * stdout, or cyclictest's histogram file. Returns the report, or NULL after printing why. */
+static char *run_tool(MeasureTool tool, const char *path, char **argv, int histfd) {
+        static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+        struct sigaction ignore = { .sa_handler = SIG_IGN }, old[ELEMENTSOF(stop_signals)];
+        _cleanup_close_ int out = -EBADF, err = -EBADF;
+        _cleanup_free_ char *errors = NULL;
+        int status;
+        pid_t pid;
+
+        out = tmpfile_fd(NULL);
+        err = tmpfile_fd(NULL);
+        if (out < 0 || err < 0) {
+                fprintf(stderr, "lowlatctl: cannot create a temporary file: %s\n", strerror(-MIN(out, err)));
+                return NULL;
+        }
+        /* Ctrl-C stops the tool (it is in the terminal's process group too); lowlatctl
+         * itself ignores it meanwhile so that it can remove its temporary files and say
+         * what happened. The child gets the default back before exec. */
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                (void) sigaction(stop_signals[i], &ignore, &old[i]);
+        pid = fork();
+        if (pid < 0) {
+                fprintf(stderr, "lowlatctl: fork: %m\n");
+                for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                        (void) sigaction(stop_signals[i], &old[i], NULL);
+                return NULL;
+        }
+        if (pid == 0) {
+                for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                        (void) signal(stop_signals[i], SIG_DFL);
+                if (dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
+                        _exit(127);
+                execv(path, argv);
+                dprintf(STDERR_FILENO, "cannot run %s: %m\n", path);
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        fprintf(stderr, "lowlatctl: waitpid: %m\n");
+                        status = -1;
+                        break;
+                }
+        for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
+                (void) sigaction(stop_signals[i], &old[i], NULL);
+        if (status == -1)
+                return NULL;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                errors = read_fd_all(err);
+                if (WIFEXITED(status))
+                        fprintf(stderr, "lowlatctl: %s failed with exit status %d", measure_tool_program(tool),
+                                WEXITSTATUS(status));
+                else
+                        fprintf(stderr, "lowlatctl: %s was killed by signal %d", measure_tool_program(tool),
+                                WTERMSIG(status));
+                fprintf(stderr, "%s%s", isempty(errors) ? "\n" : ":\n", errors ?: "");
+                return NULL;
+        }
+        return read_fd_all(tool == MEASURE_TOOL_CYCLICTEST ? histfd : out);
+}
+
+/* ---- The report ------------------------------------------------------------------------- */
+
+/* Nanoseconds as µs: whole when they are (cyclictest's), else with one decimal. */
+static const char *format_usec(char *buf, size_t size, const char *prefix, uint64_t ns) {
+        if (ns % 1000 == 0)
+                snprintf(buf, size, "%s%" PRIu64, prefix, ns / 1000);
+        else
+                snprintf(buf, size, "%s%.1f", prefix, (double) ns / 1000.0);
+        return buf;
+}
+
+static void print_usec(FILE *f, uint64_t ns, int width) {
+        char buf[48];
+        fprintf(f, "%*s", width, format_usec(buf, sizeof(buf), "", ns));
+}
+
+/* "LOC 2000, RES 3": the noise of cpu in the view, most first; nothing when none. */
+static void print_noise_of(FILE *f, const NoiseView *v, uint32_t cpu, size_t max) {
+        size_t shown = 0;
+
+        for (size_t i = 0; v && i < v->n && shown < max; i++) {
+                const NoiseViewRow *r = &v->rows[i];
+
+                if (r->cpu != cpu || r->delta == 0)
+                        continue;
+                fputs(shown++ ? ", " : "", f);
+                print_escaped(f, streq(r->kind, "irq") ? "IRQ " : "");
+                print_escaped(f, r->source);
+                fprintf(f, " %" PRIu64, r->delta);
+        }
+}
+
+/* duration: as it was (Ctrl-C stops cyclictest early, and it still reports). */
+static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, const char *cpus,
+                          uint64_t duration_usec) {
+        fprintf(f, "Wake-up latency on CPU%s %s over %.1f s, measured by %s (us):\n\n",
+                strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
+                (double) duration_usec / (double) USEC_PER_SEC, measure_tool_to_string(res->tool));
+        fprintf(f, "%5s %10s %7s %7s %7s %7s  %s\n", "CPU", "SAMPLES", "MIN", "AVG", "P99", "MAX",
+                noise ? "NOISE DURING THE RUN" : "");
+        for (size_t i = 0; i < res->n; i++) {
+                const LatencyStats *s = &res->cpus[i];
+                bool high = latency_max_is_high(s);
+
+                fprintf(f, "%5" PRIu32 " %10" PRIu64 " ", s->cpu, s->samples);
+                print_usec(f, s->min_ns, 7);
+                fputc(' ', f);
+                print_usec(f, s->avg_ns, 7);
+                fputc(' ', f);
+                {
+                        char p99[48];
+                        /* Beyond the histogram: the p99 is at least its end. */
+                        fprintf(f, "%7s ", format_usec(p99, sizeof(p99), s->p99_over ? ">" : "", s->p99_ns));
+                }
+                print_usec(f, s->max_ns, 7);
+                fputs(high ? " !" : "  ", f);
+                /* The noise is what explains a high max; shown for every CPU that had any. */
+                if (noise) {
+                        fputc(' ', f);
+                        print_noise_of(f, noise, s->cpu, 5);
+                }
+                fputc('\n', f);
+        }
+        for (size_t i = 0; i < res->n; i++) {
+                fprintf(f, "\nCPU %" PRIu32 ":\n", res->cpus[i].cpu);
+                latency_print_histogram(f, &res->cpus[i], 12);
+        }
+        if (!noise)
+                fputs("\n(noise not counted: lowlatd's Noise() did not answer)\n", f);
+        fputs("\n! a max above twice the p99: a spike; the noise beside it is what reached the CPU meanwhile.\n",
+              f);
+}
+
+static int record_measurement(sd_bus *bus, const MeasureResult *res, const NoiseView *noise, uint64_t realtime_usec,
+                              uint64_t duration_usec) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, BUS_INTERFACE, "RecordMeasurement");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "stt", measure_tool_to_string(res->tool), realtime_usec, duration_usec);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', MEASUREMENT_CPU_SIGNATURE);
+        for (size_t i = 0; r >= 0 && i < res->n; i++) {
+                const LatencyStats *s = &res->cpus[i];
+                r = sd_bus_message_append(m, MEASUREMENT_CPU_SIGNATURE, s->cpu, s->samples, s->min_ns, s->avg_ns,
+                                          s->p99_ns, s->max_ns, s->overflows, (int) s->p99_over);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', MEASUREMENT_NOISE_SIGNATURE);
+        for (size_t i = 0; r >= 0 && noise && i < noise->n; i++) {
+                const NoiseViewRow *row = &noise->rows[i];
+                bool measured = false;
+
+                for (size_t k = 0; k < res->n; k++)
+                        measured = measured || res->cpus[k].cpu == row->cpu;
+                if (row->delta > 0 && measured)
+                        r = sd_bus_message_append(m, MEASUREMENT_NOISE_SIGNATURE, row->cpu, row->kind, row->source,
+                                                  row->description, row->delta);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r < 0) {
+                fprintf(stderr, "lowlatctl: cannot build RecordMeasurement: %s\n", strerror(-r));
+                return r;
+        }
+        r = sd_bus_call(bus, m, 0, &error, &reply);
+        if (r < 0) {
+                log_call_failed("RecordMeasurement", &error, r);
+                return r;
+        }
+        return 0;
+}
+
+static int isolated_cpus_get(sd_bus *bus, char **ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "IsolatedCPUs", &error, ret);
+        if (r < 0)
+                log_call_failed("Reading IsolatedCPUs", &error, r);
+        return r;
+}
+
+int verb_measure(sd_bus *bus, const MeasureArguments *args) {
+        _cleanup_(noise_sample_done) NoiseSample before = {}, after = {};
+        _cleanup_(noise_view_done) NoiseView noise = {};
+        _cleanup_(measure_result_done) MeasureResult res = {};
+        _cleanup_cpuset_ CPUSet cpus = {};
+        _cleanup_free_ char *isolated = NULL, *tool_path = NULL, *histfile = NULL, *report = NULL, *list = NULL;
+        _cleanup_close_ int histfd = -EBADF;
+        MeasureTool tool;
+        char **argv;
+        uint64_t start_realtime, start, end;
+        bool have_noise = false;
+        int r;
+
+        /* What to measure first, then with what: "nothing to measure" is the answer a
+         * host without isolated CPUs needs, whatever is installed. */
+        if (args->cpus) {
+                r = cpuset_parse_list(args->cpus, &cpus);
+                if (r < 0 || cpuset_is_empty(&cpus)) {
+                        fprintf(stderr, "lowlatctl: --cpus: '%s' is not a CPU list (e.g. 2-3,6)\n", args->cpus);
+                        return EXIT_USAGE;
+                }
+        } else {
+                if (!bus) {
+                        fprintf(stderr, "lowlatctl: lowlatd is not reachable to say which CPUs are isolated; "
+                                        "give --cpus\n");
+                        return EXIT_UNKNOWN;
+                }
+                r = isolated_cpus_get(bus, &isolated);
+                if (r < 0)
+                        return EXIT_UNKNOWN;
+                if (isempty(isolated) || cpuset_parse_list(isolated, &cpus) < 0 || cpuset_is_empty(&cpus)) {
+                        fprintf(stderr, "lowlatctl: this host has no isolated CPUs, so nothing to measure; "
+                                        "give --cpus to measure others\n");
+                        return EXIT_NO_CPUS;
+                }
+        }
+        r = choose_tool(args->tool, &tool, &tool_path);
+        if (r == -EINVAL)
+                return EXIT_USAGE;
+        if (r < 0)
+                return EXIT_NO_TOOL;
+
+        list = cpuset_format_list(&cpus);
+        if (!list)
+                return -ENOMEM;
+        if (tool == MEASURE_TOOL_CYCLICTEST) {
+                histfd = tmpfile_fd(&histfile);
+                if (histfd < 0) {
+                        fprintf(stderr, "lowlatctl: cannot create a temporary file: %s\n", strerror(-histfd));
+                        return EXIT_UNKNOWN;
+                }
+        }
+        argv = measure_tool_argv(tool, &cpus, args->duration_sec, histfile);
+        if (!argv)
+                return -ENOMEM;
+
+        if (bus)
+                have_noise = noise_sample_get(bus, &before) >= 0;
+        fprintf(stderr, "Measuring wake-up latency on CPU%s %s for %u s with %s...\n",
+                cpuset_count(&cpus) > 1 ? "s" : "", list, args->duration_sec, tool_path);
+        start_realtime = now_usec(CLOCK_REALTIME);
+        start = now_usec(CLOCK_MONOTONIC);
+        report = run_tool(tool, tool_path, argv, histfd);
+        end = now_usec(CLOCK_MONOTONIC);
+        strv_free_all(argv);
+        if (histfile)
+                (void) unlink(histfile);
+        if (!report)
+                return EXIT_UNKNOWN;
+        if (have_noise)
+                have_noise = noise_sample_get(bus, &after) >= 0 && noise_view_compute(&before, NULL, &after, &noise) >= 0;
+
+        switch (tool) {
+        case MEASURE_TOOL_CYCLICTEST:
+                r = cyclictest_parse(report, &cpus, &res);
+                break;
+        case MEASURE_TOOL_OSLAT:
+                r = oslat_parse(report, &res);
+                break;
+        default:
+                r = timerlat_parse(report, &res);
+        }
+        if (r < 0) {
+                fprintf(stderr, "lowlatctl: cannot read %s's report (%s):\n%s\n", measure_tool_program(tool),
+                        strerror(-r), report);
+                return EXIT_UNKNOWN;
+        }
+
+        measure_print(stdout, &res, have_noise ? &noise : NULL, list, end - start);
+        if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime, end - start) < 0)
+                fprintf(stderr, "lowlatctl: the result was not recorded by lowlatd (status will not show it)\n");
+        return finish_output(EXIT_OK);
+}
+
+/* ---- Reading it back (status) --------------------------------------------------------------- */
+
+void last_measurement_done(LastMeasurement *m) {
+        m->cpus = mfree(m->cpus);
+        m->noise = mfree(m->noise);
+        m->n_cpus = m->n_noise = 0;
+        m->reply = sd_bus_message_unref(m->reply);
+}
+
+int last_measurement_get(sd_bus *bus, LastMeasurement *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(last_measurement_done) LastMeasurement m = {};
+        size_t allocated = 0;
+        int r;
+
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "LastMeasurement", &error, &m.reply,
+                                "(" MEASUREMENT_SIGNATURE ")");
+        if (r < 0 && sd_bus_error_has_names(&error, SD_BUS_ERROR_UNKNOWN_PROPERTY, SD_BUS_ERROR_INVALID_ARGS)) {
+                /* A lowlatd from before measure: nothing to show. */
+                *ret = (LastMeasurement) { .tool = "" };
+                return 0;
+        }
+        if (r < 0) {
+                log_call_failed("Reading LastMeasurement", &error, r);
+                return r;
+        }
+        r = sd_bus_message_enter_container(m.reply, 'r', MEASUREMENT_SIGNATURE);
+        if (r >= 0)
+                r = sd_bus_message_read(m.reply, "stt", &m.tool, &m.realtime_usec, &m.duration_usec);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m.reply, 'a', MEASUREMENT_CPU_SIGNATURE);
+        while (r >= 0) {
+                MeasuredCPURow c, *more;
+
+                r = sd_bus_message_read(m.reply, MEASUREMENT_CPU_SIGNATURE, &c.cpu, &c.samples, &c.min_ns, &c.avg_ns,
+                                        &c.p99_ns, &c.max_ns, &c.overflows, &c.p99_over);
+                if (r <= 0)
+                        break;
+                more = array_reserve(m.cpus, m.n_cpus, &allocated, sizeof(MeasuredCPURow));
+                if (!more) {
+                        r = -ENOMEM;
+                        break;
+                }
+                m.cpus = more;
+                m.cpus[m.n_cpus++] = c;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m.reply);
+        allocated = 0;
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m.reply, 'a', MEASUREMENT_NOISE_SIGNATURE);
+        while (r >= 0) {
+                MeasuredNoiseRow n, *more;
+
+                r = sd_bus_message_read(m.reply, MEASUREMENT_NOISE_SIGNATURE, &n.cpu, &n.kind, &n.source,
+                                        &n.description, &n.count);
+                if (r <= 0)
+                        break;
+                more = array_reserve(m.noise, m.n_noise, &allocated, sizeof(MeasuredNoiseRow));
+                if (!more) {
+                        r = -ENOMEM;
+                        break;
+                }
+                m.noise = more;
+                m.noise[m.n_noise++] = n;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m.reply);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m.reply);
+        if (r < 0) {
+                fprintf(stderr, "lowlatctl: cannot parse LastMeasurement: %s\n", strerror(-r));
+                return r;
+        }
+        *ret = m;
+        m = (LastMeasurement) {};
+        return 0;
+}
+
+void last_measurement_print_text(FILE *f, const LastMeasurement *m) {
+        _cleanup_free_ char *when = NULL;
+
+        if (isempty(m->tool)) {
+                fprintf(f, "%18s: %s\n", "Last measurement", "none (lowlatctl measure)");
+                return;
+        }
+        when = format_timestamp(m->realtime_usec);
+        fprintf(f, "%18s: ", "Last measurement");
+        print_escaped(f, m->tool);
+        fprintf(f, ", %s, %.1f s\n", when ?: "?", (double) m->duration_usec / (double) USEC_PER_SEC);
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                const MeasuredCPURow *c = &m->cpus[i];
+                LatencyStats s = { .samples = c->samples, .p99_ns = c->p99_ns, .max_ns = c->max_ns };
+                uint64_t noise = 0;
+
+                for (size_t k = 0; k < m->n_noise; k++)
+                        if (m->noise[k].cpu == c->cpu)
+                                noise += m->noise[k].count;
+                fprintf(f, "%18s  CPU %" PRIu32 ": min ", "", c->cpu);
+                print_usec(f, c->min_ns, 0);
+                fputs(", avg ", f);
+                print_usec(f, c->avg_ns, 0);
+                fputs(c->p99_over ? ", p99 >" : ", p99 ", f);
+                print_usec(f, c->p99_ns, 0);
+                fputs(", max ", f);
+                print_usec(f, c->max_ns, 0);
+                fprintf(f, " us%s, %" PRIu64 " noise event%s\n", latency_max_is_high(&s) ? " (spike)" : "", noise,
+                        noise == 1 ? "" : "s");
+        }
+}
+
+void last_measurement_print_json(FILE *f, const LastMeasurement *m) {
+        if (isempty(m->tool)) {
+                fputs("null", f);
+                return;
+        }
+        fputc('{', f);
+        json_print_member(f, "tool", m->tool, true);
+        fprintf(f, ",\"realtime_usec\":%" PRIu64 ",\"duration_usec\":%" PRIu64 ",\"cpus\":[", m->realtime_usec,
+                m->duration_usec);
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                const MeasuredCPURow *c = &m->cpus[i];
+                fprintf(f,
+                        "%s{\"cpu\":%" PRIu32 ",\"samples\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
+                        ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"overflows\":%" PRIu64 ",\"p99_over\":%s}",
+                        i ? "," : "", c->cpu, c->samples, c->min_ns, c->avg_ns, c->p99_ns, c->max_ns, c->overflows,
+                        c->p99_over ? "true" : "false");
+        }
+        fputs("],\"noise\":[", f);
+        for (size_t i = 0; i < m->n_noise; i++) {
+                const MeasuredNoiseRow *n = &m->noise[i];
+                fprintf(f, "%s{\"cpu\":%" PRIu32 ",", i ? "," : "", n->cpu);
+                json_print_member(f, "kind", n->kind, true);
+                json_print_member(f, "source", n->source, false);
+                json_print_member(f, "description", n->description, false);
+                fprintf(f, ",\"count\":%" PRIu64 "}", n->count);
+        }
+        fputs("]}", f);
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatctl noise, and what top and measure share: Noise() read off the bus, the rows
+ * ranked, and rates computed here between two reads. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "bus-names.h"
+#include "lowlatctl-noise.h"
+#include "lowlatctl.h"
+#include "macro.h"
+#include "util.h"
+
+void noise_sample_done(NoiseSample *s) {
+        s->sources = mfree(s->sources);
+        s->n = s->allocated = 0;
+        s->reply = sd_bus_message_unref(s->reply);
+}
+
+void noise_view_done(NoiseView *v) {
+        v->rows = mfree(v->rows);
+        v->n = 0;
+}
+
+static int noise_source_read(sd_bus_message *reply, NoiseSample *s) {
+        NoiseSource src, *sources;
+        int r;
+
+        r = sd_bus_message_read(reply, "(ussstd)", &src.cpu, &src.kind, &src.source, &src.description, &src.count,
+                                &src.rate);
+        if (r <= 0)
+                return r;
+        /* A NaN or negative rate from a confused daemon would sort and print as nonsense. */
+        if (!isfinite(src.rate) || src.rate < 0)
+                src.rate = 0;
+        sources = array_reserve(s->sources, s->n, &s->allocated, sizeof(NoiseSource));
+        if (!sources)
+                return -ENOMEM;
+        s->sources = sources;
+        s->sources[s->n++] = src;
+        return 1;
+}
+
+int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret) {
+        _cleanup_(noise_sample_done) NoiseSample s = { .reply = sd_bus_message_ref(reply) };
+        int r;
+
+        r = sd_bus_message_rewind(s.reply, true);
+        if (r >= 0)
+                r = sd_bus_message_read(s.reply, "tt", &s.sampled_usec, &s.interval_usec);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(s.reply, 'a', "(ussstd)");
+        while (r >= 0 && (r = noise_source_read(s.reply, &s)) > 0)
+                ;
+        if (r >= 0)
+                r = sd_bus_message_exit_container(s.reply);
+        if (r < 0)
+                return r;
+        *ret = s;
+        s = (NoiseSample) {};
+        return 0;
+}
+
+int noise_sample_get(sd_bus *bus, NoiseSample *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
+        if (r < 0) {
+                log_call_failed("Noise", &error, r);
+                return r;
+        }
+        r = noise_sample_from_reply(reply, ret);
+        if (r == -ENOMEM)
+                fprintf(stderr, "lowlatctl: out of memory\n");
+        else if (r < 0)
+                fprintf(stderr, "lowlatctl: cannot parse the reply of Noise: %s\n", strerror(-r));
+        return r;
+}
+
+/* ---- Rates between two samples ---------------------------------------------------- */
+
+static bool same_source(uint32_t cpu, const char *kind, const char *source, const NoiseSource *s) {
+        return s->cpu == cpu && streq(s->kind, kind) && streq(s->source, source);
+}
+
+static const NoiseSource *sample_find(const NoiseSample *s, const NoiseSource *like) {
+        for (size_t i = 0; s && i < s->n; i++)
+                if (same_source(like->cpu, like->kind, like->source, &s->sources[i]))
+                        return &s->sources[i];
+        return NULL;
+}
+
+static bool sample_has_cpu(const NoiseSample *s, uint32_t cpu) {
+        for (size_t i = 0; s && i < s->n; i++)
+                if (s->sources[i].cpu == cpu)
+                        return true;
+        return false;
+}
+
+static const NoiseViewRow *view_find(const NoiseView *v, const NoiseSource *like) {
+        for (size_t i = 0; v && i < v->n; i++)
+                if (v->rows[i].cpu == like->cpu && streq(v->rows[i].kind, like->kind) &&
+                    streq(v->rows[i].source, like->source))
+                        return &v->rows[i];
+        return NULL;
+}
+
+static int compare_double_desc(double a, double b) {
+        return a > b ? -1 : a < b ? 1 : 0;
+}
+
+static int compare_u64_desc(uint64_t a, uint64_t b) {
+        return a > b ? -1 : a < b ? 1 : 0;
+}
+
+static int noise_row_compare(const void *x, const void *y) {
+        const NoiseViewRow *a = x, *b = y;
+        int c;
+
+        if (a->cpu != b->cpu)
+                return a->cpu < b->cpu ? -1 : 1;
+        if ((c = compare_double_desc(a->rate, b->rate)) != 0)
+                return c;
+        if ((c = compare_u64_desc(a->delta, b->delta)) != 0)
+                return c;
+        if ((c = compare_u64_desc(a->count, b->count)) != 0)
+                return c;
+        if ((c = strcmp(a->kind, b->kind)) != 0)
+                return c;
+        return strcmp(a->source, b->source);
+}
+
+int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const NoiseSample *cur, NoiseView *ret) {
+        _cleanup_free_ NoiseViewRow *rows = NULL;
+        uint64_t elapsed = 0;
+
+        /* The same cached read twice (within lowlatd's 100 ms), or a clock that went back:
+         * nothing can be said about rates. */
+        if (old && cur->sampled_usec > old->sampled_usec)
+                elapsed = cur->sampled_usec - old->sampled_usec;
+
+        rows = calloc(MAX(cur->n, 1U), sizeof(NoiseViewRow));
+        if (!rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < cur->n; i++) {
+                const NoiseSource *s = &cur->sources[i];
+                const NoiseSource *before = sample_find(old, s);
+                const NoiseViewRow *shown = view_find(previous, s);
+                NoiseViewRow *row = &rows[i];
+
+                *row = (NoiseViewRow) {
+                        .cpu = s->cpu,
+                        .kind = s->kind,
+                        .source = s->source,
+                        .description = s->description,
+                        .count = s->count,
+                };
+                if (elapsed > 0) {
+                        if (before)
+                                /* Backwards: a new baseline, not a wrap to 2^64. */
+                                row->delta = s->count >= before->count ? s->count - before->count : 0;
+                        else if (sample_has_cpu(old, s->cpu))
+                                /* Omitted before because it was 0 (the contract allows it). */
+                                row->delta = s->count;
+                        /* else: a CPU just watched (or back online) starts here. */
+                        row->rate = (double) row->delta * (double) USEC_PER_SEC / (double) elapsed;
+                }
+                if (previous && previous->elapsed_usec > 0)
+                        row->is_new = !shown || (shown->rate <= 0 && row->rate > 0);
+                else if (previous)
+                        row->is_new = !shown;
+        }
+        qsort(rows, cur->n, sizeof(NoiseViewRow), noise_row_compare);
+        *ret = (NoiseView) { .rows = TAKE_PTR(rows), .n = cur->n, .elapsed_usec = elapsed };
+        return 0;
+}
+
+/* ---- lowlatctl noise ---------------------------------------------------------------- */
+
+static int noise_source_compare(const void *x, const void *y) {
+        const NoiseSource *a = *(const NoiseSource *const *) x, *b = *(const NoiseSource *const *) y;
+        int c;
+
+        if ((c = compare_double_desc(a->rate, b->rate)) != 0)
+                return c;
+        if ((c = compare_u64_desc(a->count, b->count)) != 0)
+                return c;
+        if (a->cpu != b->cpu)
+                return a->cpu < b->cpu ? -1 : 1;
+        if ((c = strcmp(a->kind, b->kind)) != 0)
+                return c;
+        return strcmp(a->source, b->source);
+}
+
+/* The sources ranked by rate, highest first; NULL when out of memory. */
+static const NoiseSource **noise_sample_ranked(const NoiseSample *s) {
+        const NoiseSource **ranked = calloc(MAX(s->n, 1U), sizeof(NoiseSource *));
+
+        if (!ranked)
+                return NULL;
+        for (size_t i = 0; i < s->n; i++)
+                ranked[i] = &s->sources[i];
+        qsort(ranked, s->n, sizeof(NoiseSource *), noise_source_compare);
+        return ranked;
+}
+
+static int uint32_compare(const void *x, const void *y) {
+        uint32_t a = *(const uint32_t *) x, b = *(const uint32_t *) y;
+        return a < b ? -1 : a > b;
+}
+
+char *noise_sample_cpus(const NoiseSample *s) {
+        _cleanup_free_ uint32_t *cpus = calloc(MAX(s->n, 1U), sizeof(uint32_t));
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, n = 0;
+        FILE *f;
+
+        if (!cpus)
+                return NULL;
+        for (size_t i = 0; i < s->n; i++)
+                cpus[i] = s->sources[i].cpu;
+        qsort(cpus, s->n, sizeof(uint32_t), uint32_compare);
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < s->n; i++)
+                if (i == 0 || cpus[i] != cpus[i - 1])
+                        fprintf(f, "%s%" PRIu32, n++ ? "," : "", cpus[i]);
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(buf);
+}
+
+void noise_print_table(FILE *f, const NoiseSample *s, bool legend) {
+        static const char *const headers[] = { "CPU", "KIND", "SOURCE", "DESCRIPTION", "COUNT", "RATE/S" };
+        _cleanup_free_ const NoiseSource **ranked = noise_sample_ranked(s);
+        size_t width[ELEMENTSOF(headers)];
+
+        if (!ranked) {
+                fprintf(stderr, "lowlatctl: out of memory\n");
+                return;
+        }
+        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
+                width[c] = legend ? strlen(headers[c]) : 0;
+        for (int pass = 0; pass < 2; pass++) {
+                bool measure = pass == 0;
+
+                if (!measure && legend && s->n > 0)
+                        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
+                                print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
+                for (size_t i = 0; i < s->n; i++) {
+                        const NoiseSource *src = ranked[i];
+                        char cpu[16], count[32], rate[64];
+                        const char *cells[] = { cpu, src->kind, src->source, src->description, count, rate };
+
+                        snprintf(cpu, sizeof(cpu), "%" PRIu32, src->cpu);
+                        snprintf(count, sizeof(count), "%" PRIu64, src->count);
+                        snprintf(rate, sizeof(rate), "%.1f", src->rate);
+                        for (size_t c = 0; c < ELEMENTSOF(cells); c++)
+                                if (measure)
+                                        width[c] = MAX(width[c], cell_width(cells[c]));
+                                else
+                                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
+                }
+        }
+        if (legend) {
+                _cleanup_free_ char *cpus = noise_sample_cpus(s);
+
+                if (s->n == 0)
+                        fputs("No noise sources: no CPU is watched (no isolated CPUs, no [noise] cpus=), or "
+                              "nothing has reached them.\n",
+                              f);
+                else
+                        fprintf(f, "\n%zu source%s on CPU%s %s", s->n, s->n == 1 ? "" : "s",
+                                cpus && strchr(cpus, ',') ? "s" : "", cpus ?: "?");
+                if (s->n > 0 && s->interval_usec > 0)
+                        fprintf(f, "; rates over lowlatd's last scan interval, %.1f s.\n",
+                                (double) s->interval_usec / (double) USEC_PER_SEC);
+                else if (s->n > 0)
+                        fputs("; no rates before lowlatd's second scan.\n", f);
+        }
+}
+
+void noise_print_json(FILE *f, const NoiseSample *s) {
+        _cleanup_free_ const NoiseSource **ranked = noise_sample_ranked(s);
+
+        if (!ranked) {
+                fprintf(stderr, "lowlatctl: out of memory\n");
+                return;
+        }
+        fprintf(f, "{\"sampled_usec\":%" PRIu64 ",\"interval_usec\":%" PRIu64 ",\"sources\":[", s->sampled_usec,
+                s->interval_usec);
+        for (size_t i = 0; i < s->n; i++) {
+                const NoiseSource *src = ranked[i];
+
+                fprintf(f, "%s{\"cpu\":%" PRIu32 ",", i > 0 ? ",\n" : "\n", src->cpu);
+                json_print_member(f, "kind", src->kind, true);
+                json_print_member(f, "source", src->source, false);
+                json_print_member(f, "description", src->description, false);
+                fprintf(f, ",\"count\":%" PRIu64 ",\"rate\":%.3f}", src->count, src->rate);
+        }
+        fputs(s->n > 0 ? "\n]}\n" : "]}\n", f);
+}
