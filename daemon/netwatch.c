@@ -76,12 +76,25 @@ static void reconcile_nic_now(NetWatch *w, int ifindex, ReconcileFlags flags) {
         }
 }
 
+/* Looks at every IRQ again, at once: a driver may have requested or re-pinned some. */
+static void irqs_again(NetWatch *w) {
+        Manager *m = w->manager;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (irq_table_scan(&m->table, m->host, m->posture) < 0)
+                return;
+        for (size_t i = m->table.n; i > 0; i--) {
+                Setting *s = m->table.settings[i - 1];
+                if (setting_is_irq(s, NULL))
+                        table_reconcile_one(&m->table, &m->rc, s, now, 0);
+        }
+}
+
 /* A link appeared, came up, was renamed or re-registered: plan it afresh under its
  * current name (a rename keeps the match by the new name), apply, and look at the IRQs
  * again, since a driver (re)opening a device requests them anew. */
 static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
         Manager *m = w->manager;
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
         const LinkInfo *l = event;
         unsigned restored = 0;
         LinkInfo current;
@@ -113,13 +126,7 @@ static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
                 _cleanup_free_ char *what = strdup_printf("Interface %s", l->name);
                 manager_log_applied(m, what ?: "Interface");
         }
-        r = irq_table_scan(&m->table, m->host, m->posture);
-        if (r >= 0)
-                for (size_t i = m->table.n; i > 0; i--) {
-                        Setting *s = m->table.settings[i - 1];
-                        if (setting_is_irq(s, NULL))
-                                table_reconcile_one(&m->table, &m->rc, s, now, 0);
-                }
+        irqs_again(w);
 }
 
 static void on_link(void *userdata, const LinkInfo *l, bool removed) {
@@ -255,8 +262,13 @@ static unsigned queue_ifindex(const char *devpath) {
 }
 
 /* Queues came or went (a channel change, a driver reset): each interface once per burst,
- * replanned, so that new queues get their steering at once and gone ones are dropped. */
+ * replanned, so that new queues get their steering at once and gone ones are dropped. The
+ * IRQs are looked at again either way, [nic] section or not: a driver re-pins its queue
+ * IRQs when its channels change (virtio-net one per CPU, onto the isolated ones too), and
+ * no event tells of that. */
 static void queues_changed(NetWatch *w, const unsigned *ifindexes, size_t n) {
+        bool replanned = false;
+
         for (size_t i = 0; i < n; i++) {
                 LinkInfo l;
                 bool again = false;
@@ -271,7 +283,10 @@ static void queues_changed(NetWatch *w, const unsigned *ifindexes, size_t n) {
                                             l.name) > 0)
                         continue;
                 nic_replan(w, &l, "changed its queues");
+                replanned = true;
         }
+        if (n > 0 && !replanned && !w->manager->starting)
+                irqs_again(w);
 }
 
 #define QUEUE_BURST_MAX 64

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The e2e checks, run inside the qemu guest by lowlatd-e2e.service (systemd as PID 1,
-# udevd, journald, the system bus, an e1000e and a virtio-net NIC, a virtio-blk root,
+# udevd, journald, the system bus, an e1000e and a virtio-net NIC (and a virtio-net with
+# 4 queue pairs, MQ, where the host could make it), a virtio-blk root,
 # isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3), on one of three kernels
 # (E2E_KERNEL: 6.1, rt or 6.12). The host (run-e2e.sh) passes this script, guest.d/, the
 # Debian package under test (deb/lowlatd_*.deb) and params.sh in the 9p share mounted at
@@ -27,6 +28,9 @@ TAP=$R/tap.txt
 # shellcheck source=/dev/null
 [ -f "$SHARE/params.sh" ] && . "$SHARE/params.sh"
 : "${HOST_OFFLINE_EXPOSURE:=}" "${HOST_SYSTEMD:=}" "${E2E_KERNEL:=6.1}"
+# The multi-queue virtio-net NIC (run-e2e.sh): its MAC, queue pairs, the host-side peer's
+# address and the guest's, or the reason the host could not give the guest one.
+: "${E2E_MQ_MAC:=}" "${E2E_MQ_QUEUES:=4}" "${E2E_MQ_PEER:=10.0.3.1}" "${E2E_MQ_GUEST:=10.0.3.2}" "${E2E_MQ_REASON:=}"
 # The README's systemd-analyze security figure, measured with systemd 252 (Debian 12)
 README_EXPOSURE=2.6
 README_SYSTEMD=252
@@ -57,6 +61,8 @@ fail() { n=$((n + 1)); nfail=$((nfail + 1)); say "not ok $n - $1"; diag "${2:-}"
 # todo DESCRIPTION REASON [DIAGNOSTIC]: a known gap, not counted as a failure
 ntodo=0
 todo() { n=$((n + 1)); ntodo=$((ntodo + 1)); say "not ok $n - $1 # TODO $2"; diag "${3:-}"; }
+# skipped DESCRIPTION REASON: a check this guest cannot run (TAP SKIP; not counted as passed)
+skipped() { n=$((n + 1)); say "ok $n - $1 # SKIP $2"; }
 # verdict CONDITION-STATUS DESCRIPTION [DIAGNOSTIC]
 verdict() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2" "${3:-}"; fi; }
 section() { say "# --- $*"; }
@@ -139,12 +145,16 @@ coalesce() { ethtool -c "$1" 2>/dev/null | awk -v k="$2:" '$1 == k { print $2 }'
 dma_latency() { od -An -t d4 -N4 /dev/cpu_dma_latency 2>/dev/null | tr -d ' \n'; }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
 main_pid() { systemctl show -P MainPID lowlatd; }
+# The first NIC of a driver, not the multi-queue virtio-net (MQ below; found by its MAC)
 nic_by_driver() {
         local d
         for d in /sys/class/net/*; do
+                [ -n "${E2E_MQ_MAC:-}" ] && [ "$(cat "$d/address" 2>/dev/null)" = "$E2E_MQ_MAC" ] && continue
                 [ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = "$1" ] && { basename "$d"; return; }
         done
 }
+# A virtio NIC's virtio device ("virtio2"), which names its IRQs in /proc/interrupts
+virtio_dev() { basename "$(readlink -f "/sys/class/net/$1/device")"; }
 
 write_config() {
         # $1: extra lines for the [nic] section, $2: extra sections
@@ -213,11 +223,31 @@ verdict $? "the guest runs the kernel asked for ($E2E_KERNEL): $(uname -r)$([ $R
 
 E1K=$(nic_by_driver e1000e)
 VNET=$(nic_by_driver virtio_net)
-[ -n "$E1K" ] && [ -n "$VNET" ]
-verdict $? "NICs found: e1000e '$E1K', virtio-net '$VNET'" "$(ip -br link)"
+MQ=""
+for d in /sys/class/net/*; do
+        [ -n "$E2E_MQ_MAC" ] && [ "$(cat "$d/address" 2>/dev/null)" = "$E2E_MQ_MAC" ] && MQ=${d##*/}
+done
+[ -n "$E1K" ] && [ -n "$VNET" ] && { [ -z "$E2E_MQ_MAC" ] || [ -n "$MQ" ]; }
+verdict $? "NICs found: e1000e '$E1K', virtio-net '$VNET'$([ -n "$E2E_MQ_MAC" ] && echo ", multi-queue virtio-net '$MQ' ($E2E_MQ_MAC)")" "$(ip -br link)"
+[ -z "$E2E_MQ_MAC" ] && note "no multi-queue NIC: $E2E_MQ_REASON"
+# The multi-queue NIC's IRQs are guest.d/62-mq.sh's, whose channel changes start from the
+# driver's own pinning: irqbalance (section 9) is told to leave them alone, as it would
+# otherwise move some (seen on 6.1: output.0 onto CPU 3, input.1 and output.1 from 1 to
+# 0) and section 13 could not find them as they were before the install.
+MQ_IRQ_BAN=""
+[ -n "$MQ" ] && for irq in $(irqs_named "^$(virtio_dev "$MQ")-"); do MQ_IRQ_BAN+=" --banirq=$irq"; done
+MQ_IRQ_BAN=${MQ_IRQ_BAN# }
 [ "$(rd /sys/devices/system/cpu/isolated)" = "$ISOLATED" ]
 verdict $? \
         "the kernel isolated CPUs $ISOLATED" "isolated: $(rd /sys/devices/system/cpu/isolated)"
+
+# The image's latency tools, for lowlatctl measure and top: rtla (a userspace tool built
+# from the kernel's source, its own version), cyclictest (rt-tests) and tmux.
+rtla_usage=$(rtla 2>&1) cyclictest_help=$(cyclictest --help 2>&1)
+[[ $rtla_usage == *timerlat* ]] && [[ $cyclictest_help == *cyclictest* ]] && command -v tmux > /dev/null
+verdict $? "the image has rtla ($(dpkg-query -W -f='${Version}' rtla 2>&1)), rt-tests ($(dpkg-query -W -f='${Version}' rt-tests 2>&1)) and tmux ($(dpkg-query -W -f='${Version}' tmux 2>&1)), and rtla and cyclictest run" \
+        "rtla: $rtla_usage
+cyclictest: $(head -n 3 <<< "$cyclictest_help")"
 
 # What the host had before lowlatd was installed, for section 13 (restore) and the
 # purge at the end: every IRQ's affinity, the default affinity, the latency request,
@@ -241,7 +271,7 @@ nic_state() {
                 ethtool -"$2" "$1" 2>&1
         fi
 }
-for nic in "$E1K" "$VNET"; do
+for nic in "$E1K" "$VNET" ${MQ:+"$MQ"}; do
         for what in c k g l q; do PRE_NIC[$nic/$what]=$(nic_state "$nic" $what); done
 done
 
@@ -412,7 +442,7 @@ $(jtext "$m0" MESSAGE_ID=$MID_FAILED)"
 # Traffic on the virtio-net NIC makes its IRQs fire: the kernel completes the move.
 ip link set "$VNET" up && ip addr add 10.0.2.15/24 dev "$VNET"
 ping -q -c 10 -i 0.2 -W 2 -I "$VNET" 10.0.2.2 > /dev/null 2>&1
-vin=$(irqs_named '^virtio[0-9]+-input\.0$' | head -n1)
+vin=$(irqs_named "^$(virtio_dev "$VNET")-input\\.0\$" | head -n1)
 n_vin=$(awk -v i="$vin:" '$1 == i { print $2 + $3 + $4 + $5 }' /proc/interrupts)
 note "after 10 pings on $VNET: IRQ $vin ($(irq_name "$vin")) fired $n_vin times; effective $(rd /proc/irq/$vin/effective_affinity_list)"
 vin_ok() { ! touches_isolated "$(rd /proc/irq/$vin/effective_affinity_list)"; }
@@ -457,8 +487,8 @@ verdict $? "lowlatctl list shows the new IRQs ok or corrected" "$notok"
 
 # ===== 4 ===============================================================================
 section "4: a write of $ISOLATED to smp_affinity_list is reverted, journaled, explained"
-victim=$(irqs_named '^virtio[0-9]+-input\.0$' | head -n1)
-[ -n "$victim" ] || victim=$(irqs_named '^virtio[0-9]+-config$' | head -n1)
+victim=$(irqs_named "^$(virtio_dev "$VNET")-input\\.0\$" | head -n1)
+[ -n "$victim" ] || victim=$(irqs_named "^$(virtio_dev "$VNET")-config\$" | head -n1)
 note "victim IRQ $victim ($(irq_name "$victim")), now $(rd /proc/irq/$victim/smp_affinity_list)"
 m4=$(mark)
 out=$( (echo "$ISOLATED" > "/proc/irq/$victim/smp_affinity_list") 2>&1)
@@ -642,7 +672,7 @@ ip addr add 10.0.2.15/24 dev "$E1K" 2>/dev/null
 irqbalance_phase() {
         # $1: /etc/default/irqbalance contents, $2: seconds to watch
         local load_pid
-        printf '%s\n' "$1" > /etc/default/irqbalance
+        printf '%s\n' "$1" ${MQ_IRQ_BAN:+"IRQBALANCE_ARGS=\"$MQ_IRQ_BAN\""} > /etc/default/irqbalance
         PHASE_MARK=$(mark)
         timeout 60 systemctl start irqbalance.service
         ping -f -q -w "$2" 10.0.2.2 > /dev/null 2>&1 &

@@ -34,12 +34,14 @@ esac
 # tools the tests drive (jq reads journalctl -o json, ping makes NIC interrupts); the
 # package's dependencies, so that apt-get installs the lowlatd .deb under test (over 9p)
 # with no archive to reach; irqbalance for the conflicting-writer test; a kernel and an
-# initramfs that can find a virtio-blk root. No getty, no apt timers: nothing in the guest
-# but the test. The package names are the same in Debian 12 and 13.
+# initramfs that can find a virtio-blk root; rt-tests (cyclictest, hwlatdetect), rtla
+# (timerlat/osnoise, a userspace tool built from the kernel's source) and tmux for the
+# checks of `lowlatctl measure` and `lowlatctl top`. No getty, no apt timers: nothing in
+# the guest but the test. The package names are the same in Debian 12 and 13.
 packages=(
         systemd systemd-sysv udev dbus libpam-systemd
         ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
-        irqbalance
+        irqbalance rt-tests rtla tmux
         libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200 libinih1
         "$kernel_package" initramfs-tools
 )

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The e2e suite, host side: boots a Debian guest under qemu (software emulation), with
-# systemd as PID 1, real NICs (e1000e, virtio-net), a virtio-blk root and isolated CPUs,
+# systemd as PID 1, real NICs (e1000e, virtio-net, and a virtio-net with 4 queue pairs on a
+# tap in qemu's own network namespace), a virtio-blk root and isolated CPUs,
 # once per kernel, installs lowlatd into it from the Debian package under test
 # (apt-get install ./lowlatd_*.deb) and runs guest-test.sh there (lowlatd-e2e.service),
 # which ends with apt-get purge.
@@ -66,6 +67,30 @@ qemu=$(command -v qemu-system-x86_64) ||
 # --- can qemu run here at all? -----------------------------------------------------------
 probe=$(timeout 3 "$qemu" -machine q35 -accel "$accel" -nodefaults -display none -S 2>&1)
 [ $? -eq 124 ] || skip "qemu cannot start a q35 machine with -accel $accel here: $probe"
+
+# --- the multi-queue NIC's network namespace --------------------------------------------
+# The guest's third NIC is a virtio-net with 4 queue pairs (RPS/XPS per queue, ethtool -L;
+# guest.d/62-mq.sh): qemu's user network has one queue, so it sits on a multi-queue tap.
+# The tap never exists on this host: qemu runs in a network namespace of its own (unshare
+# --net, which execs, so the pid is qemu's), where the tap is made before qemu opens it,
+# and given an address as the guest's peer (10.0.3.1/24; the guest takes 10.0.3.2). The
+# namespace and the tap go with qemu. Nothing else of qemu's uses the host's network: the
+# user NICs are restrict=on and the share is 9p. Where no namespace or tap can be made,
+# the guest gets no such NIC and its checks are skipped with this reason.
+MQ_TAP=e2etap0 MQ_PEER=10.0.3.1 MQ_GUEST=10.0.3.2 MQ_QUEUES=4
+mq_setup="ip link set lo up && ip tuntap add dev $MQ_TAP mode tap multi_queue &&
+        ip addr add $MQ_PEER/24 dev $MQ_TAP && ip link set $MQ_TAP up"
+mq_reason=""
+if ! command -v unshare > /dev/null || ! command -v ip > /dev/null; then
+        mq_reason="unshare (util-linux) or ip (iproute2) is not installed on the host"
+elif ! probe=$(unshare --net -- sh -c "$mq_setup" 2>&1); then
+        mq_reason="no multi-queue tap in a private network namespace here (unshare --net; ip tuntap add mode tap multi_queue): ${probe:-failed}"
+fi
+if [ -z "$mq_reason" ]; then
+        echo "# multi-queue NIC: virtio-net, $MQ_QUEUES queue pairs, on tap $MQ_TAP ($MQ_PEER) in qemu's own network namespace"
+else
+        echo "# no multi-queue NIC in the guest: $mq_reason"
+fi
 
 if [ "$(id -u)" = 0 ]; then
         cache=${LOWLATD_E2E_CACHE:-/var/cache/lowlatd-e2e}
@@ -157,12 +182,21 @@ boot() {
         rm -rf "$share/results"
         mkdir -p "$share/results"
         echo "# booting the guest, attempt $1 ($accel; limit ${timeout_s} s; serial log: $kart/serial.log)"
-        "$qemu" -machine q35 -accel "$accel" -cpu max -smp 4 -m 2G \
+        local wrap=() mq=()
+        if [ -z "$mq_reason" ]; then
+                # sh execs qemu: qemu_pid below is qemu's.
+                wrap=(unshare --net -- sh -c "$mq_setup"' && exec "$@"' qemu)
+                # queues=N pairs, vectors: one per queue of either way, config and control.
+                mq=(-netdev "tap,id=n2,ifname=$MQ_TAP,script=no,downscript=no,queues=$MQ_QUEUES"
+                        -device "virtio-net-pci,netdev=n2,mq=on,vectors=$((2 * MQ_QUEUES + 2)),mac=52:54:00:e2:e0:04")
+        fi
+        "${wrap[@]}" "$qemu" -machine q35 -accel "$accel" -cpu max -smp 4 -m 2G \
                 -nodefaults -display none -no-reboot \
                 -kernel "$img/vmlinuz" -initrd "$img/initrd.img" -append "$cmdline" \
                 -drive file="$img/root.ext4",format=raw,if=virtio,snapshot=on \
                 -netdev user,id=n0,restrict=on -device e1000e,netdev=n0 \
                 -netdev user,id=n1,restrict=on -device virtio-net-pci,netdev=n1 \
+                "${mq[@]}" \
                 -virtfs local,path="$share",mount_tag=e2e,security_model=none,id=e2e \
                 -serial stdio < /dev/null > "$kart/serial.log" 2>&1 &
         qemu_pid=$!
@@ -217,6 +251,9 @@ run_kernel() {
                 echo "HOST_OFFLINE_EXPOSURE='$host_exposure'"
                 echo "HOST_SYSTEMD='$host_systemd'"
                 echo "E2E_KERNEL='$k'"
+                echo "E2E_MQ_MAC='$([ -z "$mq_reason" ] && echo 52:54:00:e2:e0:04)'"
+                echo "E2E_MQ_QUEUES=$MQ_QUEUES E2E_MQ_PEER=$MQ_PEER E2E_MQ_GUEST=$MQ_GUEST"
+                echo "E2E_MQ_REASON='${mq_reason//\'/}'"
         } > "$share/params.sh"
 
         local t_boot=$SECONDS t_guest

@@ -19,6 +19,9 @@ recreated queues their masks at once; a new link matching the glob gets its mask
 once; links deleted while being applied leave no failure and no stuck settings;
 net.core.rps_default_mask is kept, and a new link's queues start from it; ListSettings
 shows the queue settings; `lowlatctl restore` puts back every original that still exists.
+Last, with /proc/irq a fakeirqfs (where one is built): a channel change on a NIC that no
+[nic] section matches makes lowlatd look at the IRQs again at once (a driver re-pins its
+queue IRQs then, onto the isolated CPUs too, and no event tells of that).
 
 Exit 77 with a reason: not root, unshare/ip/ethtool missing, no network namespace, no
 veth, fewer than 2 CPUs, no RPS in this kernel.
@@ -333,6 +336,68 @@ def main_phase(t, host, ncpus):
         view.stop()
 
 
+IRQ_CONFIG = """\
+[daemon]
+scan_interval = 1min
+udev_source = kernel
+
+[cpus]
+isolated = {isolated}
+"""
+
+
+def irq_phase(t, ncpus):
+    """A channel change on a NIC that no [nic] section matches: a driver re-pins its queue
+    IRQs then (virtio-net puts one on each CPU, the isolated ones too: the VM suite's
+    guest.d/62-mq.sh), and nothing tells of that but the queues' uevents. /proc/irq is
+    fakeirqfs here, whose `set` moves an IRQ the way a driver does, with no inotify event;
+    the scan is a minute away. lowlatd must look at the IRQs again when ot0's queues
+    change."""
+    desc = "ethtool -L on a NIC with no [nic] section: an IRQ a driver moved onto the isolated CPU is put back at once"
+    exe = os.environ.get("FAKEIRQFS")
+    if not exe or not os.access(exe, os.X_OK) or not os.path.exists("/dev/fuse"):
+        t.skip(desc, "no fakeirqfs (FAKEIRQFS unset: no libfuse3) or no /dev/fuse")
+        return
+    import test_fuse_irq as fi
+    host = make_host(ncpus)
+    housekeeping = set(range(ncpus - 1))
+    fs = fi.FakeIrqFs(exe, host, affinity=h.format_cpulist(housekeeping))
+    try:
+        fs.start()
+    except fi.MountRefused as e:
+        t.skip(desc, str(e))
+        return
+    d = None
+    affinity = lambda irq: h.read_text(fs.path(irq, "smp_affinity_list")).strip()
+    try:
+        d = h.Daemon(host, IRQ_CONFIG.format(isolated=ncpus - 1))
+        d.wait_ready(h.scaled(30))
+        add_veth("ot0", "ot1")
+        time.sleep(h.scaled(1))     # the new link's own events (a replan looks at the IRQs)
+        irq = next((n for n, name in host.irq_names.items() if name == "xhci_hcd"), host.irqs[-1])
+        fs.control("set %d %d" % (irq, ncpus - 1))
+        time.sleep(h.scaled(0.5))
+        still = affinity(irq)
+        r = run_cmd("ethtool", "-L", "ot0", "rx", "2")
+        if r.returncode != 0:
+            t.skip(desc, "ethtool -L ot0 rx 2: %s" % r.stderr.strip())
+        else:
+            ok, secs = timed(lambda: h.parse_cpulist(affinity(irq)) <= housekeeping, h.scaled(TIMEOUT), d.alive)
+            t.ok(ok and still == str(ncpus - 1),
+                 "%s: IRQ %d, set to CPU %d with no event (reads %s half a second later), is back on %s %.0f ms "
+                 "after the channel change" % (desc, irq, ncpus - 1, still, h.format_cpulist(housekeeping),
+                                              1000 * secs),
+                 "reads %s\n%s" % (affinity(irq), d.stderr_tail()))
+        run_cmd("ip", "link", "del", "ot0")
+        t.ok(d.alive(), "lowlatd keeps running", d.stderr_tail())
+        t.stopped_cleanly(d)
+        d = None
+    finally:
+        if d is not None:
+            d.kill()
+        fs.stop()
+
+
 def run(t):
     if os.environ.get(NS_ENV) != "1":
         reexec_in_namespaces()      # never returns
@@ -363,6 +428,7 @@ def run(t):
             qwrite("rpoff0", q, "rps_cpus", h.format_mask(set(range(ncpus)), ncpus))
         host = make_host(ncpus)
         main_phase(t, host, ncpus)
+        irq_phase(t, ncpus)
     finally:
         h.unmount_all()
 

@@ -10,8 +10,8 @@
 #    2-3's pm_qos_resume_latency_us read 20 while 0-1 keep theirs; a write of 0 to CPU 2's
 #    is put back;
 #  - lowlatctl restore puts every queue mask and latency limit back as found.
-# The guest's NIC has one queue pair (qemu's user network has no multiqueue), so queues
-# that appear later are left to the namespace tests on the host (test_rps.py).
+# This NIC has one queue pair (qemu's user network has no multiqueue): queues that appear
+# later, and XPS where the kernel offers it, are 62-mq.sh's, on the multi-queue NIC.
 # Leaves lowlatd enforcing the base config.
 RP_DROPIN=/etc/lowlatd/lowlatd.conf.d/60-rps-pm.conf
 rp_q=/sys/class/net/$VNET/queues
