@@ -29,7 +29,7 @@ nz_irq_counts() {
                 "\(.[0].source):\(map(.count) | add)"' <<< "$1" | sort
 }
 # nz_proc CPU LABEL: that CPU's column of /proc/interrupts for LABEL ("41" or "LOC")
-nz_proc() { awk -v l="$2:" -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) col["CPU" c] = i } $1 == l { print $(col["CPU" c] + 1); exit }' /proc/interrupts; }
+nz_proc() { awk -v l="$2:" -v c="CPU$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) col = i } $1 == l { print $(col + 1); exit }' /proc/interrupts; }
 nz_reload() {
         local out
         out=$(timeout 60 systemctl reload lowlatd 2>&1)

@@ -52,7 +52,8 @@ $(cat "$ms_out")"
 fi
 
 ms_empty=$(mktemp -d)
-out=$(PATH=$ms_empty lowlatctl measure --duration 1 2>&1)
+ms_ctl=$(command -v lowlatctl)
+out=$(PATH=$ms_empty "$ms_ctl" measure --duration 1 2>&1)
 rc=$?
 rmdir "$ms_empty"
 [ "$rc" = 69 ] && [[ $out == *"no latency tool"* ]]
