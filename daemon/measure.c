@@ -642,7 +642,8 @@ void latency_print_histogram(FILE *f, const LatencyStats *s, size_t rows) {
                 first = last = 0;
         rows = MAX(rows, 1U);
         per_row = (last - first) / rows + 1;
-        for (size_t b = first; b <= last; b += per_row) {
+        /* Overflows alone (a report with no buckets) have no bucket rows to print. */
+        for (size_t b = first; b <= last && s->n_buckets > 0; b += per_row) {
                 uint64_t c = 0;
                 for (size_t i = b; i < MIN(b + per_row, last + 1); i++)
                         c = add_saturating(c, s->histogram[i]);

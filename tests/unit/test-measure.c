@@ -281,6 +281,21 @@ static void test_noise_print(void) {
               "noise JSON: escaped strings, ranked by rate");
 }
 
+/* A report with overflows and no bucket at all (an rtla table whose rows were all beyond
+ * the histogram): the fuzzer found the printer indexing the absent histogram. */
+static void test_histogram_overflows_only(void) {
+        LatencyStats st = { .cpu = 2, .samples = 5, .overflows = 5, .bucket_ns = 1000 };
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        latency_print_histogram(f, &st, 10);
+        fclose(f);
+        CHECK(buf && strstr(buf, "overflows") && strstr(buf, " 5 (beyond the histogram") && !strstr(buf, " us "),
+              "histogram: overflows only, no bucket rows, no read of an absent histogram");
+        free(buf);
+}
+
 int main(void) {
         test_p99();
         test_cyclictest();
@@ -290,5 +305,6 @@ int main(void) {
         test_argv();
         test_noise_view();
         test_noise_print();
+        test_histogram_overflows_only();
         return tap_finish();
 }
