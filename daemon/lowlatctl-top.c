@@ -143,8 +143,9 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
         time_t sec = time(NULL);
         _cleanup_free_ char *watched = cpuset_format_list(fr->cpus);
         unsigned n_cpus = cpuset_count(fr->cpus), used = 0, per_cpu = UINT32_MAX;
-        /* The screen's lines; plain frames have no limit. */
-        unsigned max_lines = t->fancy ? t->rows : UINT32_MAX;
+        /* The screen's lines but the last, plain frames have no limit: every line ends in
+         * "\r\n", and a newline on the screen's last line scrolls the header off. */
+        unsigned max_lines = t->fancy ? (t->rows > 1 ? t->rows - 1 : 1) : UINT32_MAX;
         double total_rate = 0;
         uint64_t total_delta = 0;
 
@@ -172,7 +173,7 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
 
         if (t->fancy) {
                 /* Each CPU gets its share of the screen; its noisiest sources first. */
-                unsigned budget = t->rows > used ? t->rows - used : 1;
+                unsigned budget = max_lines > used ? max_lines - used : 1;
                 per_cpu = n_cpus ? MAX(budget / n_cpus, 2U) : budget;
         }
         if (n_cpus == 0)
