@@ -629,11 +629,41 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         return noise_parse_file(n, &n->files[format], (char *) text, length, false);
 }
 
-/* The whole file through its persistent fd: pread() from offset 0 until it returns 0
- * (seq_file hands out as many whole records as fit each time). */
-static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
+/* The whole file through a kept fd into a buffer that grows as needed (up to
+ * NOISE_FILE_MAX): pread() from offset 0 until it returns 0 (seq_file hands out as many
+ * whole records as fit each time). */
+static int pread_whole(int fd, char **text, size_t *size, size_t *ret_len) {
         size_t len = 0;
 
+        for (;;) {
+                ssize_t k;
+                if (*size - len < 4096) {
+                        size_t s = MAX(*size * 2, (size_t) 65536);
+                        char *t;
+                        if (s > NOISE_FILE_MAX + 1)
+                                return -EFBIG;
+                        t = realloc(*text, s);
+                        if (!t)
+                                return -ENOMEM;
+                        *text = t;
+                        *size = s;
+                }
+                k = pread(fd, *text + len, *size - len, (off_t) len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+        }
+        *ret_len = len;
+        return 0;
+}
+
+/* The whole file through its persistent fd, opened at the first read. */
+static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
         if (f->missing)
                 return -ENOENT;
         if (f->fd < 0) {
@@ -647,31 +677,7 @@ static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
                         return r;
                 }
         }
-        for (;;) {
-                ssize_t k;
-                if (f->text_size - len < 4096) {
-                        size_t s = MAX(f->text_size * 2, (size_t) 65536);
-                        char *t;
-                        if (s > NOISE_FILE_MAX + 1)
-                                return -EFBIG;
-                        t = realloc(f->text, s);
-                        if (!t)
-                                return -ENOMEM;
-                        f->text = t;
-                        f->text_size = s;
-                }
-                k = pread(f->fd, f->text + len, f->text_size - len, (off_t) len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-        *ret_len = len;
-        return 0;
+        return pread_whole(f->fd, &f->text, &f->text_size, ret_len);
 }
 
 int noise_read(Noise *n, const Host *h, uint64_t now) {
@@ -805,38 +811,19 @@ bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy) {
 int noise_read_stat(Noise *n, const Host *h) {
         size_t len = 0;
         long hz = sysconf(_SC_CLK_TCK);
+        int r;
 
         if (n->stat_fd < 0) {
                 n->stat_fd = host_open_file(h, "proc/stat", O_RDONLY);
                 if (n->stat_fd < 0) {
-                        int r = n->stat_fd;
+                        r = n->stat_fd;
                         n->stat_fd = -1;
                         return r;
                 }
         }
-        for (;;) {
-                ssize_t k;
-                if (n->stat_size - len < 4096) {
-                        size_t s = MAX(n->stat_size * 2, (size_t) 65536);
-                        char *t;
-                        if (s > NOISE_FILE_MAX + 1)
-                                return -EFBIG;
-                        t = realloc(n->stat_text, s);
-                        if (!t)
-                                return -ENOMEM;
-                        n->stat_text = t;
-                        n->stat_size = s;
-                }
-                k = pread(n->stat_fd, n->stat_text + len, n->stat_size - len, (off_t) len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
+        r = pread_whole(n->stat_fd, &n->stat_text, &n->stat_size, &len);
+        if (r < 0)
+                return r;
         return noise_parse_stat(n, n->stat_text, len, hz > 0 ? (unsigned long) hz : 100);
 }
 
