@@ -79,6 +79,30 @@ int noise_sample_get(sd_bus *bus, NoiseSample *ret) {
         return r;
 }
 
+void noise_reads_done(NoiseReads *g) {
+        g->gate = mfree(g->gate);
+}
+
+void noise_reads_get(sd_bus *bus, NoiseReads *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+        *ret = (NoiseReads) {};
+        if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseGate", &error, &ret->gate) < 0)
+                return;
+        sd_bus_error_free(&error);
+        if (sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseReads", &error, &reply, "(tt)") < 0 ||
+            sd_bus_message_read(reply, "(tt)", &ret->full_reads, &ret->gated_reads) < 0)
+                ret->full_reads = ret->gated_reads = 0;
+}
+
+void noise_reads_print(FILE *f, const NoiseReads *g) {
+        if (!g->gate || !g->gate[0])
+                return;
+        fprintf(f, "Gate: %s; %" PRIu64 " scan%s read /proc/interrupts, %" PRIu64 " did without it.\n", g->gate,
+                g->full_reads, g->full_reads == 1 ? "" : "s", g->gated_reads);
+}
+
 /* ---- Rates between two samples ---------------------------------------------------- */
 
 static bool same_source(uint32_t cpu, const char *kind, const char *source, const NoiseSource *s) {
@@ -283,15 +307,20 @@ void noise_print_table(FILE *f, const NoiseSample *s, bool legend) {
         }
 }
 
-void noise_print_json(FILE *f, const NoiseSample *s) {
+void noise_print_json(FILE *f, const NoiseSample *s, const NoiseReads *g) {
         _cleanup_free_ const NoiseSource **ranked = noise_sample_ranked(s);
 
         if (!ranked) {
                 fprintf(stderr, "lowlatctl: out of memory\n");
                 return;
         }
-        fprintf(f, "{\"sampled_usec\":%" PRIu64 ",\"interval_usec\":%" PRIu64 ",\"sources\":[", s->sampled_usec,
-                s->interval_usec);
+        fprintf(f, "{\"sampled_usec\":%" PRIu64 ",\"interval_usec\":%" PRIu64 ",", s->sampled_usec, s->interval_usec);
+        if (g && g->gate) {
+                fputs("\"gate\":{", f);
+                json_print_member(f, "mode", g->gate, true);
+                fprintf(f, ",\"full_reads\":%" PRIu64 ",\"gated_reads\":%" PRIu64 "},", g->full_reads, g->gated_reads);
+        }
+        fputs("\"sources\":[", f);
         for (size_t i = 0; i < s->n; i++) {
                 const NoiseSource *src = ranked[i];
 

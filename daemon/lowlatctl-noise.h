@@ -33,6 +33,17 @@ int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret);
 /* Calls Noise(). Prints why before returning -errno. */
 int noise_sample_get(sd_bus *bus, NoiseSample *ret);
 
+/* How lowlatd reads the counters: the NoiseGate and NoiseReads properties. */
+typedef struct NoiseReads {
+        char *gate;                       /* "perf: ...", "off: why"; NULL: an older lowlatd */
+        uint64_t full_reads, gated_reads; /* scans that read /proc/interrupts, that did without */
+} NoiseReads;
+
+void noise_reads_done(NoiseReads *g);
+/* Reads both properties; a lowlatd without them leaves *ret empty. Never fails the verb. */
+void noise_reads_get(sd_bus *bus, NoiseReads *ret);
+void noise_reads_print(FILE *f, const NoiseReads *g);
+
 /* A source as top and measure show it: counted between two samples. */
 typedef struct NoiseViewRow {
         uint32_t cpu;
@@ -61,6 +72,6 @@ int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const 
 
 /* lowlatctl noise: lowlatd's totals and rates, ranked by rate. */
 void noise_print_table(FILE *f, const NoiseSample *s, bool legend);
-void noise_print_json(FILE *f, const NoiseSample *s);
+void noise_print_json(FILE *f, const NoiseSample *s, const NoiseReads *g);
 /* "1,3": the CPUs that have a row in s, or NULL when out of memory. */
 char *noise_sample_cpus(const NoiseSample *s);

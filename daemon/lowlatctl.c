@@ -129,15 +129,20 @@ static int verb_check(sd_bus *bus, const Arguments *args) {
 
 static int verb_noise(sd_bus *bus, const Arguments *args) {
         _cleanup_(noise_sample_done) NoiseSample s = {};
+        _cleanup_(noise_reads_done) NoiseReads g = {};
         int r;
 
         r = noise_sample_get(bus, &s);
         if (r < 0)
                 return r;
+        noise_reads_get(bus, &g);
         if (args->json)
-                noise_print_json(stdout, &s);
-        else
+                noise_print_json(stdout, &s, &g);
+        else {
                 noise_print_table(stdout, &s, args->legend);
+                if (args->legend)
+                        noise_reads_print(stdout, &g);
+        }
         return finish_output(EXIT_OK);
 }
 

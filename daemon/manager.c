@@ -287,6 +287,7 @@ Manager *manager_free(Manager *m) {
         m->procwatch = procwatch_free(m->procwatch);
         m->sysfswatch = sysfswatch_free(m->sysfswatch);
         m->noise = noise_free(m->noise);
+        m->noise_gate_state = mfree(m->noise_gate_state);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
@@ -327,6 +328,7 @@ void manager_log_applied(Manager *m, const char *what) {
 /* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
  * no inotify event for it, so the scan compares the online list (one small read). */
 static int manager_reload_because(Manager *m, const char *why);
+static void manager_noise_gate_open(Manager *m);
 
 /* A CPU came online or went offline. The posture depends on the online CPUs (the default
  * housekeeping set is "online minus isolated"; governors and idle states are per online
@@ -366,6 +368,10 @@ static void manager_check_online_cpus(Manager *m) {
         m->last_online = TAKE_PTR(online);
         if (changed)
                 manager_online_cpus_changed(m, m->last_online);
+        /* A CPU that went offline lost its perf events' place on it: new rings, with one for
+         * each watched CPU online now. */
+        if (changed && m->noise)
+                manager_noise_gate_open(m);
 }
 
 static void manager_full_pass(Manager *m, ReconcileFlags flags) {
@@ -388,6 +394,42 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
                          (unsigned) (FIGHT_QUIET_USEC / USEC_PER_SEC));
 }
 
+/* The gate spares the scan /proc/interrupts while the watched CPUs take nothing but their
+ * timer; it needs the live host's perf and tracepoints (a fake tree's CPUs are not this
+ * machine's). Without it every scan reads the file, as it must. */
+static void manager_noise_gate_open(Manager *m) {
+        _cleanup_free_ char *cpus = NULL;
+        NoiseGate *g = NULL;
+        size_t rings = 0;
+        int r;
+
+        m->noise_gate_state = mfree(m->noise_gate_state);
+        if (m->noise->n_cpus == 0)
+                return;
+        if (!m->posture->config->noise_gate) {
+                m->noise_gate_state = strdup("off: [noise] gate = off");
+                return;
+        }
+        if (!host_is_live(m->host)) {
+                m->noise_gate_state = strdup("off: not the live host (--root)");
+                return;
+        }
+        r = noise_gate_open(m->host, m->noise->cpus, m->noise->n_cpus, &g);
+        if (r < 0) {
+                m->noise_gate_state = strdup_printf("off: %s", strerror(-r));
+                log_info("Noise counters: no perf ring on the watched CPUs (%s); /proc/interrupts is read at every scan",
+                         strerror(-r));
+                return;
+        }
+        for (size_t i = 0; i < g->n_rings; i++)
+                rings += g->rings[i].map != NULL;
+        cpus = cpuset_format_list(&m->posture->noise_cpus);
+        m->noise_gate_state = strdup_printf("perf: %u tracepoints, rings on %zu of %zu CPUs (%s)%s", g->n_events,
+                                            rings, g->n_rings, cpus ?: "?",
+                                            g->has_timer ? ", timer counted apart" : "");
+        noise_set_gate(m->noise, g);
+}
+
 /* The counters follow the posture's noise CPUs: a reload that names other CPUs starts
  * them afresh (the rates then wait for a second scan); one that keeps them keeps them. */
 static void manager_noise_sync(Manager *m) {
@@ -403,7 +445,8 @@ static void manager_noise_sync(Manager *m) {
         CPUSET_FOREACH(cpu, &m->posture->noise_cpus)
                 if (n < count)
                         cpus[n++] = (unsigned) cpu;
-        same = m->noise && m->noise->n_cpus == n && (n == 0 || memcmp(m->noise->cpus, cpus, n * sizeof(unsigned)) == 0);
+        same = m->noise && m->noise->n_cpus == n && (n == 0 || memcmp(m->noise->cpus, cpus, n * sizeof(unsigned)) == 0) &&
+               m->noise_gate_config == m->posture->config->noise_gate;
         if (same) {
                 if (host_read_cpus(m->host, &cpus_now) >= 0)
                         noise_set_nohz_full(m->noise, &cpus_now.nohz_full);
@@ -420,6 +463,8 @@ static void manager_noise_sync(Manager *m) {
         if (host_read_cpus(m->host, &cpus_now) >= 0)
                 noise_set_nohz_full(m->noise, &cpus_now.nohz_full);
         host_cpus_done(&cpus_now);
+        m->noise_gate_config = m->posture->config->noise_gate;
+        manager_noise_gate_open(m);
 }
 
 static NoiseAlertPolicy manager_noise_policy(const Manager *m) {
@@ -442,7 +487,7 @@ static void manager_noise_scan(Manager *m) {
 
         if (!m->noise || m->noise->n_cpus == 0)
                 return;
-        r = noise_read(m->noise, m->host, now);
+        r = noise_read_scan(m->noise, m->host, now);
         if (r < 0 && !m->noise_read_failed)
                 log_warning_errno(r, "Cannot read the noise counters under %s", m->host->root_path);
         m->noise_read_failed = r < 0;

@@ -86,6 +86,8 @@ typedef struct Manager {
         SysfsWatch *sysfswatch; /* only while a [sysfs] key is a pattern */
         Noise *noise; /* the posture's noise CPUs' counters; NULL until the first pass */
         bool noise_read_failed; /* said once, until a read works again */
+        char *noise_gate_state; /* "perf: ..." or "off: why"; NULL with no watched CPU */
+        bool noise_gate_config;  /* [noise] gate as the counters were set up with */
         ManagerListener listener;
 } Manager;
 

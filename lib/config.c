@@ -77,6 +77,7 @@ Config *config_new(void) {
         c->noise_cpus.kind = CPU_SPEC_ISOLATED;
         c->noise_tick_rate_max = NOISE_TICK_RATE_MAX_DEFAULT;
         c->noise_alert_interval_usec = NOISE_ALERT_INTERVAL_DEFAULT_USEC;
+        c->noise_gate = true;
         c->digest = FNV1A_OFFSET;
         return c;
 }
@@ -1000,6 +1001,14 @@ static void handle_noise(ParseState *s, const char *key, const char *value) {
                         parse_error(s, "alert_interval: '%s' is out of range (1s to 24h)", value);
                 else
                         c->noise_alert_interval_usec = usec;
+        } else if (streq(key, "gate")) {
+                bool v;
+                if (streq(value, "perf"))
+                        c->noise_gate = true;
+                else if (streq(value, "off") || (parse_boolean(value, &v) >= 0 && !v))
+                        c->noise_gate = false;
+                else
+                        parse_error(s, "gate: '%s' is neither 'perf' nor 'off'", value);
         } else
                 parse_error(s, "unknown key '%s' in section [noise]", key);
 }

@@ -308,6 +308,7 @@ typedef struct Config {
         CpuSpec noise_cpus;
         uint32_t noise_tick_rate_max;
         uint64_t noise_alert_interval_usec; /* 0: no alerts */
+        bool noise_gate; /* perf rings spare the scan /proc/interrupts (lib/noise-gate.h) */
 } Config;
 
 Config *config_new(void);

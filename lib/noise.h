@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "host.h"
+#include "noise-gate.h"
 #include "string-table.h"
 
 typedef enum NoiseKind {
@@ -106,7 +107,19 @@ typedef struct Noise {
         uint64_t sampled_usec;  /* CLOCK_MONOTONIC of the last read */
         uint64_t scan_usec;     /* of the last scan */
         uint64_t interval_usec; /* between the last two scans, 0 before the second */
+        /* With a gate, a scan reads /proc/interrupts only when a watched CPU took an
+         * interrupt other than its timer, and at least every NOISE_RESYNC_USEC. */
+        NoiseGate *gate;
+        uint64_t *gate_timer;   /* n_cpus: timer records of the last drain */
+        bool gate_dirty;        /* a record came in during the last full read */
+        uint64_t full_usec;     /* CLOCK_MONOTONIC of the last full read */
+        uint64_t full_reads;    /* reads of /proc/interrupts */
+        uint64_t gated_reads;   /* scans that did without it */
 } Noise;
+
+/* The longest a gated Noise goes without reading /proc/interrupts: the lines no tracepoint
+ * announces (MCE, MCP, PMI, HYP, ...) and LOC are then re-read from the kernel's totals. */
+#define NOISE_RESYNC_USEC (60 * USEC_PER_SEC)
 
 /* The counters of cpus (n of them; may be 0). No host access yet. */
 int noise_new(const unsigned *cpus, size_t n, Noise **ret);
@@ -122,6 +135,15 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length);
 /* Reads the three files through persistent fds (pread at offset 0), opened on first use
  * relative to the host's root; a missing file just has no sources. now: CLOCK_MONOTONIC. */
 int noise_read(Noise *n, const Host *h, uint64_t now);
+
+/* Gives n the gate g (NULL: none), which it then owns and frees. */
+void noise_set_gate(Noise *n, NoiseGate *g);
+
+/* The scan's read: with a gate that says the watched CPUs took no interrupt but their timer
+ * since the last read (and that read is under NOISE_RESYNC_USEC old), /proc/interrupts is not
+ * read: LOC gets the timer's records and only /proc/softirqs and /proc/schedstat are read.
+ * Otherwise noise_read(). */
+int noise_read_scan(Noise *n, const Host *h, uint64_t now);
 
 /* Takes the counts of the last read as a scan at now: every cell gets its delta and rate
  * over the interval since the previous scan. A count that went backwards (a CPU offline

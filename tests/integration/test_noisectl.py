@@ -112,6 +112,9 @@ def test_noise(t, w):
     t.ok({r[0] for r in rows} == {"2", "3"}, "only the watched CPUs 2 and 3", desc(p))
     t.ok(re.search(r"\d+ sources on CPUs 2,3; rates over lowlatd's last scan interval", p.stdout),
          "a footer with the number of sources, the CPUs and what the rates cover", desc(p))
+    t.ok(re.search(r"^Gate: off: not the live host \(--root\); \d+ scans read /proc/interrupts, 0 did without it\.$",
+                   p.stdout, re.M),
+         "and how the counters are read: NoiseGate and NoiseReads (a fake tree: no gate)", desc(p))
     p = w.run("noise", "--no-legend")
     t.ok(p.returncode == 0 and not p.stdout.startswith("CPU") and "sources on" not in p.stdout,
          "--no-legend: rows only", desc(p))
@@ -122,7 +125,9 @@ def test_noise(t, w):
         t.ok(False, "noise --json is valid JSON", "%s\n%s" % (e, desc(p)))
         return
     bus = w.bc.call(NAME, PATH, IFACE, "Noise")["data"]
-    t.ok(set(j) == {"sampled_usec", "interval_usec", "sources"} and j["interval_usec"] == bus[1] and
+    t.ok(j.get("gate", {}).get("mode") == "off: not the live host (--root)" and j["gate"]["full_reads"] >= 1 and
+         j["gate"]["gated_reads"] == 0, "noise --json: the gate, as NoiseGate and NoiseReads say", desc(p))
+    t.ok(set(j) == {"sampled_usec", "interval_usec", "gate", "sources"} and j["interval_usec"] == bus[1] and
          {(s["cpu"], s["kind"], s["source"]) for s in j["sources"]} == {(r[0], r[1], r[2]) for r in bus[2]},
          "noise --json: the same sources as Noise() on the bus", desc(p))
     rates = [s["rate"] for s in j["sources"]]

@@ -136,6 +136,36 @@ static void test_mode(void) {
         check_error("[daemon]\nmode =\n", 2, "empty value", "empty mode is rejected");
 }
 
+static void test_noise(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("", "no [noise]");
+                CHECK(c->noise_cpus.kind == CPU_SPEC_ISOLATED && c->noise_tick_rate_max == 10 &&
+                              c->noise_alert_interval_usec == 600 * USEC_PER_SEC && c->noise_gate,
+                      "[noise] defaults: isolated CPUs, 10 ticks/s, 10 min, the perf gate");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok(
+                        "[noise]\ncpus = 0-1\ntick_rate_max = 0\nalert_interval = off\ngate = off\n", "[noise] set");
+                CHECK(c->noise_tick_rate_max == 0 && c->noise_alert_interval_usec == 0 && !c->noise_gate,
+                      "tick_rate_max = 0, alert_interval = off, gate = off");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[noise]\ngate = no\ngate = perf\n", "gate twice");
+                CHECK(c->noise_gate, "gate = perf after gate = no: the later wins");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[noise]\ngate = no\n", "gate = no");
+                CHECK(!c->noise_gate, "gate = no is off");
+        }
+        check_error("[noise]\ngate = yes\n", 2, "gate: 'yes' is neither 'perf' nor 'off'",
+                    "gate = yes is rejected (which gate?)");
+        check_error("[noise]\ngate = tracefs\n", 2, "gate", "gate = tracefs is rejected");
+        check_error("[noise]\ntick_rate_max = 100001\n", 2, "tick_rate_max", "tick_rate_max over 100000");
+        check_error("[noise]\nalert_interval = 500ms\n", 2, "out of range", "alert_interval under 1 s");
+        check_error("[noise]\nalert_interval = soon\n", 2, "not a duration", "alert_interval not a duration");
+        check_error("[noise]\nwatch = all\n", 2, "unknown key 'watch'", "unknown [noise] key");
+}
+
 static void test_irqbalance_mode(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[irq]\n", "empty [irq] is fine");
@@ -1165,6 +1195,7 @@ int main(void) {
         test_scan_interval();
         test_mode();
         test_irqbalance_mode();
+        test_noise();
         test_isolated();
         test_overlap();
         test_slices();

@@ -258,6 +258,11 @@ static void print_table_legend(FILE *f, const NoiseSample *s) {
         noise_print_table(f, s, true);
 }
 
+static const NoiseReads *print_reads;
+static void print_json(FILE *f, const NoiseSample *s) {
+        noise_print_json(f, s, print_reads);
+}
+
 static void test_noise_print(void) {
         NoiseSource src[] = {
                 { 2, "irq", "42", "eth0\n\x1b[2J\"x\"", 10, 1.5 },
@@ -268,7 +273,7 @@ static void test_noise_print(void) {
 
         s.interval_usec = 10 * USEC_PER_SEC;
         table = printed(print_table_legend, &s);
-        json = printed(noise_print_json, &s);
+        json = printed(print_json, &s);
         CHECK(table && strstr(table, "CPU  KIND   SOURCE  DESCRIPTION") == table &&
                       strstr(table, "\n3    timer  LOC") && strstr(table, "LOC") < strstr(table, "42"),
               "noise table: header, ranked by rate (LOC 250/s before IRQ 42 1.5/s)");
@@ -279,6 +284,25 @@ static void test_noise_print(void) {
         CHECK(json && strstr(json, "\"description\":\"eth0\\u000a\\u001b[2J\\\"x\\\"\"") &&
                       strstr(json, "\"rate\":250.000") < strstr(json, "\"rate\":1.500"),
               "noise JSON: escaped strings, ranked by rate");
+        CHECK(json && !strstr(json, "\"gate\""), "noise JSON: no gate member from a lowlatd without the property");
+        {
+                NoiseReads g = { .gate = (char *) "perf: 13 tracepoints", .full_reads = 3, .gated_reads = 40 };
+                _cleanup_free_ char *jg = NULL, *tg = NULL;
+                char *buf = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&buf, &size);
+
+                print_reads = &g;
+                jg = printed(print_json, &s);
+                print_reads = NULL;
+                noise_reads_print(f, &g);
+                fclose(f);
+                tg = buf;
+                CHECK(jg && strstr(jg, "\"gate\":{\"mode\":\"perf: 13 tracepoints\",\"full_reads\":3,\"gated_reads\":40},"),
+                      "noise JSON: the gate, its full and gated reads");
+                CHECK(tg && streq(tg, "Gate: perf: 13 tracepoints; 3 scans read /proc/interrupts, 40 did without it.\n"),
+                      "noise table: the gate line");
+        }
 }
 
 /* A report with overflows and no bucket at all (an rtla table whose rows were all beyond
