@@ -400,6 +400,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
 static void manager_noise_gate_open(Manager *m) {
         _cleanup_free_ char *cpus = NULL;
         NoiseGate *g = NULL;
+        const char *event = NULL;
         size_t rings = 0;
         int r;
 
@@ -414,11 +415,12 @@ static void manager_noise_gate_open(Manager *m) {
                 m->noise_gate_state = strdup("off: not the live host (--root)");
                 return;
         }
-        r = noise_gate_open(m->host, m->noise->cpus, m->noise->n_cpus, &g);
+        r = noise_gate_open(m->host, m->noise->cpus, m->noise->n_cpus, &g, &event);
         if (r < 0) {
-                m->noise_gate_state = strdup_printf("off: %s", strerror(-r));
-                log_info("Noise counters: no perf ring on the watched CPUs (%s); /proc/interrupts is read at every scan",
-                         strerror(-r));
+                m->noise_gate_state = strdup_printf("off: %s%s%s", event ?: "", event ? ": " : "", strerror(-r));
+                log_info("Noise counters: no perf ring on the watched CPUs (%s%s%s); /proc/interrupts is read at "
+                         "every scan",
+                         event ?: "", event ? ": " : "", strerror(-r));
                 return;
         }
         for (size_t i = 0; i < g->n_rings; i++)

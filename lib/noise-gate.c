@@ -92,7 +92,7 @@ NoiseGate *noise_gate_free(NoiseGate *g) {
 }
 
 /* One CPU's ring: every event that has an id, the first mapped, the others writing into it. */
-static int ring_open(NoiseGateRing *r, unsigned cpu, const uint64_t *ids, size_t n_ids) {
+static int ring_open(NoiseGateRing *r, unsigned cpu, const uint64_t *ids, size_t n_ids, const char **ret_event) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE), data_size = page * NOISE_GATE_RING_PAGES;
 
         r->cpu = cpu;
@@ -104,6 +104,7 @@ static int ring_open(NoiseGateRing *r, unsigned cpu, const uint64_t *ids, size_t
                 int fd;
                 if (ids[e] == 0)
                         continue;
+                *ret_event = gate_events[e];
                 fd = perf_open(ids[e], cpu, data_size);
                 if (fd < 0)
                         return fd;
@@ -128,14 +129,16 @@ static int ring_open(NoiseGateRing *r, unsigned cpu, const uint64_t *ids, size_t
         return 0;
 }
 
-int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **ret) {
+int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **ret, const char **ret_event) {
         _cleanup_(noise_gate_freep) NoiseGate *g = calloc(1, sizeof(NoiseGate));
         uint64_t ids[ELEMENTSOF(gate_events)] = {};
         int r;
 
         if (!g)
                 return -ENOMEM;
+        *ret_event = NULL;
         for (size_t e = 0; e < ELEMENTSOF(gate_events); e++) {
+                *ret_event = gate_events[e];
                 r = tracepoint_id(h, gate_events[e], &ids[e]);
                 if (r == -ENOMEM || (r < 0 && e == GATE_REQUIRED_EVENT))
                         return r;
@@ -148,7 +151,7 @@ int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **r
                 return -ENOMEM;
         g->n_rings = n;
         for (size_t i = 0; i < n; i++) {
-                r = ring_open(&g->rings[i], cpus[i], ids, ELEMENTSOF(ids));
+                r = ring_open(&g->rings[i], cpus[i], ids, ELEMENTSOF(ids), ret_event);
                 if (r == -ENODEV) { /* offline: counted at full reads */
                         ring_done(&g->rings[i]);
                         g->rings[i].cpu = cpus[i];
@@ -157,6 +160,7 @@ int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **r
                 if (r < 0)
                         return r;
         }
+        *ret_event = NULL;
         *ret = TAKE_PTR(g);
         return 0;
 }

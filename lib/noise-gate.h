@@ -52,8 +52,9 @@ typedef struct NoiseGate {
 /* Opens the rings for cpus (n of them) on the live host h (tracepoint ids under
  * sys/kernel/tracing, or sys/kernel/debug/tracing). A CPU that is offline gets no ring and is
  * counted at full reads only. Returns 0, or -errno: -ENOENT (no tracefs or no
- * irq:irq_handler_entry), -EACCES/-EPERM (no perf for us), -ENOSYS (no perf_event_open). */
-int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **ret);
+ * irq:irq_handler_entry), -EACCES/-EPERM (no perf for us), -ENOSYS (no perf_event_open);
+ * *ret_event then names the tracepoint ("irq/irq_handler_entry") it failed on, if any. */
+int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **ret, const char **ret_event);
 NoiseGate *noise_gate_free(NoiseGate *g);
 DEFINE_POINTER_CLEANUP(NoiseGate, noise_gate_free);
 

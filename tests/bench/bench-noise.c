@@ -30,7 +30,7 @@
 #include "table.h"
 #include "util.h"
 
-#define REPEATS 41
+#define REPEATS 101
 #define NCPUS 64
 #define NIRQS 1000
 
@@ -431,7 +431,8 @@ int main(int argc, char *argv[]) {
         {
                 unsigned cpus[] = { 0, 1 };
                 NoiseGate *g = NULL;
-                int r = noise_gate_open(s.host, cpus, sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1, &g);
+                const char *event = NULL;
+                int r = noise_gate_open(s.host, cpus, sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1, &g, &event);
                 if (r < 0)
                         printf("this host: no perf rings (%s), the gate not measured on real CPUs\n", strerror(-r));
                 else {

@@ -32,7 +32,7 @@ TAP=$R/tap.txt
 # address and the guest's, or the reason the host could not give the guest one.
 : "${E2E_MQ_MAC:=}" "${E2E_MQ_QUEUES:=4}" "${E2E_MQ_PEER:=10.0.3.1}" "${E2E_MQ_GUEST:=10.0.3.2}" "${E2E_MQ_REASON:=}"
 # The README's systemd-analyze security figure, measured with systemd 252 (Debian 12)
-README_EXPOSURE=2.6
+README_EXPOSURE=2.8
 README_SYSTEMD=252
 
 ISOLATED=2-3

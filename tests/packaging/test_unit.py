@@ -15,9 +15,11 @@ import sys
 import lowlat_constants as C
 import packaging_util as u
 
-# What the README and the VM suite state (2.6), so that a new capability or relaxed
-# setting has to be paid for elsewhere in the unit, not found later.
-MAX_EXPOSURE = 2.6
+# What the README and the VM suite state (2.8), so that a new capability or relaxed
+# setting has to be paid for elsewhere in the unit, not found later. 2.6 until the noise
+# gate (perf_event_open, in @debug: 0.2); a drop-in SystemCallFilter=~perf_event_open puts
+# it back at 2.6 and the scans then read /proc/interrupts every time.
+MAX_EXPOSURE = 2.8
 
 
 def parse_unit(text):
