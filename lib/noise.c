@@ -406,6 +406,7 @@ static int parse_count_line(Noise *n, NoiseFile *f, const char *line, const char
                 c->count = f->scratch[col];
                 c->present = true;
         }
+        row->touched = true;
         *ret = row;
         return 0;
 }
@@ -424,6 +425,9 @@ static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const 
         r = parse_count(&p, eol, &cpu);
         if (r < 0 || cpu > UINT32_MAX)
                 return -EBADMSG;
+        k = noise_cpu_index(n, (unsigned) cpu);
+        if (k < 0)
+                return 0; /* not watched: its numbers are not read */
         for (unsigned field = 1; field <= 9; field++) {
                 if (p >= eol || *p != ' ')
                         return -EBADMSG;
@@ -432,9 +436,6 @@ static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const 
                 if (r < 0)
                         return r;
         }
-        k = noise_cpu_index(n, (unsigned) cpu);
-        if (k < 0)
-                return 0;
         row = f->n_rows > 0 ? f->rows[0] : *n_new > 0 ? new_rows[0] : NULL;
         if (!row) {
                 row = row_new(n, NOISE_CTXSW, "ctxsw", 5);
@@ -444,6 +445,7 @@ static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const 
         }
         row->cells[k].count = v;
         row->cells[k].present = true;
+        row->touched = true;
         row->generation = n->generation;
         return 0;
 }
@@ -749,8 +751,10 @@ int noise_read_scan(Noise *n, const Host *h, uint64_t now) {
         /* Only timer interrupts: LOC by their count, the small files read as always. */
         loc = find_timer_row(n);
         for (size_t i = 0; loc && i < n->n_cpus; i++)
-                if (loc->cells[i].present)
+                if (loc->cells[i].present && n->gate_timer[i] > 0) {
                         loc->cells[i].count += n->gate_timer[i];
+                        loc->touched = true;
+                }
         r = read_files(n, h, NOISE_FORMAT_SOFTIRQS);
         n->gated_reads++;
         n->sampled_usec = now;
@@ -766,7 +770,11 @@ void noise_scan(Noise *n, uint64_t now) {
         n->scans++;
         for (size_t i = 0; i < n->n_cpus; i++)
                 n->cpu_state[i].busy_known = false;
-        while ((row = noise_next_row(n, &it)))
+        while ((row = noise_next_row(n, &it))) {
+                bool moving = false;
+                /* No count set and none moved last time: its deltas and rates are 0 already. */
+                if (!row->touched && !row->moving)
+                        continue;
                 for (size_t i = 0; i < n->n_cpus; i++) {
                         NoiseCell *c = &row->cells[i];
                         c->delta = 0;
@@ -780,7 +788,11 @@ void noise_scan(Noise *n, uint64_t now) {
                         }
                         c->baseline = c->count;
                         c->has_baseline = true;
+                        moving |= c->delta > 0;
                 }
+                row->touched = false;
+                row->moving = moving;
+        }
 }
 
 void noise_set_nohz_full(Noise *n, const CPUSet *nohz_full) {
@@ -908,7 +920,7 @@ void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, 
                 for (size_t k = 0; k < f->n_rows; k++) {
                         NoiseCounterRow *row = f->rows[k];
                         NoiseCell *c = &row->cells[i];
-                        if (row->kind == NOISE_IRQ && c->present && c->delta > 0)
+                        if (row->moving && row->kind == NOISE_IRQ && c->present && c->delta > 0)
                                 alert_due(c, NOISE_ALERT_DEVICE_IRQ, n->cpus[i], row, c->delta, c->rate, policy,
                                           now, handler, userdata);
                 }

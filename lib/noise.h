@@ -46,6 +46,9 @@ typedef struct NoiseCounterRow {
         char *description; /* action names of a device IRQ, the text of an arch line, "" */
         size_t source_len, description_len;
         unsigned generation;
+        /* So that a scan touches only the rows that can have moved: touched, a count was
+         * set since the last scan; moving, some delta of the last scan was above 0. */
+        bool touched, moving;
         NoiseCell cells[]; /* Noise.n_cpus */
 } NoiseCounterRow;
 
