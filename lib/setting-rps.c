@@ -9,6 +9,7 @@
  * their text ("3" is "00000003"). */
 #include <dirent.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <string.h>
 
 #include "rtnl.h"
@@ -97,23 +98,72 @@ static bool queue_first_has_file(const Setting *s, Reconciler *rc) {
         return path && host_path_exists(rc->host, path);
 }
 
-/* Its directory is gone, or its interface is (unlisted first when it is deleted: its
- * queue files then answer EAGAIN for a while). */
-static bool queue_gone(const Setting *s, Reconciler *rc) {
-        LinkInfo l;
-
-        return !queue_exists(s, rc) || (rc->rtnl && rtnl_get_link(rc->rtnl, QUEUE(s)->head.ifindex, &l) == -ENODEV);
-}
-
-/* The queue's file under its interface's name now, when that differs from the name it was
- * planned under; NULL when it does not, or the interface is gone. */
-static char *queue_path_now(const Setting *s, Reconciler *rc) {
+/* The queue's directory under the name its interface has now, looked up by its index
+ * (the name it was planned under without rtnetlink); NULL when the interface is gone. */
+static char *queue_dir_now(const Setting *s, Reconciler *rc) {
         const QueueSetting *q = QUEUE(s);
         LinkInfo l;
+        int r = rc->rtnl ? rtnl_get_link(rc->rtnl, q->head.ifindex, &l) : -EOPNOTSUPP;
 
-        if (!rc->rtnl || rtnl_get_link(rc->rtnl, q->head.ifindex, &l) < 0 || streq(l.name, q->ifname))
+        if (r == -ENODEV)
                 return NULL;
-        return strdup_printf("sys/class/net/%s/queues/%s/%s", l.name, q->queue, queue_file_name(s->kind));
+        return strdup_printf("sys/class/net/%s/queues/%s", r >= 0 ? l.name : q->ifname, q->queue);
+}
+
+/* Its interface is gone (unlisted first when it is deleted: its queue files then answer
+ * EAGAIN for a while), or its directory is, under the name the interface has now: a queue
+ * renamed with its interface is not gone. */
+static bool queue_gone(const Setting *s, Reconciler *rc) {
+        _cleanup_free_ char *dir = queue_dir_now(s, rc);
+
+        return !dir || !host_path_exists(rc->host, dir);
+}
+
+bool nic_queue_exists_now(const Setting *s, Reconciler *rc) {
+        return setting_is_nic_queue(s) && !queue_gone(s, rc);
+}
+
+/* The queue's file under the name its interface has now, for a queue renamed since it was
+ * planned: read into *ret_text, or value written. In a storm of renames (out of the glob
+ * and back) the name changes again between the look-up and the open, and one look-up
+ * lost the write: a restore as the interface left the glob failed with ENOENT, and the
+ * original stayed on file under a name no setting would have again (test_nic_faults'
+ * restore after the churn). So: looked up again and tried again while the name keeps
+ * changing, or while sysfs has no directory under the name rtnetlink gives yet, a bounded
+ * number of times. A name that stays, with its directory there, and no file: the queue
+ * went. -ENOENT when there is nothing to try (no rtnetlink, the interface gone). */
+#define QUEUE_RENAME_TRIES 8
+
+static int queue_at_name_now(Setting *s, Reconciler *rc, const char *value, char **ret_text) {
+        const QueueSetting *q = QUEUE(s);
+        char tried[sizeof(((LinkInfo *) NULL)->name)];
+        int r = -ENOENT;
+
+        snprintf(tried, sizeof(tried), "%s", q->ifname); /* the caller tried the planned path */
+        for (unsigned i = 0; i < QUEUE_RENAME_TRIES && rc->rtnl; i++) {
+                _cleanup_free_ char *path = NULL;
+                LinkInfo l;
+
+                if (rtnl_get_link(rc->rtnl, q->head.ifindex, &l) < 0)
+                        break;
+                if (streq(l.name, tried)) {
+                        _cleanup_free_ char *dir = strdup_printf("sys/class/net/%s", l.name);
+                        if (!dir)
+                                return -ENOMEM;
+                        if (host_path_exists(rc->host, dir))
+                                break;
+                        sched_yield(); /* the rename is still on its way through sysfs */
+                        continue;
+                }
+                path = strdup_printf("sys/class/net/%s/queues/%s/%s", l.name, q->queue, queue_file_name(s->kind));
+                if (!path)
+                        return -ENOMEM;
+                r = value ? host_write_file(rc->host, path, value) : host_read_file(rc->host, path, ret_text);
+                if (r != -ENOENT && r != -ENODEV)
+                        return r;
+                snprintf(tried, sizeof(tried), "%s", l.name);
+        }
+        return r;
 }
 
 static int queue_read(Setting *s, Reconciler *rc, char *buf, size_t size, ReconcileFlags flags) {
@@ -125,8 +175,8 @@ static int queue_read(Setting *s, Reconciler *rc, char *buf, size_t size, Reconc
          * a restore can put back its original. Dropping it would make the value lowlatd
          * wrote the "original" of the setting planned under the new name. */
         if (r == -ENOENT || r == -ENODEV) {
-                _cleanup_free_ char *path = queue_path_now(s, rc), *text = NULL;
-                if (path && host_read_file(rc->host, path, &text) >= 0) {
+                _cleanup_free_ char *text = NULL;
+                if (queue_at_name_now(s, rc, NULL, &text) >= 0) {
                         snprintf(buf, size, "%s", strstrip(text));
                         return 0;
                 }
@@ -168,11 +218,8 @@ static int queue_write(Setting *s, Reconciler *rc, const char *value) {
          * the interface's index gives its name now. */
         if ((r == -ENOENT || r == -ENODEV) && q->file.fd >= 0)
                 r = host_write_file_of_fd(q->file.fd, value);
-        if (r == -ENOENT || r == -ENODEV) {
-                _cleanup_free_ char *path = queue_path_now(s, rc);
-                if (path)
-                        r = host_write_file(rc->host, path, value);
-        }
+        if (r == -ENOENT || r == -ENODEV)
+                r = queue_at_name_now(s, rc, value, NULL);
         if (r >= 0)
                 return 0;
         /* The queue went between the look and the write (channels reduced, the link

@@ -91,6 +91,21 @@ def add_veth(a, b_, queues=QUEUES):
             "peer", "name", b_, "numrxqueues", str(queues), "numtxqueues", str(queues), check=True)
 
 
+def set_channels(dev, n, busy):
+    """ethtool -L DEV rx N tx N. In a tight loop the kernel sometimes answers "netlink error:
+    Resource temporarily unavailable" (a few runs in a hundred under ASan, with or without
+    the restore fixes; the cause in the kernel is not traced), which left fq0 with one
+    queue each way and failed the check below: asked again, a bounded number of times;
+    busy[0] counts those answers."""
+    for _ in range(10):
+        r = run_cmd("ethtool", "-L", dev, "rx", str(n), "tx", str(n))
+        if r.returncode == 0 or "temporarily unavailable" not in r.stderr:
+            return r
+        busy[0] += 1
+        time.sleep(0.05)
+    return r
+
+
 def txqlen(dev):
     r = run_cmd("ip", "-j", "link", "show", "dev", dev, check=True)
     return int(json.loads(r.stdout)[0]["txqlen"])
@@ -230,10 +245,14 @@ def main_phase(t, host, ncpus):
         mark = len(d.stderr_lines())
         t0 = time.monotonic()
         flaps = 0
+        flap_error = ""
+        busy = [0]
         for i in range(FLAPS):
-            if run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1").returncode != 0:
-                break
-            if run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES), "tx", str(FQ_QUEUES)).returncode != 0:
+            r = set_channels("fq0", 1, busy)
+            if r.returncode == 0:
+                r = set_channels("fq0", FQ_QUEUES, busy)
+            if r.returncode != 0:
+                flap_error = "%s: exit %d: %s" % (" ".join(r.args), r.returncode, r.stderr.strip())
                 break
             flaps += 1
         secs = time.monotonic() - t0
@@ -247,7 +266,8 @@ def main_phase(t, host, ncpus):
             t.ok(ok and d.alive(), "[queues] after %d rounds of ethtool -L fq0 rx 1 tx 1 / rx %d tx %d (%.1f s) lowlatd "
                  "is up and all %d rx and %d tx queues of fq0 have their masks"
                  % (flaps, FQ_QUEUES, FQ_QUEUES, secs, FQ_QUEUES, FQ_QUEUES),
-                 "\n".join(wrong("fq0", housekeeping)))
+                 "\n".join(wrong("fq0", housekeeping) + [flap_error, "fq0 has rx %d tx %d; ethtool -L answered EAGAIN %d times"
+                                                           % (len(rx_queues("fq0")), len(tx_queues("fq0")), busy[0])]))
             bad = failures(d, mark)
             t.ok(not repeated(bad), "[queues] no failure reported twice for one queue (%d reported in all)" % len(bad),
                  "\n".join(bad[:10]))
@@ -282,15 +302,12 @@ def main_phase(t, host, ncpus):
                     bad.append("%s txqueuelen %d" % (dev, txqlen(dev)))
                 bad += ["%s/%s rps_cpus %s" % (dev, q, sorted(rps(dev, q))) for q in rx_queues(dev) if rps(dev, q)]
                 bad += ["%s/%s xps_cpus %s" % (dev, q, sorted(xps(dev, q))) for q in tx_queues(dev) if xps(dev, q)]
-            # A known race, not fixed yet: about one run in 15-45 (more under ASan) leaves one
-            # queue of a link renamed out of the glob and back (x46 -> fk46) with lowlatd's
-            # mask after the restore, as if the mask had been recorded as its original.
-            # Every other check here holds it to the posture; this one is reported, not
-            # counted, until the race is found (issue 13's notes).
-            t.todo(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
-                   "again" % (len(steady) + 1 + len(survivors)),
-                   "a queue of a link renamed out of the glob and back mid-apply may keep lowlatd's mask",
-                   "\n".join(bad[:10]))
+            # A queue of a link renamed out of the glob and back mid-apply (x46 -> fk46) kept
+            # lowlatd's mask here in about 4 runs of 10 under ASan, until the put-back as it
+            # left the glob looked its name up again while renames went on (issue 13).
+            t.ok(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
+                 "again" % (len(steady) + 1 + len(survivors)),
+                 "\n".join(bad[:10] + [l for l in d.stderr_lines() if "could not be put back" in l][:5]))
         t.ok(not d.sanitizer_reports(), "no sanitizer report", "\n".join(d.sanitizer_reports()[:5]))
         t.note("lowlatd stderr (%d lines), last 20:\n%s" % (len(d.stderr_lines()), "\n".join(d.stderr_lines()[-20:])))
         t.stopped_cleanly(d)
