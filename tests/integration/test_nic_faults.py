@@ -17,6 +17,8 @@ Cases:
           changed by nobody. lowlatd stays up, reports no failure and no failure twice for
           one object, keeps nothing of the deleted links, gives the survivors their
           posture, and the steady pair keeps its own.
+  flip    fp0 renamed to xp0 and back 100 times in one `ip -batch`: lowlatd follows, reports
+          no failure, fp0 ends with its posture (and the restore below finds its originals).
   queues  `ethtool -L fq0 rx 1 tx 1` and `rx 8 tx 8` in a tight loop (queues removed and
           added under lowlatd's writes): the same, and at the end every queue of fq0 has
           its mask.
@@ -44,6 +46,7 @@ TIMEOUT = 5
 WANT = 4321
 CHURN = 60
 FLAPS = 40
+FLIPS = 100
 QUEUES = 4
 FQ_QUEUES = 8
 
@@ -149,7 +152,7 @@ def wrong(dev, housekeeping):
     return bad
 
 
-FAILURE = re.compile(r": could not set | failed|Cannot |[Ee]rror|unexpected|another writer")
+FAILURE = re.compile(r": could not set | failed|Cannot |[Ee]rror|unexpected|another writer|could not be put back")
 OBJECT = re.compile(r"\b(f[a-z0-9]+/(?:rx-\d+|tx-\d+|txqueuelen))\b")
 
 
@@ -241,6 +244,21 @@ def main_phase(t, host, ncpus):
         t.ok(not any(wrong(x, housekeeping) for x in steady), "[churn] fs0, fs1 and fq1 were not disturbed",
              "\n".join(sum((wrong(x, housekeeping) for x in steady), [])))
 
+        # flip: one link renamed out of the glob and back, over and over, faster than lowlatd
+        # follows (each rename out puts its queues back under a name the next rename takes
+        # away; each one back applies them again). Before the put-back looked the name up
+        # again, an original was lost here in most runs and the restore below missed it.
+        mark = len(d.stderr_lines())
+        batch = "".join("link set fp0 name xp0\nlink set xp0 name fp0\n" for _ in range(FLIPS))
+        t0 = time.monotonic()
+        r = subprocess.run(["ip", "-batch", "-"], input=batch, capture_output=True, text=True, timeout=h.scaled(60))
+        secs = time.monotonic() - t0
+        ok = h.poll_until(lambda: not wrong("fp0", housekeeping), h.scaled(TIMEOUT), alive=d.alive)
+        t.ok(r.returncode == 0 and ok and d.alive(), "[flip] fp0 renamed to xp0 and back %d times (%.2f s): lowlatd is up "
+             "and fp0 holds its posture" % (FLIPS, secs), r.stderr + "\n".join(wrong("fp0", housekeeping)))
+        bad = failures(d, mark)
+        t.ok(not bad, "[flip] no failure reported", "\n".join(bad[:10]))
+
         # queues that vanish between their uevent and the write
         mark = len(d.stderr_lines())
         t0 = time.monotonic()
@@ -297,7 +315,7 @@ def main_phase(t, host, ncpus):
                                text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "[restore] lowlatctl restore exits 0", p.stderr)
             bad = []
-            for dev in steady + ("fq0",) + tuple(survivors):
+            for dev in steady + ("fq0", "fp0", "fp1") + tuple(survivors):
                 if txqlen(dev) != 1000:
                     bad.append("%s txqueuelen %d" % (dev, txqlen(dev)))
                 bad += ["%s/%s rps_cpus %s" % (dev, q, sorted(rps(dev, q))) for q in rx_queues(dev) if rps(dev, q)]
@@ -306,7 +324,7 @@ def main_phase(t, host, ncpus):
             # lowlatd's mask here in about 4 runs of 10 under ASan, until the put-back as it
             # left the glob looked its name up again while renames went on (issue 13).
             t.ok(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
-                 "again" % (len(steady) + 1 + len(survivors)),
+                 "again" % (len(steady) + 3 + len(survivors)),
                  "\n".join(bad[:10] + [l for l in d.stderr_lines() if "could not be put back" in l][:5]))
         t.ok(not d.sanitizer_reports(), "no sanitizer report", "\n".join(d.sanitizer_reports()[:5]))
         t.note("lowlatd stderr (%d lines), last 20:\n%s" % (len(d.stderr_lines()), "\n".join(d.stderr_lines()[-20:])))
@@ -337,9 +355,10 @@ def run(t):
         try:
             add_veth("fs0", "fs1")
             add_veth("fq0", "fq1", queues=FQ_QUEUES)
+            add_veth("fp0", "fp1")
         except RuntimeError as e:
             h.skip("cannot create a veth pair in a network namespace: %s" % e)
-        for dev in ("fs0", "fs1", "fq0", "fq1"):
+        for dev in ("fs0", "fs1", "fq0", "fq1", "fp0", "fp1"):
             run_cmd("ip", "link", "set", dev, "up", check=True)
         if not os.path.exists("/sys/class/net/fs0/queues/rx-0/rps_cpus"):
             h.skip("this kernel has no RPS (no rx-0/rps_cpus)")
