@@ -8,9 +8,11 @@
  * with (kernel 6.3 and later; per network namespace). Masks compare by their CPUs, not by
  * their text ("3" is "00000003"). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rtnl.h"
 #include "setting-file.h"
@@ -98,72 +100,106 @@ static bool queue_first_has_file(const Setting *s, Reconciler *rc) {
         return path && host_path_exists(rc->host, path);
 }
 
-/* The queue's directory under the name its interface has now, looked up by its index
- * (the name it was planned under without rtnetlink); NULL when the interface is gone. */
-static char *queue_dir_now(const Setting *s, Reconciler *rc) {
-        const QueueSetting *q = QUEUE(s);
-        LinkInfo l;
-        int r = rc->rtnl ? rtnl_get_link(rc->rtnl, q->head.ifindex, &l) : -EOPNOTSUPP;
+/* Renames in a storm (out of the glob and back, faster than lowlatd follows) change the
+ * interface's name between a look-up by its index and an open by that name. A queue's
+ * put-back under a name looked up once failed so with ENOENT: the original stayed on file
+ * under a name no setting would have again, and `lowlatctl restore` left lowlatd's mask
+ * (test_nic_faults' restore after the churn). So the name is looked up, the interface's
+ * directory under it opened and its ifindex checked, and the queue's file opened relative
+ * to that directory: a rename moves the directory, not what the fd holds. A name taken
+ * away (or given to another interface) between the look-up and the open is looked up
+ * again, a bounded number of times. */
+#define QUEUE_RENAME_TRIES 16
 
-        if (r == -ENODEV)
-                return NULL;
-        return strdup_printf("sys/class/net/%s/queues/%s", r >= 0 ? l.name : q->ifname, q->queue);
+/* An O_PATH fd of the interface's directory; -EAGAIN: renamed under the look-up, try
+ * again; -ENODEV: the interface is gone. */
+static int interface_dir_now(const Setting *s, Reconciler *rc) {
+        const QueueSetting *q = QUEUE(s);
+        _cleanup_close_ int dir_fd = -1, index_fd = -1;
+        _cleanup_free_ char *dir = NULL;
+        char text[32];
+        unsigned v;
+        LinkInfo l;
+        int r;
+
+        r = rtnl_get_link(rc->rtnl, q->head.ifindex, &l);
+        if (r < 0)
+                return r;
+        dir = strdup_printf("sys/class/net/%s", l.name);
+        if (!dir)
+                return -ENOMEM;
+        dir_fd = host_open_file(rc->host, dir, O_PATH | O_DIRECTORY);
+        if (dir_fd == -ENOENT || dir_fd == -ENOTDIR)
+                return -EAGAIN;
+        if (dir_fd < 0)
+                return dir_fd;
+        index_fd = openat(dir_fd, "ifindex", O_RDONLY | O_CLOEXEC);
+        if (index_fd < 0 || pread_string(index_fd, text, sizeof(text)) < 0 || parse_unsigned(strstrip(text), &v) < 0 ||
+            (int) v != q->head.ifindex)
+                return -EAGAIN; /* the name is another interface's now */
+        return TAKE_FD(dir_fd);
 }
 
 /* Its interface is gone (unlisted first when it is deleted: its queue files then answer
- * EAGAIN for a while), or its directory is, under the name the interface has now: a queue
- * renamed with its interface is not gone. */
+ * EAGAIN for a while), or its directory is; a queue renamed with its interface is not. */
 static bool queue_gone(const Setting *s, Reconciler *rc) {
-        _cleanup_free_ char *dir = queue_dir_now(s, rc);
+        if (!rc->rtnl)
+                return !queue_exists(s, rc);
+        for (unsigned i = 0; i < QUEUE_RENAME_TRIES; i++) {
+                _cleanup_free_ char *rel = strdup_printf("queues/%s", QUEUE(s)->queue);
+                _cleanup_close_ int dir_fd = interface_dir_now(s, rc);
 
-        return !dir || !host_path_exists(rc->host, dir);
+                if (dir_fd == -EAGAIN) {
+                        sched_yield();
+                        continue;
+                }
+                if (dir_fd == -ENODEV)
+                        return true;
+                if (dir_fd < 0 || !rel)
+                        return !queue_exists(s, rc);
+                return faccessat(dir_fd, rel, F_OK, 0) < 0;
+        }
+        return false; /* renamed all along: there */
 }
 
 bool nic_queue_exists_now(const Setting *s, Reconciler *rc) {
         return setting_is_nic_queue(s) && !queue_gone(s, rc);
 }
 
-/* The queue's file under the name its interface has now, for a queue renamed since it was
- * planned: read into *ret_text, or value written. In a storm of renames (out of the glob
- * and back) the name changes again between the look-up and the open, and one look-up
- * lost the write: a restore as the interface left the glob failed with ENOENT, and the
- * original stayed on file under a name no setting would have again (test_nic_faults'
- * restore after the churn). So: looked up again and tried again while the name keeps
- * changing, or while sysfs has no directory under the name rtnetlink gives yet, a bounded
- * number of times. A name that stays, with its directory there, and no file: the queue
- * went. -ENOENT when there is nothing to try (no rtnetlink, the interface gone). */
-#define QUEUE_RENAME_TRIES 8
-
+/* The queue's file under its interface as it is named now: read into *ret_text, or value
+ * written. -ENOENT when the interface is gone, or the queue (its file) is not there; the
+ * kernel's own errors from the read or write as they are. */
 static int queue_at_name_now(Setting *s, Reconciler *rc, const char *value, char **ret_text) {
         const QueueSetting *q = QUEUE(s);
-        char tried[sizeof(((LinkInfo *) NULL)->name)];
-        int r = -ENOENT;
+        _cleanup_free_ char *rel = strdup_printf("queues/%s/%s", q->queue, queue_file_name(s->kind));
 
-        snprintf(tried, sizeof(tried), "%s", q->ifname); /* the caller tried the planned path */
+        if (!rel)
+                return -ENOMEM;
         for (unsigned i = 0; i < QUEUE_RENAME_TRIES && rc->rtnl; i++) {
-                _cleanup_free_ char *path = NULL;
-                LinkInfo l;
+                _cleanup_close_ int dir_fd = interface_dir_now(s, rc), fd = -1;
+                char text[4096];
+                ssize_t n;
 
-                if (rtnl_get_link(rc->rtnl, q->head.ifindex, &l) < 0)
-                        break;
-                if (streq(l.name, tried)) {
-                        _cleanup_free_ char *dir = strdup_printf("sys/class/net/%s", l.name);
-                        if (!dir)
-                                return -ENOMEM;
-                        if (host_path_exists(rc->host, dir))
-                                break;
-                        sched_yield(); /* the rename is still on its way through sysfs */
+                if (dir_fd == -EAGAIN) {
+                        sched_yield();
                         continue;
                 }
-                path = strdup_printf("sys/class/net/%s/queues/%s/%s", l.name, q->queue, queue_file_name(s->kind));
-                if (!path)
-                        return -ENOMEM;
-                r = value ? host_write_file(rc->host, path, value) : host_read_file(rc->host, path, ret_text);
-                if (r != -ENOENT && r != -ENODEV)
-                        return r;
-                snprintf(tried, sizeof(tried), "%s", l.name);
+                if (dir_fd < 0)
+                        return dir_fd == -ENODEV ? -ENOENT : dir_fd;
+                fd = openat(dir_fd, rel, (value ? O_WRONLY | O_TRUNC : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0)
+                        return negative_errno();
+                if (value) {
+                        n = write(fd, value, strlen(value));
+                        return n < 0 ? negative_errno() : (size_t) n == strlen(value) ? 0 : -EIO;
+                }
+                n = pread_string(fd, text, sizeof(text));
+                if (n < 0)
+                        return (int) n;
+                *ret_text = strdup(text);
+                return *ret_text ? 0 : -ENOMEM;
         }
-        return r;
+        return -ENOENT;
 }
 
 /* EAGAIN from the file of a queue that is still there (its interface not being deleted):

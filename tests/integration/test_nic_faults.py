@@ -246,8 +246,8 @@ def main_phase(t, host, ncpus):
 
         # flip: one link renamed out of the glob and back, over and over, faster than lowlatd
         # follows (each rename out puts its queues back under a name the next rename takes
-        # away; each one back applies them again). Before the put-back looked the name up
-        # again, an original was lost here in most runs and the restore below missed it.
+        # away; each one back applies them again). Before the name was looked up again
+        # while renames go on, a write here failed with ENOENT in 1 of 5 ASan runs.
         mark = len(d.stderr_lines())
         batch = "".join("link set fp0 name xp0\nlink set xp0 name fp0\n" for _ in range(FLIPS))
         t0 = time.monotonic()
