@@ -246,8 +246,9 @@ def main_phase(t, host, ncpus):
 
         # flip: one link renamed out of the glob and back, over and over, faster than lowlatd
         # follows (each rename out puts its queues back under a name the next rename takes
-        # away; each one back applies them again). Before the name was looked up again
-        # while renames go on, a write here failed with ENOENT in 1 of 5 ASan runs.
+        # away; each one back applies them again). With the name looked up once, a write
+        # here failed with ENOENT in 1 of 5 ASan runs; looked up again in a bounded loop,
+        # a put-back still failed in 2 of 5 (the name went back and forth between looks).
         mark = len(d.stderr_lines())
         batch = "".join("link set fp0 name xp0\nlink set xp0 name fp0\n" for _ in range(FLIPS))
         t0 = time.monotonic()
@@ -322,7 +323,8 @@ def main_phase(t, host, ncpus):
                 bad += ["%s/%s xps_cpus %s" % (dev, q, sorted(xps(dev, q))) for q in tx_queues(dev) if xps(dev, q)]
             # A queue of a link renamed out of the glob and back mid-apply (x46 -> fk46) kept
             # lowlatd's mask here in about 4 runs of 10 under ASan, until the put-back as it
-            # left the glob looked its name up again while renames went on (issue 13).
+            # left the glob followed the interface by its index, not by a name looked up
+            # once (issue 13).
             t.ok(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
                  "again" % (len(steady) + 3 + len(survivors)),
                  "\n".join(bad[:10] + [l for l in d.stderr_lines() if "could not be put back" in l][:5]))
