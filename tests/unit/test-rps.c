@@ -420,7 +420,8 @@ static void test_replan_missed_queue(void) {
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
         CHECK_STR(read_file(&f, Q "/rx-1/rps_cpus"), "ff,fffffff3", "rx-1/rps_cpus holds lowlatd's mask");
-        CHECK(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1") && originals_get(o, SETTING_NIC_XPS_CPUS, "eth0/tx-1"),
+        CHECK(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1") &&
+                      originals_get(o, SETTING_NIC_XPS_CPUS, "eth0/tx-1"),
               "with its original on file, and tx-1's");
 
         faketree_remove_at(f.root, Q "/tx-1");
@@ -430,7 +431,8 @@ static void test_replan_missed_queue(void) {
               "the listing planned rx-0, not rx-1");
         CHECK_STR(read_file(&f, Q "/rx-1/rps_cpus"), "00,00000000", "the missed rx-1's rps_cpus is put back");
         CHECK_STR(read_file(&f, Q "/rx-1/rps_flow_cnt"), "0", "and its rps_flow_cnt");
-        CHECK(!originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1") && !originals_get(o, SETTING_NIC_RPS_FLOW_CNT, "eth0/rx-1"),
+        CHECK(!originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1") &&
+                      !originals_get(o, SETTING_NIC_RPS_FLOW_CNT, "eth0/rx-1"),
               "their originals are forgotten: the plan that lists rx-1 next records its true value");
         if (!CHECK(restored == 2 && failed == 0, "two put back (rx-1's two files), none failed"))
                 printf("#   restored %u, failed %u\n", restored, failed);
@@ -439,7 +441,8 @@ static void test_replan_missed_queue(void) {
         /* The next listing shows rx-1 again: planned afresh, its original is its true value. */
         CHECK(nic_table_plan(&f.table, NULL, f.host, f.posture, IFINDEX, "eth0") == 1, "replan eth0 from the tree");
         table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, 0);
-        CHECK_STR(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1"), "00,00000000", "rx-1's original is its own mask");
+        CHECK_STR(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1"), "00,00000000",
+                  "rx-1's original is its own mask");
         for (size_t i = 0; i < f.table.n; i++)
                 (void) setting_restore(&f.rc, f.table.settings[i]);
         CHECK_STR(read_file(&f, Q "/rx-1/rps_cpus"), "00,00000000", "and restore puts it back");
