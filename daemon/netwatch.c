@@ -96,7 +96,7 @@ static void irqs_again(NetWatch *w) {
 static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
         Manager *m = w->manager;
         const LinkInfo *l = event;
-        unsigned restored = 0;
+        unsigned restored = 0, failed = 0;
         LinkInfo current;
         int r;
 
@@ -109,13 +109,18 @@ static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
         if (r >= 0)
                 l = &current;
 
-        r = nic_table_replan(&m->table, &m->rc, w->ethtool, m->host, m->posture, l->ifindex, l->name, &restored);
+        r = nic_table_replan(&m->table, &m->rc, w->ethtool, m->host, m->posture, l->ifindex, l->name, &restored,
+                             &failed);
         if (r < 0) {
                 log_warning_errno(r, "Cannot plan interface %s", l->name);
                 return;
         }
         if (restored > 0)
                 log_info("Interface %s: restored %u settings its new name no longer asks for", l->name, restored);
+        /* Their originals stay on file under the name they were planned under. */
+        if (failed > 0)
+                log_warning("Interface %s: %u settings its new name no longer asks for could not be put back", l->name,
+                            failed);
         if (r > 0 && why)
                 log_info("Interface %s %s: applying its [nic] posture", l->name, why);
         /* At start the first pass, which follows, looks at all of it. */

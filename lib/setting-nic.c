@@ -385,12 +385,12 @@ static bool renamed_since(Reconciler *rc, int ifindex, const char *ifname) {
 }
 
 int nic_table_replan(SettingTable *t, Reconciler *rc, EthtoolClient *ethtool, const Host *h, const Posture *p,
-                     int ifindex, const char *ifname, unsigned *ret_restored) {
+                     int ifindex, const char *ifname, unsigned *ret_restored, unsigned *ret_failed) {
         _cleanup_free_ Setting **old = NULL;
         _cleanup_free_ bool *matched = NULL;
         Originals *originals = rc ? rc->originals : NULL;
         size_t n_old = 0, first_new;
-        unsigned restored = 0;
+        unsigned restored = 0, failed = 0;
         int renamed = -1; /* renamed_since(), asked once and only when needed */
         NicPosture np;
         int r, unpinned;
@@ -439,17 +439,26 @@ int nic_table_replan(SettingTable *t, Reconciler *rc, EthtoolClient *ethtool, co
          * was not found because the interface was renamed again while it was being planned
          * (its queues listed under a name it no longer has): otherwise what lowlatd set
          * would be taken for the original under the next name. A key gone for another
-         * reason (a queue removed with its channel) has nothing left to put back. */
+         * reason (a queue removed with its channel) has nothing left to put back; a queue
+         * the listing missed while its directory is there (under the name the interface
+         * has now) is put back too, not dropped with lowlatd's value on it and its original
+         * on file for no setting: the plan that lists it next finds its true value. */
         for (size_t j = 0; j < n_old; j++) {
                 bool put_back = false;
 
                 if (rc && originals && !matched[j]) {
                         if (renamed < 0 && object_is_under(old[j]->object, ifname))
                                 renamed = renamed_since(rc, ifindex, ifname);
-                        put_back = !object_is_under(old[j]->object, ifname) || renamed > 0;
+                        put_back = !object_is_under(old[j]->object, ifname) || renamed > 0 ||
+                                   nic_queue_exists_now(old[j], rc);
                 }
-                if (put_back && setting_restore(rc, old[j]) > 0)
-                        restored++;
+                if (put_back) {
+                        int k = setting_restore(rc, old[j]);
+                        if (k > 0)
+                                restored++;
+                        else if (k < 0 && k != -ENOENT)
+                                failed++; /* -ENOENT: gone meanwhile (deleted, channels reduced) */
+                }
                 setting_free(old[j]);
         }
         if (originals)
@@ -460,12 +469,14 @@ int nic_table_replan(SettingTable *t, Reconciler *rc, EthtoolClient *ethtool, co
                 table_sort(t);
         if (r >= 0 && ret_restored)
                 *ret_restored = restored;
+        if (r >= 0 && ret_failed)
+                *ret_failed = failed;
         return r;
 }
 
 int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const Posture *p, int ifindex,
                    const char *ifname) {
-        return nic_table_replan(t, NULL, ethtool, h, p, ifindex, ifname, NULL);
+        return nic_table_replan(t, NULL, ethtool, h, p, ifindex, ifname, NULL, NULL);
 }
 
 int nic_table_drop(SettingTable *t, const Posture *p, int ifindex) {

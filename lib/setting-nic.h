@@ -40,9 +40,12 @@ int nic_table_plan(SettingTable *t, EthtoolClient *ethtool, const Host *h, const
 /* The same for the link monitor, which holds the daemon's reconciler: a renamed
  * interface's originals follow its settings to the new name, and what the new name no
  * longer matches is put back as lowlatd found it (counted in *ret_restored, may be NULL),
- * as a reload does for what the configuration no longer asks for. */
+ * as a reload does for what the configuration no longer asks for; so is a queue the
+ * listing did not show while it is there (nothing lowlatd set is left without the
+ * setting that restores it). Put-backs that failed on a queue or link that is still there
+ * are counted in *ret_failed (may be NULL). */
 int nic_table_replan(SettingTable *t, Reconciler *rc, EthtoolClient *ethtool, const Host *h, const Posture *p,
-                     int ifindex, const char *ifname, unsigned *ret_restored);
+                     int ifindex, const char *ifname, unsigned *ret_restored, unsigned *ret_failed);
 /* Drops every setting of this interface and releases its IRQ pins. */
 int nic_table_drop(SettingTable *t, const Posture *p, int ifindex);
 bool nic_table_has(const SettingTable *t, int ifindex);

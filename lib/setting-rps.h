@@ -21,6 +21,11 @@ bool setting_is_nic_queue(const Setting *s);
  * (a rename changes the object, not the queue). */
 bool nic_queue_same_key(const Setting *a, const Setting *b);
 
+/* Whether the queue of setting s (one of the queue kinds) is there now, under the name its
+ * interface has now (looked up through rc's rtnetlink by its index, else the name it was
+ * planned under). */
+bool nic_queue_exists_now(const Setting *s, Reconciler *rc);
+
 /* Adds a setting for every queue file of interface ifname that np asks for and the table
  * does not hold yet, listing sys/class/net/IFNAME/queues under the root. Returns how many
  * were added, or -errno; an interface that is gone meanwhile adds none. */

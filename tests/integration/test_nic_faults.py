@@ -17,6 +17,8 @@ Cases:
           changed by nobody. lowlatd stays up, reports no failure and no failure twice for
           one object, keeps nothing of the deleted links, gives the survivors their
           posture, and the steady pair keeps its own.
+  flip    fp0 renamed to xp0 and back 100 times in one `ip -batch`: lowlatd follows, reports
+          no failure, fp0 ends with its posture (and the restore below finds its originals).
   queues  `ethtool -L fq0 rx 1 tx 1` and `rx 8 tx 8` in a tight loop (queues removed and
           added under lowlatd's writes): the same, and at the end every queue of fq0 has
           its mask.
@@ -44,6 +46,7 @@ TIMEOUT = 5
 WANT = 4321
 CHURN = 60
 FLAPS = 40
+FLIPS = 100
 QUEUES = 4
 FQ_QUEUES = 8
 
@@ -91,6 +94,21 @@ def add_veth(a, b_, queues=QUEUES):
             "peer", "name", b_, "numrxqueues", str(queues), "numtxqueues", str(queues), check=True)
 
 
+def set_channels(dev, n, busy):
+    """ethtool -L DEV rx N tx N. In a tight loop the kernel sometimes answers "netlink error:
+    Resource temporarily unavailable" (a few runs in a hundred under ASan, with or without
+    the restore fixes; the cause in the kernel is not traced), which left fq0 with one
+    queue each way and failed the check below: asked again, a bounded number of times;
+    busy[0] counts those answers."""
+    for _ in range(10):
+        r = run_cmd("ethtool", "-L", dev, "rx", str(n), "tx", str(n))
+        if r.returncode == 0 or "temporarily unavailable" not in r.stderr:
+            return r
+        busy[0] += 1
+        time.sleep(0.05)
+    return r
+
+
 def txqlen(dev):
     r = run_cmd("ip", "-j", "link", "show", "dev", dev, check=True)
     return int(json.loads(r.stdout)[0]["txqlen"])
@@ -134,7 +152,7 @@ def wrong(dev, housekeeping):
     return bad
 
 
-FAILURE = re.compile(r": could not set | failed|Cannot |[Ee]rror|unexpected|another writer")
+FAILURE = re.compile(r": could not set | failed|Cannot |[Ee]rror|unexpected|another writer|could not be put back")
 OBJECT = re.compile(r"\b(f[a-z0-9]+/(?:rx-\d+|tx-\d+|txqueuelen))\b")
 
 
@@ -226,14 +244,34 @@ def main_phase(t, host, ncpus):
         t.ok(not any(wrong(x, housekeeping) for x in steady), "[churn] fs0, fs1 and fq1 were not disturbed",
              "\n".join(sum((wrong(x, housekeeping) for x in steady), [])))
 
+        # flip: one link renamed out of the glob and back, over and over, faster than lowlatd
+        # follows (each rename out puts its queues back under a name the next rename takes
+        # away; each one back applies them again). With the name looked up once, a write
+        # here failed with ENOENT in 1 of 5 ASan runs; looked up again in a bounded loop,
+        # a put-back still failed in 2 of 5 (the name went back and forth between looks).
+        mark = len(d.stderr_lines())
+        batch = "".join("link set fp0 name xp0\nlink set xp0 name fp0\n" for _ in range(FLIPS))
+        t0 = time.monotonic()
+        r = subprocess.run(["ip", "-batch", "-"], input=batch, capture_output=True, text=True, timeout=h.scaled(60))
+        secs = time.monotonic() - t0
+        ok = h.poll_until(lambda: not wrong("fp0", housekeeping), h.scaled(TIMEOUT), alive=d.alive)
+        t.ok(r.returncode == 0 and ok and d.alive(), "[flip] fp0 renamed to xp0 and back %d times (%.2f s): lowlatd is up "
+             "and fp0 holds its posture" % (FLIPS, secs), r.stderr + "\n".join(wrong("fp0", housekeeping)))
+        bad = failures(d, mark)
+        t.ok(not bad, "[flip] no failure reported", "\n".join(bad[:10]))
+
         # queues that vanish between their uevent and the write
         mark = len(d.stderr_lines())
         t0 = time.monotonic()
         flaps = 0
+        flap_error = ""
+        busy = [0]
         for i in range(FLAPS):
-            if run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1").returncode != 0:
-                break
-            if run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES), "tx", str(FQ_QUEUES)).returncode != 0:
+            r = set_channels("fq0", 1, busy)
+            if r.returncode == 0:
+                r = set_channels("fq0", FQ_QUEUES, busy)
+            if r.returncode != 0:
+                flap_error = "%s: exit %d: %s" % (" ".join(r.args), r.returncode, r.stderr.strip())
                 break
             flaps += 1
         secs = time.monotonic() - t0
@@ -247,7 +285,8 @@ def main_phase(t, host, ncpus):
             t.ok(ok and d.alive(), "[queues] after %d rounds of ethtool -L fq0 rx 1 tx 1 / rx %d tx %d (%.1f s) lowlatd "
                  "is up and all %d rx and %d tx queues of fq0 have their masks"
                  % (flaps, FQ_QUEUES, FQ_QUEUES, secs, FQ_QUEUES, FQ_QUEUES),
-                 "\n".join(wrong("fq0", housekeeping)))
+                 "\n".join(wrong("fq0", housekeeping) + [flap_error, "fq0 has rx %d tx %d; ethtool -L answered EAGAIN %d times"
+                                                           % (len(rx_queues("fq0")), len(tx_queues("fq0")), busy[0])]))
             bad = failures(d, mark)
             t.ok(not repeated(bad), "[queues] no failure reported twice for one queue (%d reported in all)" % len(bad),
                  "\n".join(bad[:10]))
@@ -277,20 +316,18 @@ def main_phase(t, host, ncpus):
                                text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "[restore] lowlatctl restore exits 0", p.stderr)
             bad = []
-            for dev in steady + ("fq0",) + tuple(survivors):
+            for dev in steady + ("fq0", "fp0", "fp1") + tuple(survivors):
                 if txqlen(dev) != 1000:
                     bad.append("%s txqueuelen %d" % (dev, txqlen(dev)))
                 bad += ["%s/%s rps_cpus %s" % (dev, q, sorted(rps(dev, q))) for q in rx_queues(dev) if rps(dev, q)]
                 bad += ["%s/%s xps_cpus %s" % (dev, q, sorted(xps(dev, q))) for q in tx_queues(dev) if xps(dev, q)]
-            # A known race, not fixed yet: about one run in 15-45 (more under ASan) leaves one
-            # queue of a link renamed out of the glob and back (x46 -> fk46) with lowlatd's
-            # mask after the restore, as if the mask had been recorded as its original.
-            # Every other check here holds it to the posture; this one is reported, not
-            # counted, until the race is found (issue 13's notes).
-            t.todo(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
-                   "again" % (len(steady) + 1 + len(survivors)),
-                   "a queue of a link renamed out of the glob and back mid-apply may keep lowlatd's mask",
-                   "\n".join(bad[:10]))
+            # A queue of a link renamed out of the glob and back mid-apply (x46 -> fk46) kept
+            # lowlatd's mask here in about 4 runs of 10 under ASan, until the put-back as it
+            # left the glob followed the interface by its index, not by a name looked up
+            # once (issue 13).
+            t.ok(not bad, "[restore] every link that still exists (%d) has txqueuelen 1000, rps_cpus and xps_cpus 0 "
+                 "again" % (len(steady) + 3 + len(survivors)),
+                 "\n".join(bad[:10] + [l for l in d.stderr_lines() if "could not be put back" in l][:5]))
         t.ok(not d.sanitizer_reports(), "no sanitizer report", "\n".join(d.sanitizer_reports()[:5]))
         t.note("lowlatd stderr (%d lines), last 20:\n%s" % (len(d.stderr_lines()), "\n".join(d.stderr_lines()[-20:])))
         t.stopped_cleanly(d)
@@ -320,9 +357,10 @@ def run(t):
         try:
             add_veth("fs0", "fs1")
             add_veth("fq0", "fq1", queues=FQ_QUEUES)
+            add_veth("fp0", "fp1")
         except RuntimeError as e:
             h.skip("cannot create a veth pair in a network namespace: %s" % e)
-        for dev in ("fs0", "fs1", "fq0", "fq1"):
+        for dev in ("fs0", "fs1", "fq0", "fq1", "fp0", "fp1"):
             run_cmd("ip", "link", "set", dev, "up", check=True)
         if not os.path.exists("/sys/class/net/fs0/queues/rx-0/rps_cpus"):
             h.skip("this kernel has no RPS (no rx-0/rps_cpus)")

@@ -390,6 +390,69 @@ out:
         fixture_done(&f);
 }
 
+/* A replan whose listing of the queues misses one that is there (sysfs listed mid-change:
+ * played here by listing another tree, where rx-1 is not, while the reconciler's host has
+ * it): the missed queue goes back to its original at once, its original forgotten, rather
+ * than being dropped as "removed with its channel" with lowlatd's mask on it and its
+ * original on file for no setting, which `lowlatctl restore` then skipped (test_nic_faults'
+ * restore after the churn). A queue really removed (tx-1, in neither tree) is dropped
+ * without a put-back. */
+static void test_replan_missed_queue(void) {
+        _cleanup_free_ char *dir = NULL;
+        char listed[40];
+        Host *listing = NULL;
+        Originals *o = NULL;
+        unsigned restored = 99, failed = 99;
+        Fixture f;
+
+        fixture_init(&f);
+        faketree_mkdtemp(listed, sizeof(listed), "test-rps-listed");
+        faketree_write(listed, "sys/class/net/eth0/ifindex", "2\n");
+        faketree_write(listed, Q "/rx-0/rps_cpus", "00,00000000\n");
+        faketree_write(listed, Q "/tx-0/xps_cpus", "00,00000000\n");
+        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f) && host_open(listed, &listing) >= 0, "fixture"))
+                goto out;
+        dir = strdup_printf("%s/run", f.root);
+        CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
+        f.rc.originals = o;
+        if (!o)
+                goto out;
+        table_reconcile_all(&f.table, &f.rc, T0, 0);
+        events_take(&f);
+        CHECK_STR(read_file(&f, Q "/rx-1/rps_cpus"), "ff,fffffff3", "rx-1/rps_cpus holds lowlatd's mask");
+        CHECK(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1") &&
+                      originals_get(o, SETTING_NIC_XPS_CPUS, "eth0/tx-1"),
+              "with its original on file, and tx-1's");
+
+        faketree_remove_at(f.root, Q "/tx-1");
+        CHECK(nic_table_replan(&f.table, &f.rc, NULL, listing, f.posture, IFINDEX, "eth0", &restored, &failed) == 1,
+              "replan eth0 from a listing without rx-1 and tx-1");
+        CHECK(!find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-1") && find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-0"),
+              "the listing planned rx-0, not rx-1");
+        CHECK_STR(read_file(&f, Q "/rx-1/rps_cpus"), "00,00000000", "the missed rx-1's rps_cpus is put back");
+        CHECK_STR(read_file(&f, Q "/rx-1/rps_flow_cnt"), "0", "and its rps_flow_cnt");
+        CHECK(!originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1") &&
+                      !originals_get(o, SETTING_NIC_RPS_FLOW_CNT, "eth0/rx-1"),
+              "their originals are forgotten: the plan that lists rx-1 next records its true value");
+        if (!CHECK(restored == 2 && failed == 0, "two put back (rx-1's two files), none failed"))
+                printf("#   restored %u, failed %u\n", restored, failed);
+        CHECK(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-0") != NULL, "rx-0, planned again, keeps its original");
+
+        /* The next listing shows rx-1 again: planned afresh, its original is its true value. */
+        CHECK(nic_table_plan(&f.table, NULL, f.host, f.posture, IFINDEX, "eth0") == 1, "replan eth0 from the tree");
+        table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, 0);
+        CHECK_STR(originals_get(o, SETTING_NIC_RPS_CPUS, "eth0/rx-1"), "00,00000000",
+                  "rx-1's original is its own mask");
+        for (size_t i = 0; i < f.table.n; i++)
+                (void) setting_restore(&f.rc, f.table.settings[i]);
+        CHECK_STR(read_file(&f, Q "/rx-1/rps_cpus"), "00,00000000", "and restore puts it back");
+out:
+        originals_free(o);
+        host_free(listing);
+        faketree_remove(listed);
+        fixture_done(&f);
+}
+
 /* One file, one keeper: [sysfs] refuses the queue files, through /sys/class/net or the
  * device's own path. */
 static void test_sysfs_refuses(void) {
@@ -422,6 +485,7 @@ int main(void) {
         test_replan_keeps_watches();
         test_no_default_mask();
         test_restore();
+        test_replan_missed_queue();
         test_sysfs_refuses();
         return tap_finish();
 }
