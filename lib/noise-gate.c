@@ -165,6 +165,28 @@ int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **r
         return 0;
 }
 
+int noise_gate_new_in_memory(size_t n, uint64_t timer_id, NoiseGate **ret) {
+        _cleanup_(noise_gate_freep) NoiseGate *g = calloc(1, sizeof(NoiseGate));
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+
+        if (!g || !(g->rings = calloc(MAX(n, (size_t) 1), sizeof(NoiseGateRing))))
+                return -ENOMEM;
+        g->n_rings = n;
+        g->has_timer = timer_id != 0;
+        for (size_t i = 0; i < n; i++) {
+                NoiseGateRing *r = &g->rings[i];
+                r->map_size = page * (1 + NOISE_GATE_RING_PAGES);
+                r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (r->map == MAP_FAILED) {
+                        r->map = NULL;
+                        return negative_errno();
+                }
+                r->timer_id = timer_id;
+        }
+        *ret = TAKE_PTR(g);
+        return 0;
+}
+
 /* Copies len bytes at offset off of the circular data area (size a power of two). */
 static void ring_copy(void *dst, const uint8_t *data, uint64_t size, uint64_t off, size_t len) {
         uint64_t at = off & (size - 1);

@@ -56,6 +56,11 @@ typedef struct NoiseGate {
  * *ret_event then names the tracepoint ("irq/irq_handler_entry") it failed on, if any. */
 int noise_gate_open(const Host *h, const unsigned *cpus, size_t n, NoiseGate **ret, const char **ret_event);
 NoiseGate *noise_gate_free(NoiseGate *g);
+
+/* A gate of n rings in anonymous memory, laid out as perf's (a header page, then
+ * NOISE_GATE_RING_PAGES data pages) and timer_id as the timer's event: for the tests and the
+ * benchmark, which write the kernel's side of the records themselves. */
+int noise_gate_new_in_memory(size_t n, uint64_t timer_id, NoiseGate **ret);
 DEFINE_POINTER_CLEANUP(NoiseGate, noise_gate_free);
 
 /* Empties every ring: timer[i] gets the local timer records of the i-th watched CPU (0 on a

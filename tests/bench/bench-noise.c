@@ -162,26 +162,6 @@ static int build_tree(const char *root) {
         return 0;
 }
 
-/* A gate of rings in memory, as noise_gate_open() leaves one (no perf for the fake tree's
- * CPUs): the scan reads them with the same loads as the kernel's rings. */
-static NoiseGate *fake_gate_new(size_t n) {
-        size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        NoiseGate *g = calloc(1, sizeof(NoiseGate));
-
-        if (!g || !(g->rings = calloc(n, sizeof(NoiseGateRing))))
-                abort();
-        g->n_rings = n;
-        g->has_timer = true;
-        for (size_t i = 0; i < n; i++) {
-                g->rings[i].map_size = 2 * page;
-                g->rings[i].map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                if (g->rings[i].map == MAP_FAILED)
-                        abort();
-                g->rings[i].timer_id = 7;
-        }
-        return g;
-}
-
 /* k timer records in each ring, as a nohz_full CPU running one task takes in k seconds. */
 static void fake_gate_ticks(NoiseGate *g, unsigned k) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
@@ -427,7 +407,14 @@ int main(int argc, char *argv[]) {
         compare("fake tree, every line changed (gate open)", &s, path, 1);
         /* The gate closed: the watched CPUs took only their timer (10 ticks each between
          * two scans), /proc/interrupts unchanged. */
-        noise_set_gate(s.noise, fake_gate_new(s.noise->n_cpus));
+        /* Rings in memory (no perf for the fake tree's CPUs): the scan reads them with the
+         * same loads as the kernel's. */
+        {
+                NoiseGate *g = NULL;
+                if (noise_gate_new_in_memory(s.noise->n_cpus, 7, &g) < 0)
+                        abort();
+                noise_set_gate(s.noise, g);
+        }
         s.fake_gate = true;
         gated = compare("fake tree, gate closed (only 10 ticks per CPU)", &s, path, 0);
         printf("  at the default 10 s scan the gate re-reads /proc/interrupts once a minute: 5 gated scans and one full "

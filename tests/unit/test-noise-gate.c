@@ -125,22 +125,6 @@ static const NoiseCell *cell(const Noise *n, const char *source, unsigned cpu) {
         return NULL;
 }
 
-/* A gate of one fake ring per watched CPU, as noise_gate_open() would leave it. */
-static NoiseGate *fake_gate(size_t n, uint64_t timer_id) {
-        NoiseGate *g = calloc(1, sizeof(NoiseGate));
-        if (!g || !(g->rings = calloc(n, sizeof(NoiseGateRing))))
-                abort();
-        g->n_rings = n;
-        g->has_timer = true;
-        for (size_t i = 0; i < n; i++) {
-                FakeRing f = fake_ring();
-                g->rings[i].map = f.map;
-                g->rings[i].map_size = f.page + DATA_SIZE;
-                g->rings[i].timer_id = timer_id;
-        }
-        return g;
-}
-
 static void test_gated_scan(void) {
         char root[256];
         unsigned cpus[] = { 2, 3 };
@@ -156,7 +140,8 @@ static void test_gated_scan(void) {
                                               "       TIMER:          1          2          3          4\n");
         if (host_open(root, &h) < 0 || noise_new(cpus, 2, &n) < 0)
                 abort();
-        g = fake_gate(2, 7);
+        if (noise_gate_new_in_memory(2, 7, &g) < 0)
+                abort();
         ring2 = (FakeRing) { .map = g->rings[0].map, .page = (size_t) sysconf(_SC_PAGESIZE) };
         noise_set_gate(n, g);
 
