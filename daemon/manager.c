@@ -404,6 +404,9 @@ static void manager_noise_gate_open(Manager *m) {
         size_t rings = 0;
         int r;
 
+        /* Rings opened before (CPUs that went on- or offline since) go first, also when no
+         * new ones can be had. */
+        noise_set_gate(m->noise, NULL);
         m->noise_gate_state = mfree(m->noise_gate_state);
         if (m->noise->n_cpus == 0)
                 return;
