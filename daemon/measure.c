@@ -114,14 +114,18 @@ bool latency_max_is_high(const LatencyStats *s) {
 
 /* ---- Reading the reports ------------------------------------------------------------- */
 
+static const char *skip_blanks(const char *p) {
+        while (*p == ' ' || *p == '\t')
+                p++;
+        return p;
+}
+
 /* The next whitespace-separated token of *p as an unsigned decimal; -EBADMSG at anything
  * else, -ENODATA at the end of the line. */
 static int next_u64(const char **p, uint64_t *ret) {
-        const char *s = *p;
+        const char *s = skip_blanks(*p);
         char *end;
 
-        while (*s == ' ' || *s == '\t')
-                s++;
         if (*s == '\0' || *s == '\n')
                 return -ENODATA;
         if (!isdigit((unsigned char) *s))
@@ -136,11 +140,9 @@ static int next_u64(const char **p, uint64_t *ret) {
 
 /* A decimal that may have a fraction ("1.053"), or "-" (no value: 0). */
 static int next_double(const char **p, double *ret) {
-        const char *s = *p;
+        const char *s = skip_blanks(*p);
         char *end;
 
-        while (*s == ' ' || *s == '\t')
-                s++;
         if (*s == '\0' || *s == '\n')
                 return -ENODATA;
         if (*s == '-' && (s[1] == '\0' || isspace((unsigned char) s[1]))) {
@@ -163,8 +165,7 @@ static int read_row(const char *p, double *values, size_t n, bool trailing_text)
         for (size_t i = 0; i < n; i++)
                 if (next_double(&p, &values[i]) < 0)
                         return -EBADMSG;
-        while (*p == ' ' || *p == '\t')
-                p++;
+        p = skip_blanks(p);
         if (*p && *p != '\n' && !trailing_text)
                 return -EBADMSG;
         return 0;
@@ -176,8 +177,7 @@ static int read_u64_row(const char *p, uint64_t *values, size_t n, bool trailing
                 if (r < 0)
                         return -EBADMSG;
         }
-        while (*p == ' ' || *p == '\t')
-                p++;
+        p = skip_blanks(p);
         if (*p && *p != '\n' && !trailing_text)
                 return -EBADMSG;
         return 0;
@@ -224,8 +224,7 @@ static int stats_compare(const void *x, const void *y) {
 static const char *after_label(const char *line, const char *label) {
         size_t n = strlen(label);
 
-        while (*line == ' ' || *line == '\t')
-                line++;
+        line = skip_blanks(line);
         if (strncmp(line, label, n) != 0)
                 return NULL;
         return line + n;
@@ -306,6 +305,11 @@ static int report_finish(ReportState *s, MeasureTool tool, MeasureResult *ret) {
         return 0;
 }
 
+/* A count from a report, where it is read as a decimal like every other value. */
+static uint64_t to_count(double v) {
+        return (uint64_t) llround(MIN(v, 1.8e19));
+}
+
 /* Stores a row of n values (one per CPU) into the stats' field at offset. */
 static int store_row(ReportState *s, const char *p, size_t offset, bool as_ns, bool trailing_text) {
         _cleanup_free_ double *v = calloc(s->n, sizeof(double));
@@ -316,8 +320,71 @@ static int store_row(ReportState *s, const char *p, size_t offset, bool as_ns, b
                 return -EBADMSG;
         for (size_t i = 0; i < s->n; i++) {
                 uint64_t *field = (uint64_t *) ((uint8_t *) &s->stats[i] + offset);
-                *field = as_ns ? to_ns(v[i], s->unit_ns) : (uint64_t) llround(MIN(v[i], 1.8e19));
+                *field = as_ns ? to_ns(v[i], s->unit_ns) : to_count(v[i]);
         }
+        return 0;
+}
+
+/* One histogram row of cyclictest or oslat: the count of bucket for each CPU, from p
+ * (trailing_text: oslat's last row ends in "(including overflows)"). */
+static int store_histogram_row(ReportState *s, uint64_t bucket, const char *p, bool trailing_text) {
+        _cleanup_free_ uint64_t *v = calloc(s->n, sizeof(uint64_t));
+        int r;
+
+        if (!v)
+                return -ENOMEM;
+        if (read_u64_row(p, v, s->n, trailing_text) < 0)
+                return -EBADMSG;
+        for (size_t i = 0; i < s->n; i++) {
+                r = histogram_set(&s->stats[i], bucket, v[i]);
+                if (r < 0)
+                        return r;
+        }
+        s->have_rows = true;
+        return 0;
+}
+
+/* What cyclictest and oslat call their per-CPU minimum, average and maximum lines. */
+typedef struct MinAvgMaxLabels {
+        const char *min, *avg, *max;
+} MinAvgMaxLabels;
+
+/* Stores line when it is the minimum, average or maximum line (in µs): returns 1 then,
+ * 0 when it is none of them, or a negative errno. */
+static int store_min_avg_max(ReportState *s, const char *line, const MinAvgMaxLabels *labels, bool trailing_text) {
+        const struct {
+                const char *label;
+                size_t offset;
+                bool *seen;
+        } lines[] = {
+                { labels->min, offsetof(LatencyStats, min_ns), &s->have_min },
+                { labels->avg, offsetof(LatencyStats, avg_ns), &s->have_avg },
+                { labels->max, offsetof(LatencyStats, max_ns), &s->have_max },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
+                const char *p = after_label(line, lines[i].label);
+                int r;
+
+                if (!p)
+                        continue;
+                *lines[i].seen = true;
+                r = store_row(s, p, lines[i].offset, true, trailing_text);
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
+/* cyclictest's "# Total:" counts the histogram's samples only; cyclictest_parse() adds
+ * the overflows on top. */
+static int cyclictest_store_total(ReportState *s, const char *p) {
+        _cleanup_free_ uint64_t *v = calloc(s->n, sizeof(uint64_t));
+
+        if (!v)
+                return -ENOMEM;
+        if (read_u64_row(p, v, s->n, false) < 0)
+                return -EBADMSG;
+        memcpy(s->reported_samples, v, s->n * sizeof(uint64_t));
         return 0;
 }
 
@@ -325,57 +392,25 @@ static int store_row(ReportState *s, const char *p, size_t offset, bool as_ns, b
  * thread, then "# Total:", "# Min Latencies:", "# Avg Latencies:", "# Max Latencies:",
  * "# Histogram Overflows:" with one value per thread. */
 static int cyclictest_line(const char *line, void *userdata) {
+        static const MinAvgMaxLabels labels = { "# Min Latencies:", "# Avg Latencies:", "# Max Latencies:" };
         ReportState *s = userdata;
         const char *p;
         uint64_t bucket;
         int r;
 
-        if ((p = after_label(line, "# Min Latencies:"))) {
-                s->have_min = true;
-                return store_row(s, p, offsetof(LatencyStats, min_ns), true, false);
-        }
-        if ((p = after_label(line, "# Avg Latencies:"))) {
-                s->have_avg = true;
-                return store_row(s, p, offsetof(LatencyStats, avg_ns), true, false);
-        }
-        if ((p = after_label(line, "# Max Latencies:"))) {
-                s->have_max = true;
-                return store_row(s, p, offsetof(LatencyStats, max_ns), true, false);
-        }
+        r = store_min_avg_max(s, line, &labels, false);
+        if (r != 0)
+                return r < 0 ? r : 0;
         if ((p = after_label(line, "# Histogram Overflows:")))
                 return store_row(s, p, offsetof(LatencyStats, overflows), false, false);
-        if ((p = after_label(line, "# Total:"))) {
-                _cleanup_free_ uint64_t *v = calloc(s->n, sizeof(uint64_t));
-                if (!v)
-                        return -ENOMEM;
-                if (read_u64_row(p, v, s->n, false) < 0)
-                        return -EBADMSG;
-                /* Total counts the histogram's samples only; the overflows come on top. */
-                memcpy(s->reported_samples, v, s->n * sizeof(uint64_t));
-                return 0;
-        }
-        p = line;
-        while (*p == ' ' || *p == '\t')
-                p++;
+        if ((p = after_label(line, "# Total:")))
+                return cyclictest_store_total(s, p);
+        p = skip_blanks(line);
         if (*p == '#' || *p == '\0')
                 return 0;
-        r = next_u64(&p, &bucket);
-        if (r < 0)
+        if (next_u64(&p, &bucket) < 0)
                 return -EBADMSG;
-        {
-                _cleanup_free_ uint64_t *v = calloc(s->n, sizeof(uint64_t));
-                if (!v)
-                        return -ENOMEM;
-                if (read_u64_row(p, v, s->n, false) < 0)
-                        return -EBADMSG;
-                for (size_t i = 0; i < s->n; i++) {
-                        r = histogram_set(&s->stats[i], bucket, v[i]);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        s->have_rows = true;
-        return 0;
+        return store_histogram_row(s, bucket, p, false);
 }
 
 int cyclictest_parse(const char *text, const CPUSet *cpus, MeasureResult *ret) {
@@ -397,75 +432,56 @@ int cyclictest_parse(const char *text, const CPUSet *cpus, MeasureResult *ret) {
         return report_finish(&s, MEASURE_TOOL_CYCLICTEST, ret);
 }
 
+/* oslat's "Core:" line: the CPUs, one column each, which sizes the report. */
+static int oslat_read_cores(ReportState *s, const char *p) {
+        const char *q = p;
+        uint64_t cpu;
+        size_t n = 0;
+        int r;
+
+        if (s->stats)
+                return -EBADMSG;
+        while ((r = next_u64(&q, &cpu)) == 0)
+                n++;
+        if (r != -ENODATA)
+                return -EBADMSG;
+        r = report_state_alloc(s, n, 1000);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                (void) next_u64(&p, &cpu);
+                if (cpu > UINT32_MAX)
+                        return -EBADMSG;
+                s->stats[i].cpu = (uint32_t) cpu;
+        }
+        return 0;
+}
+
 /* oslat: "Core:" names the CPUs, "NNN (us): count count ..." the buckets (the last one
  * "(including overflows)"), then "Minimum:", "Average:", "Maximum:" in µs. */
 static int oslat_line(const char *line, void *userdata) {
+        static const MinAvgMaxLabels labels = { "Minimum:", "Average:", "Maximum:" };
         ReportState *s = userdata;
         const char *p;
         uint64_t bucket;
         int r;
 
-        if ((p = after_label(line, "Core:"))) {
-                uint64_t cpu;
-                size_t n = 0;
-                const char *q = p;
-
-                if (s->stats)
-                        return -EBADMSG;
-                while ((r = next_u64(&q, &cpu)) == 0)
-                        n++;
-                if (r != -ENODATA)
-                        return -EBADMSG;
-                r = report_state_alloc(s, n, 1000);
-                if (r < 0)
-                        return r;
-                for (size_t i = 0; i < n; i++) {
-                        (void) next_u64(&p, &cpu);
-                        if (cpu > UINT32_MAX)
-                                return -EBADMSG;
-                        s->stats[i].cpu = (uint32_t) cpu;
-                }
-                return 0;
-        }
+        if ((p = after_label(line, "Core:")))
+                return oslat_read_cores(s, p);
         if (!s->stats)
                 return 0; /* the banner */
-        if ((p = after_label(line, "Minimum:"))) {
-                s->have_min = true;
-                return store_row(s, p, offsetof(LatencyStats, min_ns), true, true);
-        }
-        if ((p = after_label(line, "Average:"))) {
-                s->have_avg = true;
-                return store_row(s, p, offsetof(LatencyStats, avg_ns), true, true);
-        }
-        if ((p = after_label(line, "Maximum:"))) {
-                s->have_max = true;
-                return store_row(s, p, offsetof(LatencyStats, max_ns), true, true);
-        }
-        p = line;
-        while (*p == ' ' || *p == '\t')
-                p++;
+        r = store_min_avg_max(s, line, &labels, true);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        p = skip_blanks(line);
         if (!isdigit((unsigned char) *p))
                 return 0; /* Counter Freq, Max-Min, Duration */
-        r = next_u64(&p, &bucket);
-        if (r < 0)
+        if (next_u64(&p, &bucket) < 0)
                 return -EBADMSG;
         p = after_label(p, "(us):");
         if (!p)
                 return -EBADMSG;
-        {
-                _cleanup_free_ uint64_t *v = calloc(s->n, sizeof(uint64_t));
-                if (!v)
-                        return -ENOMEM;
-                if (read_u64_row(p, v, s->n, true) < 0)
-                        return -EBADMSG;
-                for (size_t i = 0; i < s->n; i++) {
-                        r = histogram_set(&s->stats[i], bucket, v[i]);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        s->have_rows = true;
-        return 0;
+        return store_histogram_row(s, bucket, p, true);
 }
 
 int oslat_parse(const char *text, MeasureResult *ret) {
@@ -480,133 +496,170 @@ int oslat_parse(const char *text, MeasureResult *ret) {
         return report_finish(&s, MEASURE_TOOL_OSLAT, ret);
 }
 
+/* rtla's header "Index IRQ-001 Thr-001 IRQ-002 Thr-002 ...", first pass: which columns
+ * are kept (the Thr- ones, in s->columns) and how many. */
+static int timerlat_read_columns(ReportState *s, const char *header, size_t *ret_n_threads) {
+        _cleanup_free_ char *copy = strdup(header);
+        size_t n_threads = 0;
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+                ssize_t *c;
+
+                if (s->n_columns >= MAX_COLUMNS)
+                        return -EBADMSG;
+                c = reallocarray(s->columns, s->n_columns + 1, sizeof(ssize_t));
+                if (!c)
+                        return -ENOMEM;
+                s->columns = c;
+                c[s->n_columns++] = strncmp(t, "Thr-", 4) == 0 ? (ssize_t) n_threads++ : -1;
+        }
+        *ret_n_threads = n_threads;
+        return 0;
+}
+
+/* The header's second pass, once the stats are there: the CPU of each kept column
+ * ("Thr-003" is CPU 3). */
+static int timerlat_read_column_cpus(ReportState *s, const char *header) {
+        _cleanup_free_ char *copy = strdup(header);
+        char *save = NULL;
+        size_t k = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save), k++) {
+                uint32_t cpu;
+                const char *num = t + 4;
+
+                if (s->columns[k] < 0)
+                        continue;
+                while (*num == '0' && num[1])
+                        num++;
+                if (parse_uint32(num, &cpu) < 0)
+                        return -EBADMSG;
+                s->stats[s->columns[k]].cpu = cpu;
+        }
+        return 0;
+}
+
+static int timerlat_read_header(ReportState *s, const char *header) {
+        size_t n_threads;
+        int r;
+
+        if (s->columns)
+                return -EBADMSG;
+        r = timerlat_read_columns(s, header, &n_threads);
+        if (r < 0)
+                return r;
+        r = report_state_alloc(s, n_threads, s->unit_ns);
+        if (r < 0)
+                return r;
+        return timerlat_read_column_cpus(s, header);
+}
+
+/* A line of rtla's table from p on: one value for each column, kept or not. */
+static int timerlat_read_values(const ReportState *s, const char *p, double **ret) {
+        _cleanup_free_ double *v = calloc(s->n_columns, sizeof(double));
+
+        if (!v)
+                return -ENOMEM;
+        if (read_row(p, v, s->n_columns, false) < 0)
+                return -EBADMSG;
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+typedef struct TimerlatSummary {
+        const char *label;
+        size_t offset; /* the LatencyStats field; "count:" goes to reported_samples instead */
+        bool as_ns;
+} TimerlatSummary;
+
+static const TimerlatSummary timerlat_summary[] = {
+        { "over:", offsetof(LatencyStats, overflows), false },
+        { "count:", 0, false },
+        { "min:", offsetof(LatencyStats, min_ns), true },
+        { "avg:", offsetof(LatencyStats, avg_ns), true },
+        { "max:", offsetof(LatencyStats, max_ns), true },
+};
+
+static int timerlat_summary_row(ReportState *s, const TimerlatSummary *summary, const char *p) {
+        _cleanup_free_ double *v = NULL;
+        bool is_count = streq(summary->label, "count:");
+        int r;
+
+        r = timerlat_read_values(s, p, &v);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < s->n_columns; k++) {
+                ssize_t i = s->columns[k];
+                uint64_t *field;
+
+                if (i < 0)
+                        continue;
+                if (is_count) {
+                        s->reported_samples[i] = to_count(v[k]);
+                        continue;
+                }
+                field = (uint64_t *) ((uint8_t *) &s->stats[i] + summary->offset);
+                *field = summary->as_ns ? to_ns(v[k], s->unit_ns) : to_count(v[k]);
+        }
+        /* report_finish() wants min, avg and max; over and count may be missing. */
+        if (streq(summary->label, "min:"))
+                s->have_min = true;
+        else if (streq(summary->label, "avg:"))
+                s->have_avg = true;
+        else if (streq(summary->label, "max:"))
+                s->have_max = true;
+        return 0;
+}
+
+/* "N count ...": bucket N's count in each column. */
+static int timerlat_histogram_row(ReportState *s, const char *line) {
+        _cleanup_free_ double *v = NULL;
+        const char *p = skip_blanks(line);
+        uint64_t bucket;
+        int r;
+
+        if (*p == '#' || *p == '\0')
+                return 0;
+        if (next_u64(&p, &bucket) < 0)
+                return -EBADMSG;
+        r = timerlat_read_values(s, p, &v);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < s->n_columns; k++) {
+                if (s->columns[k] < 0)
+                        continue;
+                r = histogram_set(&s->stats[s->columns[k]], bucket, to_count(v[k]));
+                if (r < 0)
+                        return r;
+        }
+        s->have_rows = true;
+        return 0;
+}
+
 /* rtla timerlat hist: "# Time unit is microseconds (us)" (or nanoseconds with -n), a
  * header "Index IRQ-001 Thr-001 ...", rows "N count ...", then "over:", "count:", "min:",
  * "avg:", "max:" per column. The Thr- columns (the thread's wake-up latency) are kept. */
 static int timerlat_line(const char *line, void *userdata) {
         ReportState *s = userdata;
         const char *p;
-        uint64_t bucket;
-        int r;
 
         if (after_label(line, "# Time unit is nanoseconds")) {
                 s->unit_ns = 1;
                 return 0;
         }
-        if ((p = after_label(line, "Index"))) {
-                _cleanup_free_ char *copy = strdup(p);
-                size_t n_threads = 0, k = 0;
-                char *save = NULL;
-
-                if (!copy)
-                        return -ENOMEM;
-                if (s->columns)
-                        return -EBADMSG;
-                for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-                        ssize_t *c;
-
-                        if (s->n_columns >= MAX_COLUMNS)
-                                return -EBADMSG;
-                        c = reallocarray(s->columns, s->n_columns + 1, sizeof(ssize_t));
-                        if (!c)
-                                return -ENOMEM;
-                        s->columns = c;
-                        c[s->n_columns++] = strncmp(t, "Thr-", 4) == 0 ? (ssize_t) n_threads++ : -1;
-                }
-                {
-                        double unit = s->unit_ns;
-                        r = report_state_alloc(s, n_threads, unit);
-                        if (r < 0)
-                                return r;
-                }
-                free(copy);
-                copy = strdup(p);
-                if (!copy)
-                        return -ENOMEM;
-                save = NULL;
-                for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save), k++) {
-                        uint32_t cpu;
-                        const char *num = t + 4;
-
-                        if (s->columns[k] < 0)
-                                continue;
-                        while (*num == '0' && num[1])
-                                num++;
-                        if (parse_uint32(num, &cpu) < 0)
-                                return -EBADMSG;
-                        s->stats[s->columns[k]].cpu = cpu;
-                }
-                return 0;
-        }
+        if ((p = after_label(line, "Index")))
+                return timerlat_read_header(s, p);
         if (!s->columns)
                 return 0; /* the banner */
-        {
-                static const struct {
-                        const char *label;
-                        size_t offset;
-                        bool as_ns;
-                } summary[] = {
-                        { "over:", offsetof(LatencyStats, overflows), false },
-                        { "count:", 0, false },
-                        { "min:", offsetof(LatencyStats, min_ns), true },
-                        { "avg:", offsetof(LatencyStats, avg_ns), true },
-                        { "max:", offsetof(LatencyStats, max_ns), true },
-                };
-                _cleanup_free_ double *v = NULL;
-                bool is_summary = false;
-                size_t which = 0;
-
-                for (size_t i = 0; i < ELEMENTSOF(summary); i++)
-                        if ((p = after_label(line, summary[i].label))) {
-                                is_summary = true;
-                                which = i;
-                                break;
-                        }
-                if (!is_summary) {
-                        p = line;
-                        while (*p == ' ' || *p == '\t')
-                                p++;
-                        if (*p == '#' || *p == '\0')
-                                return 0;
-                        r = next_u64(&p, &bucket);
-                        if (r < 0)
-                                return -EBADMSG;
-                }
-                v = calloc(s->n_columns, sizeof(double));
-                if (!v)
-                        return -ENOMEM;
-                if (read_row(p, v, s->n_columns, false) < 0)
-                        return -EBADMSG;
-                for (size_t k = 0; k < s->n_columns; k++) {
-                        LatencyStats *st;
-
-                        if (s->columns[k] < 0)
-                                continue;
-                        st = &s->stats[s->columns[k]];
-                        if (!is_summary) {
-                                r = histogram_set(st, bucket, (uint64_t) llround(MIN(v[k], 1.8e19)));
-                                if (r < 0)
-                                        return r;
-                                continue;
-                        }
-                        if (streq(summary[which].label, "count:"))
-                                s->reported_samples[s->columns[k]] = (uint64_t) llround(MIN(v[k], 1.8e19));
-                        else {
-                                uint64_t *field = (uint64_t *) ((uint8_t *) st + summary[which].offset);
-                                *field = summary[which].as_ns ? to_ns(v[k], s->unit_ns)
-                                                              : (uint64_t) llround(MIN(v[k], 1.8e19));
-                        }
-                }
-                if (!is_summary)
-                        s->have_rows = true;
-                else if (streq(summary[which].label, "min:"))
-                        s->have_min = true;
-                else if (streq(summary[which].label, "avg:"))
-                        s->have_avg = true;
-                else if (streq(summary[which].label, "max:"))
-                        s->have_max = true;
-        }
-        return 0;
+        for (size_t i = 0; i < ELEMENTSOF(timerlat_summary); i++)
+                if ((p = after_label(line, timerlat_summary[i].label)))
+                        return timerlat_summary_row(s, &timerlat_summary[i], p);
+        return timerlat_histogram_row(s, line);
 }
 
 int timerlat_parse(const char *text, MeasureResult *ret) {
