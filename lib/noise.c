@@ -486,85 +486,110 @@ static bool line_unchanged(const NoiseFile *f, size_t i, const char *line, const
                (newline || line + want == end);
 }
 
-/* Parses text; when it is f->text (what noise_read() read) the buffers are swapped, not
- * copied, to keep it as the previous read. */
-static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, bool own) {
-        NoiseLine *lines = f->spare_lines;
-        _cleanup_free_ NoiseCounterRow **new_rows = NULL, **rows = NULL;
-        size_t n_lines = 0, lines_size = f->spare_size, n_new = 0, new_size = 0, n_rows = 0, hint = 0;
-        const char *end = text + length, *line = text;
-        bool reparse = false, duplicates = false;
-        int r = 0;
+/* One read of a file as it is parsed: its lines so far (f->lines once the read is whole)
+ * and the rows it created (freed again when the read fails). */
+typedef struct NoiseParse {
+        NoiseLine *lines;
+        size_t n_lines, lines_size;
+        NoiseCounterRow **new_rows;
+        size_t n_new, new_size;
+        size_t hint;  /* where find_row() looks first */
+        bool reparse; /* the header changed: no line counts as unchanged */
+} NoiseParse;
 
-        f->spare_lines = NULL;
-        f->spare_size = 0;
-        n->generation++;
-        f->bad_lines = 0;
+static void noise_parse_done(NoiseParse *p) {
+        free(p->lines);
+        free(p->new_rows);
+}
 
-        if (f->format != NOISE_FORMAT_SCHEDSTAT) {
-                const char *eol = memchr(text, '\n', length) ?: end;
-                size_t hlen = (size_t) (eol - text);
-                /* The header changed (a CPU came online or went away): every column may have
-                 * moved, so every line is parsed again. */
-                if (f->n_lines == 0 || f->duplicates || f->lines[0].length != hlen ||
-                    memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
-                        r = parse_header(n, f, text, hlen);
-                        if (r < 0)
-                                goto fail;
-                        reparse = true;
-                }
-                r = lines_reserve(&lines, &lines_size, 1);
-                if (r < 0)
-                        goto fail;
-                lines[n_lines++] = (NoiseLine) { 0, hlen, NULL };
-                line = eol < end ? eol + 1 : end;
-        }
+/* The header ("CPU0 CPU1 ..."; /proc/schedstat has none) is the read's line 0. Returns in
+ * *ret_next where the next line starts. */
+static int parse_file_header(Noise *n, NoiseFile *f, NoiseParse *p, const char *text, size_t length,
+                             const char **ret_next) {
+        const char *end = text + length, *eol;
+        size_t hlen;
+        int r;
 
-        for (size_t i = n_lines; line < end; i++) {
-                const char *eol;
-                NoiseCounterRow *row = NULL;
-
-                if (n_lines == lines_size && (r = lines_reserve(&lines, &lines_size, n_lines + 1)) < 0)
-                        goto fail;
-                if (n_new + 1 >= new_size && (r = rows_reserve(&new_rows, &new_size, n_new + 2)) < 0)
-                        goto fail;
-                if (f->format != NOISE_FORMAT_SCHEDSTAT && !reparse && i < f->n_lines &&
-                    line_unchanged(f, i, line, end)) {
-                        eol = line + f->lines[i].length;
-                        row = f->lines[i].row;
-                        r = 0;
-                } else {
-                        eol = memchr(line, '\n', (size_t) (end - line)) ?: end;
-                        if (f->format == NOISE_FORMAT_SCHEDSTAT)
-                                r = parse_schedstat_line(n, f, line, eol, new_rows, &n_new);
-                        else
-                                r = parse_count_line(n, f, line, eol, &hint, new_rows, &n_new, &row);
-                }
-                if (r == -ENOMEM)
-                        goto fail;
-                if (r < 0) {
-                        f->bad_lines++;
-                        row = NULL;
-                }
-                lines[n_lines++] = (NoiseLine) { (size_t) (line - text), (size_t) (eol - line), row };
-                if (row)
-                        row->generation = n->generation;
-                line = eol < end ? eol + 1 : end;
-        }
-
-        /* The rows in file order; rows no line mentions any more are gone. */
-        rows = malloc((f->n_rows + n_new + 1) * sizeof(NoiseCounterRow *));
-        if (!rows) {
-                r = -ENOMEM;
-                goto fail;
-        }
         if (f->format == NOISE_FORMAT_SCHEDSTAT) {
-                NoiseCounterRow *row = f->n_rows > 0 ? f->rows[0] : n_new > 0 ? new_rows[0] : NULL;
+                *ret_next = text;
+                return 0;
+        }
+        eol = memchr(text, '\n', length) ?: end;
+        hlen = (size_t) (eol - text);
+        /* The header changed (a CPU came online or went away): every column may have
+         * moved, so every line is parsed again. */
+        if (f->n_lines == 0 || f->duplicates || f->lines[0].length != hlen ||
+            memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
+                r = parse_header(n, f, text, hlen);
+                if (r < 0)
+                        return r;
+                p->reparse = true;
+        }
+        r = lines_reserve(&p->lines, &p->lines_size, 1);
+        if (r < 0)
+                return r;
+        p->lines[p->n_lines++] = (NoiseLine) { 0, hlen, NULL };
+        *ret_next = eol < end ? eol + 1 : end;
+        return 0;
+}
+
+/* The read's next line, from line: given the row it had last time when it is the same as
+ * the previous read's line at its index (then its counts have not moved and its row is
+ * not touched), parsed otherwise. A line that does not parse has no row and counts in
+ * f->bad_lines. Returns in *ret_eol where the line ends; fails only for -ENOMEM. */
+static int parse_file_line(Noise *n, NoiseFile *f, NoiseParse *p, const char *text, const char *line,
+                           const char *end, const char **ret_eol) {
+        size_t i = p->n_lines;
+        NoiseCounterRow *row = NULL;
+        const char *eol;
+        int r;
+
+        if (p->n_lines == p->lines_size && (r = lines_reserve(&p->lines, &p->lines_size, p->n_lines + 1)) < 0)
+                return r;
+        if (p->n_new + 1 >= p->new_size && (r = rows_reserve(&p->new_rows, &p->new_size, p->n_new + 2)) < 0)
+                return r;
+        if (f->format != NOISE_FORMAT_SCHEDSTAT && !p->reparse && i < f->n_lines && line_unchanged(f, i, line, end)) {
+                eol = line + f->lines[i].length;
+                row = f->lines[i].row;
+                r = 0;
+        } else {
+                eol = memchr(line, '\n', (size_t) (end - line)) ?: end;
+                if (f->format == NOISE_FORMAT_SCHEDSTAT)
+                        r = parse_schedstat_line(n, f, line, eol, p->new_rows, &p->n_new);
+                else
+                        r = parse_count_line(n, f, line, eol, &p->hint, p->new_rows, &p->n_new, &row);
+        }
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                f->bad_lines++;
+                row = NULL;
+        }
+        p->lines[p->n_lines++] = (NoiseLine) { (size_t) (line - text), (size_t) (eol - line), row };
+        if (row)
+                row->generation = n->generation;
+        *ret_eol = eol;
+        return 0;
+}
+
+/* The file's rows become those this read's lines name, in file order; rows no line
+ * mentions any more are gone, old or just made. Sets *ret_duplicates when a label was
+ * printed twice. Fails (-ENOMEM) only before anything changed. */
+static int replace_rows(Noise *n, NoiseFile *f, NoiseParse *p, bool *ret_duplicates) {
+        _cleanup_free_ NoiseCounterRow **rows = NULL;
+        bool duplicates = false;
+        size_t n_rows = 0;
+
+        rows = malloc((f->n_rows + p->n_new + 1) * sizeof(NoiseCounterRow *));
+        if (!rows)
+                return -ENOMEM;
+        if (f->format == NOISE_FORMAT_SCHEDSTAT) {
+                NoiseCounterRow *row = f->n_rows > 0 ? f->rows[0] : p->n_new > 0 ? p->new_rows[0] : NULL;
                 if (row && row->generation == n->generation)
                         rows[n_rows++] = row;
         } else
-                for (size_t i = 0; i < n_lines; i++) {
-                        NoiseCounterRow *row = lines[i].row;
+                for (size_t i = 0; i < p->n_lines; i++) {
+                        NoiseCounterRow *row = p->lines[i].row;
                         /* A label printed twice (only in a corrupt file) is one row, which
                          * holds the counts of whichever line was parsed last: next time an
                          * unchanged line does not say its row is unchanged. */
@@ -580,14 +605,20 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
         for (size_t i = 0; i < f->n_rows; i++)
                 if (f->rows[i]->generation != n->generation)
                         row_free(f->rows[i]);
-        for (size_t i = 0; i < n_new; i++)
-                if (new_rows[i]->generation != n->generation)
-                        row_free(new_rows[i]);
+        for (size_t i = 0; i < p->n_new; i++)
+                if (p->new_rows[i]->generation != n->generation)
+                        row_free(p->new_rows[i]);
+        p->n_new = 0; /* each is the file's now, or freed */
         free(f->rows);
         f->rows = TAKE_PTR(rows);
         f->n_rows = n_rows;
+        *ret_duplicates = duplicates;
+        return 0;
+}
 
-        /* Keep this read's text: the next one is compared with it line by line. */
+/* Keeps this read's text: the next one is compared with it line by line. When it is
+ * f->text (own) the buffers are swapped, not copied. */
+static int keep_text(NoiseFile *f, const char *text, size_t length, bool own) {
         if (own) {
                 char *t = f->previous;
                 size_t ts = f->previous_size;
@@ -598,34 +629,73 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
         } else {
                 if (f->previous_size < length + 1) {
                         char *p = realloc(f->previous, length + 1);
-                        if (!p) {
-                                r = -ENOMEM;
-                                goto fail_kept;
-                        }
+                        if (!p)
+                                return -ENOMEM;
                         f->previous = p;
                         f->previous_size = length + 1;
                 }
                 memcpy(f->previous, text, length);
         }
         f->previous_length = length;
+        return 0;
+}
+
+/* The read's lines become the file's; the old array is kept as the next read's spare. */
+static void keep_lines(NoiseFile *f, NoiseParse *p, bool duplicates) {
         f->spare_lines = f->lines;
         f->spare_size = f->lines_size;
-        f->lines = lines;
-        f->n_lines = n_lines;
-        f->lines_size = lines_size;
+        f->lines = TAKE_PTR(p->lines);
+        f->n_lines = p->n_lines;
+        f->lines_size = p->lines_size;
         f->duplicates = duplicates;
-        f->parsed = true;
-        return 0;
+}
 
-fail:
-        /* Rows created by this read are not referenced yet; the old ones stay as they were. */
-        for (size_t i = 0; i < n_new; i++)
-                row_free(new_rows[i]);
-fail_kept:
-        free(lines);
-        f->n_lines = 0; /* lines may point at rows just freed: parse everything next time */
+/* Rows this read created and still holds are not referenced yet: they go, and the old
+ * ones stay as they were. f->lines may point at rows just freed, so the next read parses
+ * everything. */
+static int parse_failed(NoiseFile *f, NoiseParse *p, int r) {
+        for (size_t i = 0; i < p->n_new; i++)
+                row_free(p->new_rows[i]);
+        p->n_new = 0;
+        f->n_lines = 0;
         f->parsed = true;
         return r;
+}
+
+/* Parses text in one pass, line by line, against the previous read: a line that has not
+ * changed is not parsed again. When text is f->text (what noise_read() read) the buffers
+ * are swapped, not copied, to keep it as the previous read. */
+static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, bool own) {
+        _cleanup_(noise_parse_done) NoiseParse p = { .lines = f->spare_lines, .lines_size = f->spare_size };
+        const char *end = text + length, *line;
+        bool duplicates;
+        int r;
+
+        f->spare_lines = NULL;
+        f->spare_size = 0;
+        n->generation++;
+        f->bad_lines = 0;
+
+        r = parse_file_header(n, f, &p, text, length, &line);
+        if (r < 0)
+                return parse_failed(f, &p, r);
+        while (line < end) {
+                const char *eol;
+
+                r = parse_file_line(n, f, &p, text, line, end, &eol);
+                if (r < 0)
+                        return parse_failed(f, &p, r);
+                line = eol < end ? eol + 1 : end;
+        }
+        r = replace_rows(n, f, &p, &duplicates);
+        if (r < 0)
+                return parse_failed(f, &p, r);
+        r = keep_text(f, text, length, own);
+        if (r < 0)
+                return parse_failed(f, &p, r);
+        keep_lines(f, &p, duplicates);
+        f->parsed = true;
+        return 0;
 }
 
 int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
