@@ -20,8 +20,10 @@
 #include "errorlist.h"
 #include "host.h"
 #include "macro.h"
+#include "originals.h"
 #include "posture.h"
 #include "setting.h"
+#include "table.h"
 #include "util.h"
 
 /* mkdir -p of the directory that will hold path; aborts on failure (a broken fixture). */
@@ -289,6 +291,44 @@ static inline void faketree_reconciler_done(const char *root, Reconciler *rc, Po
         posture_free(posture);
         host_free(host);
         faketree_remove(root);
+}
+
+/* --- the fixture most setting kinds' tests share --- */
+
+/* A tree, the Host, Posture and enforcing Reconciler on it, the table the kind plans into
+ * (table_init()ed by the test, which plans its own way) and the Reconciler's event log. */
+typedef struct FaketreeFixture {
+        char root[40];
+        Host *host;
+        Posture *posture;
+        Reconciler rc;
+        SettingTable table;
+        char events[FAKETREE_EVENTS_SIZE];
+} FaketreeFixture;
+
+/* faketree_reconciler() of config_text on the fixture's tree. */
+static inline bool faketree_fixture_start(FaketreeFixture *f, const char *config_text) {
+        return faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events);
+}
+
+/* Frees the table and what faketree_fixture_start() made, and removes the tree. */
+static inline void faketree_fixture_done(FaketreeFixture *f) {
+        table_done(&f->table);
+        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
+}
+
+/* Originals kept under the tree's run/, which the fixture's Reconciler then records to;
+ * *ret (the caller frees it) is set on success only. */
+static inline int faketree_fixture_originals(FaketreeFixture *f, Originals **ret) {
+        _cleanup_free_ char *dir = faketree_path(f->root, "run");
+        Originals *o = NULL;
+        int r;
+
+        r = originals_open(dir, f->root, &o);
+        if (r < 0)
+                return r;
+        f->rc.originals = *ret = o;
+        return r;
 }
 
 /* --- the same on a fixture f: any struct with its tree's path in f->root --- */

@@ -16,14 +16,7 @@
 #define CPU "sys/devices/system/cpu"
 #define T0 (1000 * USEC_PER_SEC) /* a "now" far from zero, as CLOCK_MONOTONIC is */
 
-typedef struct Fixture {
-        char root[32];
-        Host *host;
-        Posture *posture;
-        Reconciler rc;
-        SettingTable table;
-        char events[FAKETREE_EVENTS_SIZE];
-} Fixture;
+typedef FaketreeFixture Fixture;
 
 static void test_clamp(void) {
         static const struct {
@@ -96,11 +89,6 @@ static bool fixture_start(Fixture *f, const char *config_text) {
         return table_plan(&f->table, f->host, f->posture) >= 0;
 }
 
-static void fixture_done(Fixture *f) {
-        table_done(&f->table);
-        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
-}
-
 static size_t count_kind(const SettingTable *t, SettingKind k) {
         size_t n = 0;
 
@@ -155,20 +143,20 @@ static void test_plan_cpus(void) {
                               "a CPU whose directory went away: the setting is gone, not unsupported");
                 }
         }
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 
         fixture_init(&f, true);
         if (CHECK(fixture_start(&f, "[pm]\nresume_latency = n/a\nresume_latency_cpus = 0,3\n"), "a list"))
                 CHECK(count_kind(&f.table, SETTING_RESUME_LATENCY) == 2 && table_find(&f.table, SETTING_RESUME_LATENCY, "cpu0") &&
                               table_find(&f.table, SETTING_RESUME_LATENCY, "cpu3"),
                       "resume_latency_cpus = 0,3: CPUs 0 and 3");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 
         fixture_init(&f, true);
         if (CHECK(fixture_start(&f, "[pm]\nresume_latency = 5\nresume_latency_cpus = housekeeping\n"), "housekeeping"))
                 CHECK(count_kind(&f.table, SETTING_RESUME_LATENCY) == 2 && table_find(&f.table, SETTING_RESUME_LATENCY, "cpu1"),
                       "resume_latency_cpus = housekeeping: CPUs 0-1");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_no_cpufreq(void) {
@@ -199,22 +187,19 @@ static void test_no_cpufreq(void) {
                 }
                 CHECK(count_kind(&f.table, SETTING_RESUME_LATENCY) == 2, "resume_latency does not need cpufreq");
         }
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_no_turbo(void) {
-        _cleanup_free_ char *dir = NULL;
         Originals *o = NULL;
         Fixture f;
 
         fixture_init(&f, false);
         tree_write(&f, CPU "/intel_pstate/no_turbo", "0\n");
-        dir = strdup_printf("%s/run", f.root);
-        if (CHECK(dir && fixture_start(&f, "[pm]\nboost = off\n") && originals_open(dir, f.root, &o) == 0,
+        if (CHECK(fixture_start(&f, "[pm]\nboost = off\n") && faketree_fixture_originals(&f, &o) == 0,
                   "fixture with intel_pstate, and originals")) {
                 Setting *s = table_find(&f.table, SETTING_BOOST, "boost");
 
-                f.rc.originals = o;
                 if (CHECK(s, "a boost setting")) {
                         CHECK(setting_reconcile(&f.rc, s, T0, RECONCILE_FORCE) == 0 && s->state == SETTING_CORRECTED &&
                                       streq(faketree_read(f.root, CPU "/intel_pstate/no_turbo"), "1"),
@@ -228,7 +213,7 @@ static void test_no_turbo(void) {
                 }
         }
         originals_free(o);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 int main(void) {

@@ -20,14 +20,7 @@
 #define Q "sys/class/net/eth0/queues"
 #define IFINDEX 2
 
-typedef struct Fixture {
-        char root[40];
-        Host *host;
-        Posture *posture;
-        Reconciler rc;
-        SettingTable table;
-        char events[FAKETREE_EVENTS_SIZE];
-} Fixture;
+typedef FaketreeFixture Fixture;
 
 /* 40 CPUs, 2-3 isolated; eth0 (ifindex 2) with rx-0, rx-1, tx-0, tx-1 as a kernel without
  * steering shows them, and net.core.rps_default_mask. */
@@ -46,20 +39,11 @@ static void fixture_init(Fixture *f) {
         table_init(&f->table, NULL);
 }
 
-static bool fixture_start(Fixture *f, const char *config_text) {
-        return faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events);
-}
-
 /* What the link monitor plans for eth0, and the default mask's plan (the table's other
  * kinds stay out of the way). */
 static bool fixture_plan(Fixture *f) {
         return nic_table_plan(&f->table, NULL, f->host, f->posture, IFINDEX, "eth0") >= 0 &&
                setting_vtables[SETTING_RPS_DEFAULT_MASK]->plan(&f->table, f->host, f->posture) == 0;
-}
-
-static void fixture_done(Fixture *f) {
-        table_done(&f->table);
-        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
 }
 
 static Setting *find(Fixture *f, SettingKind kind, const char *object) {
@@ -155,7 +139,7 @@ static void test_posture_errors(void) {
               "rps_cpus = isolated with CPUs isolated is fine (the audit says what it costs)");
         posture_free(p);
         host_free(h);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* --- planning and keeping --- */
@@ -169,7 +153,7 @@ static void test_plan(void) {
         char buf[128];
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f), "fixture"))
                 goto out;
         rx0 = find(&f, SETTING_NIC_RPS_CPUS, "eth0/rx-0");
         tx1 = find(&f, SETTING_NIC_XPS_CPUS, "eth0/tx-1");
@@ -212,21 +196,21 @@ static void test_plan(void) {
         table_reconcile_all(&f.table, &f.rc, T0 + 3 * USEC_PER_SEC, RECONCILE_HINTED);
         CHECK_STR(events_take(&f), "drift corrected", "another flow count is drift, corrected");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_observe(void) {
         Fixture f;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f), "fixture"))
                 goto out;
         f.rc.observe = true;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         CHECK_STR(events_take(&f), "drift drift drift drift drift drift drift", "observe: every file drifts");
         CHECK_STR(read_file(&f, Q "/rx-0/rps_cpus"), "00,00000000", "observe: nothing is written");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* Queues come and go with a channel change; the kernel may lack a file. */
@@ -235,7 +219,7 @@ static void test_appear_and_vanish(void) {
         Setting *s;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f), "fixture"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
@@ -304,7 +288,7 @@ static void test_appear_and_vanish(void) {
               "the interface removed: every queue setting goes with it");
         CHECK(find(&f, SETTING_RPS_DEFAULT_MASK, "net.core.rps_default_mask"), "the default mask stays");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* The daemon's table hooks watch a setting as it is added and unwatch it as it leaves.
@@ -330,7 +314,7 @@ static void test_replan_keeps_watches(void) {
 
         fixture_init(&f);
         table_init(&f.table, &hooks);
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f), "fixture"))
                 goto out;
         CHECK(nic_table_plan(&f.table, NULL, f.host, f.posture, IFINDEX, "eth0") == 1, "replan eth0");
         for (size_t i = 0; i < f.table.n; i++)
@@ -338,7 +322,7 @@ static void test_replan_keeps_watches(void) {
         CHECK(all_watched, "every setting of the replanned interface is watched");
         CHECK(watches_given_back == 6, "the six replaced settings gave their watches back");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_no_default_mask(void) {
@@ -347,7 +331,8 @@ static void test_no_default_mask(void) {
 
         fixture_init(&f);
         faketree_remove_at(f.root, "proc/sys/net/core/rps_default_mask");
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture without rps_default_mask (Linux 6.1)"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f),
+                   "fixture without rps_default_mask (Linux 6.1)"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
@@ -357,22 +342,18 @@ static void test_no_default_mask(void) {
         table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, 0);
         CHECK_STR(events_take(&f), "", "reported once");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_restore(void) {
-        _cleanup_free_ char *dir = NULL;
         Originals *o = NULL;
         Fixture f;
 
         fixture_init(&f);
         tree_write(&f, Q "/tx-1/xps_cpus", "81,00000000\n");
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f), "fixture"))
                 goto out;
-        dir = strdup_printf("%s/run", f.root);
-        CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
-        f.rc.originals = o;
-        if (!o)
+        if (!CHECK(faketree_fixture_originals(&f, &o) == 0, "originals open"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         CHECK(o->n == 6, "six originals kept (tx-1/xps_cpus was right already)");
@@ -387,7 +368,7 @@ static void test_restore(void) {
         CHECK(o->n == 0, "every original is forgotten");
 out:
         originals_free(o);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* A replan whose listing of the queues misses one that is there (sysfs listed mid-change:
@@ -398,7 +379,6 @@ out:
  * restore after the churn). A queue really removed (tx-1, in neither tree) is dropped
  * without a put-back. */
 static void test_replan_missed_queue(void) {
-        _cleanup_free_ char *dir = NULL;
         char listed[40];
         Host *listing = NULL;
         Originals *o = NULL;
@@ -410,12 +390,10 @@ static void test_replan_missed_queue(void) {
         faketree_write(listed, "sys/class/net/eth0/ifindex", "2\n");
         faketree_write(listed, Q "/rx-0/rps_cpus", "00,00000000\n");
         faketree_write(listed, Q "/tx-0/xps_cpus", "00,00000000\n");
-        if (!CHECK(fixture_start(&f, config) && fixture_plan(&f) && host_open(listed, &listing) >= 0, "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, config) && fixture_plan(&f) && host_open(listed, &listing) >= 0,
+                   "fixture"))
                 goto out;
-        dir = strdup_printf("%s/run", f.root);
-        CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
-        f.rc.originals = o;
-        if (!o)
+        if (!CHECK(faketree_fixture_originals(&f, &o) == 0, "originals open"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
@@ -450,7 +428,7 @@ out:
         originals_free(o);
         host_free(listing);
         faketree_remove(listed);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* One file, one keeper: [sysfs] refuses the queue files, through /sys/class/net or the
@@ -473,7 +451,7 @@ static void test_sysfs_refuses(void) {
               "and a PCI NIC's xps_cpus by its device path");
 out:
         host_free(h);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 int main(void) {

@@ -24,14 +24,7 @@
 #define THP "sys/kernel/mm/transparent_hugepage/enabled"
 #define MCE "sys/devices/system/machinecheck"
 
-typedef struct Fixture {
-        char root[32];
-        Host *host;
-        Posture *posture;
-        Reconciler rc;
-        SettingTable table;
-        char events[FAKETREE_EVENTS_SIZE];
-} Fixture;
+typedef FaketreeFixture Fixture;
 
 /* A two-CPU host with THP, two machine-check banks, a cpufreq policy reached through
  * cpu0/cpufreq, and a link that leaves /sys. */
@@ -48,16 +41,7 @@ static void fixture_init(Fixture *f) {
         tree_symlink(f, "sys/devices/system/cpu/cpu0/cpufreq", "../cpufreq/policy0");
         tree_write(f, "etc/passwd", "root:x:0:0\n");
         tree_symlink(f, "sys/kernel/leak", "/etc/passwd");
-}
-
-static bool fixture_start(Fixture *f, const char *config_text) {
         table_init(&f->table, NULL);
-        return faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events);
-}
-
-static void fixture_done(Fixture *f) {
-        table_done(&f->table);
-        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
 }
 
 static Setting *find(Fixture *f, const char *object) {
@@ -381,15 +365,15 @@ static void test_kind(void) {
         char path[128];
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, kind_config), "kind fixture"))
-                { fixture_done(&f); return; }
+        if (!CHECK(faketree_fixture_start(&f, kind_config), "kind fixture"))
+                { faketree_fixture_done(&f); return; }
         CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 4, "four settings: THP, two banks, KSM");
         thp = find(&f, "/" THP);
         mc0 = find(&f, "/" MCE "/machinecheck0/ignore_ce");
         ksm = find(&f, "/sys/kernel/mm/ksm/run");
         CHECK(thp && mc0 && find(&f, "/" MCE "/machinecheck1/ignore_ce") && ksm, "one setting per file, by its path");
         if (!thp || !mc0 || !ksm)
-                { fixture_done(&f); return; }
+                { faketree_fixture_done(&f); return; }
         CHECK(setting_watch_path(thp, 0, path, sizeof(path)) == 1 && streq(path, THP) &&
                       setting_watch_path(thp, 1, path, sizeof(path)) == 0,
               "inotify watches the file itself");
@@ -425,7 +409,7 @@ static void test_kind(void) {
                 table_reconcile_one(&f.table, &f.rc, ksm, T0 + 3 * USEC_PER_SEC, RECONCILE_APPLYING);
         CHECK_STR(tree_read(&f, "sys/kernel/mm/ksm/run"), "0", "and written");
         events_take(&f);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_devices_come_and_go(void) {
@@ -433,8 +417,8 @@ static void test_devices_come_and_go(void) {
         Setting *s;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, kind_config), "devices fixture"))
-                { fixture_done(&f); return; }
+        if (!CHECK(faketree_fixture_start(&f, kind_config), "devices fixture"))
+                { faketree_fixture_done(&f); return; }
         CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 4, "planned");
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
@@ -473,7 +457,7 @@ static void test_devices_come_and_go(void) {
               "unsupported, with the entry's FILE:LINE and where the link leads");
         CHECK_STR(tree_read(&f, "etc/ignore_ce"), "0\n", "the file outside /sys is not written");
         CHECK_STR(events_take(&f), "unsupported", "reported once");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_choice_not_offered(void) {
@@ -481,12 +465,13 @@ static void test_choice_not_offered(void) {
         Setting *s;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, "[sysfs]\n/sys/kernel/mm/transparent_hugepage/defrag = sometimes\n"), "defrag fixture"))
-                { fixture_done(&f); return; }
+        if (!CHECK(faketree_fixture_start(&f, "[sysfs]\n/sys/kernel/mm/transparent_hugepage/defrag = sometimes\n"),
+                   "defrag fixture"))
+                { faketree_fixture_done(&f); return; }
         CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && (s = find(&f, "/sys/kernel/mm/transparent_hugepage/defrag")),
               "planned");
         if (!s)
-                { fixture_done(&f); return; }
+                { faketree_fixture_done(&f); return; }
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         CHECK(s->state == SETTING_UNSUPPORTED && s->reason &&
                       strstr(s->reason, "'sometimes' is not one of the values offered (always defer defer+madvise madvise never)"),
@@ -496,7 +481,7 @@ static void test_choice_not_offered(void) {
         CHECK_STR(events_take(&f), "drift unsupported", "reported once");
         table_reconcile_all(&f.table, &f.rc, T0 + 100 * USEC_PER_SEC, 0);
         CHECK_STR(events_take(&f), "", "not again at the next scan");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_later_wins(void) {
@@ -504,32 +489,31 @@ static void test_later_wins(void) {
         Setting *s0, *s1;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, "[sysfs]\n"
+        if (!CHECK(faketree_fixture_start(&f, "[sysfs]\n"
                                      "/sys/devices/system/machinecheck/machinecheck0/ignore_ce = 0\n"
                                      "/sys/devices/system/machinecheck/machinecheck*/ignore_ce = 1\n"
                                      "/sys/devices/system/machinecheck/machinecheck1/ignore_ce = 0\n"),
                    "overlap fixture"))
-                { fixture_done(&f); return; }
+                { faketree_fixture_done(&f); return; }
         CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && f.table.n == 2, "two files, one setting each");
         s0 = find(&f, "/" MCE "/machinecheck0/ignore_ce");
         s1 = find(&f, "/" MCE "/machinecheck1/ignore_ce");
         CHECK(s0 && streq(s0->desired, "1"), "bank 0: the pattern, written after the literal line, wins");
         CHECK(s1 && streq(s1->desired, "0"), "bank 1: the literal line, written after the pattern, wins");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_observe_and_restore(void) {
-        _cleanup_free_ char *dir = NULL;
         Originals *o = NULL;
         Fixture f;
         Setting *thp;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, kind_config), "restore fixture"))
-                { fixture_done(&f); return; }
+        if (!CHECK(faketree_fixture_start(&f, kind_config), "restore fixture"))
+                { faketree_fixture_done(&f); return; }
         CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && (thp = find(&f, "/" THP)), "planned");
         if (!thp)
-                { fixture_done(&f); return; }
+                { faketree_fixture_done(&f); return; }
 
         f.rc.observe = true;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
@@ -537,9 +521,7 @@ static void test_observe_and_restore(void) {
         CHECK_STR(tree_read(&f, THP), "always [madvise] never\n", "observe: nothing written");
         events_take(&f);
 
-        dir = strdup_printf("%s/run", f.root);
-        CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
-        f.rc.originals = o;
+        CHECK(faketree_fixture_originals(&f, &o) == 0, "originals open");
         f.rc.observe = false;
         table_reconcile_all(&f.table, &f.rc, T0 + USEC_PER_SEC, RECONCILE_FORCE);
         CHECK_STR(tree_read(&f, THP), "never", "enforce: never");
@@ -555,7 +537,7 @@ static void test_observe_and_restore(void) {
         CHECK(o && !originals_get(o, SETTING_SYSFS, "/" THP), "and its original is forgotten");
         events_take(&f);
         originals_free(o);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* Under lowlatd.service most of /sys is read-only: a write refused with EROFS says how to
@@ -568,11 +550,11 @@ static void test_read_only(void) {
         int status = 0;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, kind_config), "read-only fixture"))
-                { fixture_done(&f); return; }
+        if (!CHECK(faketree_fixture_start(&f, kind_config), "read-only fixture"))
+                { faketree_fixture_done(&f); return; }
         CHECK(table_rescan(&f.table, f.host, f.posture) == 0 && (thp = find(&f, "/" THP)), "planned");
         if (!thp)
-                { fixture_done(&f); return; }
+                { faketree_fixture_done(&f); return; }
         fflush(stdout);
         pid = fork();
         if (pid == 0) {
@@ -600,7 +582,7 @@ static void test_read_only(void) {
         else
                 CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "EROFS: unsupported, saying how to open the path");
         CHECK_STR(tree_read(&f, THP), "always [madvise] never\n", "and nothing was written");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 int main(void) {

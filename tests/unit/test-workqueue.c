@@ -15,14 +15,7 @@
 #define T0 (1000 * USEC_PER_SEC) /* a "now" far from zero, as CLOCK_MONOTONIC is */
 #define WQ "sys/devices/virtual/workqueue"
 
-typedef struct Fixture {
-        char root[40];
-        Host *host;
-        Posture *posture;
-        Reconciler rc;
-        SettingTable table;
-        char events[FAKETREE_EVENTS_SIZE];
-} Fixture;
+typedef FaketreeFixture Fixture;
 
 /* Four CPUs, 2-3 isolated by the kernel; the workqueue directory as Linux 6.1 shows it:
  * the mask for all unbound workqueues, two unbound ones with their own cpumask, a per-CPU
@@ -43,21 +36,12 @@ static void fixture_init(Fixture *f) {
         table_init(&f->table, NULL);
 }
 
-static bool fixture_start(Fixture *f, const char *config_text) {
-        return faketree_reconciler(f->root, config_text, &f->host, &f->posture, &f->rc, f->events);
-}
-
 /* The kind's part of a start of the daemon: its plan, then its listing (the table's other
  * kinds stay out of the way). */
 static bool fixture_plan(Fixture *f) {
         const SettingVTable *vt = setting_vtables[SETTING_WORKQUEUE_CPUMASK];
 
         return vt->plan(&f->table, f->host, f->posture) == 0 && vt->rescan(&f->table, f->host, f->posture) == 0;
-}
-
-static void fixture_done(Fixture *f) {
-        table_done(&f->table);
-        faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
 }
 
 static Setting *find(Fixture *f, const char *object) {
@@ -77,13 +61,14 @@ static void test_plan(void) {
         Fixture f;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, "[cpus]\n") && fixture_plan(&f), "fixture without a workqueues key"))
+        if (!CHECK(faketree_fixture_start(&f, "[cpus]\n") && fixture_plan(&f), "fixture without a workqueues key"))
                 goto out;
         CHECK(f.table.kind_counts[SETTING_WORKQUEUE_CPUMASK] == 0, "by default no workqueue mask is kept");
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture with workqueues = housekeeping"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f),
+                   "fixture with workqueues = housekeeping"))
                 goto out;
         CHECK(f.table.kind_counts[SETTING_WORKQUEUE_CPUMASK] == 3,
               "three masks: all unbound workqueues, writeback, blkcg_punt_bio (not the per-CPU one, not power/)");
@@ -107,7 +92,7 @@ static void test_plan(void) {
                       "ListSettings order: the mask for all first, then by name");
         }
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* The kernel prints a mask as wide as the possible CPUs: "3" on four, "00000003" or
@@ -117,7 +102,7 @@ static void test_correct_and_compare(void) {
         Setting *wb;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         CHECK_STR(events_take(&f), "drift corrected drift corrected drift corrected", "each mask: drift, corrected");
@@ -144,14 +129,14 @@ static void test_correct_and_compare(void) {
         CHECK_STR(events_take(&f), "drift corrected", "a value that is no mask is drift too");
         CHECK_STR(read_mask(&f, "cpumask"), "3", "and corrected");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 static void test_observe(void) {
         Fixture f;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
                 goto out;
         f.rc.observe = true;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
@@ -160,7 +145,7 @@ static void test_observe(void) {
         CHECK_STR(read_mask(&f, "writeback/cpumask"), "f", "observe: nothing written");
         CHECK(f.rc.counters.corrections == 0, "observe: no corrections");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* The kernel's refusals end in a state that says why: a read-only cpumask is unmovable,
@@ -172,7 +157,8 @@ static void test_refused(void) {
 
         fixture_init(&f);
         tree_chmod(&f, WQ "/writeback/cpumask", 0444);
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture with a read-only cpumask"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f),
+                   "fixture with a read-only cpumask"))
                 goto out;
         wb = find(&f, "writeback");
         table_reconcile_all(&f.table, &f.rc, T0, 0);
@@ -196,7 +182,7 @@ static void test_refused(void) {
                 CHECK(wb && !setting_cpus_offline(wb, &f.rc, &cpus), "CPUs 1-3: one is online, a refusal stays one");
         }
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* Workqueues come and go with their modules: the listing on each full pass adds the new
@@ -205,7 +191,7 @@ static void test_appear_and_vanish(void) {
         Fixture f;
 
         fixture_init(&f);
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         events_take(&f);
@@ -232,7 +218,7 @@ static void test_appear_and_vanish(void) {
               "a workqueue gone between listings is dropped at its read");
         CHECK_STR(events_take(&f), "", "without a failure report");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* A kernel (or a --root tree) without workqueues in sysfs: the mask for all of them is
@@ -243,7 +229,7 @@ static void test_no_workqueues(void) {
 
         fixture_init(&f);
         tree_remove(&f, "sys/devices/virtual");
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture without workqueues"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture without workqueues"))
                 goto out;
         all = find(&f, WORKQUEUE_UNBOUND_OBJECT);
         CHECK(f.table.kind_counts[SETTING_WORKQUEUE_CPUMASK] == 1 && all, "only the mask for all of them is planned");
@@ -251,24 +237,20 @@ static void test_no_workqueues(void) {
         CHECK_STR(events_take(&f), "unsupported", "it is unsupported, reported once");
         CHECK(all && all->reason && strstr(all->reason, WQ "/cpumask"), "the reason names the file");
 out:
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 /* Before the first write the original is kept; restore puts it back, and only where the
  * value still differs from it. */
 static void test_restore(void) {
-        _cleanup_free_ char *dir = NULL;
         Originals *o = NULL;
         Fixture f;
 
         fixture_init(&f);
         tree_write(&f, WQ "/blkcg_punt_bio/cpumask", "3\n");
-        if (!CHECK(fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
+        if (!CHECK(faketree_fixture_start(&f, housekeeping_config) && fixture_plan(&f), "fixture"))
                 goto out;
-        dir = strdup_printf("%s/run", f.root);
-        CHECK(dir && originals_open(dir, f.root, &o) == 0, "originals open");
-        f.rc.originals = o;
-        if (!o)
+        if (!CHECK(faketree_fixture_originals(&f, &o) == 0, "originals open"))
                 goto out;
         table_reconcile_all(&f.table, &f.rc, T0, 0);
         CHECK(o->n == 2, "two originals kept (blkcg_punt_bio was never changed)");
@@ -283,7 +265,7 @@ static void test_restore(void) {
         CHECK(o->n == 0, "every original is forgotten");
 out:
         originals_free(o);
-        fixture_done(&f);
+        faketree_fixture_done(&f);
 }
 
 int main(void) {
