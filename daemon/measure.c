@@ -286,9 +286,20 @@ static int report_state_alloc(ReportState *s, size_t n, double unit_ns) {
         return 0;
 }
 
+/* v (never negative: the readers take digits only) rounded to the nearest integer. Not
+ * llround(): its long stops at 9.2e18, and beyond it the result is unspecified (x86 gives
+ * LONG_MIN, a count or latency that came out as 2^63). */
+static uint64_t round_u64(double v) {
+        if (!(v > 0))
+                return 0;
+        if (v >= 18446744073709551616.0) /* 2^64 */
+                return UINT64_MAX;
+        return (uint64_t) (v + 0.5);
+}
+
 static uint64_t to_ns(double v, double unit_ns) {
         double ns = v * unit_ns;
-        return ns >= 1.8e19 ? UINT64_MAX : (uint64_t) llround(ns);
+        return ns >= 1.8e19 ? UINT64_MAX : round_u64(ns);
 }
 
 static int report_finish(ReportState *s, MeasureTool tool, MeasureResult *ret) {
@@ -307,7 +318,7 @@ static int report_finish(ReportState *s, MeasureTool tool, MeasureResult *ret) {
 
 /* A count from a report, where it is read as a decimal like every other value. */
 static uint64_t to_count(double v) {
-        return (uint64_t) llround(MIN(v, 1.8e19));
+        return round_u64(MIN(v, 1.8e19));
 }
 
 /* Stores a row of n values (one per CPU) into the stats' field at offset. */

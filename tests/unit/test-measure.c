@@ -79,6 +79,24 @@ static void test_cyclictest(void) {
         CHECK(cyclictest_parse(text, &three, &bad) == -EBADMSG, "three CPUs for two columns: an error");
 }
 
+/* Values beyond what a long holds (9.2e18): an overflow count of 1e19 is kept, a maximum
+ * of 1e16 us (1e19 ns) too, and one of 1e17 us saturates; llround() gave 2^63 for all. */
+static void test_cyclictest_huge(void) {
+        static const char text[] = "000000 000001\n# Total: 000000001\n# Min Latencies: 00001\n"
+                                   "# Avg Latencies: 00001\n# Max Latencies: 10000000000000000\n"
+                                   "# Histogram Overflows: 10000000000000000000\n";
+        static const char sat[] = "000000 000001\n# Total: 000000001\n# Min Latencies: 00001\n"
+                                  "# Avg Latencies: 00001\n# Max Latencies: 100000000000000000\n";
+        _cleanup_(measure_result_done) MeasureResult r = {}, s = {};
+        _cleanup_cpuset_ CPUSet one = cpus_of("0");
+
+        CHECK(cyclictest_parse(text, &one, &r) == 0 && r.n == 1 && r.cpus[0].overflows == 10000000000000000000ULL &&
+                      r.cpus[0].max_ns == 10000000000000000000ULL,
+              "cyclictest: 1e19 overflows and a 1e16 us maximum kept as they are, not wrapped");
+        CHECK(cyclictest_parse(sat, &one, &s) == 0 && s.n == 1 && s.cpus[0].max_ns == UINT64_MAX,
+              "cyclictest: a 1e17 us maximum saturates");
+}
+
 static void test_oslat(void) {
         _cleanup_free_ char *one = read_data("oslat-cpu-1.txt"), *two = read_data("oslat-cpus-0-1.txt");
         _cleanup_(measure_result_done) MeasureResult r1 = {}, r2 = {};
@@ -323,6 +341,7 @@ static void test_histogram_overflows_only(void) {
 int main(void) {
         test_p99();
         test_cyclictest();
+        test_cyclictest_huge();
         test_oslat();
         test_timerlat();
         test_hostile();
