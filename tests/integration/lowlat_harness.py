@@ -1265,19 +1265,6 @@ class TAP:
                     print("#   " + line, flush=True)
         return bool(cond)
 
-    def todo(self, cond, what, reason, diag=None):
-        """A check of a known bug, said so in TAP: "not ok N - what # TODO reason" when it
-        fails (printed with its diagnostic, not counted as a failure), "ok" when it holds."""
-        self.n += 1
-        if cond:
-            print("ok %d - %s # TODO %s" % (self.n, what, reason), flush=True)
-        else:
-            print("not ok %d - %s # TODO %s" % (self.n, what, reason), flush=True)
-            if diag:
-                for line in str(diag).splitlines():
-                    print("#   " + line, flush=True)
-        return bool(cond)
-
     def skip(self, what, reason):
         """A check this machine cannot make, said so in TAP: "ok N - what # SKIP reason"."""
         self.n += 1
