@@ -1358,6 +1358,24 @@ def settle(seconds):
 
 
 # ---------------------------------------------------------------------------------------
+# Benchmarks (tests/bench): figures, not TAP
+
+def percentile(values, p):
+    """The p-th percentile of values (nearest rank, no interpolation)."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(len(v) * p / 100))]
+
+
+def bench_main(fn):
+    """Exit with fn()'s status; a Skip prints "SKIP: reason" and exits 77."""
+    try:
+        sys.exit(fn())
+    except Skip as e:
+        print("SKIP: %s" % e)
+        sys.exit(SKIP_RC)
+
+
+# ---------------------------------------------------------------------------------------
 # TAP reporting
 
 class TAP:
