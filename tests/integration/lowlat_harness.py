@@ -1121,6 +1121,25 @@ def _daemon_env(tmp, extra=None):
     return env
 
 
+def posture_config(scan_interval=None):
+    """The config of a plain posture on a FakeHost() of 4 CPUs: CPUs 2-3 isolated,
+    cpu_dma_latency = 0, governor = performance and net.core.somaxconn = 8192, under a
+    [daemon] section with scan_interval when one is given. [sysctl] comes last, so that a
+    test can append keys to it."""
+    daemon = "[daemon]\nscan_interval = %s\n\n" % scan_interval if scan_interval else ""
+    return daemon + """\
+[cpus]
+isolated = 2-3
+
+[pm]
+cpu_dma_latency = 0
+governor = performance
+
+[sysctl]
+net.core.somaxconn = 8192
+"""
+
+
 def write_config(host, text, name="lowlatd.conf", dropins=None):
     """Write the main config (and CONF.d/ drop-ins) under host.tmp/etc; returns its path."""
     etc = os.path.join(host.tmp, "etc")
