@@ -23,6 +23,7 @@ to this directory and tests/ as meson does):
 """
 
 import atexit
+import contextlib
 import fnmatch
 import os
 import re
@@ -1027,6 +1028,30 @@ def setup_netns():
     run_cmd("ip", "link", "set", "lo", "up")
 
 
+@contextlib.contextmanager
+def netns(ns_env, tools, env=None, pass_fds=()):
+    """`with netns(NS_ENV, TOOLS):` runs the block in a network namespace of this test's
+    own: outside it (ns_env not "1") reexec_in_netns() runs the whole test again in there
+    and exits with its status; inside, setup_netns() comes first and unmount_all() after
+    the block, however it ends."""
+    if os.environ.get(ns_env) != "1":
+        reexec_in_netns(ns_env, tools, env=env, pass_fds=pass_fds)      # never returns
+    try:
+        setup_netns()
+        yield
+    finally:
+        unmount_all()
+
+
+def possible_cpus(need=2):
+    """How many CPUs the kernel sizes its masks for (/sys/devices/system/cpu/possible);
+    skips (77) when fewer than need (one housekeeping, one isolated)."""
+    ncpus = len(parse_cpulist(read_text("/sys/devices/system/cpu/possible")))
+    if ncpus < need:
+        skip("needs %d CPUs or more (one housekeeping, one isolated); this machine has %d" % (need, ncpus))
+    return ncpus
+
+
 def run_cmd(*argv, check=False):
     """Runs a tool (ip, ethtool, tc ...) with a scaled 30 s limit: its CompletedProcess
     (text stdout and stderr). With check, a non-zero exit raises RuntimeError with the
@@ -1046,6 +1071,16 @@ def add_veth(a, b, queues, up=False):
     if up:
         run_cmd("ip", "link", "set", a, "up", check=True)
         run_cmd("ip", "link", "set", b, "up", check=True)
+
+
+def add_veths(*pairs, up=False):
+    """add_veth(a, b, queues, up) for each (a, b, queues) at a test's start; skips (77)
+    when this kernel cannot make a veth pair here."""
+    try:
+        for a, b, queues in pairs:
+            add_veth(a, b, queues, up=up)
+    except RuntimeError as e:
+        skip("cannot create a veth pair in a network namespace: %s" % e)
 
 
 NETNS_SYSFS = ("sys/class/net", "sys/devices/virtual/net")

@@ -24,8 +24,6 @@ Exit 77 with a reason: not root, unshare/ip missing, no network namespace, no ve
 """
 
 import json
-import os
-import subprocess
 
 import busctl_harness as b
 import lowlat_harness as h
@@ -148,12 +146,10 @@ def main_phase(t, host, j, before):
             t.skip("ListSettings shows nic_txqueuelen, nic_pause and nic_eee", view.why)
 
         # 6. restore puts the originals back
-        lowlatctl = os.environ.get("LOWLATCTL")
-        if not view.available or not lowlatctl:
-            t.skip("lowlatctl restore puts the original txqueuelen back", view.why or "LOWLATCTL is not set")
+        p, why = view.lowlatctl_restore()
+        if p is None:
+            t.skip("lowlatctl restore puts the original txqueuelen back", why)
         else:
-            p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **view.env()), capture_output=True,
-                               text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "lowlatctl restore exits 0", p.stderr)
             got = {dev: txqlen(dev) for dev in LINKS}
             t.ok(got == before, "lowlatctl restore: txqueuelen is back to the originals %r" % before, repr(got))
@@ -203,37 +199,34 @@ def once_phase(t, host):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        h.reexec_in_netns(NS_ENV, TOOLS)      # never returns
-    j = None
-    try:
-        h.setup_netns()
-        # The fake journal is a datagram socket: at the default queue of 10 datagrams a
-        # daemon's start (one unsupported entry per setting) overruns it and lowlatd
-        # drops entries, as it must rather than block. Per namespace: ours only.
-        h.write_text("/proc/sys/net/unix/max_dgram_qlen", "1024")
+    with h.netns(NS_ENV, TOOLS):
+        j = None
         try:
-            h.run_cmd("ip", "link", "add", "lk0", "type", "veth", "peer", "name", "lk1", check=True)
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
-        r = h.run_cmd("ip", "tuntap", "add", "dev", "lkt0", "mode", "tap")
-        if r.returncode != 0:
-            h.skip("cannot create a tap device: %s" % r.stderr.strip())
-        for dev in LINKS:
-            h.run_cmd("ip", "link", "set", dev, "up", check=True)
-        before = {dev: txqlen(dev) for dev in LINKS}
-        host = h.FakeHost(ncpus=2, nirqs=20, isolated="1")
-        j = h.JournalSocket()
-        main_phase(t, host, j, before)
-        scan_phase(t, host, j)
-        once_phase(t, host)
-        t.ok(not j.errors, "the journal socket parsed every datagram", "\n".join(j.errors))
-        dropped = [e for e in j.entries() if "were dropped" in e.get("MESSAGE", "")]
-        t.ok(not dropped, "lowlatd dropped no journal entry", repr(dropped[:2]))
-    finally:
-        if j is not None:
-            j.close()
-        h.unmount_all()
+            # The fake journal is a datagram socket: at the default queue of 10 datagrams a
+            # daemon's start (one unsupported entry per setting) overruns it and lowlatd
+            # drops entries, as it must rather than block. Per namespace: ours only.
+            h.write_text("/proc/sys/net/unix/max_dgram_qlen", "1024")
+            try:
+                h.run_cmd("ip", "link", "add", "lk0", "type", "veth", "peer", "name", "lk1", check=True)
+            except RuntimeError as e:
+                h.skip("cannot create a veth pair in a network namespace: %s" % e)
+            r = h.run_cmd("ip", "tuntap", "add", "dev", "lkt0", "mode", "tap")
+            if r.returncode != 0:
+                h.skip("cannot create a tap device: %s" % r.stderr.strip())
+            for dev in LINKS:
+                h.run_cmd("ip", "link", "set", dev, "up", check=True)
+            before = {dev: txqlen(dev) for dev in LINKS}
+            host = h.FakeHost(ncpus=2, nirqs=20, isolated="1")
+            j = h.JournalSocket()
+            main_phase(t, host, j, before)
+            scan_phase(t, host, j)
+            once_phase(t, host)
+            t.ok(not j.errors, "the journal socket parsed every datagram", "\n".join(j.errors))
+            dropped = [e for e in j.entries() if "were dropped" in e.get("MESSAGE", "")]
+            t.ok(not dropped, "lowlatd dropped no journal entry", repr(dropped[:2]))
+        finally:
+            if j is not None:
+                j.close()
 
 
 if __name__ == "__main__":

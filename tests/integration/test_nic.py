@@ -83,12 +83,15 @@ qdisc = fq
 # ---------------------------------------------------------------------------------------
 # Entering the namespaces
 
-def reexec_in_namespaces():
-    # The outer namespace's somaxconn, opened here: a read through this fd later, from
-    # inside, still shows the outer value (proc sysctls bind the table at open).
+def outer_somaxconn():
+    """The outer namespace's somaxconn, opened here for the inner run: a read through this
+    fd later, from inside, still shows the outer value (proc sysctls bind the table at
+    open). h.netns's env and pass_fds; only the outer run calls it."""
+    if os.environ.get(NS_ENV) == "1":
+        return {}
     outer = os.open("/proc/sys/net/core/somaxconn", os.O_RDONLY)
-    env = {OUTER_FD_ENV: "%d:%s" % (outer, os.pread(outer, 64, 0).decode().strip())}
-    h.reexec_in_netns(NS_ENV, TOOLS, env=env, pass_fds=(outer,))
+    return {"env": {OUTER_FD_ENV: "%d:%s" % (outer, os.pread(outer, 64, 0).decode().strip())},
+            "pass_fds": (outer,)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -572,14 +575,8 @@ def journal_phase(t, host):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()      # never returns
-    try:
-        h.setup_netns()
-        try:
-            h.add_veth("veth0", "veth1", 2, up=True)
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
+    with h.netns(NS_ENV, TOOLS, **outer_somaxconn()):
+        h.add_veths(("veth0", "veth1", 2), up=True)
         r = h.run_cmd("ip", "tuntap", "add", "dev", "tap0", "mode", "tap")
         if r.returncode != 0:
             h.skip("cannot create a tap device: %s" % r.stderr.strip())
@@ -616,8 +613,6 @@ def run(t):
         now = os.pread(int(fd), 64, 0).decode().strip()
         t.ok(now == value, "the outer namespace's net.core.somaxconn is untouched (%s)" % value,
              "now %r" % now)
-    finally:
-        h.unmount_all()
 
 
 if __name__ == "__main__":

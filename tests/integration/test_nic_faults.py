@@ -274,12 +274,10 @@ def main_phase(t, host, ncpus):
                  "\n".join(wrong("fq0", housekeeping) + d.stderr_lines()[mark:][-10:]))
 
         # restore after all of it
-        lowlatctl = os.environ.get("LOWLATCTL")
-        if not view.available or not lowlatctl:
-            t.skip("lowlatctl restore after the faults", view.why or "LOWLATCTL is not set")
+        p, why = view.lowlatctl_restore()
+        if p is None:
+            t.skip("lowlatctl restore after the faults", why)
         else:
-            p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **view.env()), capture_output=True,
-                               text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "[restore] lowlatctl restore exits 0", p.stderr)
             bad = []
             for dev in steady + ("fq0", "fp0", "fp1") + tuple(survivors):
@@ -305,27 +303,15 @@ def main_phase(t, host, ncpus):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        h.reexec_in_netns(NS_ENV, TOOLS)      # never returns
-    try:
-        h.setup_netns()
-        ncpus = len(h.parse_cpulist(h.read_text("/sys/devices/system/cpu/possible")))
-        if ncpus < 2:
-            h.skip("needs 2 CPUs or more (one housekeeping, one isolated); this machine has %d" % ncpus)
-        try:
-            h.add_veth("fs0", "fs1", QUEUES)
-            h.add_veth("fq0", "fq1", FQ_QUEUES)
-            h.add_veth("fp0", "fp1", QUEUES)
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
+    with h.netns(NS_ENV, TOOLS):
+        ncpus = h.possible_cpus(2)
+        h.add_veths(("fs0", "fs1", QUEUES), ("fq0", "fq1", FQ_QUEUES), ("fp0", "fp1", QUEUES))
         for dev in ("fs0", "fs1", "fq0", "fq1", "fp0", "fp1"):
             h.run_cmd("ip", "link", "set", dev, "up", check=True)
         if not os.path.exists("/sys/class/net/fs0/queues/rx-0/rps_cpus"):
             h.skip("this kernel has no RPS (no rx-0/rps_cpus)")
         host = make_host(ncpus)
         main_phase(t, host, ncpus)
-    finally:
-        h.unmount_all()
 
 
 if __name__ == "__main__":

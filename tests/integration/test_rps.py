@@ -29,7 +29,6 @@ veth, fewer than 2 CPUs, no RPS in this kernel.
 
 import os
 import re
-import subprocess
 import sys
 import time
 
@@ -248,13 +247,10 @@ def main_phase(t, host, ncpus):
         t.ok(not want.wrong("rp0"), "rp0 still holds its masks", "\n".join(want.wrong("rp0")))
 
         # 7. restore puts back every original that still exists
-        lowlatctl = os.environ.get("LOWLATCTL")
-        if not view.available or not lowlatctl:
-            t.skip("lowlatctl restore puts the queues' and the sysctl's originals back",
-                   view.why or "LOWLATCTL is not set")
+        p, why = view.lowlatctl_restore()
+        if p is None:
+            t.skip("lowlatctl restore puts the queues' and the sysctl's originals back", why)
         else:
-            p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **view.env()), capture_output=True,
-                               text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "lowlatctl restore exits 0", p.stderr)
             bad = []
             for dev in ("rp0", "rp1", "rp3"):
@@ -351,18 +347,9 @@ def irq_phase(t, ncpus):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        h.reexec_in_netns(NS_ENV, TOOLS)      # never returns
-    try:
-        h.setup_netns()
-        ncpus = len(h.parse_cpulist(h.read_text("/sys/devices/system/cpu/possible")))
-        if ncpus < 2:
-            h.skip("needs 2 CPUs or more (one housekeeping, one isolated); this machine has %d" % ncpus)
-        try:
-            h.add_veth("rp0", "rp1", QUEUES, up=True)
-            h.add_veth("rpoff0", "rpoff1", QUEUES, up=True)
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
+    with h.netns(NS_ENV, TOOLS):
+        ncpus = h.possible_cpus(2)
+        h.add_veths(("rp0", "rp1", QUEUES), ("rpoff0", "rpoff1", QUEUES), up=True)
         if not os.path.exists(qpath("rp0", "rx-0", "rps_cpus")):
             h.skip("this kernel has no RPS (no rx-0/rps_cpus)")
         if not os.path.exists("/proc/sys/net/core/rps_default_mask"):
@@ -373,8 +360,6 @@ def run(t):
         host = make_host(ncpus)
         main_phase(t, host, ncpus)
         irq_phase(t, ncpus)
-    finally:
-        h.unmount_all()
 
 
 if __name__ == "__main__":
