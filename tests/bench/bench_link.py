@@ -158,18 +158,10 @@ def main():
         if d.alive():
             d.kill()
 
-    if missed or fights or not corrected:
-        print("FAIL: %d of %d changes not put back within %.0f s; %d fight reports"
-              % (missed, n, h.scaled(2), len(fights)))
-        return 1
-    f50, f99 = 1e6 * h.percentile(floor, 50), 1e6 * h.percentile(floor, 99)
-    c50, c99 = 1e6 * h.percentile(corrected, 50), 1e6 * h.percentile(corrected, 99)
-    print("txqueuelen change -> its RTM_NEWLINK, no daemon (%d changes, %d links): p50 %.0f us, p99 %.0f us"
-          % (len(floor), len(links), f50, f99))
-    print("txqueuelen change -> put back by lowlatd (%d changes): p50 %.0f us, p99 %.0f us"
-          % (len(corrected), c50, c99))
-    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
-    return 0
+    return h.report_vs_floor("txqueuelen change -> its RTM_NEWLINK, no daemon (%d changes, %d links)"
+                             % (len(floor), len(links)), floor,
+                             "txqueuelen change -> put back by lowlatd (%d changes)" % len(corrected), corrected,
+                             missed, fights, "changes")
 
 
 if __name__ == "__main__":

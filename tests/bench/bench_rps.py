@@ -159,17 +159,10 @@ def main():
             d.kill()
         h.unmount_all()
 
-    if missed or fights or not corrected:
-        print("FAIL: %d of %d writes not put back within %.0f s; %d fight reports"
-              % (missed, n, h.scaled(2), len(fights)))
-        return 1
-    f50, f99 = 1e6 * h.percentile(floor, 50), 1e6 * h.percentile(floor, 99)
-    c50, c99 = 1e6 * h.percentile(corrected, 50), 1e6 * h.percentile(corrected, 99)
-    print("rps_cpus write -> seen through inotify, no daemon (%d writes, %d files): p50 %.0f us, p99 %.0f us"
-          % (len(floor), len(files), f50, f99))
-    print("rps_cpus write -> put back by lowlatd (%d writes): p50 %.0f us, p99 %.0f us" % (len(corrected), c50, c99))
-    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
-    return 0
+    return h.report_vs_floor("rps_cpus write -> seen through inotify, no daemon (%d writes, %d files)"
+                             % (len(floor), len(files)), floor,
+                             "rps_cpus write -> put back by lowlatd (%d writes)" % len(corrected), corrected,
+                             missed, fights, "writes")
 
 
 if __name__ == "__main__":

@@ -1420,6 +1420,24 @@ def percentile(values, p):
     return v[min(len(v) - 1, int(len(v) * p / 100))]
 
 
+def report_vs_floor(floor_what, floor, what, samples, missed, fights, noun):
+    """The end of a benchmark of corrections (seconds in samples, missed the changes not
+    put back within scaled(2) s, fights lowlatd's "another writer" lines, noun what was
+    changed): a FAIL line and 1 when any was missed, any fight reported or nothing
+    measured; else the p50 and p99 (us) of floor and samples after their labels, their
+    ratio, and 0."""
+    if missed or fights or not samples:
+        print("FAIL: %d of %d %s not put back within %.0f s; %d fight reports"
+              % (missed, missed + len(samples), noun, scaled(2), len(fights)))
+        return 1
+    f50, f99 = 1e6 * percentile(floor, 50), 1e6 * percentile(floor, 99)
+    c50, c99 = 1e6 * percentile(samples, 50), 1e6 * percentile(samples, 99)
+    print("%s: p50 %.0f us, p99 %.0f us" % (floor_what, f50, f99))
+    print("%s: p50 %.0f us, p99 %.0f us" % (what, c50, c99))
+    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
+    return 0
+
+
 def bench_main(fn):
     """Exit with fn()'s status; a Skip prints "SKIP: reason" and exits 77."""
     try:
