@@ -15,16 +15,7 @@ import time
 
 import lowlat_harness as h
 
-CONFIG = """[daemon]
-scan_interval = 10s
-[cpus]
-isolated = 2-3
-[pm]
-cpu_dma_latency = 0
-governor = performance
-[sysctl]
-net.core.somaxconn = 8192
-"""
+CONFIG = h.posture_config("10s")
 
 
 def proc_status(pid):

@@ -21,11 +21,9 @@ Prints p50/p99 of each and their ratio. Run: meson test -C build --benchmark --s
 
 import os
 import select
-import shutil
 import socket
 import struct
 import subprocess
-import sys
 import time
 
 import lowlat_harness as h
@@ -50,23 +48,6 @@ isolated = 1
 txqueuelen = {want}
 """
 
-
-def reexec_in_namespaces():
-    h.require_root("network namespaces and veth")
-    if not all(shutil.which(x) for x in ("unshare", "ip", "mount")):
-        h.skip("needs unshare, ip and mount")
-    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
-    if subprocess.run(argv0 + ["true"], capture_output=True).returncode != 0:
-        h.skip("unshare --net --mount failed")
-    env = dict(os.environ, **{NS_ENV: "1", h.PRIVATE_MNT_ENV: "1"})
-    sys.stdout.flush()
-    rc = subprocess.run(argv0 + [sys.executable, os.path.abspath(sys.argv[0])], env=env).returncode
-    os._exit(rc if rc >= 0 else 128 - rc)
-
-
-def pct(values, p):
-    v = sorted(values)
-    return v[min(len(v) - 1, int(len(v) * p / 100))]
 
 
 class Rtnl:
@@ -125,7 +106,7 @@ class Rtnl:
 
 def main():
     if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()
+        h.bench_reexec_in_netns(NS_ENV)
     n = int(os.environ.get("BENCH_LINK_CHANGES", "200"))
     os.makedirs("/run/systemd", exist_ok=True)
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd"], capture_output=True,
@@ -177,23 +158,11 @@ def main():
         if d.alive():
             d.kill()
 
-    if missed or fights or not corrected:
-        print("FAIL: %d of %d changes not put back within %.0f s; %d fight reports"
-              % (missed, n, h.scaled(2), len(fights)))
-        return 1
-    f50, f99 = 1e6 * pct(floor, 50), 1e6 * pct(floor, 99)
-    c50, c99 = 1e6 * pct(corrected, 50), 1e6 * pct(corrected, 99)
-    print("txqueuelen change -> its RTM_NEWLINK, no daemon (%d changes, %d links): p50 %.0f us, p99 %.0f us"
-          % (len(floor), len(links), f50, f99))
-    print("txqueuelen change -> put back by lowlatd (%d changes): p50 %.0f us, p99 %.0f us"
-          % (len(corrected), c50, c99))
-    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
-    return 0
+    return h.report_vs_floor("txqueuelen change -> its RTM_NEWLINK, no daemon (%d changes, %d links)"
+                             % (len(floor), len(links)), floor,
+                             "txqueuelen change -> put back by lowlatd (%d changes)" % len(corrected), corrected,
+                             missed, fights, "changes")
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except h.Skip as e:
-        print("SKIP: %s" % e)
-        sys.exit(77)
+    h.bench_main(main)

@@ -20,10 +20,8 @@ Prints p50/p99 of each and their ratio. Run: meson test -C build --benchmark --s
 import ctypes
 import os
 import select
-import shutil
 import struct
 import subprocess
-import sys
 import time
 
 import lowlat_harness as h
@@ -74,23 +72,6 @@ class Inotify:
         os.close(self.fd)
 
 
-def reexec_in_namespaces():
-    h.require_root("network namespaces and veth")
-    if not all(shutil.which(x) for x in ("unshare", "ip", "mount")):
-        h.skip("needs unshare, ip and mount")
-    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
-    if subprocess.run(argv0 + ["true"], capture_output=True).returncode != 0:
-        h.skip("unshare --net --mount failed")
-    env = dict(os.environ, **{NS_ENV: "1", h.PRIVATE_MNT_ENV: "1"})
-    sys.stdout.flush()
-    rc = subprocess.run(argv0 + [sys.executable, os.path.abspath(sys.argv[0])], env=env).returncode
-    os._exit(rc if rc >= 0 else 128 - rc)
-
-
-def pct(values, p):
-    v = sorted(values)
-    return v[min(len(v) - 1, int(len(v) * p / 100))]
-
 
 def write_mask(path, mask):
     fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
@@ -102,7 +83,7 @@ def write_mask(path, mask):
 
 def main():
     if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()
+        h.bench_reexec_in_netns(NS_ENV)
     n = int(os.environ.get("BENCH_RPS_WRITES", "1000"))
     for argv in (["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd"],
                  ["mount", "-t", "sysfs", "sysfs", "/sys"]):
@@ -148,9 +129,7 @@ def main():
     ino.close()
 
     host = h.FakeHost(ncpus=ncpus, nirqs=8, isolated=str(ncpus - 1))
-    for src, rel in (("/sys/class/net", "sys/class/net"), ("/sys/devices/virtual/net", "sys/devices/virtual/net")):
-        os.makedirs(host.path(rel), exist_ok=True)
-        subprocess.run(["mount", "--bind", src, host.path(rel)], check=True)
+    h.bind_into_root(host, *h.NETNS_SYSFS)
     d = h.Daemon(host, CONFIG.format(isolated=ncpus - 1))
     corrected, missed = [], 0
     try:
@@ -178,25 +157,13 @@ def main():
     finally:
         if d.alive():
             d.kill()
-        subprocess.run(["umount", "-l", host.path("sys/class/net")], capture_output=True)
-        subprocess.run(["umount", "-l", host.path("sys/devices/virtual/net")], capture_output=True)
+        h.unmount_all()
 
-    if missed or fights or not corrected:
-        print("FAIL: %d of %d writes not put back within %.0f s; %d fight reports"
-              % (missed, n, h.scaled(2), len(fights)))
-        return 1
-    f50, f99 = 1e6 * pct(floor, 50), 1e6 * pct(floor, 99)
-    c50, c99 = 1e6 * pct(corrected, 50), 1e6 * pct(corrected, 99)
-    print("rps_cpus write -> seen through inotify, no daemon (%d writes, %d files): p50 %.0f us, p99 %.0f us"
-          % (len(floor), len(files), f50, f99))
-    print("rps_cpus write -> put back by lowlatd (%d writes): p50 %.0f us, p99 %.0f us" % (len(corrected), c50, c99))
-    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
-    return 0
+    return h.report_vs_floor("rps_cpus write -> seen through inotify, no daemon (%d writes, %d files)"
+                             % (len(floor), len(files)), floor,
+                             "rps_cpus write -> put back by lowlatd (%d writes)" % len(corrected), corrected,
+                             missed, fights, "writes")
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except h.Skip as e:
-        print("SKIP: %s" % e)
-        sys.exit(77)
+    h.bench_main(main)

@@ -423,6 +423,15 @@ class SettingsView:
             raise BusError("no private bus (%s): check view.available first" % self.why)
         return self.bc.list_settings(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE)
 
+    def lowlatctl_restore(self):
+        """`lowlatctl restore` against the private bus: (its CompletedProcess, None), or
+        (None, why it cannot run: no view, or LOWLATCTL not set) for a TAP skip."""
+        lowlatctl = os.environ.get("LOWLATCTL")
+        if not self.available or not lowlatctl:
+            return None, self.why or "LOWLATCTL is not set"
+        return subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **self.env()), capture_output=True,
+                              text=True, timeout=h.scaled(30)), None
+
     def stop(self):
         if self.bus:
             self.bus.kill()

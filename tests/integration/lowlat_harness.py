@@ -23,6 +23,7 @@ to this directory and tests/ as meson does):
 """
 
 import atexit
+import contextlib
 import fnmatch
 import os
 import re
@@ -960,6 +961,156 @@ def isolate_from_real_journal():
 
 
 # ---------------------------------------------------------------------------------------
+# Network namespaces (test_nic, test_rps, test_link, test_nic_faults, bench_rps, bench_link)
+
+NETNS_UNSHARE = ("--net", "--mount", "--propagation", "private")
+
+
+def _unshare_netns():
+    """(unshare argv for a network and a private mount namespace, None) when unshare(1)
+    can make them here, else (that argv, what unshare printed)."""
+    argv0 = [shutil.which("unshare")] + list(NETNS_UNSHARE)
+    probe = subprocess.run(argv0 + ["true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if probe.returncode != 0:
+        return argv0, probe.stdout.decode(errors="replace").strip()
+    return argv0, None
+
+
+def _reexec_netns(argv0, ns_env, env, pass_fds):
+    env = dict(os.environ, **(env or {}))
+    env[ns_env] = "1"
+    env[PRIVATE_MNT_ENV] = "1"   # lets JournalSocket and the mounts below run in there
+    reexec(argv0, env, pass_fds=pass_fds)
+
+
+def reexec_in_netns(ns_env, tools, env=None, pass_fds=()):
+    """Runs this test again under `unshare --net --mount --propagation private`, with
+    ns_env=1, PRIVATE_MNT_ENV=1 and env in its environment and pass_fds open, and exits
+    with its status (never returns). The test calls it when ns_env is not "1" yet; nothing
+    the inner run does reaches this machine's interfaces or sysctls. Skips (77) when not
+    root, when a program in tools is missing or when unshare cannot make the namespaces."""
+    if os.geteuid() != 0:
+        skip("needs root (network and mount namespaces)")
+    missing = [x for x in tools if not shutil.which(x)]
+    if missing:
+        skip("missing tools: %s" % ", ".join(missing))
+    argv0, failure = _unshare_netns()
+    if failure is not None:
+        skip("unshare --net --mount failed: %s" % failure)
+    _reexec_netns(argv0, ns_env, env, pass_fds)
+
+
+def bench_reexec_in_netns(ns_env):
+    """reexec_in_netns() for the benchmarks (tests/bench): the same namespaces, with their
+    shorter skip reasons; they need unshare, ip and mount."""
+    require_root("network namespaces and veth")
+    if not all(shutil.which(x) for x in ("unshare", "ip", "mount")):
+        skip("needs unshare, ip and mount")
+    argv0, failure = _unshare_netns()
+    if failure is not None:
+        skip("unshare --net --mount failed")
+    _reexec_netns(argv0, ns_env, None, ())
+
+
+def setup_netns():
+    """Inside reexec_in_netns(): detaches inherited fakeirqfs mounts, mounts a tmpfs on
+    /run/systemd (hides the host's journal socket) and a fresh sysfs on /sys (so that
+    /sys/class/net and the uevents libudev resolves are this namespace's), and brings lo
+    up. Skips (77) when a mount fails; unmount_all() undoes the mounts."""
+    detach_inherited_fakeirqfs()
+    os.makedirs("/run/systemd", exist_ok=True)
+    r = mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
+    if r.returncode != 0:
+        skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
+    r = mount("-t", "sysfs", "sysfs", "/sys")
+    if r.returncode != 0:
+        skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
+    run_cmd("ip", "link", "set", "lo", "up")
+
+
+@contextlib.contextmanager
+def netns(ns_env, tools, env=None, pass_fds=()):
+    """`with netns(NS_ENV, TOOLS):` runs the block in a network namespace of this test's
+    own: outside it (ns_env not "1") reexec_in_netns() runs the whole test again in there
+    and exits with its status; inside, setup_netns() comes first and unmount_all() after
+    the block, however it ends."""
+    if os.environ.get(ns_env) != "1":
+        reexec_in_netns(ns_env, tools, env=env, pass_fds=pass_fds)      # never returns
+    try:
+        setup_netns()
+        yield
+    finally:
+        unmount_all()
+
+
+def possible_cpus(need=2):
+    """How many CPUs the kernel sizes its masks for (/sys/devices/system/cpu/possible);
+    skips (77) when fewer than need (one housekeeping, one isolated)."""
+    ncpus = len(parse_cpulist(read_text("/sys/devices/system/cpu/possible")))
+    if ncpus < need:
+        skip("needs %d CPUs or more (one housekeeping, one isolated); this machine has %d" % (need, ncpus))
+    return ncpus
+
+
+def run_cmd(*argv, check=False):
+    """Runs a tool (ip, ethtool, tc ...) with a scaled 30 s limit: its CompletedProcess
+    (text stdout and stderr). With check, a non-zero exit raises RuntimeError with the
+    tool's stderr."""
+    r = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, errors="replace", timeout=scaled(30))
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
+    return r
+
+
+def add_veth(a, b, queues, up=False):
+    """ip link add A type veth peer name B, with `queues` receive and transmit queues each
+    way; both links set up when up. A failure raises RuntimeError."""
+    q = ["numrxqueues", str(queues), "numtxqueues", str(queues)]
+    run_cmd("ip", "link", "add", a, *q, "type", "veth", "peer", "name", b, *q, check=True)
+    if up:
+        run_cmd("ip", "link", "set", a, "up", check=True)
+        run_cmd("ip", "link", "set", b, "up", check=True)
+
+
+def add_veths(*pairs, up=False):
+    """add_veth(a, b, queues, up) for each (a, b, queues) at a test's start; skips (77)
+    when this kernel cannot make a veth pair here."""
+    try:
+        for a, b, queues in pairs:
+            add_veth(a, b, queues, up=up)
+    except RuntimeError as e:
+        skip("cannot create a veth pair in a network namespace: %s" % e)
+
+
+NETNS_SYSFS = ("sys/class/net", "sys/devices/virtual/net")
+
+
+def bind_into_root(host, *rels):
+    """Bind-mounts this namespace's /REL over host's ROOT/REL (created first) for each
+    REL (NETNS_SYSFS: every link and queue file is then the kernel's), through mount(), so
+    that unmount_all() undoes them. A failed mount raises RuntimeError."""
+    for rel in rels:
+        src, dst = "/" + rel, host.path(rel)
+        os.makedirs(dst, exist_ok=True)
+        r = mount("--bind", src, dst)
+        if r.returncode != 0:
+            raise RuntimeError("mount --bind %s %s: %s" % (src, dst, r.stdout.strip()))
+
+
+def timed(probe, timeout, alive, interval=0.001):
+    """Polls probe() every interval seconds until it is true: (ok, seconds). Gives up
+    with False after timeout seconds or once alive() is false."""
+    t0 = time.monotonic()
+    while True:
+        if probe():
+            return True, time.monotonic() - t0
+        if time.monotonic() - t0 > timeout or not alive():
+            return False, time.monotonic() - t0
+        time.sleep(interval)
+
+
+# ---------------------------------------------------------------------------------------
 # The daemon
 
 def source_root():
@@ -1003,6 +1154,25 @@ def _daemon_env(tmp, extra=None):
             else:
                 env[k] = v
     return env
+
+
+def posture_config(scan_interval=None):
+    """The config of a plain posture on a FakeHost() of 4 CPUs: CPUs 2-3 isolated,
+    cpu_dma_latency = 0, governor = performance and net.core.somaxconn = 8192, under a
+    [daemon] section with scan_interval when one is given. [sysctl] comes last, so that a
+    test can append keys to it."""
+    daemon = "[daemon]\nscan_interval = %s\n\n" % scan_interval if scan_interval else ""
+    return daemon + """\
+[cpus]
+isolated = 2-3
+
+[pm]
+cpu_dma_latency = 0
+governor = performance
+
+[sysctl]
+net.core.somaxconn = 8192
+"""
 
 
 def write_config(host, text, name="lowlatd.conf", dropins=None):
@@ -1242,6 +1412,42 @@ def settle(seconds):
 
 
 # ---------------------------------------------------------------------------------------
+# Benchmarks (tests/bench): figures, not TAP
+
+def percentile(values, p):
+    """The p-th percentile of values (nearest rank, no interpolation)."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(len(v) * p / 100))]
+
+
+def report_vs_floor(floor_what, floor, what, samples, missed, fights, noun):
+    """The end of a benchmark of corrections (seconds in samples, missed the changes not
+    put back within scaled(2) s, fights lowlatd's "another writer" lines, noun what was
+    changed): a FAIL line and 1 when any was missed, any fight reported or nothing
+    measured; else the p50 and p99 (us) of floor and samples after their labels, their
+    ratio, and 0."""
+    if missed or fights or not samples:
+        print("FAIL: %d of %d %s not put back within %.0f s; %d fight reports"
+              % (missed, missed + len(samples), noun, scaled(2), len(fights)))
+        return 1
+    f50, f99 = 1e6 * percentile(floor, 50), 1e6 * percentile(floor, 99)
+    c50, c99 = 1e6 * percentile(samples, 50), 1e6 * percentile(samples, 99)
+    print("%s: p50 %.0f us, p99 %.0f us" % (floor_what, f50, f99))
+    print("%s: p50 %.0f us, p99 %.0f us" % (what, c50, c99))
+    print("ratio lowlatd / floor: p50 %.2fx, p99 %.2fx" % (c50 / f50, c99 / f99))
+    return 0
+
+
+def bench_main(fn):
+    """Exit with fn()'s status; a Skip prints "SKIP: reason" and exits 77."""
+    try:
+        sys.exit(fn())
+    except Skip as e:
+        print("SKIP: %s" % e)
+        sys.exit(SKIP_RC)
+
+
+# ---------------------------------------------------------------------------------------
 # TAP reporting
 
 class TAP:
@@ -1260,19 +1466,6 @@ class TAP:
             self.failed += 1
             _FAILED[0] = True
             print("not ok %d - %s" % (self.n, what), flush=True)
-            if diag:
-                for line in str(diag).splitlines():
-                    print("#   " + line, flush=True)
-        return bool(cond)
-
-    def todo(self, cond, what, reason, diag=None):
-        """A check of a known bug, said so in TAP: "not ok N - what # TODO reason" when it
-        fails (printed with its diagnostic, not counted as a failure), "ok" when it holds."""
-        self.n += 1
-        if cond:
-            print("ok %d - %s # TODO %s" % (self.n, what, reason), flush=True)
-        else:
-            print("not ok %d - %s # TODO %s" % (self.n, what, reason), flush=True)
             if diag:
                 for line in str(diag).splitlines():
                     print("#   " + line, flush=True)

@@ -24,10 +24,6 @@ Exit 77 with a reason: not root, unshare/ip missing, no network namespace, no ve
 """
 
 import json
-import os
-import shutil
-import subprocess
-import time
 
 import busctl_harness as b
 import lowlat_harness as h
@@ -57,44 +53,11 @@ eee = off
 """
 
 
-def reexec_in_namespaces():
-    if os.geteuid() != 0:
-        h.skip("needs root (network and mount namespaces)")
-    missing = [x for x in TOOLS if not shutil.which(x)]
-    if missing:
-        h.skip("missing tools: %s" % ", ".join(missing))
-    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
-    probe = subprocess.run(argv0 + ["true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if probe.returncode != 0:
-        h.skip("unshare --net --mount failed: %s" % probe.stdout.decode(errors="replace").strip())
-    env = dict(os.environ)
-    env[NS_ENV] = "1"
-    env[h.PRIVATE_MNT_ENV] = "1"
-    h.reexec(argv0, env)
-
-
-def run_cmd(*argv, check=False):
-    r = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, errors="replace", timeout=h.scaled(30))
-    if check and r.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
-    return r
-
 
 def txqlen(dev):
     """The kernel's txqueuelen of dev, through ip(8)'s JSON; raises when dev is gone."""
-    r = run_cmd("ip", "-j", "link", "show", "dev", dev, check=True)
+    r = h.run_cmd("ip", "-j", "link", "show", "dev", dev, check=True)
     return int(json.loads(r.stdout)[0]["txqlen"])
-
-
-def timed(probe, timeout, alive):
-    t0 = time.monotonic()
-    while True:
-        if probe():
-            return True, time.monotonic() - t0
-        if time.monotonic() - t0 > timeout or not alive():
-            return False, time.monotonic() - t0
-        time.sleep(0.0005)
 
 
 def unsupported_entries(j, dev, key, since=0):
@@ -136,8 +99,8 @@ def main_phase(t, host, j, before):
         times = []
         for i in range(CHANGES):
             dev = LINKS[i % len(LINKS)]
-            run_cmd("ip", "link", "set", "dev", dev, "txqueuelen", str(100 + i), check=True)
-            ok, secs = timed(lambda: txqlen(dev) == WANT, h.scaled(TIMEOUT), d.alive)
+            h.run_cmd("ip", "link", "set", "dev", dev, "txqueuelen", str(100 + i), check=True)
+            ok, secs = h.timed(lambda: txqlen(dev) == WANT, h.scaled(TIMEOUT), d.alive, interval=0.0005)
             if not ok:
                 break
             times.append(secs)
@@ -158,9 +121,9 @@ def main_phase(t, host, j, before):
         t.ok(not fights, "no fight reported (four changes per link)", repr(fights[:2]))
 
         # 4. still one unsupported entry each, after link events, a down/up and a reload
-        run_cmd("ip", "link", "set", "lk1", "mtu", "1400", check=True)
-        run_cmd("ip", "link", "set", "lk0", "down", check=True)
-        run_cmd("ip", "link", "set", "lk0", "up", check=True)
+        h.run_cmd("ip", "link", "set", "lk1", "mtu", "1400", check=True)
+        h.run_cmd("ip", "link", "set", "lk0", "down", check=True)
+        h.run_cmd("ip", "link", "set", "lk0", "up", check=True)
         d.wait_ready(h.scaled(30), since=d.sighup())
         h.settle(1.5)
         counts = {"%s/%s" % (dev, key): len(unsupported_entries(j, dev, key)) for dev in LINKS for key in UNSUPPORTED}
@@ -183,12 +146,10 @@ def main_phase(t, host, j, before):
             t.skip("ListSettings shows nic_txqueuelen, nic_pause and nic_eee", view.why)
 
         # 6. restore puts the originals back
-        lowlatctl = os.environ.get("LOWLATCTL")
-        if not view.available or not lowlatctl:
-            t.skip("lowlatctl restore puts the original txqueuelen back", view.why or "LOWLATCTL is not set")
+        p, why = view.lowlatctl_restore()
+        if p is None:
+            t.skip("lowlatctl restore puts the original txqueuelen back", why)
         else:
-            p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **view.env()), capture_output=True,
-                               text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "lowlatctl restore exits 0", p.stderr)
             got = {dev: txqlen(dev) for dev in LINKS}
             t.ok(got == before, "lowlatctl restore: txqueuelen is back to the originals %r" % before, repr(got))
@@ -224,7 +185,7 @@ def once_phase(t, host):
     """--observe --once: the drifted txqueuelen and the unsupported settings in the report,
     nothing changed."""
     P = "[--observe --once] "
-    run_cmd("ip", "link", "set", "dev", "lk1", "txqueuelen", "999", check=True)
+    h.run_cmd("ip", "link", "set", "dev", "lk1", "txqueuelen", "999", check=True)
     config = h.write_config(host, CONFIG.format(scan="1min", want=WANT), name="once.conf")
     r = h.run_lowlatd(host, ["--observe", "--once"], config_path=config)
     out = r.stdout if isinstance(r.stdout, str) else r.stdout.decode(errors="replace")
@@ -238,45 +199,34 @@ def once_phase(t, host):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()      # never returns
-    j = None
-    try:
-        h.detach_inherited_fakeirqfs()
-        os.makedirs("/run/systemd", exist_ok=True)
-        r = h.mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
-        if r.returncode != 0:
-            h.skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
-        r = h.mount("-t", "sysfs", "sysfs", "/sys")
-        if r.returncode != 0:
-            h.skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
-        run_cmd("ip", "link", "set", "lo", "up")
-        # The fake journal is a datagram socket: at the default queue of 10 datagrams a
-        # daemon's start (one unsupported entry per setting) overruns it and lowlatd
-        # drops entries, as it must rather than block. Per namespace: ours only.
-        h.write_text("/proc/sys/net/unix/max_dgram_qlen", "1024")
+    with h.netns(NS_ENV, TOOLS):
+        j = None
         try:
-            run_cmd("ip", "link", "add", "lk0", "type", "veth", "peer", "name", "lk1", check=True)
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
-        r = run_cmd("ip", "tuntap", "add", "dev", "lkt0", "mode", "tap")
-        if r.returncode != 0:
-            h.skip("cannot create a tap device: %s" % r.stderr.strip())
-        for dev in LINKS:
-            run_cmd("ip", "link", "set", dev, "up", check=True)
-        before = {dev: txqlen(dev) for dev in LINKS}
-        host = h.FakeHost(ncpus=2, nirqs=20, isolated="1")
-        j = h.JournalSocket()
-        main_phase(t, host, j, before)
-        scan_phase(t, host, j)
-        once_phase(t, host)
-        t.ok(not j.errors, "the journal socket parsed every datagram", "\n".join(j.errors))
-        dropped = [e for e in j.entries() if "were dropped" in e.get("MESSAGE", "")]
-        t.ok(not dropped, "lowlatd dropped no journal entry", repr(dropped[:2]))
-    finally:
-        if j is not None:
-            j.close()
-        h.unmount_all()
+            # The fake journal is a datagram socket: at the default queue of 10 datagrams a
+            # daemon's start (one unsupported entry per setting) overruns it and lowlatd
+            # drops entries, as it must rather than block. Per namespace: ours only.
+            h.write_text("/proc/sys/net/unix/max_dgram_qlen", "1024")
+            try:
+                h.run_cmd("ip", "link", "add", "lk0", "type", "veth", "peer", "name", "lk1", check=True)
+            except RuntimeError as e:
+                h.skip("cannot create a veth pair in a network namespace: %s" % e)
+            r = h.run_cmd("ip", "tuntap", "add", "dev", "lkt0", "mode", "tap")
+            if r.returncode != 0:
+                h.skip("cannot create a tap device: %s" % r.stderr.strip())
+            for dev in LINKS:
+                h.run_cmd("ip", "link", "set", dev, "up", check=True)
+            before = {dev: txqlen(dev) for dev in LINKS}
+            host = h.FakeHost(ncpus=2, nirqs=20, isolated="1")
+            j = h.JournalSocket()
+            main_phase(t, host, j, before)
+            scan_phase(t, host, j)
+            once_phase(t, host)
+            t.ok(not j.errors, "the journal socket parsed every datagram", "\n".join(j.errors))
+            dropped = [e for e in j.entries() if "were dropped" in e.get("MESSAGE", "")]
+            t.ok(not dropped, "lowlatd dropped no journal entry", repr(dropped[:2]))
+        finally:
+            if j is not None:
+                j.close()
 
 
 if __name__ == "__main__":

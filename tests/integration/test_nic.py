@@ -83,65 +83,25 @@ qdisc = fq
 # ---------------------------------------------------------------------------------------
 # Entering the namespaces
 
-def reexec_in_namespaces():
-    if os.geteuid() != 0:
-        h.skip("needs root (network and mount namespaces)")
-    missing = [x for x in TOOLS if not shutil.which(x)]
-    if missing:
-        h.skip("missing tools: %s" % ", ".join(missing))
-    unshare = shutil.which("unshare")
-    argv0 = [unshare, "--net", "--mount", "--propagation", "private"]
-    probe = subprocess.run(argv0 + ["true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if probe.returncode != 0:
-        h.skip("unshare --net --mount failed: %s" % probe.stdout.decode(errors="replace").strip())
-    env = dict(os.environ)
-    env[NS_ENV] = "1"
-    env[h.PRIVATE_MNT_ENV] = "1"   # lets the harness's JournalSocket run in here
-    # The outer namespace's somaxconn, opened here: a read through this fd later, from
-    # inside, still shows the outer value (proc sysctls bind the table at open).
+def outer_somaxconn():
+    """The outer namespace's somaxconn, opened here for the inner run: a read through this
+    fd later, from inside, still shows the outer value (proc sysctls bind the table at
+    open). h.netns's env and pass_fds; only the outer run calls it."""
+    if os.environ.get(NS_ENV) == "1":
+        return {}
     outer = os.open("/proc/sys/net/core/somaxconn", os.O_RDONLY)
-    env[OUTER_FD_ENV] = "%d:%s" % (outer, os.pread(outer, 64, 0).decode().strip())
-    pass_fds = (outer,)
-    h.reexec(argv0, env, pass_fds=pass_fds)
-
-
-def setup_namespace():
-    """Inside: hide the host's journal socket, mount a sysfs of this network namespace."""
-    h.detach_inherited_fakeirqfs()
-    os.makedirs("/run/systemd", exist_ok=True)
-    r = h.mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
-    if r.returncode != 0:
-        h.skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
-    r = h.mount("-t", "sysfs", "sysfs", "/sys")
-    if r.returncode != 0:
-        h.skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
-    run_cmd("ip", "link", "set", "lo", "up")
+    return {"env": {OUTER_FD_ENV: "%d:%s" % (outer, os.pread(outer, 64, 0).decode().strip())},
+            "pass_fds": (outer,)}
 
 
 # ---------------------------------------------------------------------------------------
 # The real tools
 
-def run_cmd(*argv, check=False):
-    r = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, errors="replace", timeout=h.scaled(30))
-    if check and r.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
-    return r
-
-
-def add_veth(a, b):
-    """A veth pair with 2 queues each way (rx_channels = 2 must fit), both up."""
-    run_cmd("ip", "link", "add", a, "numtxqueues", "2", "numrxqueues", "2", "type", "veth",
-            "peer", "name", b, "numtxqueues", "2", "numrxqueues", "2", check=True)
-    run_cmd("ip", "link", "set", a, "up", check=True)
-    run_cmd("ip", "link", "set", b, "up", check=True)
-
-
 def tool_field(rx, *argv, after=None):
     """The first group of rx (multi-line) in the output of argv, from the text after the
     marker `after` when given. The tool failing or printing no such line raises: the
     caller compares the value with what it wants, and "unreadable" is not an answer."""
-    out = run_cmd(*argv, check=True).stdout
+    out = h.run_cmd(*argv, check=True).stdout
     text = out.split(after, 1)[1] if after and after in out else (None if after else out)
     m = re.search(rx, text, re.M) if text is not None else None
     if not m:
@@ -174,7 +134,7 @@ def other_qdisc(dev):
     always there: none of them taking is a broken tc or device, and raises."""
     errors = []
     for k in ("htb", "prio", "fq_codel", "pfifo"):
-        r = run_cmd("tc", "qdisc", "replace", "dev", dev, "root", k)
+        r = h.run_cmd("tc", "qdisc", "replace", "dev", dev, "root", k)
         if r.returncode == 0:
             return k
         errors.append("%s: %s" % (k, r.stderr.strip()))
@@ -256,10 +216,7 @@ def make_host(pinned_dev):
     os.makedirs(msi)
     for irq in pinned:
         h.write_text(os.path.join(msi, str(irq)), "msix\n")
-    net = host.path("proc/sys/net")
-    r = h.mount("--bind", "/proc/sys/net", net)
-    if r.returncode != 0:
-        raise RuntimeError("mount --bind /proc/sys/net %s: %s" % (net, r.stdout.strip()))
+    h.bind_into_root(host, "proc/sys/net")
     return host, pinned
 
 
@@ -277,10 +234,10 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
         # 1. posture at start
         for dev in ("veth0", "veth1"):
             t.ok(feature(dev) == "off", "start: %s gro is off (was on)" % dev,
-                 run_cmd("ethtool", "-k", dev).stdout[:400])
+                 h.run_cmd("ethtool", "-k", dev).stdout[:400])
             # The kernel's names, not a list: this kernel has tx-tcp-accecn-segmentation,
             # which a fixed list of four bits left on (and ethtool -k said "on").
-            k = run_cmd("ethtool", "-k", dev).stdout
+            k = h.run_cmd("ethtool", "-k", dev).stdout
             tcp_bits = re.findall(r"^\s*(tx-tcp\S*-segmentation): (on|off)", k, re.M)
             t.ok(feature(dev, "tcp-segmentation-offload") == "off" and tcp_bits and
                  all(v == "off" for _, v in tcp_bits),
@@ -288,16 +245,16 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
                  "kernel's %d tx-tcp*-segmentation bits is off (%s)" % (dev, len(tcp_bits), ", ".join(n for n, _ in tcp_bits)),
                  k[:1200])
             t.ok(root_qdisc(dev) == "pfifo_fast", "start: %s root qdisc is pfifo_fast (was noqueue)" % dev,
-                 run_cmd("tc", "qdisc", "show", "dev", dev).stdout)
+                 h.run_cmd("tc", "qdisc", "show", "dev", dev).stdout)
             t.ok(channels(dev) == "2", "start: %s has 2 rx channels (was 1)" % dev,
-                 run_cmd("ethtool", "-l", dev).stdout)
+                 h.run_cmd("ethtool", "-l", dev).stdout)
         t.ok(coalesce("tap0", "rx-frames") == "8", "start: tap0 rx-frames is 8 (was 0)",
-             run_cmd("ethtool", "-c", "tap0").stdout)
+             h.run_cmd("ethtool", "-c", "tap0").stdout)
         t.ok(somaxconn() == SOMAXCONN, "start: net.core.somaxconn is %s in the namespace" % SOMAXCONN,
              "reads %r" % somaxconn())
         what = "start: sysctl -n net.core.somaxconn agrees"
         if shutil.which("sysctl"):
-            r = run_cmd("sysctl", "-n", "net.core.somaxconn")
+            r = h.run_cmd("sysctl", "-n", "net.core.somaxconn")
             t.ok(r.stdout.strip() == SOMAXCONN, what, r.stdout + r.stderr)
         else:
             t.skip(what, "sysctl(8) is not installed")
@@ -313,7 +270,7 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
         if fq_available:
             t.ok(d.poll_until(lambda: root_qdisc("tap0") == "fq", h.scaled(TIMEOUT)),
                  "tap0 root qdisc is fq (this kernel has sch_fq)",
-                 run_cmd("tc", "qdisc", "show", "dev", "tap0").stdout)
+                 h.run_cmd("tc", "qdisc", "show", "dev", "tap0").stdout)
             t.skip("qdisc fq on tap0 is reported unsupported", "this kernel has sch_fq")
         else:
             got = d.poll_until(lambda: [l for l in lines_about(d, "tap0") if " unsupported: " in l],
@@ -325,7 +282,7 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
         # 2. a veth created after start
         mark = len(d.stderr_lines())
         t0 = time.monotonic()
-        add_veth("veth2", "veth3")
+        h.add_veth("veth2", "veth3", 2, up=True)
         ok = d.poll_until(lambda: all(root_qdisc(x) == "pfifo_fast" and channels(x) == "2"
                                       for x in ("veth2", "veth3")), h.scaled(TIMEOUT), interval=0.01)
         took = time.monotonic() - t0
@@ -344,17 +301,17 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
              "\n".join(d.stderr_lines()[mark:]))
 
         # 3. external changes reverted at once
-        run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
+        h.run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
         ok, secs, polls = timed_revert(d, lambda: feature("veth0"), "off", h.scaled(TIMEOUT))
         t.ok(ok, "ethtool -K veth0 gro on is reverted (seen off %.1f ms after ethtool returned, poll %d)"
              % (secs * 1e3, polls), "gro %r; stderr:\n%s" % (feature("veth0"), d.stderr_tail(10)))
         t.note("gro revert: first poll already saw it reverted" if polls == 1 else
                "gro revert needed %d polls of ethtool -k" % polls)
-        run_cmd("ethtool", "-C", "tap0", "rx-frames", "3", check=True)
+        h.run_cmd("ethtool", "-C", "tap0", "rx-frames", "3", check=True)
         ok, secs, polls = timed_revert(d, lambda: coalesce("tap0", "rx-frames"), "8", h.scaled(TIMEOUT))
         t.ok(ok, "ethtool -C tap0 rx-frames 3 is reverted to 8 (seen %.1f ms after ethtool returned, poll %d)"
              % (secs * 1e3, polls), "rx-frames %r" % coalesce("tap0", "rx-frames"))
-        run_cmd("ethtool", "-L", "veth0", "rx", "1", check=True)
+        h.run_cmd("ethtool", "-L", "veth0", "rx", "1", check=True)
         ok, secs, polls = timed_revert(d, lambda: channels("veth0"), "2", h.scaled(TIMEOUT))
         t.ok(ok, "ethtool -L veth0 rx 1 is reverted to 2 (seen %.1f ms after, poll %d)"
              % (secs * 1e3, polls), "rx channels %r" % channels("veth0"))
@@ -364,9 +321,9 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
 
         # 4. link down/up re-applies
         mark = len(d.stderr_lines())
-        run_cmd("ip", "link", "set", "veth0", "down", check=True)
-        run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
-        run_cmd("ip", "link", "set", "veth0", "up", check=True)
+        h.run_cmd("ip", "link", "set", "veth0", "down", check=True)
+        h.run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
+        h.run_cmd("ip", "link", "set", "veth0", "up", check=True)
         ok = d.poll_until(lambda: feature("veth0") == "off", h.scaled(TIMEOUT))
         t.ok(ok, "veth0 down, gro on, up: gro is off again", "gro %r" % feature("veth0"))
         t.ok(d.poll_until(lambda: any("Interface veth0 came up" in l for l in d.stderr_lines()[mark:]),
@@ -380,10 +337,10 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
         # replan (milliseconds), not by the next scan (up to 1 s), and logged after it.
         for attempt in (1, 2):
             mark = len(d.stderr_lines())
-            run_cmd("ip", "link", "set", "veth0", "down", check=True)
+            h.run_cmd("ip", "link", "set", "veth0", "down", check=True)
             kind = other_qdisc("veth0")
             t0 = time.monotonic()
-            run_cmd("ip", "link", "set", "veth0", "up", check=True)
+            h.run_cmd("ip", "link", "set", "veth0", "up", check=True)
             ok = d.poll_until(lambda: root_qdisc("veth0") == "pfifo_fast", h.scaled(TIMEOUT), interval=0.002)
             secs = time.monotonic() - t0
             new = d.stderr_lines()[mark:]
@@ -410,9 +367,9 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
 
         # 5. rename keeps the match by the new name
         mark = len(d.stderr_lines())
-        run_cmd("ip", "link", "set", "veth1", "down", check=True)
-        run_cmd("ip", "link", "set", "veth1", "name", "vethr1", check=True)
-        run_cmd("ip", "link", "set", "vethr1", "up", check=True)
+        h.run_cmd("ip", "link", "set", "veth1", "down", check=True)
+        h.run_cmd("ip", "link", "set", "veth1", "name", "vethr1", check=True)
+        h.run_cmd("ip", "link", "set", "vethr1", "up", check=True)
         if view.available:
             ok = d.poll_until(lambda: nic_rows(view, "vethr1") and not nic_rows(view, "veth1"),
                               h.scaled(TIMEOUT), interval=0.1)
@@ -422,7 +379,7 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
             ok = d.poll_until(lambda: lines_about(d, "vethr1", mark), h.scaled(TIMEOUT))
             t.ok(ok, "the log names vethr1 after the rename", d.stderr_tail(10))
         t.note("log after the rename:\n" + "\n".join(d.stderr_lines()[mark:]))
-        run_cmd("ethtool", "-K", "vethr1", "gro", "on", check=True)
+        h.run_cmd("ethtool", "-K", "vethr1", "gro", "on", check=True)
         ok, secs, _ = timed_revert(d, lambda: feature("vethr1"), "off", h.scaled(TIMEOUT))
         t.ok(ok, "ethtool -K vethr1 gro on (renamed veth1) is reverted (%.1f ms)" % (secs * 1e3),
              "gro %r" % feature("vethr1"))
@@ -435,9 +392,9 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
             t.skip(what, view.why)
 
         # ... and a rename out of the glob drops the settings
-        run_cmd("ip", "link", "set", "vethr1", "down", check=True)
-        run_cmd("ip", "link", "set", "vethr1", "name", "xyz0", check=True)
-        run_cmd("ip", "link", "set", "xyz0", "up", check=True)
+        h.run_cmd("ip", "link", "set", "vethr1", "down", check=True)
+        h.run_cmd("ip", "link", "set", "vethr1", "name", "xyz0", check=True)
+        h.run_cmd("ip", "link", "set", "xyz0", "up", check=True)
         what = "renamed to xyz0 (no [nic] match): ListSettings has no vethr1/xyz0 settings"
         if view.available:
             ok = d.poll_until(lambda: nic_rows(view, "vethr1") == [] and nic_rows(view, "xyz0") == [],
@@ -446,11 +403,11 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
         else:
             t.skip(what, view.why)
             h.settle(1)
-        run_cmd("ethtool", "-K", "xyz0", "gro", "on", check=True)
+        h.run_cmd("ethtool", "-K", "xyz0", "gro", "on", check=True)
         h.settle(SCANS)
         t.ok(feature("xyz0") == "on", "ethtool -K xyz0 gro on is NOT reverted (xyz0 matches no section)",
              "gro %r" % feature("xyz0"))
-        run_cmd("ethtool", "-K", "xyz0", "gro", "off")
+        h.run_cmd("ethtool", "-K", "xyz0", "gro", "off")
 
         # 6. an unsupported setting is reported once, with the driver's word
         h.settle(SCANS)
@@ -487,11 +444,11 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
              root_qdisc("veth0"))
         ok = d.poll_until(lambda: root_qdisc("veth0") == "pfifo_fast", h.scaled(TIMEOUT), interval=0.01)
         t.ok(ok, "... and the scan puts pfifo_fast back (%.2fs; scan_interval 1s)"
-             % (time.monotonic() - t0), run_cmd("tc", "qdisc", "show", "dev", "veth0").stdout)
+             % (time.monotonic() - t0), h.run_cmd("tc", "qdisc", "show", "dev", "veth0").stdout)
 
         # 8. a NIC deleted mid-run
         mark = len(d.stderr_lines())
-        run_cmd("ip", "link", "del", "veth2", check=True)
+        h.run_cmd("ip", "link", "del", "veth2", check=True)
         h.settle(SCANS)
         about = lines_about(d, "veth2", mark) + lines_about(d, "veth3", mark)
         t.ok(len(about) <= 2, "ip link del veth2 (and its peer veth3): at most two log lines",
@@ -537,7 +494,7 @@ def main_phase(t, host, pinned, fq_available, fq_reason):
             t.skip(what, view.why)
         t.ok(d.alive(), "lowlatd keeps running after the burst", d.stderr_tail())
         # the posture still holds
-        run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
+        h.run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
         ok, secs, _ = timed_revert(d, lambda: feature("veth0"), "off", h.scaled(TIMEOUT))
         t.ok(ok, "after all that, gro on veth0 is still reverted (%.1f ms)" % (secs * 1e3))
 
@@ -590,9 +547,9 @@ def journal_phase(t, host):
     try:
         d = h.Daemon(host, CONFIG.format(somaxconn=SOMAXCONN))
         d.wait_ready(h.scaled(30))
-        run_cmd("ethtool", "-K", "veth0", "gro", "off")
+        h.run_cmd("ethtool", "-K", "veth0", "gro", "off")
         mark = j.mark()
-        run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
+        h.run_cmd("ethtool", "-K", "veth0", "gro", "on", check=True)
         e = j.wait_for(h.scaled(TIMEOUT), since=mark, MESSAGE_ID=h.MID["drift"],
                        LOWLATD_OBJECT="veth0/rx-gro")
         t.ok(e is not None and e.get("LOWLATD_KIND") == "nic_feature"
@@ -618,32 +575,26 @@ def journal_phase(t, host):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()      # never returns
-    try:
-        setup_namespace()
-        try:
-            add_veth("veth0", "veth1")
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
-        r = run_cmd("ip", "tuntap", "add", "dev", "tap0", "mode", "tap")
+    with h.netns(NS_ENV, TOOLS, **outer_somaxconn()):
+        h.add_veths(("veth0", "veth1", 2), up=True)
+        r = h.run_cmd("ip", "tuntap", "add", "dev", "tap0", "mode", "tap")
         if r.returncode != 0:
             h.skip("cannot create a tap device: %s" % r.stderr.strip())
-        run_cmd("ip", "link", "set", "tap0", "up", check=True)
+        h.run_cmd("ip", "link", "set", "tap0", "up", check=True)
 
         # Where the daemon has work to do at start: gro on (veth's default is off).
         for dev in ("veth0", "veth1"):
-            run_cmd("ethtool", "-K", dev, "gro", "on", check=True)
+            h.run_cmd("ethtool", "-K", dev, "gro", "on", check=True)
         before = {"veth0": root_qdisc("veth0"), "tap0 rx-frames": coalesce("tap0", "rx-frames"),
                   "veth0 rx": channels("veth0"), "somaxconn": somaxconn()}
         t.note("before lowlatd: %r" % before)
 
         # Does this kernel have sch_fq? (The design says it does not: skip cleanly if it does.)
-        r = run_cmd("tc", "qdisc", "add", "dev", "tap0", "root", "fq")
+        r = h.run_cmd("tc", "qdisc", "add", "dev", "tap0", "root", "fq")
         fq_available = r.returncode == 0
         fq_reason = ""
         if fq_available:
-            run_cmd("tc", "qdisc", "del", "dev", "tap0", "root")
+            h.run_cmd("tc", "qdisc", "del", "dev", "tap0", "root")
             t.note("this kernel has sch_fq: the unsupported-qdisc case is skipped")
         else:
             # tc prints the kernel's extack: "Error: Specified qdisc kind is unknown."
@@ -662,8 +613,6 @@ def run(t):
         now = os.pread(int(fd), 64, 0).decode().strip()
         t.ok(now == value, "the outer namespace's net.core.somaxconn is untouched (%s)" % value,
              "now %r" % now)
-    finally:
-        h.unmount_all()
 
 
 if __name__ == "__main__":

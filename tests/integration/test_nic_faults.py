@@ -32,7 +32,6 @@ veth, fewer than 2 CPUs, no RPS in this kernel.
 import json
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -65,34 +64,6 @@ xps_cpus = housekeeping
 """
 
 
-def reexec_in_namespaces():
-    if os.geteuid() != 0:
-        h.skip("needs root (network and mount namespaces)")
-    missing = [x for x in TOOLS if not shutil.which(x)]
-    if missing:
-        h.skip("missing tools: %s" % ", ".join(missing))
-    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
-    probe = subprocess.run(argv0 + ["true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if probe.returncode != 0:
-        h.skip("unshare --net --mount failed: %s" % probe.stdout.decode(errors="replace").strip())
-    env = dict(os.environ)
-    env[NS_ENV] = "1"
-    env[h.PRIVATE_MNT_ENV] = "1"
-    h.reexec(argv0, env)
-
-
-def run_cmd(*argv, check=False):
-    r = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, errors="replace", timeout=h.scaled(30))
-    if check and r.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
-    return r
-
-
-def add_veth(a, b_, queues=QUEUES):
-    run_cmd("ip", "link", "add", a, "numrxqueues", str(queues), "numtxqueues", str(queues), "type", "veth",
-            "peer", "name", b_, "numrxqueues", str(queues), "numtxqueues", str(queues), check=True)
-
 
 def set_channels(dev, n, busy):
     """ethtool -L DEV rx N tx N. In a tight loop the kernel sometimes answers "netlink error:
@@ -101,7 +72,7 @@ def set_channels(dev, n, busy):
     queue each way and failed the check below: asked again, a bounded number of times;
     busy[0] counts those answers."""
     for _ in range(10):
-        r = run_cmd("ethtool", "-L", dev, "rx", str(n), "tx", str(n))
+        r = h.run_cmd("ethtool", "-L", dev, "rx", str(n), "tx", str(n))
         if r.returncode == 0 or "temporarily unavailable" not in r.stderr:
             return r
         busy[0] += 1
@@ -110,12 +81,12 @@ def set_channels(dev, n, busy):
 
 
 def txqlen(dev):
-    r = run_cmd("ip", "-j", "link", "show", "dev", dev, check=True)
+    r = h.run_cmd("ip", "-j", "link", "show", "dev", dev, check=True)
     return int(json.loads(r.stdout)[0]["txqlen"])
 
 
 def links():
-    r = run_cmd("ip", "-j", "link", "show", check=True)
+    r = h.run_cmd("ip", "-j", "link", "show", check=True)
     return sorted(l["ifname"] for l in json.loads(r.stdout))
 
 
@@ -171,12 +142,7 @@ def repeated(lines):
 
 def make_host(ncpus):
     host = h.FakeHost(ncpus=ncpus, nirqs=20, isolated=str(ncpus - 1))
-    for src, rel in (("/sys/class/net", "sys/class/net"), ("/sys/devices/virtual/net", "sys/devices/virtual/net")):
-        dst = host.path(rel)
-        os.makedirs(dst, exist_ok=True)
-        r = h.mount("--bind", src, dst)
-        if r.returncode != 0:
-            raise RuntimeError("mount --bind %s %s: %s" % (src, dst, r.stdout.strip()))
+    h.bind_into_root(host, *h.NETNS_SYSFS)
     return host
 
 
@@ -185,18 +151,18 @@ def churn(survivors, errors):
     try:
         for i in range(CHURN):
             a, b_ = "fc%da" % i, "fc%db" % i
-            add_veth(a, b_)
-            run_cmd("ip", "link", "set", a, "up")
+            h.add_veth(a, b_, QUEUES)
+            h.run_cmd("ip", "link", "set", a, "up")
             if i % 3 == 0:
-                run_cmd("ip", "link", "set", a, "name", "fr%d" % i, check=True)      # still in the glob
-                run_cmd("ip", "link", "del", "fr%d" % i, check=True)
+                h.run_cmd("ip", "link", "set", a, "name", "fr%d" % i, check=True)      # still in the glob
+                h.run_cmd("ip", "link", "del", "fr%d" % i, check=True)
             elif i % 3 == 1:
-                run_cmd("ip", "link", "set", a, "name", "x%d" % i, check=True)       # out of the glob
-                run_cmd("ip", "link", "set", "x%d" % i, "name", "fk%d" % i, check=True)  # and back in
+                h.run_cmd("ip", "link", "set", a, "name", "x%d" % i, check=True)       # out of the glob
+                h.run_cmd("ip", "link", "set", "x%d" % i, "name", "fk%d" % i, check=True)  # and back in
                 survivors.append("fk%d" % i)
                 survivors.append(b_)
             else:
-                run_cmd("ip", "link", "del", a, check=True)
+                h.run_cmd("ip", "link", "del", a, check=True)
     except Exception as e:  # noqa: BLE001 - reported by the main thread
         errors.append(repr(e))
 
@@ -278,7 +244,7 @@ def main_phase(t, host, ncpus):
         if flaps == 0:
             t.skip("[queues] fq0's queues removed and added under lowlatd's writes",
                    "ethtool -L fq0 rx 1 tx 1 failed: %s"
-                   % run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1").stderr.strip())
+                   % h.run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1").stderr.strip())
         else:
             ok = h.poll_until(lambda: len(rx_queues("fq0")) == FQ_QUEUES and len(tx_queues("fq0")) == FQ_QUEUES
                               and not wrong("fq0", housekeeping), h.scaled(TIMEOUT), alive=d.alive)
@@ -299,21 +265,19 @@ def main_phase(t, host, ncpus):
         # queue (XPS is offered on multi-queue devices only), then back
         mark = len(d.stderr_lines())
         if flaps > 0:
-            run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1", check=True)
+            h.run_cmd("ethtool", "-L", "fq0", "rx", "1", "tx", "1", check=True)
             h.settle(1)
-            run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES), "tx", str(FQ_QUEUES), check=True)
+            h.run_cmd("ethtool", "-L", "fq0", "rx", str(FQ_QUEUES), "tx", str(FQ_QUEUES), check=True)
             ok = h.poll_until(lambda: not wrong("fq0", housekeeping), h.scaled(TIMEOUT), alive=d.alive)
             t.ok(ok, "[queues] one queue each way for a second, then %d again: every queue of fq0 has its masks "
                  "(what a single queue could not take is not kept as unsupported)" % FQ_QUEUES,
                  "\n".join(wrong("fq0", housekeeping) + d.stderr_lines()[mark:][-10:]))
 
         # restore after all of it
-        lowlatctl = os.environ.get("LOWLATCTL")
-        if not view.available or not lowlatctl:
-            t.skip("lowlatctl restore after the faults", view.why or "LOWLATCTL is not set")
+        p, why = view.lowlatctl_restore()
+        if p is None:
+            t.skip("lowlatctl restore after the faults", why)
         else:
-            p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **view.env()), capture_output=True,
-                               text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "[restore] lowlatctl restore exits 0", p.stderr)
             bad = []
             for dev in steady + ("fq0", "fp0", "fp1") + tuple(survivors):
@@ -339,35 +303,15 @@ def main_phase(t, host, ncpus):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()      # never returns
-    try:
-        h.detach_inherited_fakeirqfs()
-        os.makedirs("/run/systemd", exist_ok=True)
-        r = h.mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
-        if r.returncode != 0:
-            h.skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
-        r = h.mount("-t", "sysfs", "sysfs", "/sys")
-        if r.returncode != 0:
-            h.skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
-        run_cmd("ip", "link", "set", "lo", "up")
-        ncpus = len(h.parse_cpulist(h.read_text("/sys/devices/system/cpu/possible")))
-        if ncpus < 2:
-            h.skip("needs 2 CPUs or more (one housekeeping, one isolated); this machine has %d" % ncpus)
-        try:
-            add_veth("fs0", "fs1")
-            add_veth("fq0", "fq1", queues=FQ_QUEUES)
-            add_veth("fp0", "fp1")
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
+    with h.netns(NS_ENV, TOOLS):
+        ncpus = h.possible_cpus(2)
+        h.add_veths(("fs0", "fs1", QUEUES), ("fq0", "fq1", FQ_QUEUES), ("fp0", "fp1", QUEUES))
         for dev in ("fs0", "fs1", "fq0", "fq1", "fp0", "fp1"):
-            run_cmd("ip", "link", "set", dev, "up", check=True)
+            h.run_cmd("ip", "link", "set", dev, "up", check=True)
         if not os.path.exists("/sys/class/net/fs0/queues/rx-0/rps_cpus"):
             h.skip("this kernel has no RPS (no rx-0/rps_cpus)")
         host = make_host(ncpus)
         main_phase(t, host, ncpus)
-    finally:
-        h.unmount_all()
 
 
 if __name__ == "__main__":

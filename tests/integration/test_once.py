@@ -6,18 +6,7 @@ import re
 
 import lowlat_harness as h
 
-CONFIG = """\
-[cpus]
-isolated = 2-3
-
-[pm]
-cpu_dma_latency = 0
-governor = performance
-
-[sysctl]
-net.core.somaxconn = 8192
-net.ipv4.tcp_rmem = 4096 87380 16777216
-"""
+CONFIG = h.posture_config() + "net.ipv4.tcp_rmem = 4096 87380 16777216\n"
 
 # --once without --observe: cpu_dma_latency is a hold for the daemon's lifetime, which a
 # one-shot pass cannot give, so leave it out there.

@@ -13,20 +13,7 @@ import busctl_harness as b
 import lowlat_constants as C
 import lowlat_harness as h
 
-BASE = """\
-[daemon]
-scan_interval = 1s
-
-[cpus]
-isolated = 2-3
-
-[pm]
-cpu_dma_latency = 0
-governor = performance
-
-[sysctl]
-net.core.somaxconn = 8192
-"""
+BASE = h.posture_config("1s")
 
 
 def originals(path):

@@ -29,8 +29,6 @@ veth, fewer than 2 CPUs, no RPS in this kernel.
 
 import os
 import re
-import shutil
-import subprocess
 import sys
 import time
 
@@ -60,37 +58,6 @@ rps_flow_cnt = 4096
 rps_cpus = none
 """
 
-
-def reexec_in_namespaces():
-    if os.geteuid() != 0:
-        h.skip("needs root (network and mount namespaces)")
-    missing = [x for x in TOOLS if not shutil.which(x)]
-    if missing:
-        h.skip("missing tools: %s" % ", ".join(missing))
-    argv0 = [shutil.which("unshare"), "--net", "--mount", "--propagation", "private"]
-    probe = subprocess.run(argv0 + ["true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if probe.returncode != 0:
-        h.skip("unshare --net --mount failed: %s" % probe.stdout.decode(errors="replace").strip())
-    env = dict(os.environ)
-    env[NS_ENV] = "1"
-    env[h.PRIVATE_MNT_ENV] = "1"
-    h.reexec(argv0, env)
-
-
-def run_cmd(*argv, check=False):
-    r = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, errors="replace", timeout=h.scaled(30))
-    if check and r.returncode != 0:
-        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
-    return r
-
-
-def add_veth(a, b_, up=True):
-    run_cmd("ip", "link", "add", a, "numrxqueues", str(QUEUES), "numtxqueues", str(QUEUES), "type", "veth",
-            "peer", "name", b_, "numrxqueues", str(QUEUES), "numtxqueues", str(QUEUES), check=True)
-    if up:
-        run_cmd("ip", "link", "set", a, "up", check=True)
-        run_cmd("ip", "link", "set", b_, "up", check=True)
 
 
 def qpath(dev, queue, name):
@@ -142,17 +109,6 @@ class Posture:
         return bad
 
 
-def timed(probe, timeout, alive):
-    """Polls probe() until it is true: (ok, seconds)."""
-    t0 = time.monotonic()
-    while True:
-        if probe():
-            return True, time.monotonic() - t0
-        if time.monotonic() - t0 > timeout or not alive():
-            return False, time.monotonic() - t0
-        time.sleep(0.001)
-
-
 def failures(d, since=0):
     return [l for l in d.stderr_lines()[since:]
             if re.search(r": could not set | failed|Cannot |[Ee]rror|unexpected", l)]
@@ -160,13 +116,7 @@ def failures(d, since=0):
 
 def make_host(ncpus):
     host = h.FakeHost(ncpus=ncpus, nirqs=20, isolated=str(ncpus - 1))
-    for src, rel in (("/sys/class/net", "sys/class/net"), ("/sys/devices/virtual/net", "sys/devices/virtual/net"),
-                     ("/proc/sys/net", "proc/sys/net")):
-        dst = host.path(rel)
-        os.makedirs(dst, exist_ok=True)
-        r = h.mount("--bind", src, dst)
-        if r.returncode != 0:
-            raise RuntimeError("mount --bind %s %s: %s" % (src, dst, r.stdout.strip()))
+    h.bind_into_root(host, *h.NETNS_SYSFS, "proc/sys/net")
     return host
 
 
@@ -214,8 +164,8 @@ def main_phase(t, host, ncpus):
         for dev in ("rp0", "rp1"):
             for q in queues(dev, "rx-"):
                 qwrite(dev, q, "rps_cpus", all_mask)
-                ok, secs = timed(lambda: mask_cpus(qread(dev, q, "rps_cpus")) == housekeeping,
-                                 h.scaled(TIMEOUT), d.alive)
+                ok, secs = h.timed(lambda: mask_cpus(qread(dev, q, "rps_cpus")) == housekeeping,
+                                   h.scaled(TIMEOUT), d.alive)
                 if not ok:
                     break
                 times.append(secs)
@@ -225,11 +175,11 @@ def main_phase(t, host, ncpus):
                 1000 * max(times or [-1])),
              "\n".join(want.wrong("rp0") + want.wrong("rp1")))
         qwrite("rp1", "tx-3", "xps_cpus", all_mask)
-        ok, secs = timed(lambda: mask_cpus(qread("rp1", "tx-3", "xps_cpus")) == xps, h.scaled(TIMEOUT), d.alive)
+        ok, secs = h.timed(lambda: mask_cpus(qread("rp1", "tx-3", "xps_cpus")) == xps, h.scaled(TIMEOUT), d.alive)
         t.ok(ok, "echo %s > rp1/queues/tx-3/xps_cpus is put back (%.1f ms)" % (all_mask, 1000 * secs),
              "reads %s" % qread("rp1", "tx-3", "xps_cpus"))
         qwrite("rp1", "rx-0", "rps_flow_cnt", "128")
-        ok, secs = timed(lambda: qread("rp1", "rx-0", "rps_flow_cnt") == "4096", h.scaled(TIMEOUT), d.alive)
+        ok, secs = h.timed(lambda: qread("rp1", "rx-0", "rps_flow_cnt") == "4096", h.scaled(TIMEOUT), d.alive)
         t.ok(ok, "echo 128 > rp1/queues/rx-0/rps_flow_cnt is put back (%.1f ms)" % (1000 * secs),
              "reads %s" % qread("rp1", "rx-0", "rps_flow_cnt"))
         drift = [l for l in d.stderr_lines()[mark:] if "rp0/rx-1" in l]
@@ -238,16 +188,16 @@ def main_phase(t, host, ncpus):
 
         # 3. queues that come later: a channel change removes and re-adds them
         mark = len(d.stderr_lines())
-        r = run_cmd("ethtool", "-L", "rp0", "rx", "2")
+        r = h.run_cmd("ethtool", "-L", "rp0", "rx", "2")
         if r.returncode != 0:
             t.skip("queues recreated by ethtool -L get their masks", "ethtool -L rp0 rx 2: %s" % r.stderr.strip())
         else:
             t.ok(queues("rp0", "rx-") == ["rx-0", "rx-1"], "ethtool -L rp0 rx 2 leaves rx-0 and rx-1",
                  repr(queues("rp0", "rx-")))
             t0 = time.monotonic()
-            run_cmd("ethtool", "-L", "rp0", "rx", str(QUEUES), check=True)
-            ok, _ = timed(lambda: len(queues("rp0", "rx-")) == QUEUES and not want.wrong("rp0"),
-                          h.scaled(TIMEOUT), d.alive)
+            h.run_cmd("ethtool", "-L", "rp0", "rx", str(QUEUES), check=True)
+            ok, _ = h.timed(lambda: len(queues("rp0", "rx-")) == QUEUES and not want.wrong("rp0"),
+                            h.scaled(TIMEOUT), d.alive)
             t.ok(ok, "ethtool -L rp0 rx %d: the recreated rx-2 and rx-3 get their masks and flow count at once "
                  "(%.0f ms)" % (QUEUES, 1000 * (time.monotonic() - t0)), "\n".join(want.wrong("rp0")))
             stale = [l for l in failures(d, mark)]
@@ -255,26 +205,27 @@ def main_phase(t, host, ncpus):
 
         # 4. a new link that matches the glob
         t0 = time.monotonic()
-        add_veth("rp2", "rp3", up=False)
-        ok, _ = timed(lambda: not want.wrong("rp2") and not want.wrong("rp3"), h.scaled(TIMEOUT), d.alive)
+        h.add_veth("rp2", "rp3", QUEUES)
+        ok, _ = h.timed(lambda: not want.wrong("rp2") and not want.wrong("rp3"), h.scaled(TIMEOUT), d.alive)
         t.ok(ok, "a new veth pair rp2/rp3 (down) gets every queue's masks at once (%.0f ms)"
              % (1000 * (time.monotonic() - t0)), "\n".join(want.wrong("rp2") + want.wrong("rp3")))
 
         # 5. renames: within the glob the queues stay kept under the new name; out of it
         # they are let go
-        run_cmd("ip", "link", "set", "rp2", "name", "rpr2", check=True)
-        ok, _ = timed(lambda: not view.available or any(r[1] == "rpr2/rx-0" for r in view.rows()),
-                      h.scaled(TIMEOUT), d.alive)
+        h.run_cmd("ip", "link", "set", "rp2", "name", "rpr2", check=True)
+        ok, _ = h.timed(lambda: not view.available or any(r[1] == "rpr2/rx-0" for r in view.rows()),
+                        h.scaled(TIMEOUT), d.alive)
         t.ok(ok, "rp2 renamed rpr2: its queues are kept under the new name",
              repr([r for r in view.rows() if r[1].startswith("rp")][:6]) if view.available else "")
         qwrite("rpr2", "rx-2", "rps_cpus", all_mask)
-        ok, secs = timed(lambda: mask_cpus(qread("rpr2", "rx-2", "rps_cpus")) == housekeeping,
-                         h.scaled(TIMEOUT), d.alive)
+        ok, secs = h.timed(lambda: mask_cpus(qread("rpr2", "rx-2", "rps_cpus")) == housekeeping,
+                           h.scaled(TIMEOUT), d.alive)
         t.ok(ok, "a write to rpr2/queues/rx-2/rps_cpus after the rename is put back (%.1f ms)" % (1000 * secs),
              "reads %s" % qread("rpr2", "rx-2", "rps_cpus"))
-        run_cmd("ip", "link", "set", "rpr2", "name", "other2", check=True)
-        ok, _ = timed(lambda: not view.available or not any(r[1].startswith(("rpr2/", "other2/")) for r in view.rows()),
-                      h.scaled(TIMEOUT), d.alive)
+        h.run_cmd("ip", "link", "set", "rpr2", "name", "other2", check=True)
+        ok, _ = h.timed(lambda: not view.available
+                        or not any(r[1].startswith(("rpr2/", "other2/")) for r in view.rows()),
+                        h.scaled(TIMEOUT), d.alive)
         t.ok(ok, "renamed out of the glob (other2): its queue settings are dropped")
         qwrite("other2", "rx-2", "rps_cpus", all_mask)
         h.settle(0.5)
@@ -284,8 +235,8 @@ def main_phase(t, host, ncpus):
         # 6. links deleted while they are being applied
         mark = len(d.stderr_lines())
         for i in range(10):
-            add_veth("rpx%d" % i, "rpy%d" % i, up=False)
-            run_cmd("ip", "link", "del", "rpx%d" % i, check=True)
+            h.add_veth("rpx%d" % i, "rpy%d" % i, QUEUES)
+            h.run_cmd("ip", "link", "del", "rpx%d" % i, check=True)
         h.settle(1)
         t.ok(d.alive(), "lowlatd is alive after 10 pairs were created and deleted at once")
         bad = failures(d, mark)
@@ -296,13 +247,10 @@ def main_phase(t, host, ncpus):
         t.ok(not want.wrong("rp0"), "rp0 still holds its masks", "\n".join(want.wrong("rp0")))
 
         # 7. restore puts back every original that still exists
-        lowlatctl = os.environ.get("LOWLATCTL")
-        if not view.available or not lowlatctl:
-            t.skip("lowlatctl restore puts the queues' and the sysctl's originals back",
-                   view.why or "LOWLATCTL is not set")
+        p, why = view.lowlatctl_restore()
+        if p is None:
+            t.skip("lowlatctl restore puts the queues' and the sysctl's originals back", why)
         else:
-            p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **view.env()), capture_output=True,
-                               text=True, timeout=h.scaled(30))
             t.ok(p.returncode == 0, "lowlatctl restore exits 0", p.stderr)
             bad = []
             for dev in ("rp0", "rp1", "rp3"):
@@ -372,23 +320,23 @@ def irq_phase(t, ncpus):
     try:
         d = h.Daemon(host, IRQ_CONFIG.format(isolated=ncpus - 1))
         d.wait_ready(h.scaled(30))
-        add_veth("ot0", "ot1")
+        h.add_veth("ot0", "ot1", QUEUES, up=True)
         time.sleep(h.scaled(1))     # the new link's own events (a replan looks at the IRQs)
         irq = next((n for n, name in host.irq_names.items() if name == "xhci_hcd"), host.irqs[-1])
         fs.control("set %d %d" % (irq, ncpus - 1))
         time.sleep(h.scaled(0.5))
         still = affinity(irq)
-        r = run_cmd("ethtool", "-L", "ot0", "rx", "2")
+        r = h.run_cmd("ethtool", "-L", "ot0", "rx", "2")
         if r.returncode != 0:
             t.skip(desc, "ethtool -L ot0 rx 2: %s" % r.stderr.strip())
         else:
-            ok, secs = timed(lambda: h.parse_cpulist(affinity(irq)) <= housekeeping, h.scaled(TIMEOUT), d.alive)
+            ok, secs = h.timed(lambda: h.parse_cpulist(affinity(irq)) <= housekeeping, h.scaled(TIMEOUT), d.alive)
             t.ok(ok and still == str(ncpus - 1),
                  "%s: IRQ %d, set to CPU %d with no event (reads %s half a second later), is back on %s %.0f ms "
                  "after the channel change" % (desc, irq, ncpus - 1, still, h.format_cpulist(housekeeping),
                                               1000 * secs),
                  "reads %s\n%s" % (affinity(irq), d.stderr_tail()))
-        run_cmd("ip", "link", "del", "ot0")
+        h.run_cmd("ip", "link", "del", "ot0")
         t.ok(d.alive(), "lowlatd keeps running", d.stderr_tail())
         t.stopped_cleanly(d)
         d = None
@@ -399,26 +347,9 @@ def irq_phase(t, ncpus):
 
 
 def run(t):
-    if os.environ.get(NS_ENV) != "1":
-        reexec_in_namespaces()      # never returns
-    try:
-        h.detach_inherited_fakeirqfs()
-        os.makedirs("/run/systemd", exist_ok=True)
-        r = h.mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd")
-        if r.returncode != 0:
-            h.skip("mount -t tmpfs on /run/systemd failed: %s" % r.stdout.strip())
-        r = h.mount("-t", "sysfs", "sysfs", "/sys")
-        if r.returncode != 0:
-            h.skip("mounting a fresh sysfs on /sys failed: %s" % r.stdout.strip())
-        run_cmd("ip", "link", "set", "lo", "up")
-        ncpus = len(h.parse_cpulist(h.read_text("/sys/devices/system/cpu/possible")))
-        if ncpus < 2:
-            h.skip("needs 2 CPUs or more (one housekeeping, one isolated); this machine has %d" % ncpus)
-        try:
-            add_veth("rp0", "rp1")
-            add_veth("rpoff0", "rpoff1")
-        except RuntimeError as e:
-            h.skip("cannot create a veth pair in a network namespace: %s" % e)
+    with h.netns(NS_ENV, TOOLS):
+        ncpus = h.possible_cpus(2)
+        h.add_veths(("rp0", "rp1", QUEUES), ("rpoff0", "rpoff1", QUEUES), up=True)
         if not os.path.exists(qpath("rp0", "rx-0", "rps_cpus")):
             h.skip("this kernel has no RPS (no rx-0/rps_cpus)")
         if not os.path.exists("/proc/sys/net/core/rps_default_mask"):
@@ -429,8 +360,6 @@ def run(t):
         host = make_host(ncpus)
         main_phase(t, host, ncpus)
         irq_phase(t, ncpus)
-    finally:
-        h.unmount_all()
 
 
 if __name__ == "__main__":

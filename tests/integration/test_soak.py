@@ -81,20 +81,7 @@ DRIFT_SYSCTLS = {
 }
 IRQ_TARGETS = ("2-3", "0-3", "1-3", "3", "2", "1-2")
 
-CONFIG_A = """\
-[daemon]
-scan_interval = 1s
-
-[cpus]
-isolated = 2-3
-
-[pm]
-cpu_dma_latency = 0
-governor = performance
-
-[sysctl]
-net.core.somaxconn = 8192
-""" + "".join("%s = %s\n" % kv for kv in DRIFT_SYSCTLS.items())
+CONFIG_A = h.posture_config("1s") + "".join("%s = %s\n" % kv for kv in DRIFT_SYSCTLS.items())
 
 CONFIG_B = CONFIG_A.replace("cpu_dma_latency = 0", "cpu_dma_latency = 10") \
     .replace("net.core.somaxconn = 8192", "net.core.somaxconn = 16384") + "kernel.numa_balancing = 0\n"
