@@ -58,6 +58,26 @@ int parse_unsigned(const char *s, unsigned *ret) {
         return 0;
 }
 
+int parse_kernel_release(const char *s, unsigned *ret_major, unsigned *ret_minor) {
+        unsigned v[2] = {};
+        const char *p = s;
+
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < 2; i++) {
+                size_t digits = 0;
+                while (isdigit((unsigned char) *p) && digits < 6) {
+                        v[i] = v[i] * 10 + (unsigned) (*p++ - '0');
+                        digits++;
+                }
+                if (digits == 0 || isdigit((unsigned char) *p) || (i == 0 && *p++ != '.'))
+                        return -EINVAL;
+        }
+        *ret_major = v[0];
+        *ret_minor = v[1];
+        return 0;
+}
+
 int parse_boolean(const char *s, bool *ret) {
         static const char *const yes[] = { "1", "yes", "on", "true" };
         static const char *const no[] = { "0", "no", "off", "false" };

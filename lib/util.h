@@ -34,6 +34,11 @@ int parse_int32(const char *s, int32_t *ret);
 /* "on|off|yes|no|true|false|1|0" */
 int parse_boolean(const char *s, bool *ret);
 
+/* The major and minor version at the start of a kernel release ("6.1.0-57-rt-amd64",
+ * "6.12.9+bpo"; uname -r): -EINVAL unless it starts with MAJOR.MINOR of at most six digits
+ * each, the minor followed by anything but a digit. */
+int parse_kernel_release(const char *s, unsigned *ret_major, unsigned *ret_minor);
+
 /* "250ms", "10s", "2min", "1500us"; a bare number is seconds. */
 int parse_duration_usec(const char *s, uint64_t *ret);
 /* Formats a duration the way parse_duration_usec() reads it back. */

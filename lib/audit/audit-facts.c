@@ -233,9 +233,6 @@ char *audit_cpus_phrase_of_list(Audit *a, const char *list) {
 /* --- facts: kernel release, config, command line, preemption --- */
 
 static void load_release(Audit *a) {
-        const char *p;
-        unsigned v[2] = {};
-
         if (audit_read_value(a, &a->release, "proc/sys/kernel/osrelease") < 0)
                 return;
         /* It goes into a path: one component, nothing that climbs. */
@@ -243,19 +240,7 @@ static void load_release(Audit *a) {
                 a->release = mfree(a->release);
                 return;
         }
-        p = a->release;
-        for (size_t i = 0; i < 2; i++) {
-                size_t digits = 0;
-                while (isdigit((unsigned char) *p) && digits < 6) {
-                        v[i] = v[i] * 10 + (unsigned) (*p++ - '0');
-                        digits++;
-                }
-                if (digits == 0 || isdigit((unsigned char) *p) || (i == 0 && *p++ != '.'))
-                        return;
-        }
-        a->kernel_major = v[0];
-        a->kernel_minor = v[1];
-        a->kernel_version_known = true;
+        a->kernel_version_known = parse_kernel_release(a->release, &a->kernel_major, &a->kernel_minor) >= 0;
 }
 
 bool audit_kernel_older_than(const Audit *a, unsigned major, unsigned minor) {

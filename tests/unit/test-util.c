@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Number, duration, white space and UTF-8 helpers. */
+/* Number, kernel release, duration, white space and UTF-8 helpers. */
 #include "errorlist.h"
 #include "tap.h"
 #include "util.h"
@@ -16,6 +16,25 @@ static void test_numbers(void) {
         CHECK(parse_uint64("1x", &v) == -EINVAL, "trailing garbage is refused");
         CHECK(parse_uint64("", &v) == -EINVAL, "empty is refused");
         CHECK(parse_uint32("4294967296", &u) == -ERANGE, "UINT32_MAX+1 is out of range for 32 bits");
+}
+
+static void test_kernel_release(void) {
+        static const char *const bad[] = { "", "6", "6.", ".1", "x6.1", "6.x", "1234567.1", "6.1234567", "-6.1" };
+        unsigned major = 0, minor = 0;
+        bool ok = true;
+
+        CHECK(parse_kernel_release("6.1.0-57-rt-amd64", &major, &minor) == 0 && major == 6 && minor == 1,
+              "6.1.0-57-rt-amd64: 6.1");
+        CHECK(parse_kernel_release("6.12.9+bpo-rt-amd64", &major, &minor) == 0 && major == 6 && minor == 12,
+              "6.12.9+bpo-rt-amd64: 6.12, not 6.1");
+        CHECK(parse_kernel_release("7.0", &major, &minor) == 0 && major == 7 && minor == 0, "7.0: nothing after it");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (parse_kernel_release(bad[i], &major, &minor) != -EINVAL) {
+                        printf("# '%s' parsed\n", bad[i]);
+                        ok = false;
+                }
+        CHECK(ok && parse_kernel_release(NULL, &major, &minor) == -EINVAL,
+              "no MAJOR.MINOR at the start, or more than six digits: -EINVAL");
 }
 
 static void test_durations(void) {
@@ -82,6 +101,7 @@ static void test_utf8(void) {
 
 int main(void) {
         test_numbers();
+        test_kernel_release();
         test_durations();
         test_whitespace();
         test_utf8();
