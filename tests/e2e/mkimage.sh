@@ -7,6 +7,8 @@
 #   rt     Debian 12 with its PREEMPT_RT kernel (linux-image-rt-amd64, 6.1-rt)
 #   6.12   Debian 13 (trixie), its kernel (6.12) and systemd 257; the host's apt sources
 #          with the suite names changed (the same mirrors serve trixie)
+#   rt-6.12  Debian 13 with its PREEMPT_RT kernel (6.12-rt); not in the suite's default
+#          list, for gate-cycle.sh
 # OUTDIR must not exist; it appears only when complete. run-e2e.sh keys the cache by a
 # hash of this file, the two units it bakes in, the apt sources and KERNEL, so any change
 # here builds a new image. Needs root, mmdebstrap and e2fsprogs (mkfs.ext4 -d).
@@ -27,7 +29,8 @@ case $kernel in
 6.1) suite=bookworm kernel_package=linux-image-amd64 ;;
 rt) suite=bookworm kernel_package=linux-image-rt-amd64 ;;
 6.12) suite=trixie kernel_package=linux-image-amd64 ;;
-*) echo "mkimage: unknown kernel '$kernel' (6.1, rt or 6.12)" >&2; exit 1 ;;
+rt-6.12) suite=trixie kernel_package=linux-image-rt-amd64 ;;
+*) echo "mkimage: unknown kernel '$kernel' (6.1, rt, 6.12 or rt-6.12)" >&2; exit 1 ;;
 esac
 
 # What the guest needs: systemd as PID 1 with udevd, journald and the system bus; the

@@ -32,6 +32,8 @@
 #                              retried once (default 150)
 #   LOWLATD_E2E_APPEND=ARGS    extra kernel command line (e.g. "loglevel=7")
 #   LOWLATD_E2E_GUEST_SCRIPT=F run F in the guest instead of guest-test.sh (debugging)
+#   LOWLATD_E2E_EXTRA=FILES    files copied into the share's extra/ (/run/e2e/extra in the
+#                              guest) for such a script, e.g. gate-cycle.sh's gatecycle
 #   LOWLATD_E2E_ACCEL=ACCEL    qemu -accel (default tcg,thread=multi)
 #   LOWLATD_E2E_KEEP=1         keep the temporary share (results, package) for debugging
 # From meson: LOWLATD_SOURCE_ROOT, LOWLATD_BUILD_ROOT, LOWLATD_UNIT (the unit as built).
@@ -54,7 +56,9 @@ timeout_s=${LOWLATD_E2E_TIMEOUT:-1500}
 accel=${LOWLATD_E2E_ACCEL:-tcg,thread=multi}
 kernels=${LOWLATD_E2E_KERNELS:-6.1 rt 6.12}
 for k in $kernels; do
-        case $k in 6.1|rt|6.12) ;; *) die "LOWLATD_E2E_KERNELS: unknown kernel '$k' (6.1, rt, 6.12)" ;; esac
+        # rt-6.12 (Debian 13's PREEMPT_RT kernel) is for guest scripts such as gate-cycle.sh;
+        # guest-test.sh knows the three above.
+        case $k in 6.1|rt|6.12|rt-6.12) ;; *) die "LOWLATD_E2E_KERNELS: unknown kernel '$k' (6.1, rt, 6.12, rt-6.12)" ;; esac
 done
 [ -n "${kernels// /}" ] || die "LOWLATD_E2E_KERNELS is empty"
 art=$build/meson-logs/e2e
@@ -245,6 +249,11 @@ run_kernel() {
         mkdir -p "$share/deb" "$share/guest.d"
         cp "$deb" "$share/deb/"
         cp "${LOWLATD_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$share/guest-test.sh"
+        if [ -n "${LOWLATD_E2E_EXTRA:-}" ]; then
+                mkdir -p "$share/extra"
+                # shellcheck disable=SC2086 # a list of files
+                cp $LOWLATD_E2E_EXTRA "$share/extra/" || die "LOWLATD_E2E_EXTRA: cannot copy $LOWLATD_E2E_EXTRA"
+        fi
         # The checks of one kind of setting each (sourced by guest-test.sh before its last sections).
         cp "$here"/guest.d/*.sh "$share/guest.d/" 2>/dev/null || true
         {
