@@ -398,7 +398,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
  * timer; it needs the live host's perf and tracepoints (a fake tree's CPUs are not this
  * machine's). Without it every scan reads the file, as it must. */
 static void manager_noise_gate_open(Manager *m) {
-        _cleanup_free_ char *cpus = NULL, *realtime = NULL;
+        _cleanup_free_ char *cpus = NULL;
         NoiseGate *g = NULL;
         const char *event = NULL;
         size_t rings = 0;
@@ -416,15 +416,6 @@ static void manager_noise_gate_open(Manager *m) {
         }
         if (!host_is_live(m->host)) {
                 m->noise_gate_state = strdup("off: not the live host (--root)");
-                return;
-        }
-        /* The VM suite's PREEMPT_RT guest (Debian's 6.1 rt kernel) stalled at a stop of
-         * lowlatd with the rings open: RCU stalls on CPUs 1 and 3, timers of CPU 0 no longer
-         * run, the stop never returns. Not understood yet, and not seen on 6.1 or 6.12:
-         * until it is, no perf events on a real-time kernel. */
-        if (host_read_file(m->host, "sys/kernel/realtime", &realtime) >= 0 && streq(strstrip(realtime), "1")) {
-                m->noise_gate_state = strdup("off: PREEMPT_RT kernel (a stall closing the rings, seen in testing)");
-                log_info("Noise counters: no perf gate on a PREEMPT_RT kernel; /proc/interrupts is read at every scan");
                 return;
         }
         r = noise_gate_open(m->host, m->noise->cpus, m->noise->n_cpus, &g, &event);
