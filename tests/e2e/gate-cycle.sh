@@ -14,19 +14,21 @@
 # phase 2: 300 more while pings flood through the virtio-net NIC's receive IRQ, pinned to
 # isolated CPU 3. Seen on 2026-12-01 under QEMU 7.2's multi-threaded TCG (the suite's
 # default): every kernel failed, RT or not:
-#   - 6.12: "Oops: int3" in __sysvec_call_function_single at round 15: a CPU woken from
-#     HLT by a function-call IPI ran a breakpoint byte the patching had already removed
-#     (the code at RIP read back as the NOP), then "Fatal exception in interrupt";
-#   - 6.12-rt: the same oops at round 164;
-#   - 6.1: at round 11, "rcu_preempt kthread timer wakeup didn't happen ... Possible timer
-#     handling issue on cpu=0", then nothing: the stall the suite's rt guest once showed at
-#     a stop of lowlatd, which had the gate turned off on PREEMPT_RT for a while;
-#   - 6.1-rt: hung at round 166 of phase 1, and in another run at round 18 of the flood.
+#   - 6.12: after 15 rounds, "Oops: int3" in __sysvec_call_function_single: a CPU woken
+#     from HLT by a function-call IPI ran a breakpoint byte the patching had already
+#     removed (the code at RIP read back as the NOP), then "Fatal exception in interrupt";
+#   - 6.12-rt: the same oops after 165 rounds;
+#   - 6.1: after 11 rounds, "rcu_preempt kthread timer wakeup didn't happen ... Possible
+#     timer handling issue on cpu=0", then nothing: the stall the suite's rt guest once
+#     showed at a stop of lowlatd, which had the gate turned off on PREEMPT_RT for a while;
+#   - 6.1-rt: hung after 166 rounds of phase 1, and in another run after 18 rounds of the
+#     flood.
 # The flood alone (no gate) ran 420 s with the guest alive. With single-threaded TCG
-# (LOWLATD_E2E_ACCEL=tcg,thread=single) 6.1-rt went through both phases: the emulator, not
-# the kernel. So the suite keeps the rings closed but where it tests them (guest-test.sh
-# E2E_DROPIN). "ok"/"not ok" per phase in /run/e2e/results/tap.txt; a phase that does not
-# end within 900 s is "not ok", with SysRq w, l and t on the console where it still prints.
+# (LOWLATD_E2E_ACCEL=tcg,thread=single) 6.1-rt went through both phases, 600 rounds: the
+# emulator, not the kernel. So the suite keeps the rings closed but where it tests them
+# (guest-test.sh E2E_DROPIN). "ok"/"not ok" per phase in /run/e2e/results/tap.txt; a phase
+# that does not end within 900 s is "not ok", with SysRq w, l and t on the console where it
+# still prints.
 set -u
 export LC_ALL=C
 SHARE=/run/e2e
