@@ -278,7 +278,7 @@ done
 # The noise gate's perf rings stay closed but for guest.d/70-noise.sh, which opens them once
 # with its own drop-in: opening and closing them patches the kernel's IPI handlers, which
 # QEMU's multi-threaded TCG does not do safely. tests/tools/gatecycle crashed or hung every
-# kernel here within 15 to 166 rounds (tests/e2e/gate-cycle.sh, lowlatd(8) NOISE GATE); the
+# kernel here within 11 to 166 rounds (tests/e2e/gate-cycle.sh, lowlatd(8) NOISE GATE); the
 # suite would otherwise do some 12 rounds per kernel, at every start, stop and restart.
 E2E_DROPIN=/etc/lowlatd/lowlatd.conf.d/00-e2e-gate.conf
 mkdir -p "${E2E_DROPIN%/*}"

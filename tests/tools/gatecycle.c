@@ -24,11 +24,11 @@ static double now_s(void) {
 }
 
 static int parse_count(const char *s, unsigned max, unsigned *ret) {
-        uint64_t v;
+        unsigned v;
 
-        if (parse_uint64(s, &v) < 0 || v > max)
+        if (parse_unsigned(s, &v) < 0 || v > max)
                 return -EINVAL;
-        *ret = (unsigned) v;
+        *ret = v;
         return 0;
 }
 
