@@ -276,17 +276,9 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                         args->output = optarg;
                         break;
                 case 'd': {
-                        /* Seconds, as top(1) takes them, or a duration with its unit. */
-                        char *end;
-                        double sec;
-
-                        errno = 0;
-                        sec = strtod(optarg, &end);
-                        if (errno == 0 && end != optarg && *end == '\0' && sec >= 0.1 && sec <= 3600)
-                                args->top.interval_usec = (uint64_t) (sec * (double) USEC_PER_SEC);
-                        else if (parse_duration_usec(optarg, &args->top.interval_usec) < 0 ||
-                                 args->top.interval_usec < USEC_PER_SEC / 10 ||
-                                 args->top.interval_usec > 3600 * USEC_PER_SEC) {
+                        /* Seconds, as top(1) takes them ("1.5"), or a duration with its unit. */
+                        if (parse_duration_usec(optarg, &args->top.interval_usec) < 0 ||
+                            args->top.interval_usec < USEC_PER_SEC / 10 || args->top.interval_usec > 3600 * USEC_PER_SEC) {
                                 fprintf(stderr, "lowlatctl: --interval: '%s' is not 0.1 to 3600 seconds\n", optarg);
                                 return -EINVAL;
                         }

@@ -235,7 +235,7 @@ static void handle_daemon(ParseState *s, const char *key, const char *value) {
                 uint64_t usec;
                 int r = parse_duration_usec(value, &usec);
                 if (r < 0)
-                        parse_error(s, "scan_interval: '%s' is not a duration (e.g. 500ms, 10s, 1min)", value);
+                        parse_error(s, "scan_interval: '%s' is not a duration (e.g. 500ms, 10s, 2m)", value);
                 else if (usec < SCAN_INTERVAL_MIN_USEC || usec > SCAN_INTERVAL_MAX_USEC)
                         parse_error(s, "scan_interval: '%s' is out of range (100ms to 1h)", value);
                 else

@@ -97,43 +97,127 @@ int parse_boolean(const char *s, bool *ret) {
         return -EINVAL;
 }
 
-int parse_duration_usec(const char *s, uint64_t *ret) {
-        static const struct {
-                const char *suffix;
-                uint64_t usec;
-        } units[] = {
-                { "us", 1 },
-                { "ms", USEC_PER_MSEC },
-                { "s", USEC_PER_SEC },
-                { "sec", USEC_PER_SEC },
-                { "min", 60 * USEC_PER_SEC },
-                { "", USEC_PER_SEC },
-        };
-        char digits[32];
+/* systemd's time units (systemd.time(7), parse_sec()), each word exactly: "m" is minutes,
+ * "M" months; both micro signs (U+00B5, U+03BC) spell "µs". */
+static const struct {
+        const char *word;
+        uint64_t usec;
+} duration_units[] = {
+        { "usec", 1 },
+        { "us", 1 },
+        { "\xc2\xb5s", 1 },
+        { "\xce\xbcs", 1 },
+        { "msec", USEC_PER_MSEC },
+        { "ms", USEC_PER_MSEC },
+        { "seconds", USEC_PER_SEC },
+        { "second", USEC_PER_SEC },
+        { "sec", USEC_PER_SEC },
+        { "s", USEC_PER_SEC },
+        { "minutes", 60 * USEC_PER_SEC },
+        { "minute", 60 * USEC_PER_SEC },
+        { "min", 60 * USEC_PER_SEC },
+        { "m", 60 * USEC_PER_SEC },
+        { "hours", 3600 * USEC_PER_SEC },
+        { "hour", 3600 * USEC_PER_SEC },
+        { "hr", 3600 * USEC_PER_SEC },
+        { "h", 3600 * USEC_PER_SEC },
+        { "days", 86400 * USEC_PER_SEC },
+        { "day", 86400 * USEC_PER_SEC },
+        { "d", 86400 * USEC_PER_SEC },
+        { "weeks", 604800 * USEC_PER_SEC },
+        { "week", 604800 * USEC_PER_SEC },
+        { "w", 604800 * USEC_PER_SEC },
+        { "months", 2629800 * USEC_PER_SEC }, /* 30.44 days, as systemd counts */
+        { "month", 2629800 * USEC_PER_SEC },
+        { "M", 2629800 * USEC_PER_SEC },
+        { "years", 31557600 * USEC_PER_SEC }, /* 365.25 days */
+        { "year", 31557600 * USEC_PER_SEC },
+        { "y", 31557600 * USEC_PER_SEC },
+};
+
+#define DURATION_SPACE " \t\n\r"
+
+/* The unit word at p ("" for none: seconds), its length in *ret_len. */
+static int duration_unit(const char *p, uint64_t *ret_usec, size_t *ret_len) {
         size_t n = 0;
-        uint64_t v;
-        int r;
 
-        if (isempty(s))
-                return -EINVAL;
-        while (isdigit((unsigned char) s[n]))
+        /* A word: ASCII letters and the bytes of the two micro signs. */
+        while (isalpha((unsigned char) p[n]) || (unsigned char) p[n] >= 0x80)
                 n++;
-        if (n == 0 || n >= sizeof(digits))
-                return n == 0 ? -EINVAL : -ERANGE;
-        memcpy(digits, s, n);
-        digits[n] = '\0';
-        r = parse_uint64(digits, &v);
-        if (r < 0)
-                return r;
-
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (streq(s + n, units[i].suffix)) {
-                        if (v > UINT64_MAX / units[i].usec)
-                                return -ERANGE;
-                        *ret = v * units[i].usec;
+        if (n == 0) {
+                *ret_usec = USEC_PER_SEC;
+                *ret_len = 0;
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(duration_units); i++)
+                if (strlen(duration_units[i].word) == n && strncmp(p, duration_units[i].word, n) == 0) {
+                        *ret_usec = duration_units[i].usec;
+                        *ret_len = n;
                         return 0;
                 }
         return -EINVAL;
+}
+
+/* One term at *p, "1.5 h", added to *sum; *p moves past it. */
+static int duration_term(const char **p, uint64_t *sum) {
+        const char *q = *p, *whole = q, *fraction;
+        uint64_t value = 0, unit, part;
+        size_t nwhole, nfraction = 0, len;
+        int r;
+
+        while (isdigit((unsigned char) *q))
+                q++;
+        nwhole = (size_t) (q - whole);
+        fraction = q;
+        if (*q == '.') {
+                fraction = ++q;
+                while (isdigit((unsigned char) *q))
+                        q++;
+                nfraction = (size_t) (q - fraction);
+        }
+        if (nwhole + nfraction == 0)
+                return -EINVAL;
+        q += strspn(q, DURATION_SPACE);
+        r = duration_unit(q, &unit, &len);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < nwhole; i++)
+                if (__builtin_mul_overflow(value, 10, &value) ||
+                    __builtin_add_overflow(value, (uint64_t) (whole[i] - '0'), &value))
+                        return -ERANGE;
+        if (__builtin_mul_overflow(value, unit, &value))
+                return -ERANGE;
+        /* Each digit after the point is worth a tenth of the one before, down to 1 us. */
+        part = unit;
+        for (size_t i = 0; i < nfraction && part > 0; i++) {
+                part /= 10;
+                if (__builtin_add_overflow(value, part * (uint64_t) (fraction[i] - '0'), &value))
+                        return -ERANGE;
+        }
+        if (__builtin_add_overflow(*sum, value, sum))
+                return -ERANGE;
+        *p = q + len;
+        return 0;
+}
+
+int parse_duration_usec(const char *s, uint64_t *ret) {
+        uint64_t sum = 0;
+        const char *p;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        p = s + strspn(s, DURATION_SPACE);
+        if (*p == '\0')
+                return -EINVAL;
+        while (*p != '\0') {
+                r = duration_term(&p, &sum);
+                if (r < 0)
+                        return r;
+                p += strspn(p, DURATION_SPACE);
+        }
+        *ret = sum;
+        return 0;
 }
 
 char *format_duration_usec(uint64_t usec) {

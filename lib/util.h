@@ -39,7 +39,10 @@ int parse_boolean(const char *s, bool *ret);
  * each, the minor followed by anything but a digit. */
 int parse_kernel_release(const char *s, unsigned *ret_major, unsigned *ret_minor);
 
-/* "250ms", "10s", "2min", "1500us"; a bare number is seconds. */
+/* A duration as systemd reads one (systemd.time(7)): terms of a number, with a fraction
+ * if wanted, and a unit ("us", "ms", "s", "min" or "m", "h", "d", "w", "M", "y" and their
+ * long forms), summed: "250ms", "10s", "2m", "1.5h", "1h 30min". A bare number is seconds.
+ * -EINVAL for anything else (a sign, "infinity", an unknown unit), -ERANGE past 2^64 us. */
 int parse_duration_usec(const char *s, uint64_t *ret);
 /* Formats a duration the way parse_duration_usec() reads it back. */
 char *format_duration_usec(uint64_t usec);

@@ -114,25 +114,84 @@ static bool reference_parse_uint64(const char *s, size_t len, uint64_t *ret) {
         return true;
 }
 
-/* parse_duration_usec() per util.h and lowlatd.conf(5): a whole number and one of us, ms,
- * s, sec, min, or none (seconds). util.c refuses 32 or more digits outright (a bounded
- * copy), which only matters for zero-padded numbers; the reference follows it. */
-static bool reference_parse_duration(const char *s, uint64_t *ret) {
-        static const struct {
-                const char *suffix;
-                uint64_t usec;
-        } units[] = {
-                { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "sec", 1000000 }, { "min", 60000000 }, { "", 1000000 },
+/* parse_duration_usec() per util.h and lowlatd.conf(5), written apart from util.c: the
+ * string is read as number and word tokens, and each number with the word after it (if
+ * any) is summed in 128 bits; the first token that is wrong or takes the sum past 2^64 - 1
+ * decides. */
+static bool reference_unit(const char *word, size_t n, uint64_t *ret) {
+        static const char *const names[][5] = {
+                { "us", "usec", "\xc2\xb5s", "\xce\xbcs" }, { "ms", "msec" },
+                { "s", "sec", "second", "seconds" },         { "m", "min", "minute", "minutes" },
+                { "h", "hr", "hour", "hours" },             { "d", "day", "days" },
+                { "w", "week", "weeks" },                   { "M", "month", "months" },
+                { "y", "year", "years" },
         };
-        size_t n = strspn(s, "0123456789");
-        uint64_t v;
+        static const uint64_t usec[] = { 1, 1000, 1000000, 60000000, 3600000000, 86400000000, 604800000000,
+                                         2629800000000, 31557600000000 };
 
-        if (n >= 32 || !reference_parse_uint64(s, n, &v))
-                return false;
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (streq(s + n, units[i].suffix))
-                        return !__builtin_mul_overflow(v, units[i].usec, ret);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                for (size_t j = 0; j < 5 && names[i][j]; j++)
+                        if (strlen(names[i][j]) == n && memcmp(names[i][j], word, n) == 0) {
+                                *ret = usec[i];
+                                return true;
+                        }
         return false;
+}
+
+/* 0: fine, -EINVAL, -ERANGE, as parse_duration_usec() answers. */
+static int reference_parse_duration(const char *s, uint64_t *ret) {
+        unsigned __int128 total = 0;
+        bool any = false, too_big = false;
+        size_t i = 0, len = strlen(s);
+
+        for (;;) {
+                unsigned __int128 whole = 0, term;
+                size_t start, point = SIZE_MAX, end, word, word_end;
+                uint64_t unit = 1000000;
+
+                while (i < len && strchr(" \t\n\r", s[i]))
+                        i++;
+                if (i == len)
+                        break;
+                start = i;
+                while (i < len && ((s[i] >= '0' && s[i] <= '9') || (s[i] == '.' && point == SIZE_MAX))) {
+                        if (s[i] == '.')
+                                point = i;
+                        i++;
+                }
+                end = i;
+                if (end == start || (end - start == 1 && point == start))
+                        return -EINVAL; /* no digit */
+                while (i < len && strchr(" \t\n\r", s[i]))
+                        i++;
+                word = i;
+                while (i < len && (((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') || (unsigned char) s[i] >= 0x80))
+                        i++;
+                word_end = i;
+                if (word_end > word && !reference_unit(s + word, word_end - word, &unit))
+                        return -EINVAL;
+                for (size_t k = start; k < (point == SIZE_MAX ? end : point); k++) {
+                        whole = whole * 10 + (unsigned) (s[k] - '0');
+                        if (whole > UINT64_MAX)
+                                too_big = true, whole = (unsigned __int128) UINT64_MAX + 1;
+                }
+                term = whole * unit;
+                if (point != SIZE_MAX) {
+                        uint64_t step = unit;
+                        for (size_t k = point + 1; k < end && step > 0; k++) {
+                                step /= 10;
+                                term += (unsigned __int128) step * (unsigned) (s[k] - '0');
+                        }
+                }
+                total += term;
+                if (too_big || total > UINT64_MAX)
+                        return -ERANGE; /* the first term that cannot be told wins, as in util.c */
+                any = true;
+        }
+        if (!any)
+                return -EINVAL;
+        *ret = (uint64_t) total;
+        return 0;
 }
 
 static void check_numbers(const char *s) {
@@ -147,9 +206,8 @@ static void check_numbers(const char *s) {
         FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "parse_uint64() returned %d", r);
 
         r = parse_duration_usec(s, &got);
-        want_ok = reference_parse_duration(s, &want);
-        FUZZ_CHECK((r == 0) == want_ok, "parse_duration_usec() returned %d", r);
-        FUZZ_CHECK(r == 0 || r == -EINVAL || r == -ERANGE, "parse_duration_usec() returned %d", r);
+        FUZZ_CHECK(r == reference_parse_duration(s, &want), "parse_duration_usec() returned %d, expected %d", r,
+                   reference_parse_duration(s, &want));
         if (r == 0) {
                 uint64_t again = 0;
                 char *formatted = format_duration_usec(got);

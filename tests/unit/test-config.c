@@ -88,9 +88,14 @@ static void test_scan_interval(void) {
                 { "100000us", 100 * USEC_PER_MSEC },
                 { "60min", 3600 * USEC_PER_SEC },
                 { "3600", 3600 * USEC_PER_SEC },
+                { "1h", 3600 * USEC_PER_SEC },
+                { "2m", 120 * USEC_PER_SEC },
+                { "1.5s", 1500 * USEC_PER_MSEC },
+                { "10 s", 10 * USEC_PER_SEC },
+                { "1min 30s", 90 * USEC_PER_SEC },
         };
-        static const char *const bad[] = { "99ms", "2h", "10x", "-1s", "0", "3601s", "61min", "99999us", "1.5s",
-                                           "s", "10 s", "99999999999999999999999" };
+        static const char *const bad[] = { "99ms", "2h", "10x", "-1s", "0", "3601s", "61min", "99999us", "1h 1s",
+                                           "s", "10 ss", "infinity", "99999999999999999999999" };
         char text[128], what[128];
 
         {
