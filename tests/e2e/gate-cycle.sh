@@ -35,6 +35,8 @@ SHARE=/run/e2e
 R=$SHARE/results
 mkdir -p "$R"
 TAP=$R/tap.txt
+# shellcheck source=/dev/null
+[ -f "$SHARE/params.sh" ] && . "$SHARE/params.sh"
 : > "$TAP"
 say() { printf '%s\n' "$*"; printf '%s\n' "$*" >> "$TAP"; sync; }
 n=0 npass=0 nfail=0
@@ -91,10 +93,82 @@ phase() {
         sleep 10
         finish
 }
+# stuck LABEL: a loop that did not end within its limit; what the console can still tell
+stuck() {
+        fail "$1"
+        echo w > /proc/sysrq-trigger
+        echo l > /proc/sysrq-trigger
+        sleep 5
+        echo t > /proc/sysrq-trigger
+        sleep 10
+        finish
+}
+t0=$SECONDS
 phase "300 open/close cycles, no traffic" 300
 ping -q -f -w 900 -I "$nic" 10.0.2.2 > /dev/null 2>&1 &
 flood=$!
 phase "300 open/close cycles with a ping flood on CPU 3's IRQ" 300
 kill "$flood" 2>/dev/null
 say "# IRQ $irq: $(awk -v i="$irq:" '$1 == i' /proc/interrupts | tr -s ' ')"
+say "# the gate's 600 rounds took $((SECONDS - t0)) s"
+
+# Phases 3 and 4: the timerlat tracer, which lowlatctl measure starts through rtla where the
+# kernel has it (guest.d/75-measure.sh; the step that hung the rt guest of a CI run). Turning
+# it on hooks the osnoise probes onto the irq, softirq, sched and nmi tracepoints (and turns
+# on its own), so each switch patches text like a gate round does. Phase 3 switches it
+# through tracefs, phase 4 runs lowlatctl measure's own rtla command line.
+T=/sys/kernel/tracing
+[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
+ROUNDS_TRACER=${E2E_LOOP_TRACER_ROUNDS:-300} ROUNDS_RTLA=${E2E_LOOP_RTLA_ROUNDS:-30}
+if ! grep -qw timerlat "$T/available_tracers" 2>/dev/null; then
+        say "ok $((n + 1)) - $ROUNDS_TRACER timerlat on/off rounds # SKIP no timerlat tracer in $(uname -r): $(cat "$T/available_tracers" 2>/dev/null)"
+        say "ok $((n + 2)) - $ROUNDS_RTLA rtla timerlat hist runs # SKIP no timerlat tracer"
+        n=$((n + 2))
+        finish
+fi
+t0=$SECONDS
+tracer_rounds() {
+        local i
+        for ((i = 1; i <= ROUNDS_TRACER; i++)); do
+                echo timerlat > "$T/current_tracer" || return 1
+                sleep 0.05
+                echo nop > "$T/current_tracer" || return 1
+                [ $((i % 50)) -eq 0 ] && echo "timerlat round $i, $((SECONDS - t0)) s" > /dev/console
+        done
+        return 0
+}
+tracer_rounds &
+tp=$!
+while kill -0 "$tp" 2>/dev/null && [ $((SECONDS - t0)) -lt 900 ]; do sleep 1; done
+if kill -0 "$tp" 2>/dev/null; then
+        kill "$tp" 2>/dev/null
+        stuck "$ROUNDS_TRACER timerlat on/off rounds: not done within 900 s"
+fi
+wait "$tp"
+verdict_rc=$?
+if [ "$verdict_rc" = 0 ]; then pass "$ROUNDS_TRACER timerlat on/off rounds through tracefs in $((SECONDS - t0)) s"; else fail "$ROUNDS_TRACER timerlat on/off rounds: a tracefs write failed"; fi
+if ! command -v rtla > /dev/null; then
+        fail "rtla in the guest image (mkimage.sh)"
+        finish
+fi
+t0=$SECONDS
+worst=0 bad=0
+for ((i = 1; i <= ROUNDS_RTLA; i++)); do
+        t1=$SECONDS
+        out=$(timeout 120 rtla timerlat hist --cpus=2-3 --duration=1 --priority=f:95 --entries=1000 --no-irq 2>&1)
+        rc=$?
+        [ $((SECONDS - t1)) -gt "$worst" ] && worst=$((SECONDS - t1))
+        if [ "$rc" = 124 ]; then
+                stuck "rtla timerlat hist, run $i: not done within 120 s"
+        elif [ "$rc" != 0 ] || ! grep -q '^max:' <<< "$out"; then
+                bad=$((bad + 1))
+                echo "rtla run $i: exit $rc: $(tail -n 3 <<< "$out")" > /dev/console
+        fi
+        [ $((i % 10)) -eq 0 ] && echo "rtla run $i, $((SECONDS - t0)) s" > /dev/console
+done
+if [ "$bad" = 0 ]; then
+        pass "$ROUNDS_RTLA runs of rtla timerlat hist --duration=1 on CPUs 2-3 in $((SECONDS - t0)) s (the longest $worst s)"
+else
+        fail "$ROUNDS_RTLA runs of rtla timerlat hist: $bad failed"
+fi
 finish

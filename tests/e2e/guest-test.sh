@@ -65,7 +65,55 @@ todo() { n=$((n + 1)); ntodo=$((ntodo + 1)); say "not ok $n - $1 # TODO $2"; dia
 skipped() { n=$((n + 1)); say "ok $n - $1 # SKIP $2"; }
 # verdict CONDITION-STATUS DESCRIPTION [DIAGNOSTIC]
 verdict() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2" "${3:-}"; fi; }
-section() { say "# --- $*"; }
+# section NAME [HINT]: a new step. The host's watchdog (watch.sh) stops a guest that writes
+# no TAP line for 120 s; HINT, "quiet N s[, text-patching]", gives this step a longer bound
+# and says whether it patches kernel text (then a hang is retried once, and said so).
+# E2E_HANG (params.sh, from the host's LOWLATD_E2E_HANG, test-only) is a glob: the script
+# stops for good as the first step whose name matches begins, before its hint (so under
+# the default bound), on every boot (E2E_HANG_ONCE=1: on the first only). test-hang.sh
+# uses it to see the watchdog catch a hung guest.
+section() {
+        patch_count_step
+        say "# --- $1"
+        # shellcheck disable=SC2053 # E2E_HANG is a glob
+        if [ -n "${E2E_HANG:-}" ] && [[ $1 == $E2E_HANG ]] &&
+                { [ "${E2E_HANG_ONCE:-0}" != 1 ] || [ "${E2E_ATTEMPT:-1}" = 1 ]; }; then
+                say "# E2E_HANG='$E2E_HANG': the script stops here (test-only knob, boot ${E2E_ATTEMPT:-1})"
+                sleep infinity
+        fi
+        [ -n "${2:-}" ] && say "# watchdog: $2"
+        return 0
+}
+
+# --- which steps patch kernel text --------------------------------------------------------
+# Measured, for docs/e2e.md: a kprobe on text_poke_sync(), the IPI that makes every CPU see
+# patched text (each text_poke_bp batch of a static key, tracepoint, static call or ftrace
+# site makes three), set before anything else runs (run-e2e.sh boots single-threaded TCG,
+# under which this is safe). section() notes how many each step made. Where the kernel has
+# no such kprobe, one note says why and nothing is counted.
+PATCH_PROFILE=/sys/kernel/tracing/kprobe_profile
+PATCH_LAST=""
+patch_count_init() {
+        local t=/sys/kernel/tracing err
+        [ -d "$t/events" ] || mount -t tracefs nodev "$t" 2>/dev/null
+        if ! err=$( { echo 'p:e2e/text_poke_sync text_poke_sync' >> "$t/kprobe_events" &&
+                echo 1 > "$t/events/e2e/text_poke_sync/enable"; } 2>&1); then
+                note "no count of text patches on this kernel (a kprobe on text_poke_sync: ${err:-refused})"
+                PATCH_PROFILE=""
+                return 0
+        fi
+        PATCH_LAST=$(patch_count)
+}
+patch_count() { awk '$1 == "e2e/text_poke_sync" || $1 == "text_poke_sync" { print $2 }' "$PATCH_PROFILE" 2>/dev/null; }
+# patch_count_step: the count of the step that ends here, when it patched text at all
+patch_count_step() {
+        [ -n "$PATCH_PROFILE" ] && [ -n "$PATCH_LAST" ] || return 0
+        local now
+        now=$(patch_count)
+        [ -n "$now" ] || return 0
+        [ "$now" -gt "$PATCH_LAST" ] && say "# text patches in this step: $((now - PATCH_LAST)) text_poke_sync calls (IPIs to every CPU)"
+        PATCH_LAST=$now
+}
 
 # --- helpers ---------------------------------------------------------------------------
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
@@ -202,7 +250,9 @@ finish() {
 # ===== setup ===========================================================================
 GUEST_SYSTEMD=$(systemctl --version | awk 'NR == 1 { print $2 }')
 echo "kernel $(uname -r), systemd $GUEST_SYSTEMD" > "$R/kernel"
-section "setup: kernel $E2E_KERNEL; install the package under test with apt-get"
+patch_count_init
+# apt-get install runs under timeout 300
+section "setup: kernel $E2E_KERNEL; install the package under test with apt-get" "quiet 330 s"
 note "kernel $(uname -r) ($(uname -v)), systemd $GUEST_SYSTEMD, cmdline: $(cat /proc/cmdline)"
 # kernel_at_least MAJOR MINOR
 kernel_at_least() {
@@ -277,9 +327,12 @@ done
 
 # The noise gate's perf rings stay closed but for guest.d/70-noise.sh, which opens them once
 # with its own drop-in: opening and closing them patches the kernel's IPI handlers, which
-# QEMU's multi-threaded TCG does not do safely. tests/tools/gatecycle crashed or hung every
-# kernel here within 11 to 166 rounds (tests/e2e/gate-cycle.sh, lowlatd(8) NOISE GATE); the
-# suite would otherwise do some 12 rounds per kernel, at every start, stop and restart.
+# QEMU's multi-threaded TCG does not do safely (tests/tools/gatecycle crashed or hung every
+# kernel here within 11 to 166 rounds: tests/e2e/gate-cycle.sh, lowlatd(8) NOISE GATE).
+# run-e2e.sh boots single-threaded TCG, which does, but a round costs about a second there,
+# and the suite would do some 12 rounds per kernel, at every start, stop and restart; and a
+# run on multi-threaded TCG (LOWLATD_E2E_ACCEL, at the risk docs/e2e.md measured) patches
+# text as seldom as the suite can.
 E2E_DROPIN=/etc/lowlatd/lowlatd.conf.d/00-e2e-gate.conf
 mkdir -p "${E2E_DROPIN%/*}"
 printf '# tests/e2e/guest-test.sh: no perf rings under TCG but in guest.d/70-noise.sh\n[noise]\ngate = off\n' > "$E2E_DROPIN"
@@ -345,7 +398,8 @@ verdict $? "lowlatd --check-config accepts the test config" "$out"
 # ===== 1 ===============================================================================
 # The host as it was before lowlatd was installed is PRE_IRQ and PRE_DEFAULT above: the
 # originals lowlatd recorded then are kept in /run/lowlatd across the stop and start.
-section "1: systemctl start reaches active (Type=notify); isolated = auto reads $ISOLATED"
+# systemctl start runs under timeout 120
+section "1: systemctl start reaches active (Type=notify); isolated = auto reads $ISOLATED" "quiet 150 s"
 m0=$(mark)
 start_ms=$(now_ms)
 out=$(timeout 120 systemctl start lowlatd 2>&1)
@@ -659,7 +713,8 @@ wait_until 10 no_reload_error
 verdict $? "a good reload clears LastReloadError"
 
 # ===== 8 ===============================================================================
-section "8: /dev/cpu_dma_latency is 0 while lowlatd runs; stop releases it"
+# systemctl start runs under timeout 120
+section "8: /dev/cpu_dma_latency is 0 while lowlatd runs; stop releases it" "quiet 150 s"
 v=$(dma_latency)
 [ "$v" = 0 ]
 verdict $? "/dev/cpu_dma_latency reads $v while lowlatd runs" "CpuDmaLatencyUSec: $(prop CpuDmaLatencyUSec)"
@@ -926,7 +981,8 @@ fi
 # checks, and leaves lowlatd running and enforcing for the next one.
 for check in "$SHARE"/guest.d/*.sh; do
         [ -f "$check" ] || continue
-        section "guest.d/${check##*/}"
+        # A file's "# watchdog: ..." line, if it has one, is its step's hint (section).
+        section "guest.d/${check##*/}" "$(sed -n 's/^# watchdog: //p' "$check" | head -n 1)"
         # shellcheck source=/dev/null
         . "$check"
 done
@@ -950,7 +1006,8 @@ verdict $? "three reloads 10 s apart: no watchdog timeout, no restart" "$wd"
 # The very last: apt-get purge. The prerm has lowlatd put back everything it changed
 # (lowlatctl restore) before the stop; after it no file of lowlatd is left and the host
 # is as it was before the package was installed.
-section "15: apt-get purge lowlatd: no file of lowlatd left, the host as before the install"
+# apt-get purge runs under timeout 300
+section "15: apt-get purge lowlatd: no file of lowlatd left, the host as before the install" "quiet 330 s"
 mapfile -t PKG_FILES < <(dpkg-query -L lowlatd 2>/dev/null)
 # Every setting lowlatd wrote since it was installed, from its corrected entries
 mapfile -t TOUCHED < <(jentries "$m_install" MESSAGE_ID=$MID_CORRECTED |

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# watchdog: quiet 150 s (systemctl restart under timeout 120)
 # [cpus] kthreads = housekeeping and [kthread "GLOB"] on the guest's real kernel (issue 12,
 # item 2), through systemctl, journalctl, busctl, lowlatctl, taskset and chrt.
 #

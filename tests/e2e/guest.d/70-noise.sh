@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
+# watchdog: quiet 150 s, text-patching (the noise gate's perf rings on the interrupt tracepoints)
 # Noise on the isolated CPUs (issue 14), on the real guest kernel (isolcpus and nohz_full
 # on 2-3), through lowlatctl, busctl and journalctl, with the noise gate's perf rings open
 # (every drop-in here says gate = perf; the suite's base config keeps them closed under

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
+# watchdog: quiet 150 s, text-patching (rtla timerlat: the timerlat tracer's probes)
 # lowlatctl measure on the real guest kernel (issue 14, item 5), with isolcpus=2-3:
 #  - with no --cpus it measures the isolated CPUs 2-3, with rtla timerlat where the kernel
 #    has the timerlat tracer (not Debian 12's 6.1), else cyclictest; the report has both
