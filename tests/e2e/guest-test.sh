@@ -86,32 +86,37 @@ section() {
 }
 
 # --- which steps patch kernel text --------------------------------------------------------
-# Measured, for docs/e2e.md: a kprobe on text_poke_sync(), the IPI that makes every CPU see
-# patched text (each text_poke_bp batch of a static key, tracepoint, static call or ftrace
-# site makes three), set before anything else runs (run-e2e.sh boots single-threaded TCG,
-# under which this is safe). section() notes how many each step made. Where the kernel has
-# no such kprobe, one note says why and nothing is counted.
+# Measured, for docs/e2e.md: kprobes on text_poke_bp() (one site: a static call, a jump label
+# that is not batched) and text_poke_finish() (a batch of sites: jump labels, ftrace), the two
+# ways x86 patches live text, each ending in IPIs that make every CPU see the new bytes. Set
+# before anything else runs (run-e2e.sh boots single-threaded TCG, under which patching is
+# safe); section() notes how many calls each step made. (A kprobe on text_poke_sync(), the
+# IPI itself, counts nothing: its calls come from inside the patching, where kprobes are
+# not taken.) Where the kernel has no such kprobe, one note says why and nothing is counted.
 PATCH_PROFILE=/sys/kernel/tracing/kprobe_profile
 PATCH_LAST=""
 patch_count_init() {
-        local t=/sys/kernel/tracing err
+        local t=/sys/kernel/tracing err f
         [ -d "$t/events" ] || mount -t tracefs nodev "$t" 2>/dev/null
-        if ! err=$( { echo 'p:e2e/text_poke_sync text_poke_sync' >> "$t/kprobe_events" &&
-                echo 1 > "$t/events/e2e/text_poke_sync/enable"; } 2>&1); then
-                note "no count of text patches on this kernel (a kprobe on text_poke_sync: ${err:-refused})"
-                PATCH_PROFILE=""
-                return 0
-        fi
+        for f in text_poke_bp text_poke_finish; do
+                if ! err=$( { echo "p:e2e/e2e_poke_${f#text_poke_} $f" >> "$t/kprobe_events" &&
+                        echo 1 > "$t/events/e2e/e2e_poke_${f#text_poke_}/enable"; } 2>&1); then
+                        note "no count of text patches on this kernel (a kprobe on $f: ${err:-refused})"
+                        PATCH_PROFILE=""
+                        return 0
+                fi
+        done
         PATCH_LAST=$(patch_count)
 }
-patch_count() { awk '$1 == "e2e/text_poke_sync" || $1 == "text_poke_sync" { print $2 }' "$PATCH_PROFILE" 2>/dev/null; }
+# patch_count: calls of both so far (kprobe_profile: name, hits, misses)
+patch_count() { awk '$1 ~ /^e2e_poke_/ { n += $2 } END { if (NR) print n + 0 }' "$PATCH_PROFILE" 2>/dev/null; }
 # patch_count_step: the count of the step that ends here, when it patched text at all
 patch_count_step() {
         [ -n "$PATCH_PROFILE" ] && [ -n "$PATCH_LAST" ] || return 0
         local now
         now=$(patch_count)
         [ -n "$now" ] || return 0
-        [ "$now" -gt "$PATCH_LAST" ] && say "# text patches in this step: $((now - PATCH_LAST)) text_poke_sync calls (IPIs to every CPU)"
+        [ "$now" -gt "$PATCH_LAST" ] && say "# text patches in this step: $((now - PATCH_LAST)) (text_poke_bp and text_poke_finish calls)"
         PATCH_LAST=$now
 }
 
