@@ -141,15 +141,18 @@ if kill -0 "$tp" 2>/dev/null; then
         kill "$tp" 2>/dev/null
         stuck "$ROUNDS_TRACER timerlat on/off rounds: not done within 900 s"
 fi
-wait "$tp"
-verdict_rc=$?
-if [ "$verdict_rc" = 0 ]; then pass "$ROUNDS_TRACER timerlat on/off rounds through tracefs in $((SECONDS - t0)) s"; else fail "$ROUNDS_TRACER timerlat on/off rounds: a tracefs write failed"; fi
+if wait "$tp"; then
+        pass "$ROUNDS_TRACER timerlat on/off rounds through tracefs in $((SECONDS - t0)) s"
+else
+        fail "$ROUNDS_TRACER timerlat on/off rounds: a tracefs write failed"
+fi
 if ! command -v rtla > /dev/null; then
         fail "rtla in the guest image (mkimage.sh)"
         finish
 fi
 t0=$SECONDS
 worst=0 bad=0
+# daemon/measure.c measure_tool_argv(): MEASURE_PRIORITY 95, MEASURE_HISTOGRAM_USEC 1000.
 for ((i = 1; i <= ROUNDS_RTLA; i++)); do
         t1=$SECONDS
         out=$(timeout 120 rtla timerlat hist --cpus=2-3 --duration=1 --priority=f:95 --entries=1000 --no-irq 2>&1)
