@@ -135,7 +135,7 @@ static int property_get_dma_latency(sd_bus *bus, const char *path, const char *i
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
         const Config *c = m->posture->config;
-        return sd_bus_message_append(reply, "i", c->cpu_dma_latency_enabled ? c->cpu_dma_latency_usec : -1);
+        return sd_bus_message_append(reply, "i", c->cpu_dma_latency_enabled ? (int32_t) c->cpu_dma_latency_usec : -1);
 }
 
 static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {

@@ -9,7 +9,7 @@
 #include "errorlist.h"
 #include "host.h"
 #include "lowlatctl.h"
-#include "posture.h"
+#include "config/posture.h"
 
 int check_report_local(const char *config_path, const char *root, CheckReport *ret, FindingList *ret_findings) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;

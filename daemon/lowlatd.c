@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "build-config.h"
 #include "log.h"
 #include "bus.h"

@@ -11,7 +11,7 @@
 
 #include "host.h"
 #include "noise.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "setting-irq.h"
 #include "string-table.h"
 #include "table.h"

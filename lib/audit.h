@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "host.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "string-table.h"
 #include "table.h"
 

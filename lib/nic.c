@@ -47,11 +47,11 @@ int nic_posture_resolve(const Config *c, const Posture *posture, const char *ifn
                 }
                 if (n->qdisc)
                         p.qdisc = n->qdisc;
-                if (n->irq_cpus_set)
-                        p.irq_cpus = &n->irq_cpus;
-                if (posture && n->rps_cpus_set && i < posture->n_nic_cpus)
+                if (n->irq_cpus.kind == CPUS_LIST)
+                        p.irq_cpus = &n->irq_cpus.cpus;
+                if (posture && n->rps_cpus.kind != CPUS_UNSET && i < posture->n_nic_cpus)
                         p.rps_cpus = &posture->nic_rps_cpus[i];
-                if (posture && n->xps_cpus_set && i < posture->n_nic_cpus)
+                if (posture && n->xps_cpus.kind != CPUS_UNSET && i < posture->n_nic_cpus)
                         p.xps_cpus = &posture->nic_xps_cpus[i];
                 if (n->rps_flow_cnt_set) {
                         p.rps_flow_cnt_set = true;

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "ethtool.h"
-#include "posture.h"
+#include "config/posture.h"
 
 typedef struct NicPosture {
         bool param_set[_ETHTOOL_PARAM_MAX];

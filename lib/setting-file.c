@@ -243,7 +243,7 @@ static int default_affinity_plan(SettingTable *t, const Host *h, const Posture *
 
         /* With nothing isolated and no explicit default there is nothing to keep new IRQs
          * away from; leave the boot-time irqaffinity= choice alone. */
-        if (cpuset_is_empty(&p->isolated) && p->config->default_affinity_is_housekeeping)
+        if (cpuset_is_empty(&p->isolated) && p->config->default_affinity.kind == CPUS_HOUSEKEEPING)
                 return 0;
         r = setting_new_default_affinity(p, &s);
         return r < 0 ? r : table_add(t, s);

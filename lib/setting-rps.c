@@ -599,7 +599,7 @@ static int rps_default_mask_plan(SettingTable *t, const Host *h, const Posture *
         Setting *s = NULL;
         int r;
 
-        if (!p->config->rps_default_mask_set)
+        if (p->config->rps_default_mask.kind == CPUS_UNSET)
                 return 0;
         r = mask_file_setting_new(SETTING_RPS_DEFAULT_MASK, strdup(RPS_DEFAULT_MASK_PATH), "net.core.rps_default_mask",
                                   &p->rps_default_mask, p->mask_bits, &s);

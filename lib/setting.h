@@ -13,7 +13,7 @@
 #include "cpuset.h"
 #include "event.h"
 #include "host.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "string-table.h"
 #include "task.h"
 

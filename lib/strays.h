@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "cpuset.h"
 #include "host.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "setting.h"
 #include "task.h"
 

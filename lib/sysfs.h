@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "errorlist.h"
 #include "host.h"
 

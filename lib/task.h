@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "cpuset.h"
 #include "host.h"
 #include "string-table.h"

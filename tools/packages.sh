@@ -2,7 +2,7 @@
 # Debian 12 packages, sourced by tools/quickstart and .ci/run so both install the same.
 BUILD_PACKAGES=(
         gcc meson ninja-build pkg-config
-        libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libinih-dev
+        libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 )
 TEST_PACKAGES=(
         python3 util-linux mount iproute2 ethtool procps

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "audit.h"
-#include "config.h"
+#include "config/config.h"
 #include "cpuset.h"
 #include "host.h"
 #include "macro.h"

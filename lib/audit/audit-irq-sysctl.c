@@ -97,7 +97,7 @@ void audit_check_irqbalance(Audit *a) {
         kernel_isolated = cpuset_is_subset(&p->isolated, &kernel);
         kernel_covers = !explicit_ban && kernel_isolated;
         for (size_t i = 0; i < a->config->n_nics; i++)
-                pins = pins || a->config->nics[i].irq_cpus_set;
+                pins = pins || a->config->nics[i].irq_cpus.kind == CPUS_LIST;
         isolated = audit_cpus_list(a, &p->isolated);
         isolated_words = audit_cpus_phrase(a, &p->isolated);
         subject = audit_check_alloc(a, strdup_printf("pid %u (irqbalance)", a->irqbalance_pid));

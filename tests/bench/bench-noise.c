@@ -21,11 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "host.h"
 #include "log.h"
 #include "noise.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "setting-irq.h"
 #include "table.h"
 #include "util.h"

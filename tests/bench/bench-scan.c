@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "host.h"
 #include "log.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "setting-irq.h"
 #include "table.h"
 #include "util.h"

@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "errorlist.h"
 #include "host.h"
 #include "log.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "strays.h"
 #include "util.h"
 

@@ -1,105 +1,78 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Fuzzes the whole config path (config.c): parsing from memory and from a file (the same
+/* Fuzzes the whole config path (lib/config/): parsing from memory and from a file (the same
  * bytes must give the same result), then config_validate(). Checked: every error reads
- * "NAME:LINE: " with LINE a line of that file; no line libinih rejects goes unreported; in a
- * file without errors every line passed on as "key = value" is applied, in the section its
- * header named ([sysfs] lines too, whose path the reader keeps from inih); every stored value
- * is within the bounds lowlatd.conf(5) documents; a config
- * without errors has no overlap left; pins from hostile globs match in bounded time.
+ * "NAME:LINE: " with LINE a line of that file; in a file without errors every line that is
+ * "key = value" by a reading of its own (below) reaches the key table, in the section its
+ * header named ([sysfs] paths too, ':' and '[' included); every stored value is within the
+ * bounds lowlatd.conf(5) documents; a config without errors has no overlap left; pins from
+ * hostile globs match in bounded time.
  * Input: the main file; bytes after the first form feed are a drop-in read after it. NUL
  * bytes are kept: only the file reader can see them, so such inputs skip the string path. */
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <ini.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "config/keys.h"
+#include "config/posture.h"
 #include "fuzz.h"
-#include "posture.h"
 #include "util.h"
 
 #define MAX_FILES 2
 
-/* What libinih saw of one physical line: the text config.c's reader handed it, and the
- * section it named when it called config.c's handler for that line (NULL: not called). */
-typedef struct SeenLine {
-        char *vetted;
-        char *handled_section;
-} SeenLine;
+/* One key the reader looked up in the table: the section it was in, and the key. */
+typedef struct SeenKey {
+        char *section;
+        char *key;
+} SeenKey;
 
 typedef struct Piece {
         const uint8_t *data;
         size_t size;
         unsigned lines;
-        int inih_error_line; /* what ini_parse_stream() returned: the first line it rejected */
         size_t errors_begin, errors_end;
-        SeenLine *seen;
+        SeenKey *seen;
         size_t n_seen;
 } Piece;
 
-/* config.c puts a line reader and a handler around libinih and says "every line is vetted,
- * so inih reports nothing", discarding its result. Linking with --wrap=ini_parse_stream lets
- * the harness see that result and sit between libinih and both callbacks. */
-int __real_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler, void *user);
-int __wrap_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler, void *user);
+/* Every "key = value" the reader takes goes to config_key_find() (keys.c) from reader.c's
+ * config_assign(); linking with --wrap=config_key_find lets the harness see each. */
+const ConfigKey *__real_config_key_find(const ConfigSection *section, const char *name);
+const ConfigKey *__wrap_config_key_find(const ConfigSection *section, const char *name);
 
 static struct {
-        ini_reader reader;
-        ini_handler handler;
-        int result;
-        SeenLine *seen;
+        SeenKey *seen;
         size_t n_seen, cap;
 } spy;
 
-static char *spy_reader(char *str, int num, void *stream) {
-        char *r = spy.reader(str, num, stream);
-
-        if (!r)
-                return r;
+const ConfigKey *__wrap_config_key_find(const ConfigSection *section, const char *name) {
         if (spy.n_seen == spy.cap) {
                 spy.cap = spy.cap ? spy.cap * 2 : 64;
-                spy.seen = realloc(spy.seen, spy.cap * sizeof(SeenLine));
+                spy.seen = realloc(spy.seen, spy.cap * sizeof(SeenKey));
                 FUZZ_CHECK(spy.seen, "out of memory");
         }
-        spy.seen[spy.n_seen++] = (SeenLine) { .vetted = fuzz_strndup((const uint8_t *) str, (size_t) num) };
-        return r;
-}
-
-static int spy_handler(void *user, const char *section, const char *name, const char *value) {
-        SeenLine *line = spy.n_seen > 0 ? &spy.seen[spy.n_seen - 1] : NULL;
-
-        FUZZ_CHECK(line, "libinih called the handler before reading a line");
-        FUZZ_CHECK(!line->handled_section, "libinih called the handler twice for line %zu", spy.n_seen);
-        line->handled_section = fuzz_strndup((const uint8_t *) section, strlen(section));
-        return spy.handler(user, section, name, value);
-}
-
-int __wrap_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler, void *user) {
-        spy.reader = reader;
-        spy.handler = handler;
-        spy.result = __real_ini_parse_stream(spy_reader, stream, spy_handler, user);
-        return spy.result;
+        spy.seen[spy.n_seen++] = (SeenKey) { .section = fuzz_strndup((const uint8_t *) section->name, strlen(section->name)),
+                                             .key = fuzz_strndup((const uint8_t *) name, strlen(name)) };
+        return __real_config_key_find(section, name);
 }
 
 /* Moves what the spy recorded for one file into its piece. */
 static void spy_collect(Piece *piece, const ErrorList *errors, size_t errors_begin) {
-        piece->inih_error_line = spy.result;
         piece->seen = spy.seen;
         piece->n_seen = spy.n_seen;
         piece->errors_begin = errors_begin;
         piece->errors_end = errors->n;
         spy.seen = NULL;
         spy.n_seen = spy.cap = 0;
-        spy.result = 0;
 }
 
 static void piece_done(Piece *piece) {
         for (size_t i = 0; i < piece->n_seen; i++) {
-                free(piece->seen[i].vetted);
-                free(piece->seen[i].handled_section);
+                free(piece->seen[i].section);
+                free(piece->seen[i].key);
         }
         free(piece->seen);
 }
@@ -135,41 +108,72 @@ static unsigned check_error_prefix(const char *error, const char *name, const Pi
         return (unsigned) line;
 }
 
-/* For one file: its errors are well formed, libinih read each line once, no line libinih
- * refused goes unreported, and, when the file has no error, every line config.c passed on
- * as "key = value" reached the handler, in the section its last header named. */
+/* The reference reading of one line (lowlatd.conf(5), FILE FORMAT): white space around
+ * it dropped, a comment or blank line is nothing, "[WORD..." a header, else the key is what
+ * comes before the first '='. Writes the header's word or the key to out. */
+static char line_kind(const uint8_t *line, size_t len, char *out, size_t size) {
+        size_t b = 0, e = len, n;
+
+        while (b < e && isspace(line[b]))
+                b++;
+        while (e > b && isspace(line[e - 1]))
+                e--;
+        if (b == e || line[b] == '#' || line[b] == ';')
+                return 0;
+        if (line[b] == '[') {
+                for (n = 0, b++; b < e && (islower(line[b]) || isdigit(line[b]) || line[b] == '_' || line[b] == '-') &&
+                                 n + 1 < size;
+                     b++)
+                        out[n++] = (char) line[b];
+                out[n] = '\0';
+                return '[';
+        }
+        for (n = 0; b < e && line[b] != '=' && n + 1 < size; b++)
+                out[n++] = (char) line[b];
+        while (n > 0 && isspace((unsigned char) out[n - 1]))
+                n--;
+        out[n] = '\0';
+        return '=';
+}
+
+/* For one file: its errors are well formed and, when it has none, every line that is
+ * "key = value" by the reference reading reached the key table once, in order, in the
+ * section its last header named. */
 static void check_piece(const ErrorList *errors, const char *name, const Piece *piece) {
-        bool inih_line_reported = piece->inih_error_line <= 0;
-        const char *header = "";
-        size_t header_len = 0;
+        char header[CONFIG_LINE_MAX + 1] = "", text[CONFIG_LINE_MAX + 1];
+        size_t next = 0, start = 0;
+        unsigned line = 0;
 
         for (size_t i = piece->errors_begin; i < piece->errors_end; i++)
-                if (check_error_prefix(errors->items[i], name, piece) == (unsigned) piece->inih_error_line)
-                        inih_line_reported = true;
-        FUZZ_CHECK(inih_line_reported, "%s:%d: libinih rejected this line and no error says so", name,
-                   piece->inih_error_line);
-        FUZZ_CHECK(piece->n_seen == piece->lines, "%s: libinih was handed %zu lines of %u", name, piece->n_seen,
-                   piece->lines);
+                (void) check_error_prefix(errors->items[i], name, piece);
         if (piece->errors_end > piece->errors_begin)
                 return;
 
-        for (size_t i = 0; i < piece->n_seen; i++) {
-                const SeenLine *line = &piece->seen[i];
+        while (start < piece->size) {
+                const uint8_t *nl = memchr(piece->data + start, '\n', piece->size - start);
+                size_t len = nl ? (size_t) (nl - (piece->data + start)) : piece->size - start;
+                const uint8_t *data = piece->data + start;
+                char kind;
 
-                if (line->vetted[0] == '[') {
-                        header = line->vetted + 1;
-                        header_len = strcspn(header, "]");
-                        FUZZ_CHECK(!line->handled_section, "%s:%zu: a section header reached the handler", name, i + 1);
-                } else if (line->vetted[0] != '\0') {
-                        FUZZ_CHECK(line->handled_section, "%s:%zu: '%s' was accepted but never applied", name, i + 1,
-                                   line->vetted);
-                        FUZZ_CHECK(strlen(line->handled_section) == header_len &&
-                                           strncmp(line->handled_section, header, header_len) == 0,
-                                   "%s:%zu: applied in section [%s], but its header says [%.*s]", name, i + 1,
-                                   line->handled_section, (int) header_len, header);
-                } else
-                        FUZZ_CHECK(!line->handled_section, "%s:%zu: a dropped line reached the handler", name, i + 1);
+                line++;
+                /* A UTF-8 byte order mark on the first line is not part of it. */
+                if (line == 1 && len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) {
+                        data += 3;
+                        len -= 3;
+                }
+                kind = line_kind(data, len, text, sizeof(text));
+                if (kind == '[')
+                        memcpy(header, text, sizeof(header));
+                else if (kind == '=') {
+                        FUZZ_CHECK(next < piece->n_seen, "%s:%u: '%s' was accepted but never applied", name, line, text);
+                        FUZZ_CHECK(streq(piece->seen[next].section, header) && streq(piece->seen[next].key, text),
+                                   "%s:%u: key '%s' of [%s] reached the table as '%s' of [%s]", name, line, text, header,
+                                   piece->seen[next].key, piece->seen[next].section);
+                        next++;
+                }
+                start = nl ? (size_t) (nl - piece->data) + 1 : piece->size;
         }
+        FUZZ_CHECK(next == piece->n_seen, "%s: %zu keys reached the table, %zu lines are keys", name, piece->n_seen, next);
 }
 
 static void check_source(const Config *c, const Piece *pieces, size_t n_pieces, const ConfigSource *at,
@@ -223,17 +227,23 @@ static void check_bounds(const Config *c, const Piece *pieces, size_t n_pieces) 
         FUZZ_CHECK(c->scan_interval_usec >= SCAN_INTERVAL_MIN_USEC && c->scan_interval_usec <= SCAN_INTERVAL_MAX_USEC,
                    "scan_interval %" PRIu64 "us out of 100ms..1h", c->scan_interval_usec);
 
-        if (c->isolated_auto)
-                FUZZ_CHECK(cpuset_is_empty(&c->isolated), "isolated = auto with CPUs stored");
+        FUZZ_CHECK(c->isolated.kind == CPUS_AUTO || c->isolated.kind == CPUS_LIST, "isolated kind %d",
+                   (int) c->isolated.kind);
+        if (c->isolated.kind == CPUS_AUTO)
+                FUZZ_CHECK(cpuset_is_empty(&c->isolated.cpus), "isolated = auto with CPUs stored");
         else
-                check_cpus(&c->isolated, "isolated");
-        if (c->housekeeping_explicit)
-                check_cpus(&c->housekeeping, "housekeeping");
-        if (!c->default_affinity_is_housekeeping)
-                check_cpus(&c->default_affinity, "default_affinity");
-        check_source(c, pieces, n_pieces, &c->isolated_source, "isolated");
-        check_source(c, pieces, n_pieces, &c->housekeeping_source, "housekeeping");
-        check_source(c, pieces, n_pieces, &c->default_affinity_source, "default_affinity");
+                check_cpus(&c->isolated.cpus, "isolated");
+        FUZZ_CHECK(c->housekeeping.kind == CPUS_UNSET || c->housekeeping.kind == CPUS_LIST, "housekeeping kind %d",
+                   (int) c->housekeeping.kind);
+        if (c->housekeeping.kind == CPUS_LIST)
+                check_cpus(&c->housekeeping.cpus, "housekeeping");
+        FUZZ_CHECK(c->default_affinity.kind == CPUS_HOUSEKEEPING || c->default_affinity.kind == CPUS_LIST,
+                   "default_affinity kind %d", (int) c->default_affinity.kind);
+        if (c->default_affinity.kind == CPUS_LIST)
+                check_cpus(&c->default_affinity.cpus, "default_affinity");
+        check_source(c, pieces, n_pieces, &c->isolated.source, "isolated");
+        check_source(c, pieces, n_pieces, &c->housekeeping.source, "housekeeping");
+        check_source(c, pieces, n_pieces, &c->default_affinity.source, "default_affinity");
 
         for (size_t i = 0; i < c->n_pins; i++) {
                 const IrqPin *pin = &c->pins[i];
@@ -300,14 +310,14 @@ static void check_bounds(const Config *c, const Piece *pieces, size_t n_pieces) 
 /* Both spellings of the same bytes must leave the same config (names aside). */
 static void check_same_config(const Config *a, const Config *b) {
         FUZZ_CHECK(a->mode == b->mode && a->scan_interval_usec == b->scan_interval_usec, "[daemon] differs");
-        FUZZ_CHECK(a->isolated_auto == b->isolated_auto && cpuset_equal(&a->isolated, &b->isolated) &&
-                           a->isolated_source.line == b->isolated_source.line,
+        FUZZ_CHECK(a->isolated.kind == b->isolated.kind && cpuset_equal(&a->isolated.cpus, &b->isolated.cpus) &&
+                           a->isolated.source.line == b->isolated.source.line,
                    "isolated differs");
-        FUZZ_CHECK(a->housekeeping_explicit == b->housekeeping_explicit &&
-                           cpuset_equal(&a->housekeeping, &b->housekeeping),
+        FUZZ_CHECK(a->housekeeping.kind == b->housekeeping.kind &&
+                           cpuset_equal(&a->housekeeping.cpus, &b->housekeeping.cpus),
                    "housekeeping differs");
-        FUZZ_CHECK(a->default_affinity_is_housekeeping == b->default_affinity_is_housekeeping &&
-                           cpuset_equal(&a->default_affinity, &b->default_affinity),
+        FUZZ_CHECK(a->default_affinity.kind == b->default_affinity.kind &&
+                           cpuset_equal(&a->default_affinity.cpus, &b->default_affinity.cpus),
                    "default_affinity differs");
         FUZZ_CHECK(a->n_pins == b->n_pins, "%zu pins from memory, %zu from the file", a->n_pins, b->n_pins);
         for (size_t i = 0; i < a->n_pins; i++)
@@ -458,8 +468,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         check_bounds(from_file, file_pieces, n_pieces);
         if (file_errors.n == 0)
-                FUZZ_CHECK(from_file->isolated_auto || !from_file->housekeeping_explicit ||
-                                   !cpuset_intersects(&from_file->isolated, &from_file->housekeeping),
+                FUZZ_CHECK(from_file->isolated.kind == CPUS_AUTO || from_file->housekeeping.kind != CPUS_LIST ||
+                                   !cpuset_intersects(&from_file->isolated.cpus, &from_file->housekeeping.cpus),
                            "isolated and housekeeping overlap without an error");
         check_pin_matching(from_file);
 

@@ -7,10 +7,10 @@
 #include <ctype.h>
 #include <stdbool.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz.h"
 #include "interrupts.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "util.h"
 
 #define MAX_IRQ (1U << 24) /* interrupts.c skips numbers above this */

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz.h"
 #include "sysfs.h"
 #include "util.h"

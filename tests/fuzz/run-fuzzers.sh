@@ -10,7 +10,7 @@
 # logs and crash inputs go and stay; default <build>/tests/fuzz/out, else a temporary
 # directory kept only when something failed), LOWLATD_SOURCE_ROOT, LOWLATD_BUILD_ROOT.
 # Exit status: 0 nothing found; 1 a crash, leak, timeout or out-of-memory (the input is kept
-# and its path printed), or a build failure; 77 skipped (no clang, libFuzzer runtime or inih).
+# and its path printed), or a build failure; 77 skipped (no clang or libFuzzer runtime).
 set -u -o pipefail
 
 source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -23,7 +23,7 @@ targets=("$@")
 
 # Every target links all of lib/ (the parsers call into each other, and lib/ grows), with
 # the libraries lib/ depends on; whichever of these pkg-config knows.
-lib_dependencies=(inih libsystemd libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libudev)
+lib_dependencies=(libsystemd libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libudev)
 
 skip() {
         echo "SKIP: $*"
@@ -56,7 +56,6 @@ if [ -z "$cc" ] || ! command -v "$cc" >/dev/null; then
         skip "no clang (libFuzzer needs it; apt install clang)"
 fi
 command -v pkg-config >/dev/null || skip "no pkg-config"
-pkg-config --exists inih || skip "no inih development files"
 present=()
 for d in "${lib_dependencies[@]}"; do
         pkg-config --exists "$d" && present+=("$d")
@@ -112,9 +111,9 @@ for i in "${!pids[@]}"; do
 done
 for t in "${targets[@]}"; do
         extra=()
-        # fuzz-config checks what libinih returns, which config.c discards.
+        # fuzz-config sees every key the reader hands the key table.
         # shellcheck disable=SC2054
-        [ "$t" = config ] && extra=(-Wl,--wrap=ini_parse_stream)
+        [ "$t" = config ] && extra=(-Wl,--wrap=config_key_find)
         # fuzz-measure: lowlatctl's readers of the latency tools' reports live in daemon/.
         [ "$t" = measure ] && extra=(-I "$source_root/daemon" "$source_root/daemon/measure.c"
                 "$source_root/daemon/measure-tool.c" -lm)

@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "errorlist.h"
 #include "host.h"
 #include "macro.h"
 #include "originals.h"
-#include "posture.h"
+#include "config/posture.h"
 #include "setting.h"
 #include "table.h"
 #include "util.h"

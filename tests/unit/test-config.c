@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatd.conf: every key's accepted and rejected values, the "FILE:LINE: reason" form of
- * every error, the line reader's guards in front of inih, and drop-in loading. */
+ * every error, what the reader refuses (long lines, NUL bytes, keys that are not words),
+ * and drop-in loading. */
 #include <fcntl.h>
 #include <ftw.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "ethtool.h"
 #include "faketree.h"
 #include "macro.h"
@@ -144,7 +145,7 @@ static void test_mode(void) {
 static void test_noise(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("", "no [noise]");
-                CHECK(c->noise_cpus.kind == CPU_SPEC_ISOLATED && c->noise_tick_rate_max == 10 &&
+                CHECK(c->noise_cpus.kind == CPUS_ISOLATED && c->noise_tick_rate_max == 10 &&
                               c->noise_alert_interval_usec == 600 * USEC_PER_SEC && c->noise_gate,
                       "[noise] defaults: isolated CPUs, 10 ticks/s, 10 min, the perf gate");
         }
@@ -182,7 +183,7 @@ static void test_irqbalance_mode(void) {
         }
         CHECK_STR(irqbalance_mode_to_string(IRQBALANCE_REPORT), "report", "report's name");
         CHECK(irqbalance_mode_from_string("ban") == IRQBALANCE_BAN, "ban by name");
-        check_error("[irq]\nirqbalance = yes\n", 2, "'yes' is not 'report' or 'ban'", "irqbalance = yes is rejected");
+        check_error("[irq]\nirqbalance = yes\n", 2, "'yes' is not report or ban", "irqbalance = yes is rejected");
         check_error("[irq]\nirqbalance = Ban\n", 2, "irqbalance", "values are case-sensitive");
         check_error("[irq]\n\nirqbalance =\n", 3, "empty value", "an empty irqbalance is rejected");
 }
@@ -190,22 +191,22 @@ static void test_irqbalance_mode(void) {
 static void test_isolated(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\n", "empty [cpus]");
-                CHECK(c->isolated_auto && !c->housekeeping_explicit, "isolated defaults to auto, housekeeping to derived");
+                CHECK(c->isolated.kind == CPUS_AUTO && c->housekeeping.kind == CPUS_UNSET, "isolated defaults to auto, housekeeping to derived");
         }
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = auto\n", "isolated = auto");
-                CHECK(c->isolated_auto, "isolated = auto is auto");
+                CHECK(c->isolated.kind == CPUS_AUTO, "isolated = auto is auto");
         }
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = 2-3,6\n", "isolated = 2-3,6");
-                _cleanup_free_ char *list = cpuset_format_list(&c->isolated);
-                CHECK(!c->isolated_auto, "an explicit list is not auto");
+                _cleanup_free_ char *list = cpuset_format_list(&c->isolated.cpus);
+                CHECK(c->isolated.kind == CPUS_LIST, "an explicit list is not auto");
                 CHECK_STR(list, "2-3,6", "isolated list kept");
-                CHECK(c->isolated_source.line == 2 && streq_ptr(c->isolated_source.file, NAME), "isolated source is t.conf:2");
+                CHECK(c->isolated.source.line == 2 && streq_ptr(c->isolated.source.file, NAME), "isolated source is t.conf:2");
         }
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\nisolated = 2-3\nisolated = auto\n", "list then auto");
-                CHECK(c->isolated_auto && cpuset_is_empty(&c->isolated), "later isolated = auto wins over a list");
+                CHECK(c->isolated.kind == CPUS_AUTO && cpuset_is_empty(&c->isolated.cpus), "later isolated = auto wins over a list");
         }
         check_error("[cpus]\nisolated =\n", 2, "empty", "empty isolated is rejected");
         check_error("[cpus]\nisolated = garbage\n", 2, "not a CPU list", "isolated = garbage is rejected");
@@ -216,8 +217,8 @@ static void test_isolated(void) {
         check_error("[cpus]\nhousekeeping = ,\n", 2, "housekeeping", "housekeeping = , is rejected");
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\nhousekeeping = 0-1\n", "housekeeping = 0-1");
-                _cleanup_free_ char *list = cpuset_format_list(&c->housekeeping);
-                CHECK(c->housekeeping_explicit, "housekeeping is explicit");
+                _cleanup_free_ char *list = cpuset_format_list(&c->housekeeping.cpus);
+                CHECK(c->housekeeping.kind == CPUS_LIST, "housekeeping is explicit");
                 CHECK_STR(list, "0-1", "housekeeping list kept");
         }
 }
@@ -227,18 +228,18 @@ static void test_isolated(void) {
 static void test_workqueues(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\n", "no workqueues key");
-                CHECK(c->workqueues.kind == CPU_SPEC_NONE, "workqueues defaults to none");
+                CHECK(c->workqueues.kind == CPUS_NONE, "workqueues defaults to none");
         }
-        for (CpuSpecKind k = 0; k < CPU_SPEC_LIST; k++) {
-                _cleanup_free_ char *text = strdup_printf("[cpus]\nworkqueues = %s\n", cpu_spec_kind_to_string(k));
-                _cleanup_free_ char *what = strdup_printf("workqueues = %s", cpu_spec_kind_to_string(k));
+        for (CpusKind k = CPUS_HOUSEKEEPING; k <= CPUS_NONE; k++) {
+                _cleanup_free_ char *text = strdup_printf("[cpus]\nworkqueues = %s\n", cpus_kind_to_string(k));
+                _cleanup_free_ char *what = strdup_printf("workqueues = %s", cpus_kind_to_string(k));
                 _cleanup_config_ Config *c = parse_ok(text, what);
                 CHECK(c->workqueues.kind == k && cpuset_is_empty(&c->workqueues.cpus), what);
         }
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\n\nworkqueues = 0-1,4\n", "workqueues = 0-1,4");
                 _cleanup_free_ char *list = cpuset_format_list(&c->workqueues.cpus);
-                CHECK(c->workqueues.kind == CPU_SPEC_LIST, "a list is a list");
+                CHECK(c->workqueues.kind == CPUS_LIST, "a list is a list");
                 CHECK_STR(list, "0-1,4", "workqueues list kept");
                 CHECK(c->workqueues.source.line == 3 && streq_ptr(c->workqueues.source.file, NAME),
                       "workqueues remembers t.conf:3");
@@ -246,7 +247,7 @@ static void test_workqueues(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[cpus]\nworkqueues = 0-1\nworkqueues = housekeeping\n",
                                                       "a list, then a name");
-                CHECK(c->workqueues.kind == CPU_SPEC_HOUSEKEEPING && cpuset_is_empty(&c->workqueues.cpus),
+                CHECK(c->workqueues.kind == CPUS_HOUSEKEEPING && cpuset_is_empty(&c->workqueues.cpus),
                       "the later name wins and the list is dropped");
         }
         check_error("[cpus]\nworkqueues = housekeep\n", 2,
@@ -323,18 +324,18 @@ static void test_slices(void) {
 static void test_default_affinity_and_pins(void) {
         {
                 _cleanup_config_ Config *c = parse_ok("[irq]\n", "empty [irq]");
-                CHECK(c->default_affinity_is_housekeeping && c->n_pins == 0, "default_affinity defaults to housekeeping");
+                CHECK(c->default_affinity.kind == CPUS_HOUSEKEEPING && c->n_pins == 0, "default_affinity defaults to housekeeping");
         }
         {
                 _cleanup_config_ Config *c = parse_ok("[irq]\ndefault_affinity = 0-1\n", "default_affinity = 0-1");
-                _cleanup_free_ char *list = cpuset_format_list(&c->default_affinity);
-                CHECK(!c->default_affinity_is_housekeeping, "explicit default_affinity");
+                _cleanup_free_ char *list = cpuset_format_list(&c->default_affinity.cpus);
+                CHECK(c->default_affinity.kind == CPUS_LIST, "explicit default_affinity");
                 CHECK_STR(list, "0-1", "default_affinity list kept");
         }
         {
                 _cleanup_config_ Config *c =
                         parse_ok("[irq]\ndefault_affinity = 0\ndefault_affinity = housekeeping\n", "back to housekeeping");
-                CHECK(c->default_affinity_is_housekeeping, "later default_affinity = housekeeping wins");
+                CHECK(c->default_affinity.kind == CPUS_HOUSEKEEPING, "later default_affinity = housekeeping wins");
         }
         check_error("[irq]\ndefault_affinity = somewhere\n", 2, "default_affinity", "default_affinity = somewhere rejected");
         check_error("[irq]\ndefault_affinity =\n", 2, "empty", "empty default_affinity rejected");
@@ -437,8 +438,8 @@ static void test_pm_power(void) {
                 { "energy_performance_preference = balance-power", "not a preference name" },
                 { "energy_performance_preference = abcdefghijklmnopqrstuvwxyzabcdef", "not a preference name" },
                 { "energy_performance_preference_cpus = everything", "not a CPU list" },
-                { "boost = yes", "not 'on', 'off' or 'keep'" },
-                { "boost = 1", "not 'on', 'off' or 'keep'" },
+                { "boost = yes", "not on, off or keep" },
+                { "boost = 1", "not on, off or keep" },
                 { "boost_cpus = all", "unknown key 'boost_cpus'" },
         };
         char text[256], what[256];
@@ -448,8 +449,8 @@ static void test_pm_power(void) {
                 CHECK(!c->resume_latency && !c->min_freq_enabled && !c->energy_performance_preference &&
                               c->boost == PM_BOOST_UNSET,
                       "the power settings default to off");
-                CHECK(c->resume_latency_cpus.kind == PM_CPUS_ISOLATED && c->min_freq_cpus.kind == PM_CPUS_ISOLATED &&
-                              c->energy_performance_preference_cpus.kind == PM_CPUS_ISOLATED,
+                CHECK(c->resume_latency_cpus.kind == CPUS_ISOLATED && c->min_freq_cpus.kind == CPUS_ISOLATED &&
+                              c->energy_performance_preference_cpus.kind == CPUS_ISOLATED,
                       "their CPU sets default to isolated");
         }
         {
@@ -459,11 +460,11 @@ static void test_pm_power(void) {
                                                       "energy_performance_preference_cpus = 1,3\nboost = off\n",
                                                       "every power key");
                 CHECK_STR(c->resume_latency, "20", "resume_latency = 20");
-                CHECK(c->resume_latency_cpus.kind == PM_CPUS_HOUSEKEEPING, "resume_latency_cpus = housekeeping");
+                CHECK(c->resume_latency_cpus.kind == CPUS_HOUSEKEEPING, "resume_latency_cpus = housekeeping");
                 CHECK(c->min_freq_enabled && !c->min_freq_max && c->min_freq_khz == 2400000, "min_freq = 2400000");
-                CHECK(c->min_freq_cpus.kind == PM_CPUS_ALL, "min_freq_cpus = all");
+                CHECK(c->min_freq_cpus.kind == CPUS_ALL, "min_freq_cpus = all");
                 CHECK_STR(c->energy_performance_preference, "balance_performance", "EPP kept");
-                CHECK(c->energy_performance_preference_cpus.kind == PM_CPUS_LIST &&
+                CHECK(c->energy_performance_preference_cpus.kind == CPUS_LIST &&
                               cpuset_count(&c->energy_performance_preference_cpus.cpus) == 2 &&
                               cpuset_contains(&c->energy_performance_preference_cpus.cpus, 3),
                       "energy_performance_preference_cpus = 1,3");
@@ -609,7 +610,7 @@ static void test_sysfs(void) {
                               "a pattern, its '#' comment dropped");
                         CHECK(streq(c->sysfs[2].path, "/sys/bus/pci/devices/0000:00:1f.2/power/control") &&
                                       streq(c->sysfs[2].value, "on"),
-                              "a path with ':' is whole (inih would have split it), its ';' comment dropped");
+                              "a path with ':' is whole (a reader splitting at colons would cut it), its ';' comment dropped");
                         CHECK(streq(c->sysfs[3].path, "/sys/class/net/eth[01]/queues/rx-0/rps_cpus") &&
                                       streq(c->sysfs[3].value, "4096\t87380"),
                               "a path with a '[' set is a key, not a section header");
@@ -622,14 +623,14 @@ static void test_sysfs(void) {
         check_error("[sysfs]\n/sys/a b = 1\n", 2, "/sys/a b holds white space", "a path with a blank");
         check_error("[sysfs]\n= 1\n", 2, "missing key", "no path");
         {
-                char value[200];
+                char value[CONFIG_LINE_MAX + 1], line[CONFIG_LINE_MAX + 64];
                 memset(value, 'x', sizeof(value) - 1);
                 value[sizeof(value) - 1] = '\0';
-                snprintf(text, sizeof(text), "[sysfs]\n/sys/ab = %.*s\n", CONFIG_LINE_MAX - 9, value);
-                check_error(text, 2, "line too long", "a [sysfs] line over the limit is refused");
-                snprintf(text, sizeof(text), "[sysfs]\n/sys/a = %.*s\n", CONFIG_LINE_MAX - 9, value);
-                _cleanup_config_ Config *c = parse_ok(text, "a [sysfs] line at the limit, rebuilt for inih, is taken");
-                CHECK(c->n_sysfs == 1 && strlen(c->sysfs[0].value) == CONFIG_LINE_MAX - 9, "with its whole value");
+                snprintf(line, sizeof(line), "[sysfs]\n/sys/ab = %.*s\n", CONFIG_LINE_MAX - 9, value);
+                check_error(line, 2, "line too long", "a [sysfs] line over the limit is refused");
+                snprintf(line, sizeof(line), "[sysfs]\n/sys/%.*s = 1\n", CONFIG_LINE_MAX - 9, value);
+                _cleanup_config_ Config *c = parse_ok(line, "a [sysfs] line at the limit is taken");
+                CHECK(c->n_sysfs == 1 && strlen(c->sysfs[0].path) == CONFIG_LINE_MAX - 4, "with its whole path");
         }
 }
 
@@ -685,40 +686,42 @@ static void test_comments_and_lines(void) {
 }
 
 static void test_long_lines(void) {
-        char text[1200], what[128];
-        const char *head = "[sysctl]\nnet.core.x = ";
-        size_t key_len = strlen("net.core.x = ");
+        char text[2200], what[128], path[CONFIG_LINE_MAX + 1];
+        const char *head = "[sysfs]\n/sys/";
+        size_t around = strlen("/sys/") + strlen(" = 1");
 
+        memset(path, 'a', sizeof(path) - 1);
+        path[sizeof(path) - 1] = '\0';
         /* exactly CONFIG_LINE_MAX characters: accepted */
-        snprintf(text, sizeof(text), "%s%0*d\n", head, (int) (CONFIG_LINE_MAX - key_len), 0);
+        snprintf(text, sizeof(text), "%s%.*s = 1\n", head, (int) (CONFIG_LINE_MAX - around), path);
         {
-                _cleanup_config_ Config *c = parse_ok(text, "a 198-character line is accepted");
-                CHECK(c->n_sysctls == 1 && strlen(c->sysctls[0].value) == CONFIG_LINE_MAX - key_len,
-                      "the 198-character line's value is whole");
+                _cleanup_config_ Config *c = parse_ok(text, "a line of CONFIG_LINE_MAX characters is accepted");
+                CHECK(c->n_sysfs == 1 && strlen(c->sysfs[0].path) + strlen(" = 1") == CONFIG_LINE_MAX,
+                      "the longest line's key is whole");
         }
         /* one more: rejected at line 2, and the next line still counts as line 3 */
-        snprintf(text, sizeof(text), "%s%0*d\nfoo = 1\n", head, (int) (CONFIG_LINE_MAX + 1 - key_len), 0);
+        snprintf(text, sizeof(text), "%s%.*s = 1\nfoo = 1\n", head, (int) (CONFIG_LINE_MAX + 1 - around), path);
         {
                 _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
                 _cleanup_config_ Config *c = parse(text, &errors);
                 bool ok = errors.n == 2 && starts_with(errors.items[0], NAME ":2: ") &&
                           strstr(errors.items[0], "too long") && starts_with(errors.items[1], NAME ":3: ");
-                if (!CHECK(ok, "a 199-character line is rejected at line 2, the next line is line 3"))
+                if (!CHECK(ok, "a line one character over is rejected at line 2, the next line is line 3"))
                         print_errors(&errors);
-                CHECK(c->n_sysctls == 0, "nothing of the long line is kept");
+                CHECK(c->n_sysfs == 0, "nothing of the long line is kept");
         }
-        /* far longer than inih's buffer: not split into several lines */
+        /* far longer than the reader's buffer: not split into several lines */
         {
                 char *p = text;
                 p += sprintf(p, "[daemon]\nmode = observe ");
-                memset(p, 'x', 1000);
-                p[1000] = '\0';
+                memset(p, 'x', 2000);
+                p[2000] = '\0';
                 strcat(text, "\n[bogus]\n");
                 _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
                 _cleanup_config_ Config *c = parse(text, &errors);
                 bool ok = errors.n == 2 && starts_with(errors.items[0], NAME ":2: ") &&
                           starts_with(errors.items[1], NAME ":3: ");
-                snprintf(what, sizeof(what), "a 1000-character line is one error at line 2; the next is line 3");
+                snprintf(what, sizeof(what), "a 2000-character line is one error at line 2; the next is line 3");
                 if (!CHECK(ok, what))
                         print_errors(&errors);
                 CHECK(c->mode == DAEMON_MODE_ENFORCE, "the long line is not applied");
@@ -943,7 +946,7 @@ static void test_nic_sections(void) {
         CHECK(find_feature(n, "rx-udp-gro-forwarding") && find_feature(n, "rx-udp-gro-forwarding")->on,
               "feature.NAME = on");
         CHECK_STR(n->qdisc, "fq", "qdisc = fq");
-        CHECK(n->irq_cpus_set && cpuset_count(&n->irq_cpus) == 2, "irq_cpus = 2-3");
+        CHECK(n->irq_cpus.kind == CPUS_LIST && cpuset_count(&n->irq_cpus.cpus) == 2, "irq_cpus = 2-3");
         CHECK(n->params[ETHTOOL_PARAM_RX_USECS].source.line == 3, "values remember their line");
 }
 
@@ -977,9 +980,9 @@ static void test_nic_link_keys(void) {
                     "pause_rx not a boolean");
         check_error("[nic \"eth0\"]\npause_autoneg = 2\n", 2, "on or off", "pause_autoneg not a boolean");
         check_error("[nic \"eth0\"]\neee = \n", 2, "eee", "an empty eee");
-        check_error("[nic \"eth0\"]\ntxqueuelen = -5\n", 2, "txqueuelen: '-5' is not a non-negative number",
+        check_error("[nic \"eth0\"]\ntxqueuelen = -5\n", 2, "txqueuelen: '-5' is not a number",
                     "a negative txqueuelen");
-        check_error("[nic \"eth0\"]\ntxqueuelen = 4294967296\n", 2, "2^32", "a txqueuelen past 32 bits");
+        check_error("[nic \"eth0\"]\ntxqueuelen = 4294967296\n", 2, "out of range (0 to 4294967295)", "a txqueuelen past 32 bits");
         check_error("[nic \"eth0\"]\ntxqueuelen = 1000 packets\n", 2, "txqueuelen", "a txqueuelen with a unit");
         check_error("[nic \"eth0\"]\npause = off\n", 2, "unknown key 'pause'", "pause is pause_rx/pause_tx");
 }
@@ -1021,22 +1024,22 @@ static void test_kthreads(void) {
         CHECK(c->kthreads_housekeeping, "kthreads = housekeeping");
         if (CHECK(c->n_kthread_sections == 4, "four [kthread] sections")) {
                 const KthreadSection *k = c->kthread_sections;
-                CHECK(streq(k[0].glob, "ksoftirqd/*") && k[0].cpus_kind == KTHREAD_CPUS_UNSET &&
+                CHECK(streq(k[0].glob, "ksoftirqd/*") && k[0].cpus.kind == CPUS_UNSET &&
                               k[0].policy == SCHED_FIFO && k[0].priority == 2,
                       "ksoftirqd/*: fifo 2, CPUs left alone");
-                CHECK(k[1].cpus_kind == KTHREAD_CPUS_HOUSEKEEPING && k[1].policy == -1 && k[1].source.line == 6,
+                CHECK(k[1].cpus.kind == CPUS_HOUSEKEEPING && k[1].policy == -1 && k[1].source.line == 6,
                       "rcuo*: housekeeping CPUs, policy left alone, the header's line kept");
-                CHECK(k[2].cpus_kind == KTHREAD_CPUS_LIST && cpuset_count(&k[2].cpus) == 2 && k[2].policy == SCHED_OTHER &&
+                CHECK(k[2].cpus.kind == CPUS_LIST && cpuset_count(&k[2].cpus.cpus) == 2 && k[2].policy == SCHED_OTHER &&
                               k[2].priority == 0,
                       "kswapd0: CPUs 0-1, policy other");
-                CHECK(k[3].cpus_kind == KTHREAD_CPUS_ISOLATED && k[3].policy == SCHED_RR && k[3].priority == 99,
+                CHECK(k[3].cpus.kind == CPUS_ISOLATED && k[3].policy == SCHED_RR && k[3].priority == 99,
                       "rcuc/*: isolated CPUs, rr 99");
         }
         config_free(c);
         c = parse_ok("[cpus]\nkthreads = housekeeping\nkthreads = none\n", "kthreads = none");
         CHECK(!c->kthreads_housekeeping, "the later line wins");
 
-        check_error("[cpus]\nkthreads = yes\n", 2, "kthreads: 'yes' is not 'housekeeping' or 'none'",
+        check_error("[cpus]\nkthreads = yes\n", 2, "kthreads: 'yes' is not housekeeping or none",
                     "kthreads takes housekeeping or none");
         check_error("[kthread]\ncpus = 0\n", 1, "expected [kthread \"GLOB\"]", "a [kthread] header without a glob");
         check_error("[kthread ksoftirqd/*]\n", 1, "expected [kthread \"GLOB\"]", "an unquoted glob");
@@ -1047,7 +1050,7 @@ static void test_kthreads(void) {
         check_error("[kthread \"x\"]\npolicy = batch\npriority = 5\n", 2, "policy: 'batch'",
                     "a bad policy is reported once, not also as missing for the priority");
         check_error("[kthread \"x\"]\ncpus = 9-3\n", 2, "cpus: '9-3' is not a CPU list", "a backwards CPU range");
-        check_error("[kthread \"x\"]\ncpus = none\n", 2, "cpus: 'none' is not a CPU list, 'housekeeping' or 'isolated'",
+        check_error("[kthread \"x\"]\ncpus = none\n", 2, "cpus: 'none' is not a CPU list (e.g. 2-3,6), housekeeping or isolated",
                     "cpus = none");
         check_error("[kthread \"x\"]\ncpus = 99999\n", 2, "too large", "a CPU number beyond the limit");
         check_error("[kthread \"x\"]\npolicy = deadline\n", 2, "policy: 'deadline' is not fifo, rr or other",
@@ -1135,10 +1138,10 @@ static void test_strict_modes(void) {
                 printf("# could not remove %s\n", dir);
 }
 
-/* Found by the config fuzzer: lines inih would read differently from the vetting. */
+/* Found by the config fuzzer, when libinih split the lines: kept as they still must hold. */
 static void test_fuzzer_findings(void) {
         check_error("[daemon]\nmode ;= observe\n", 2, "not a key",
-                    "' ;' before '=' is reported, not dropped as an inih comment");
+                    "' ;' before '=' is reported, not dropped as a comment");
         check_error("\xef\xbb\xbf[sysctls] ; key=value\nnet.core.busy_poll = 50\n", 1, "unknown section [sysctls]",
                     "a byte order mark does not hide a misspelt section");
         {
@@ -1159,7 +1162,7 @@ static void test_nic_errors(void) {
         check_error("[nic \"\"]\n", 1, "interface name pattern", "an empty pattern");
         check_error("[nic \"eth[0\"]\n", 1, "interface name pattern", "an unterminated bracket");
         check_error("[nic \"eth0\"]\nrx_usecs = -1\n", 2, "rx_usecs", "a negative delay");
-        check_error("[nic \"eth0\"]\nrx_usecs = 4294967296\n", 2, "2^32", "a delay past 32 bits");
+        check_error("[nic \"eth0\"]\nrx_usecs = 4294967296\n", 2, "out of range (0 to 4294967295)", "a delay past 32 bits");
         check_error("[nic \"eth0\"]\nadaptive_rx = maybe\n", 2, "on or off", "adaptive_rx not a boolean");
         check_error("[nic \"eth0\"]\nrx_ring = 0\n", 2, "0 entries", "an empty ring");
         check_error("[nic \"eth0\"]\ngro = 1x\n", 2, "on or off", "gro not a boolean");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [nic "GLOB"] resolution: every matching section in order, later keys winning. */
-#include "config.h"
+#include "config/config.h"
 #include "nic.h"
 #include "tap.h"
 #include "util.h"

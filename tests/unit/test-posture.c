@@ -4,7 +4,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "posture.h"
+#include "config/posture.h"
 #include "tap.h"
 #include "util.h"
 

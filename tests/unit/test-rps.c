@@ -88,15 +88,15 @@ static void test_config(void) {
                                            &errors);
 
         CHECK(errors.n == 0, "rps_cpus, xps_cpus, rps_flow_cnt and rps_default_mask parse");
-        CHECK(c->rps_default_mask_set && c->rps_default_mask.kind == CPU_SPEC_NONE, "rps_default_mask = none is set");
-        CHECK(c->n_nics == 2 && c->nics[0].rps_cpus_set && c->nics[0].rps_cpus.kind == CPU_SPEC_LIST &&
+        CHECK(c->rps_default_mask.kind == CPUS_NONE, "rps_default_mask = none is set");
+        CHECK(c->n_nics == 2 && c->nics[0].rps_cpus.kind == CPUS_LIST &&
                       cpuset_count(&c->nics[0].rps_cpus.cpus) == 3,
               "rps_cpus = 0-1,4 is a list of three CPUs");
-        CHECK(c->n_nics == 2 && c->nics[0].xps_cpus_set && c->nics[0].xps_cpus.kind == CPU_SPEC_HOUSEKEEPING,
+        CHECK(c->n_nics == 2 && c->nics[0].xps_cpus.kind == CPUS_HOUSEKEEPING,
               "xps_cpus = housekeeping");
         CHECK(c->n_nics == 2 && c->nics[0].rps_flow_cnt_set && c->nics[0].rps_flow_cnt == 4096, "rps_flow_cnt = 4096");
-        CHECK(c->n_nics == 2 && c->nics[1].rps_cpus_set && c->nics[1].rps_cpus.kind == CPU_SPEC_NONE &&
-                      !c->nics[1].xps_cpus_set && c->nics[1].rps_flow_cnt_set && c->nics[1].rps_flow_cnt == 0,
+        CHECK(c->n_nics == 2 && c->nics[1].rps_cpus.kind == CPUS_NONE &&
+                      c->nics[1].xps_cpus.kind == CPUS_UNSET && c->nics[1].rps_flow_cnt_set && c->nics[1].rps_flow_cnt == 0,
               "a second section: rps_cpus = none is set (steering off), xps_cpus is not");
 
         check_error("[nic \"eth*\"]\nrps_cpus = 1-\n", "t.conf:2: rps_cpus: '1-' is not a CPU list",

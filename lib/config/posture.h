@@ -3,7 +3,7 @@
  * immutable once built; a reload builds a new one. */
 #pragma once
 
-#include "config.h"
+#include "config/config.h"
 #include "host.h"
 
 typedef struct Posture {
@@ -22,7 +22,7 @@ typedef struct Posture {
         CPUSet resume_latency_cpus;
         CPUSet min_freq_cpus;
         CPUSet energy_performance_preference_cpus;
-        CPUSet rps_default_mask; /* [cpus] rps_default_mask (config->rps_default_mask_set) */
+        CPUSet rps_default_mask; /* [cpus] rps_default_mask (unset: config->rps_default_mask.kind == CPUS_UNSET) */
         /* Each [nic] section's rps_cpus= and xps_cpus=, resolved (empty for none, or when
          * unset); n_nics of each, NULL when there are none. */
         CPUSet *nic_rps_cpus;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lowlatd.conf: parsing (libinih as the tokenizer), strict validation of every key, and
- * the drop-in directory. Pure with respect to the host: checks that need host facts (does
- * CPU 7 exist?) happen in posture.c. */
+/* lowlatd.conf as data: the Config a set of files says, strict validation of every key,
+ * and the drop-in directory. Every key is one row of lib/config/keys.c. Pure with respect
+ * to the host: what needs host facts (does CPU 7 exist?) is the resolution (posture.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -28,53 +28,42 @@ typedef struct ConfigSource {
         unsigned line;
 } ConfigSource;
 
-/* A CPU set as the config names it ("CPU sets in values"): none, the posture's housekeeping
- * or isolated CPUs, or a list. posture.c resolves it to CPUs. */
-typedef enum CpuSpecKind {
-        CPU_SPEC_NONE, /* lowlatd leaves the thing alone */
-        CPU_SPEC_HOUSEKEEPING,
-        CPU_SPEC_ISOLATED,
-        CPU_SPEC_LIST,
-        _CPU_SPEC_KIND_MAX,
-        _CPU_SPEC_KIND_INVALID = -EINVAL,
-} CpuSpecKind;
+/* A set of CPUs as a key names it (lowlatd.conf(5), "CPU sets in values"): a list, or a
+ * name that stands for one of the posture's sets. Which names a key takes, and how its
+ * value is resolved to CPUs, is the key's row in lib/config/keys.c. */
+typedef enum CpusKind {
+        CPUS_UNSET,        /* not written, and no default: lowlatd leaves the thing alone */
+        CPUS_LIST,
+        CPUS_HOUSEKEEPING,
+        CPUS_ISOLATED,
+        CPUS_NONE,         /* no CPU (left alone, or the empty mask: the key's page says) */
+        CPUS_ALL,          /* every online CPU */
+        CPUS_AUTO,         /* [cpus] isolated: what the kernel isolated */
+        _CPUS_KIND_MAX,
+        _CPUS_KIND_INVALID = -EINVAL,
+} CpusKind;
 
-/* "none", "housekeeping", "isolated": the names a CPU set value may take instead of a list
- * (CPU_SPEC_LIST has none). */
-DECLARE_STRING_TABLE_LOOKUP(cpu_spec_kind, CpuSpecKind);
+/* "housekeeping", "isolated", "none", "all", "auto": the names a CPU set value may take
+ * instead of a list (CPUS_UNSET and CPUS_LIST have none). */
+DECLARE_STRING_TABLE_LOOKUP(cpus_kind, CpusKind);
 
-typedef struct CpuSpec {
-        CpuSpecKind kind;
-        CPUSet cpus; /* CPU_SPEC_LIST only */
-        ConfigSource source;
-} CpuSpec;
-
-/* [pm] *_cpus: the CPUs a per-CPU power setting applies to (lib/setting-pm.c). */
-typedef enum PmCpusKind {
-        PM_CPUS_ISOLATED, /* the default */
-        PM_CPUS_HOUSEKEEPING,
-        PM_CPUS_ALL,      /* every online CPU */
-        PM_CPUS_LIST,
-        _PM_CPUS_KIND_MAX,
-        _PM_CPUS_KIND_INVALID = -EINVAL,
-} PmCpusKind;
-
-/* "isolated", "housekeeping", "all": the names a [pm] *_cpus value may take instead of a
- * list (PM_CPUS_LIST has none). */
-DECLARE_STRING_TABLE_LOOKUP(pm_cpus_kind, PmCpusKind);
-
-typedef struct PmCpus {
-        PmCpusKind kind;
-        CPUSet cpus; /* PM_CPUS_LIST only */
-        ConfigSource source;
-} PmCpus;
+typedef struct ConfigCpus {
+        CpusKind kind;
+        CPUSet cpus;         /* CPUS_LIST only */
+        ConfigSource source; /* where the key was written; file NULL for a default */
+} ConfigCpus;
 
 /* [pm] boost: left alone, or held on or off. */
 typedef enum PmBoost {
         PM_BOOST_UNSET,
         PM_BOOST_OFF,
         PM_BOOST_ON,
+        _PM_BOOST_MAX,
+        _PM_BOOST_INVALID = -EINVAL,
 } PmBoost;
+
+/* "keep", "off", "on": [pm] boost's values. */
+DECLARE_STRING_TABLE_LOOKUP(pm_boost, PmBoost);
 
 typedef struct IrqPin {
         char *glob;
@@ -121,13 +110,11 @@ typedef struct NicSection {
         size_t n_features;
         char *qdisc;
         ConfigSource qdisc_source;
-        bool irq_cpus_set;
-        CPUSet irq_cpus;
-        ConfigSource irq_cpus_source;
+        ConfigCpus irq_cpus; /* CPUS_UNSET or CPUS_LIST */
         /* Packet steering per queue (lib/setting-rps.c); unset: left alone. "none" here is
          * the empty mask, steering off, not "leave alone". */
-        bool rps_cpus_set, xps_cpus_set, rps_flow_cnt_set;
-        CpuSpec rps_cpus, xps_cpus;
+        ConfigCpus rps_cpus, xps_cpus;
+        bool rps_flow_cnt_set;
         uint32_t rps_flow_cnt; /* 0 or a power of two, as the kernel keeps it */
         ConfigSource rps_flow_cnt_source;
         /* The device's transmit queue length (rtnetlink IFLA_TXQLEN); unset: left alone. */
@@ -153,18 +140,10 @@ typedef struct AppSection {
         char *name;          /* unit name without ".service", or the comm (at most 15 chars) */
         ConfigSource source;
         int policy;          /* SCHED_FIFO or SCHED_RR expected; -1: not checked (default FIFO or RR) */
-        unsigned priority;   /* minimum RT priority expected, 0: not checked */
+        uint32_t priority;   /* minimum RT priority expected, 0: not checked */
         bool hugepages;      /* it should be using huge pages */
         bool mlock;          /* it should be able to mlockall() (memlock limit) */
 } AppSection;
-
-/* What a [kthread "GLOB"] section's cpus= names: a list, or one of the posture's sets. */
-typedef enum KthreadCpus {
-        KTHREAD_CPUS_UNSET,
-        KTHREAD_CPUS_LIST,
-        KTHREAD_CPUS_HOUSEKEEPING,
-        KTHREAD_CPUS_ISOLATED,
-} KthreadCpus;
 
 /* One [kthread "GLOB"] section as written: kernel threads whose name matches the glob get
  * these CPUs and this policy. Several may match one thread; for the CPUs, and for the
@@ -172,15 +151,12 @@ typedef enum KthreadCpus {
 typedef struct KthreadSection {
         char *glob;
         ConfigSource source;
-        KthreadCpus cpus_kind;
-        CPUSet cpus; /* KTHREAD_CPUS_LIST */
-        ConfigSource cpus_source;
+        ConfigCpus cpus; /* unset, a list, housekeeping or isolated */
         int policy;        /* SCHED_OTHER, SCHED_FIFO or SCHED_RR; -1: not set */
-        ConfigSource policy_source;
-        unsigned priority; /* 1..99 with SCHED_FIFO and SCHED_RR; 0: not set */
-        ConfigSource priority_source;
-        /* The key was there, valid or not: a bad value is reported once, not also as missing. */
-        bool policy_given, priority_given;
+        uint32_t priority; /* 1..99 with SCHED_FIFO and SCHED_RR; 0: not set */
+        /* Where each key was written, valid or not (line 0: not written): a bad value is
+         * reported once, not also as missing. */
+        ConfigSource policy_source, priority_source;
 } KthreadSection;
 
 typedef enum UdevSource {
@@ -221,7 +197,7 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
  * (CONFIG_HZ is at least 100, so a tick that did not stop shows 100/s or more). */
 #define NOISE_TICK_RATE_MAX_DEFAULT 10
 #define NOISE_ALERT_INTERVAL_DEFAULT_USEC (10 * 60 * USEC_PER_SEC)
-#define CONFIG_LINE_MAX 198 /* libinih reads at most 200 bytes a line, "\n" and NUL included */
+#define CONFIG_LINE_MAX 1024 /* characters a line may hold, its "\n" not counted */
 
 typedef struct Config {
         char **files; /* every file read, main file first */
@@ -234,13 +210,8 @@ typedef struct Config {
         UdevSource udev_source;
         bool restore_on_exit;
 
-        bool isolated_auto;
-        CPUSet isolated; /* when !isolated_auto */
-        ConfigSource isolated_source;
-
-        bool housekeeping_explicit;
-        CPUSet housekeeping;
-        ConfigSource housekeeping_source;
+        ConfigCpus isolated;     /* auto (the kernel's), or a list */
+        ConfigCpus housekeeping; /* unset (the online CPUs that are not isolated), or a list */
 
         bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/strays.c) */
         bool kthreads_housekeeping; /* move kernel threads off the isolated CPUs */
@@ -254,16 +225,13 @@ typedef struct Config {
         size_t n_slices;
         ConfigSource slices_source;
 
-        CpuSpec workqueues; /* where unbound workqueues run (lib/setting-workqueue.c) */
+        ConfigCpus workqueues; /* where unbound workqueues run (lib/setting-workqueue.c); none: left alone */
 
         /* net.core.rps_default_mask, the RPS mask of queues created from now on (kernel
          * 6.3+; lib/setting-rps.c); unset: left alone, "none": the empty mask. */
-        bool rps_default_mask_set;
-        CpuSpec rps_default_mask;
+        ConfigCpus rps_default_mask;
 
-        bool default_affinity_is_housekeeping;
-        CPUSet default_affinity;
-        ConfigSource default_affinity_source;
+        ConfigCpus default_affinity; /* housekeeping, or a list */
 
         IrqPin *pins;
         size_t n_pins;
@@ -271,7 +239,7 @@ typedef struct Config {
         IrqbalanceMode irqbalance;
 
         bool cpu_dma_latency_enabled;
-        int32_t cpu_dma_latency_usec;
+        uint32_t cpu_dma_latency_usec;
 
         char *governor; /* NULL when off */
 
@@ -279,16 +247,16 @@ typedef struct Config {
          * it ("n/a", or 1 to PM_RESUME_LATENCY_MAX_USEC); NULL when off. */
         char *resume_latency;
         ConfigSource resume_latency_source;
-        PmCpus resume_latency_cpus;
+        ConfigCpus resume_latency_cpus; /* housekeeping, isolated (the default), all or a list */
         /* [pm] min_freq: a frequency floor in kHz, or the most the driver offers. */
         bool min_freq_enabled;
         bool min_freq_max;
         uint64_t min_freq_khz;
         ConfigSource min_freq_source;
-        PmCpus min_freq_cpus;
+        ConfigCpus min_freq_cpus;
         char *energy_performance_preference; /* NULL when off */
         ConfigSource energy_performance_preference_source;
-        PmCpus energy_performance_preference_cpus;
+        ConfigCpus energy_performance_preference_cpus;
         PmBoost boost;
 
         SysctlEntry *sysctls;
@@ -305,7 +273,7 @@ typedef struct Config {
 
         /* [noise] (lib/noise.c): the CPUs whose interrupts, softirqs and context switches
          * are counted (default: the isolated ones), and the journal alerts about them. */
-        CpuSpec noise_cpus;
+        ConfigCpus noise_cpus;
         uint32_t noise_tick_rate_max;
         uint64_t noise_alert_interval_usec; /* 0: no alerts */
         bool noise_gate; /* perf rings spare the scan /proc/interrupts (lib/noise-gate.h) */

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* [cpus]: the isolated and housekeeping sets every other section names, what is confined
+ * to the housekeeping CPUs (slices, kernel threads, workqueues), and the default RPS mask. */
+#include <string.h>
+
+#include "config/keys.h"
+#include "util.h"
+
+static bool slice_is_listed(char *const *list, size_t n, const char *unit) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(list[i], unit))
+                        return true;
+        return false;
+}
+
+static void slices_free(char **list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(list[i]);
+        free(list);
+}
+
+/* One word of a slices list: a unit AllowedCPUs= applies to, not listed yet. */
+static bool slice_word_is_good(ConfigParse *p, char *const *list, size_t n, const char *word) {
+        static const char *const suffixes[] = { ".slice", ".scope", ".service" };
+        size_t wlen = strlen(word);
+        bool typed = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+                typed = typed || (wlen > strlen(suffixes[i]) && streq(word + wlen - strlen(suffixes[i]), suffixes[i]));
+        if (!config_unit_name_is_valid(word, 255))
+                config_error(p, "slices: '%s' is not a unit name (e.g. system.slice)", word);
+        else if (streq(word, "-.slice"))
+                config_error(p, "slices: -.slice is the root of the tree and cannot be confined; list the units under it");
+        else if (!typed)
+                config_error(p, "slices: '%s' is not a slice, scope or service (the units AllowedCPUs= applies to)", word);
+        else if (slice_is_listed(list, n, word))
+                config_error(p, "slices: '%s' is listed twice", word);
+        else
+                return true;
+        return false;
+}
+
+/* slices = UNIT... | none. The list replaces an earlier one only when every word is good,
+ * and a list that leaves out one of SLICES_REQUIRED is refused: confining some units
+ * while the rest of the tree jumps to every CPU makes isolation worse than no list. */
+int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
+        static const char *const required[] = { SLICES_REQUIRED };
+        Config *c = object;
+        _cleanup_free_ char *copy = strdup(value);
+        char **list = NULL, *word, *save = NULL, missing[64] = "";
+        size_t n = 0, len = 0;
+        bool bad = false;
+
+        (void) key;
+        if (!copy)
+                return p->oom = -ENOMEM;
+        if (streq(value, "none")) {
+                slices_free(c->slices, c->n_slices);
+                c->slices = NULL;
+                c->n_slices = 0;
+                return 0;
+        }
+        for (word = strtok_r(copy, " \t", &save); word && !p->oom; word = strtok_r(NULL, " \t", &save)) {
+                char **a;
+
+                if (!slice_word_is_good(p, list, n, word)) {
+                        bad = true;
+                        continue;
+                }
+                a = realloc(list, (n + 1) * sizeof(char *));
+                if (!a || !(a[n] = strdup(word)))
+                        p->oom = -ENOMEM;
+                if (a)
+                        list = a;
+                if (!p->oom)
+                        n++;
+        }
+        for (size_t i = 0; !bad && i < ELEMENTSOF(required); i++)
+                if (!slice_is_listed(list, n, required[i]))
+                        len += (size_t) snprintf(missing + len, sizeof(missing) - MIN(len, sizeof(missing)), "%s%s",
+                                                 len ? ", " : "", required[i]);
+        if (!bad && len > 0)
+                config_error(p,
+                             "slices: a partial list makes isolation worse: the first AllowedCPUs= turns the cpuset "
+                             "controller on for the whole tree, and units left out (%s) then run on every CPU; list "
+                             "system.slice, user.slice and init.scope together (and machine.slice where it exists)",
+                             missing);
+        if (bad || len > 0 || p->oom) {
+                slices_free(list, n);
+                return p->oom ?: -EINVAL;
+        }
+        slices_free(c->slices, c->n_slices);
+        c->slices = list;
+        c->n_slices = n;
+        return 0;
+}
+
+void config_validate_cpus(const Config *c, ErrorList *errors) {
+        if (c->isolated.kind == CPUS_LIST && c->housekeeping.kind == CPUS_LIST &&
+            cpuset_intersects(&c->isolated.cpus, &c->housekeeping.cpus)) {
+                /* Name the later of the two lines: that is the one the admin just wrote. */
+                const ConfigSource *at = config_source_is_later(c, &c->isolated.source, &c->housekeeping.source)
+                                                 ? &c->isolated.source
+                                                 : &c->housekeeping.source;
+                _cleanup_cpuset_ CPUSet both = CPUSET_EMPTY;
+                _cleanup_free_ char *list = NULL;
+                if (cpuset_copy(&both, &c->isolated.cpus) >= 0) {
+                        cpuset_and(&both, &c->housekeeping.cpus);
+                        list = cpuset_format_list(&both);
+                }
+                error_list_add(errors, "%s:%u: isolated and housekeeping CPU sets overlap (CPUs %s)", at->file, at->line,
+                               list ?: "?");
+        }
+        /* One file, one keeper: [sysctl] would compare the mask as text and fight. */
+        for (size_t i = 0; c->rps_default_mask.kind != CPUS_UNSET && i < c->n_sysctls; i++)
+                if (streq(c->sysctls[i].key, "net.core.rps_default_mask"))
+                        error_list_add(errors,
+                                       "%s:%u: net.core.rps_default_mask is kept by [cpus] rps_default_mask "
+                                       "(%s:%u); set it in one place",
+                                       c->sysctls[i].source.file, c->sysctls[i].source.line,
+                                       c->rps_default_mask.source.file, c->rps_default_mask.source.line);
+}
+
+/* isolated: what the kernel isolated (isolcpus=, else nohz_full=), or the list;
+ * housekeeping: the list, or every online CPU that is not isolated. */
+static int resolve_isolated_housekeeping(Posture *p, const Config *c, const HostCpus *cpus, ErrorList *errors) {
+        if (c->isolated.kind == CPUS_AUTO) {
+                const CPUSet *src = cpuset_is_empty(&cpus->isolated) ? &cpus->nohz_full : &cpus->isolated;
+                if (cpuset_copy(&p->isolated, src) < 0)
+                        return -ENOMEM;
+        } else if (config_cpus_resolve(p, cpus, &c->isolated, CPUS_CHECK_ONLINE, "isolated", NULL, errors,
+                                       &p->isolated) < 0)
+                return -ENOMEM;
+
+        if (c->housekeeping.kind == CPUS_LIST) {
+                if (config_cpus_resolve(p, cpus, &c->housekeeping, CPUS_CHECK_ONLINE, "housekeeping", NULL, errors,
+                                        &p->housekeeping) < 0)
+                        return -ENOMEM;
+                if (c->isolated.kind == CPUS_AUTO && cpuset_intersects(&p->housekeeping, &p->isolated))
+                        error_list_add(errors, "%s:%u: housekeeping overlaps the CPUs the kernel isolated",
+                                       c->housekeeping.source.file, c->housekeeping.source.line);
+                return 0;
+        }
+        if (cpuset_copy(&p->housekeeping, &cpus->online) < 0)
+                return -ENOMEM;
+        cpuset_subtract(&p->housekeeping, &p->isolated);
+        if (cpuset_is_empty(&p->housekeeping))
+                error_list_add(errors, "%s:%u: isolated covers every online CPU: no housekeeping CPU is left",
+                               c->isolated.source.file ?: "<kernel>", c->isolated.source.line);
+        return 0;
+}
+
+int config_resolve_cpus(Posture *p, const Config *c, const HostCpus *cpus, ErrorList *errors) {
+        if (resolve_isolated_housekeeping(p, c, cpus, errors) < 0 ||
+            config_cpus_resolve(p, cpus, &c->workqueues, CPUS_CHECK_ONLINE, "workqueues", NULL, errors,
+                                &p->workqueues) < 0 ||
+            config_cpus_resolve(p, cpus, &c->rps_default_mask, CPUS_CHECK_ONLINE, "rps_default_mask", NULL, errors,
+                                &p->rps_default_mask) < 0)
+                return -ENOMEM;
+        return 0;
+}
