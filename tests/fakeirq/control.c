@@ -86,157 +86,265 @@ static int control_parse_irqs(struct fakeirq *st, const char *arg, bool must_exi
         return 0;
 }
 
-static int control_execute(struct fakeirq *st, char *line) {
-        char *saveptr = NULL;
-        char *cmd = strtok_r(line, " \t\r", &saveptr);
-        char *arg1 = cmd ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
-        char *arg2 = arg1 ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
-        char *arg3 = arg2 ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
-        char *extra = arg3 ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
-        unsigned long number;
+/* One command line split into words; a missing word is NULL, and a word is only
+ * there if every word before it is. */
+struct control_line {
+        const char *command;
+        const char *arg1;
+        const char *arg2;
+        const char *arg3;
+};
+
+static int control_mark_managed(struct fakeirq *st, const struct control_line *line, bool managed) {
         int e;
 
-        if (!cmd)
-                return 0;       /* blank line */
-        if (extra)
+        if (line->arg2)
                 return -EINVAL;
+        e = control_parse_irqs(st, line->arg1, true);
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                irq_set_managed(st, irq_find(st, n), managed);
+        return 0;
+}
 
-        if (strcmp(cmd, "managed") == 0 || strcmp(cmd, "unmanaged") == 0) {
-                if (arg2)
-                        return -EINVAL;
-                e = control_parse_irqs(st, arg1, true);
+static int control_managed(struct fakeirq *st, const struct control_line *line) {
+        return control_mark_managed(st, line, true);
+}
+
+static int control_unmanaged(struct fakeirq *st, const struct control_line *line) {
+        return control_mark_managed(st, line, false);
+}
+
+static int control_vanish(struct fakeirq *st, const struct control_line *line) {
+        int e;
+
+        if (line->arg2)
+                return -EINVAL;
+        e = control_parse_irqs(st, line->arg1, true);
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                irq_vanish(st, irq_find(st, n));
+        return 0;
+}
+
+static int control_vanish_after_read(struct fakeirq *st, const struct control_line *line) {
+        int e;
+
+        if (line->arg2)
+                return -EINVAL;
+        e = control_parse_irqs(st, line->arg1, true);
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                irq_find(st, n)->vanish_after_read = true;
+        return 0;
+}
+
+static int control_appear(struct fakeirq *st, const struct control_line *line) {
+        uint32_t *affinity = NULL;
+        int e;
+
+        if (line->arg3)
+                return -EINVAL;
+        e = control_parse_irqs(st, line->arg1, false);
+        if (e < 0)
+                return e;
+        /* all or nothing: refused before any of them appears */
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                if (irq_find_present(st, n))
+                        return -EEXIST;
+        if (line->arg2) {
+                e = kernel_parse_list(line->arg2, st->scratch, st->nr_cpus);
                 if (e < 0)
                         return e;
-                FOR_EACH_SCRATCH_IRQ(st, n)
-                        irq_set_managed(st, irq_find(st, n), cmd[0] == 'm');
-                return 0;
+                affinity = st->scratch;
         }
-
-        if (strcmp(cmd, "vanish") == 0 || strcmp(cmd, "vanish-after-read") == 0) {
-                if (arg2)
-                        return -EINVAL;
-                e = control_parse_irqs(st, arg1, true);
+        FOR_EACH_SCRATCH_IRQ(st, n) {
+                e = irq_appear(st, n, affinity);
                 if (e < 0)
                         return e;
-                FOR_EACH_SCRATCH_IRQ(st, n) {
-                        if (strcmp(cmd, "vanish") == 0)
-                                irq_vanish(st, irq_find(st, n));
-                        else
-                                irq_find(st, n)->vanish_after_read = true;
-                }
-                return 0;
         }
+        return 0;
+}
 
-        if (strcmp(cmd, "appear") == 0) {
-                uint32_t *affinity = NULL;
+/* "COMMAND IRQ CPULIST": the IRQs (all present) into irq_scratch, the CPUs into scratch. */
+static int control_parse_irqs_and_cpus(struct fakeirq *st, const struct control_line *line) {
+        int e;
 
-                if (arg3)
-                        return -EINVAL;
-                e = control_parse_irqs(st, arg1, false);
-                if (e < 0)
-                        return e;
-                FOR_EACH_SCRATCH_IRQ(st, n)
-                        if (irq_find_present(st, n))
-                                return -EEXIST;
-                if (arg2) {
-                        e = kernel_parse_list(arg2, st->scratch, st->nr_cpus);
-                        if (e < 0)
-                                return e;
-                        affinity = st->scratch;
-                }
-                FOR_EACH_SCRATCH_IRQ(st, n) {
-                        e = irq_appear(st, n, affinity);
-                        if (e < 0)
-                                return e;
-                }
-                return 0;
+        if (!line->arg2 || line->arg3)
+                return -EINVAL;
+        e = control_parse_irqs(st, line->arg1, true);
+        if (e < 0)
+                return e;
+        return kernel_parse_list(line->arg2, st->scratch, st->nr_cpus);
+}
+
+static int control_set(struct fakeirq *st, const struct control_line *line) {
+        int e = control_parse_irqs_and_cpus(st, line);
+
+        if (e < 0)
+                return e;
+        if (!bitmap_intersects(st->scratch, st->online, st->nr_cpus))
+                return -EINVAL;
+        FOR_EACH_SCRATCH_IRQ(st, n) {
+                struct fake_irq *irq = irq_find(st, n);
+
+                bitmap_copy(irq_affinity(st, irq), st->scratch, st->nr_cpus);
+                irq_update_effective(st, irq);
         }
+        return 0;
+}
 
-        if (strcmp(cmd, "set") == 0 || strcmp(cmd, "effective") == 0 || strcmp(cmd, "hint") == 0) {
-                if (!arg2 || arg3)
+static int control_effective(struct fakeirq *st, const struct control_line *line) {
+        int e = control_parse_irqs_and_cpus(st, line);
+
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                bitmap_copy(irq_effective(st, irq_find(st, n)), st->scratch, st->nr_cpus);
+        return 0;
+}
+
+static int control_hint(struct fakeirq *st, const struct control_line *line) {
+        int e = control_parse_irqs_and_cpus(st, line);
+
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                bitmap_copy(irq_hint(st, irq_find(st, n)), st->scratch, st->nr_cpus);
+        return 0;
+}
+
+static int control_node(struct fakeirq *st, const struct control_line *line) {
+        int node;
+        int e;
+
+        if (!line->arg2 || line->arg3 || !parse_int(line->arg2, &node))
+                return -EINVAL;
+        e = control_parse_irqs(st, line->arg1, true);
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n)
+                irq_find(st, n)->node = node;
+        return 0;
+}
+
+/* "fail IRQ ERRNO [COUNT]" or "fail IRQ none"; count -1 is every write. */
+static int control_parse_fault(const struct control_line *line, int *ret_errno, long *ret_count) {
+        unsigned long number;
+        int err = 0;
+        long count = -1;
+
+        if (!line->arg2)
+                return -EINVAL;
+        if (strcmp(line->arg2, "none") == 0) {
+                if (line->arg3)
                         return -EINVAL;
-                e = control_parse_irqs(st, arg1, true);
-                if (e < 0)
-                        return e;
-                e = kernel_parse_list(arg2, st->scratch, st->nr_cpus);
-                if (e < 0)
-                        return e;
-                if (strcmp(cmd, "set") == 0 && !bitmap_intersects(st->scratch, st->online, st->nr_cpus))
+        } else {
+                if (!parse_errno(line->arg2, &err))
                         return -EINVAL;
-                FOR_EACH_SCRATCH_IRQ(st, n) {
-                        struct fake_irq *irq = irq_find(st, n);
-
-                        if (strcmp(cmd, "set") == 0) {
-                                bitmap_copy(irq_affinity(st, irq), st->scratch, st->nr_cpus);
-                                irq_update_effective(st, irq);
-                        } else if (strcmp(cmd, "effective") == 0)
-                                bitmap_copy(irq_effective(st, irq), st->scratch, st->nr_cpus);
-                        else
-                                bitmap_copy(irq_hint(st, irq), st->scratch, st->nr_cpus);
-                }
-                return 0;
-        }
-
-        if (strcmp(cmd, "node") == 0) {
-                int node;
-
-                if (!arg2 || arg3 || !parse_int(arg2, &node))
-                        return -EINVAL;
-                e = control_parse_irqs(st, arg1, true);
-                if (e < 0)
-                        return e;
-                FOR_EACH_SCRATCH_IRQ(st, n)
-                        irq_find(st, n)->node = node;
-                return 0;
-        }
-
-        if (strcmp(cmd, "fail") == 0) {
-                int err = 0;
-                long count = -1;
-
-                if (!arg2)
-                        return -EINVAL;
-                if (strcmp(arg2, "none") == 0) {
-                        if (arg3)
+                if (line->arg3) {
+                        if (!parse_unsigned(line->arg3, LONG_MAX, &number) || number == 0)
                                 return -EINVAL;
-                } else {
-                        if (!parse_errno(arg2, &err))
-                                return -EINVAL;
-                        if (arg3) {
-                                if (!parse_unsigned(arg3, LONG_MAX, &number) || number == 0)
-                                        return -EINVAL;
-                                count = (long) number;
-                        }
+                        count = (long) number;
                 }
-                e = control_parse_irqs(st, arg1, true);
-                if (e < 0)
-                        return e;
-                FOR_EACH_SCRATCH_IRQ(st, n) {
-                        struct fake_irq *irq = irq_find(st, n);
-
-                        irq->fail_errno = err;
-                        irq->fail_remaining = err ? count : 0;
-                }
-                return 0;
         }
+        *ret_errno = err;
+        *ret_count = count;
+        return 0;
+}
 
-        if (strcmp(cmd, "offline") == 0 || strcmp(cmd, "online") == 0) {
-                if (arg2 || !parse_unsigned(arg1, UINT_MAX, &number))
-                        return -EINVAL;
-                return cmd[1] == 'f' ? cpu_set_offline(st, (unsigned) number)
-                                     : cpu_set_online(st, (unsigned) number);
+static int control_fail(struct fakeirq *st, const struct control_line *line) {
+        int err;
+        long count;
+        int e;
+
+        e = control_parse_fault(line, &err, &count);
+        if (e < 0)
+                return e;
+        e = control_parse_irqs(st, line->arg1, true);
+        if (e < 0)
+                return e;
+        FOR_EACH_SCRATCH_IRQ(st, n) {
+                struct fake_irq *irq = irq_find(st, n);
+
+                irq->fail_errno = err;
+                irq->fail_remaining = err ? count : 0;
         }
+        return 0;
+}
 
-        if (strcmp(cmd, "reset-stats") == 0) {
-                if (arg1)
-                        return -EINVAL;
-                st->default_stats = (struct counters) {};
-                for (unsigned i = 0; i < st->irq_capacity; i++)
-                        if (st->irqs[i])
-                                st->irqs[i]->stats = (struct counters) {};
-                return 0;
-        }
+static int control_parse_cpu(const struct control_line *line, unsigned *ret_cpu) {
+        unsigned long number;
 
+        if (line->arg2 || !parse_unsigned(line->arg1, UINT_MAX, &number))
+                return -EINVAL;
+        *ret_cpu = (unsigned) number;
+        return 0;
+}
+
+static int control_offline(struct fakeirq *st, const struct control_line *line) {
+        unsigned cpu;
+        int e = control_parse_cpu(line, &cpu);
+
+        return e < 0 ? e : cpu_set_offline(st, cpu);
+}
+
+static int control_online(struct fakeirq *st, const struct control_line *line) {
+        unsigned cpu;
+        int e = control_parse_cpu(line, &cpu);
+
+        return e < 0 ? e : cpu_set_online(st, cpu);
+}
+
+static int control_reset_stats(struct fakeirq *st, const struct control_line *line) {
+        if (line->arg1)
+                return -EINVAL;
+        st->default_stats = (struct counters) {};
+        for (unsigned i = 0; i < st->irq_capacity; i++)
+                if (st->irqs[i])
+                        st->irqs[i]->stats = (struct counters) {};
+        return 0;
+}
+
+/* Adding a command is one function and one row; the top of fakeirqfs.c documents it. */
+static const struct control_command {
+        const char *name;
+        int (*execute)(struct fakeirq *st, const struct control_line *line);
+} control_commands[] = {
+        { "managed", control_managed },
+        { "unmanaged", control_unmanaged },
+        { "vanish", control_vanish },
+        { "vanish-after-read", control_vanish_after_read },
+        { "appear", control_appear },
+        { "set", control_set },
+        { "effective", control_effective },
+        { "hint", control_hint },
+        { "node", control_node },
+        { "fail", control_fail },
+        { "offline", control_offline },
+        { "online", control_online },
+        { "reset-stats", control_reset_stats },
+};
+
+static int control_execute(struct fakeirq *st, char *text) {
+        char *saveptr = NULL;
+        struct control_line line = {};
+
+        line.command = strtok_r(text, " \t\r", &saveptr);
+        line.arg1 = line.command ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
+        line.arg2 = line.arg1 ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
+        line.arg3 = line.arg2 ? strtok_r(NULL, " \t\r", &saveptr) : NULL;
+
+        if (!line.command)
+                return 0;       /* blank line */
+        if (line.arg3 && strtok_r(NULL, " \t\r", &saveptr))
+                return -EINVAL;
+        for (size_t i = 0; i < sizeof(control_commands) / sizeof(control_commands[0]); i++)
+                if (strcmp(line.command, control_commands[i].name) == 0)
+                        return control_commands[i].execute(st, &line);
         return -EINVAL;
 }
 
