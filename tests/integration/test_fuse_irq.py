@@ -362,243 +362,310 @@ def set_cpu_online(host, cpu, online):
     host._write_interrupts()   # its CPU columns are the online CPUs
 
 
+class Phase:
+    """What the steps of one phase share: the test, its prefix, the fake host and the
+    IRQs each step plays with; the mount, the bus view and the daemon once started; and
+    the number of settings the first pass reports."""
+
+    def __init__(self, t, abi, log):
+        self.t = t
+        self.abi = abi
+        self.log = log
+        self.P = "[%s ABI, %s] " % (abi, log.kind)
+        self.host = h.FakeHost(ncpus=NCPUS, nirqs=NIRQS, isolated="2-3")
+        eth0 = self.host.irqs_matching("eth0-TxRx-*")
+        self.managed = self.host.irqs_matching("nvme0q*")[2]
+        self.vanish, self.flip, self.midscan, self.external, self.offline_irq = eth0[5:10]
+        self.quiet = eth0[20]      # nobody touches it: its read counter counts scans
+        self.fs = None
+        self.view = None
+        self.d = None
+        self.n_settings = None
+
+
+def first_pass(c):
+    """Step 1, the first pass: READY=1, every movable IRQ at housekeeping, one write
+    each, STATUS=. False when the daemon never got ready."""
+    t, P, host, fs, view, d = c.t, c.P, c.host, c.fs, c.view, c.d
+    managed = c.managed
+    try:
+        waited = d.wait_ready(h.scaled(30))
+        t.ok(True, P + "READY=1 after the first pass (%.2fs)" % waited)
+    except h.DaemonError as e:
+        t.ok(False, P + "READY=1 after the first pass",
+             str(e) + "\nfakeirqfs log:\n" + fs.log())
+        return False
+    view.wait_owner(d, h.scaled(TIMEOUT))
+    wrong = {n: affinity(fs, n) for n in host.irqs if n != managed}
+    wrong = {n: a for n, a in wrong.items() if a != HOUSEKEEPING}
+    t.ok(not wrong, P + "every movable IRQ reads %s through the mount (%d IRQs)"
+         % (HOUSEKEEPING, len(host.irqs) - 1), "wrong: %r" % sorted(wrong.items())[:10])
+    dflt = h.read_text(fs.path("default_smp_affinity")).strip()
+    t.ok(dflt == "3", P + "default_smp_affinity reads 3 (CPUs 0-1)", "reads %r" % dflt)
+    st = fs.stats()
+    bad_writes = {n: s[:2] for n, s in st.items()
+                  if isinstance(n, int) and n != managed and s[0:2] != (1, 0)}
+    t.ok(not bad_writes, P + "the first pass wrote each movable IRQ once, without an error",
+         "IRQ: (writes, failed) %r" % sorted(bad_writes.items())[:10])
+    status0 = last_status(d)
+    t.ok(status0 is not None and status0[1] == len(host.irqs) + 1 and status0[2:4] == (0, 0)
+         and status0[4] == 1,
+         P + "STATUS= counts %d settings, 0 drifted, 0 failed, 1 unmovable"
+         % (len(host.irqs) + 1),
+         status_line(d))
+    c.n_settings = status0[1] if status0 else len(host.irqs) + 1
+    return True
+
+
+def managed_irq_step(c):
+    """Steps 2 and 3, the managed IRQ: unmovable, reported once, never written again."""
+    t, P, abi, log, fs, view, d = c.t, c.P, c.abi, c.log, c.fs, c.view, c.d
+    managed, quiet = c.managed, c.quiet
+    want_writes = 1 if abi == "legacy" else 0
+    want_error = "Input/output error" if abi == "legacy" else "read-only"
+    got = d.poll_until(lambda: [e for n, e in log.about(managed) if n == "unmovable"],
+                       h.scaled(TIMEOUT))
+    t.ok(got, P + "managed IRQ %d is reported unmovable" % managed,
+         describe(log, log.about(managed)))
+    if got:
+        e = got[0]
+        err = log.error_of(e)
+        t.ok(want_error in err, P + "the report gives the kernel's reason (%r)" % want_error,
+             log.text(e))
+        if log.kind == "journal":
+            problems = ["%s=%r" % (k, e.get(k)) for k, v in
+                        (("PRIORITY", "4"), ("LOWLATD_KIND", "irq_affinity"),
+                         ("LOWLATD_OBJECT", str(managed)), ("LOWLATD_EXPECTED", HOUSEKEEPING),
+                         ("SYSLOG_IDENTIFIER", "lowlatd")) if e.get(k) != v]
+            if not (e.get("LOWLATD_OBSERVED") or "").startswith("3"):
+                problems.append("LOWLATD_OBSERVED=%r" % e.get("LOWLATD_OBSERVED"))
+            t.ok(not problems, P + "unmovable entry (%s…): PRIORITY=4, kind, "
+                 "object, expected %s, observed 3" % (h.MID["unmovable"][:8], HOUSEKEEPING),
+                 ", ".join(problems) + "\n" + log.text(e))
+    s = fs.irq_stats(managed)
+    t.ok(s[0] == want_writes and s[1] == want_writes,
+         P + "managed IRQ %d: %d write(s), %d refused, after the first pass"
+         % (managed, want_writes, want_writes), ".stats: writes %d failed %d" % s[:2])
+    what = P + "ListSettings shows IRQ %d unmovable" % managed
+    if view.available:
+        rows = irq_rows(view)
+        t.ok(rows.get(str(managed), ("", "", ""))[2] == "unmovable", what, repr(rows.get(str(managed))))
+    else:
+        t.skip(what, view.why)
+
+    reads_before = fs.irq_stats(managed)[3]
+    t.ok(scans_pass(fs, d, quiet, 4), P + "four more scans pass (1 s interval)",
+         ".stats:\n" + h.read_text(fs.path(".stats"))[:300])
+    s = fs.irq_stats(managed)
+    t.ok(s[0] == want_writes, P + "managed IRQ %d is never written again over the scans"
+         % managed, ".stats: writes %d failed %d" % s[:2])
+    t.ok(s[3] > reads_before, P + "... but it is still read (watched) by the scans",
+         "reads %d -> %d" % (reads_before, s[3]))
+    ev = log.about(managed)
+    t.ok(names(ev) == ["unmovable"], P + "IRQ %d is reported exactly once" % managed,
+         describe(log, ev))
+    t.ok(affinity(fs, managed) == "3", P + "managed IRQ %d stays at 3" % managed,
+         affinity(fs, managed))
+    t.ok(d.alive(), P + "lowlatd keeps running", d.stderr_tail())
+
+
+def vanish_between_scans(c):
+    """Step 4a: an IRQ vanishes between scans, then appears again at 2-3."""
+    t, P, log, fs, view, d = c.t, c.P, c.log, c.fs, c.view, c.d
+    vanish, quiet, n_settings = c.vanish, c.quiet, c.n_settings
+    mark = log.mark()
+    fs.control("vanish %d" % vanish)
+    got = d.poll_until(lambda: settings_count(d) == n_settings - 1, h.scaled(TIMEOUT))
+    t.ok(got, P + "vanished IRQ %d leaves the daemon's view (STATUS= %d settings)"
+         % (vanish, n_settings - 1), status_line(d))
+    what = P + "ListSettings no longer lists IRQ %d" % vanish
+    if view.available:
+        rows = irq_rows(view)
+        t.ok(str(vanish) not in rows and str(quiet) in rows, what, repr(rows.get(str(vanish))))
+    else:
+        t.skip(what, view.why)
+    scans_pass(fs, d, quiet, 2)
+    ev = log.about(vanish, mark)
+    t.ok(len(ev) <= 1, P + "no error storm for the vanished IRQ %d (at most one line)" % vanish,
+         describe(log, ev))
+    t.ok(fs.irq_stats(vanish)[4] == "vanished" and d.alive(),
+         P + "IRQ %d is gone and lowlatd runs on" % vanish, d.stderr_tail())
+
+    mark = log.mark()
+    fs.control("appear %d 2-3" % vanish)
+    got = d.poll_until(lambda: affinity(fs, vanish) == HOUSEKEEPING, h.scaled(TIMEOUT))
+    t.ok(got, P + "IRQ %d appears again at 2-3 and the next scan moves it to %s"
+         % (vanish, HOUSEKEEPING), "reads %r" % affinity(fs, vanish))
+    got = d.poll_until(lambda: settings_count(d) == n_settings, h.scaled(TIMEOUT))
+    t.ok(got, P + "... and it is back in the daemon's view (STATUS= %d settings)" % n_settings,
+         status_line(d))
+    got = d.poll_until(lambda: "corrected" in names(log.about(vanish, mark)), h.scaled(TIMEOUT))
+    ev = log.about(vanish, mark)
+    t.ok(got and names(ev) == ["drift", "corrected"],
+         P + "the reappeared IRQ %d is logged as drifted, then corrected" % vanish,
+         describe(log, ev))
+    s = fs.irq_stats(vanish)
+    t.ok(s[:2] == (1, 0) and s[4] == "present",
+         P + "one write to the new IRQ %d entry, accepted" % vanish,
+         ".stats: writes %d failed %d %s" % (s[0], s[1], s[4]))
+
+
+def vanish_and_appear(c):
+    """Step 4b: vanish and appear in one step: the daemon's fds now read EIO."""
+    t, P, log, fs, d = c.t, c.P, c.log, c.fs, c.d
+    flip = c.flip
+    mark = log.mark()
+    fs.control("vanish %d; appear %d 2-3" % (flip, flip))
+    got = d.poll_until(lambda: affinity(fs, flip) == HOUSEKEEPING, h.scaled(TIMEOUT))
+    t.ok(got, P + "IRQ %d replaced by a new entry at 2-3 is corrected to %s (old fds give EIO)"
+         % (flip, HOUSEKEEPING), "reads %r" % affinity(fs, flip))
+    d.poll_until(lambda: "corrected" in names(log.about(flip, mark)), h.scaled(TIMEOUT))
+    ev = log.about(flip, mark)
+    t.ok(names(ev) == ["drift", "corrected"],
+         P + "... logged as drifted and corrected, no read error", describe(log, ev))
+    s = fs.irq_stats(flip)
+    t.ok(s[:2] == (1, 0), P + "... with one accepted write to the new entry",
+         ".stats: writes %d failed %d" % s[:2])
+
+
+def vanish_mid_scan(c):
+    """Step 4c: the IRQ goes away right after the daemon reads it (driver unbind mid-scan)."""
+    t, P, log, fs, d = c.t, c.P, c.log, c.fs, c.d
+    midscan, quiet, n_settings = c.midscan, c.quiet, c.n_settings
+    mark = log.mark()
+    fs.control("set %d 2-3; vanish-after-read %d" % (midscan, midscan))
+    got = d.poll_until(lambda: fs.irq_stats(midscan)[4] == "vanished", h.scaled(TIMEOUT))
+    t.ok(got, P + "IRQ %d vanishes right after the scan reads it" % midscan,
+         repr(fs.irq_stats(midscan)))
+    got = d.poll_until(lambda: settings_count(d) == n_settings - 1, h.scaled(TIMEOUT))
+    t.ok(got, P + "... and leaves the daemon's view (STATUS= %d settings)" % (n_settings - 1),
+         status_line(d))
+    scans_pass(fs, d, quiet, 2)
+    ev = log.about(midscan, mark)
+    t.ok(len(ev) <= 1 and not set(names(ev)) & {"correction-failed", "unmovable", "other"},
+         P + "... without an error (at most one drift line)", describe(log, ev))
+    s = fs.irq_stats(midscan)
+    t.ok(s[1] == 0, P + "... and no failed write", ".stats: writes %d failed %d" % s[:2])
+    fs.control("appear %d 2-3" % midscan)
+    got = d.poll_until(lambda: affinity(fs, midscan) == HOUSEKEEPING, h.scaled(TIMEOUT))
+    t.ok(got, P + "IRQ %d appears again and is corrected to %s" % (midscan, HOUSEKEEPING),
+         "reads %r" % affinity(fs, midscan))
+
+
+def external_writer(c):
+    """Step 5: another writer moves an IRQ; FUSE raises no inotify event, the scan finds it."""
+    t, P, log, fs, d = c.t, c.P, c.log, c.fs, c.d
+    external = c.external
+    mark = log.mark()
+    t0 = time.monotonic()
+    fs.control("set %d 2-3" % external)
+    got = d.poll_until(lambda: affinity(fs, external) == HOUSEKEEPING, h.scaled(TIMEOUT))
+    took = time.monotonic() - t0
+    t.ok(got, P + "external write of 2-3 to IRQ %d is undone by the periodic scan (%.2fs)"
+         % (external, took), "reads %r" % affinity(fs, external))
+    d.poll_until(lambda: "corrected" in names(log.about(external, mark)), h.scaled(TIMEOUT))
+    ev = log.about(external, mark)
+    t.ok(names(ev) == ["drift", "corrected"], P + "... logged as drifted, then corrected",
+         describe(log, ev))
+    if log.kind == "journal" and ev:
+        e = ev[0][1]
+        t.ok(e.get("LOWLATD_OBSERVED", "").startswith("2-3")
+             and e.get("LOWLATD_EXPECTED") == HOUSEKEEPING,
+             P + "the drift entry says expected %s, observed 2-3" % HOUSEKEEPING, log.text(e))
+
+
+def cpu_offline_step(c):
+    """Step 6: CPU 1 goes offline, then online again."""
+    t, P, log, host, fs, d = c.t, c.P, c.log, c.host, c.fs, c.d
+    offline_irq = c.offline_irq
+    # CPU 1 goes offline: the posture is rebuilt from the unchanged configuration
+    # (housekeeping is online minus isolated, now 0), and an IRQ written meanwhile is
+    # corrected to the new housekeeping set without a failed write. CPU 1 back online:
+    # rebuilt again.
+    fs.control("offline 1")
+    set_cpu_online(host, 1, False)
+    mark = log.mark()
+    fs.control("set %d 2-3" % offline_irq)
+    got = d.poll_until(lambda: affinity(fs, offline_irq) == "0", h.scaled(TIMEOUT))
+    eff = h.read_text(fs.path(offline_irq, "effective_affinity_list")).strip()
+    s = fs.irq_stats(offline_irq)
+    t.ok(got and eff == "0" and s[1] == 0,
+         P + "with CPU 1 offline IRQ %d is corrected to the new housekeeping CPU 0, no failed write"
+         % offline_irq,
+         "reads %r, effective %r, failed writes %d" % (affinity(fs, offline_irq), eff, s[1]))
+    rebuilt = d.poll_until(lambda: messages(log, mark, "(online CPUs changed to 0,2-3)"), h.scaled(TIMEOUT))
+    t.ok(rebuilt, P + "... the posture was rebuilt: 'Reloaded ... (online CPUs changed to 0,2-3)'",
+         "\n".join(messages(log, mark, ""))[-1500:])
+    fs.control("online 1")
+    set_cpu_online(host, 1, True)
+    mark = log.mark()
+    rebuilt = d.poll_until(lambda: messages(log, mark, "(online CPUs changed to 0-3)"), h.scaled(TIMEOUT))
+    t.ok(rebuilt, P + "CPU 1 online again: rebuilt for 0-3",
+         "\n".join(messages(log, mark, ""))[-1500:])
+
+
+def whole_run(c):
+    """What holds over the whole run, and lowlatd stopping cleanly."""
+    t, P, log, d = c.t, c.P, c.log, c.d
+    n_settings = c.n_settings
+    failed = log.named("correction-failed")
+    t.ok(not failed, P + "no correction-failed events in the whole run",
+         "\n".join(log.text(e) for e in failed[:10]))
+    st = last_status(d)
+    t.ok(st is not None and st[1:] == (n_settings, 0, 0, 1),
+         P + "final STATUS=: %d settings, 0 drifted, 0 failed, 1 unmovable" % n_settings,
+         status_line(d))
+    t.ok(d.alive(), P + "lowlatd is still running", d.stderr_tail())
+    t.stopped_cleanly(d, what=P + "lowlatd")
+
+
+def stop_phase(c):
+    """Whatever step a phase ended at: the daemon, the bus and fakeirqfs are stopped, and
+    fakeirqfs must have unmounted, exited 0 and logged no sanitizer report."""
+    t, P, fs, view, d = c.t, c.P, c.fs, c.view, c.d
+    if d is not None:
+        d.kill()
+    if view is not None:
+        view.stop()
+    rc = fs.stop()
+    flog = fs.log()
+    rep = [l for l in flog.splitlines() if any(p in l for p in h.SANITIZER_PATTERNS)]
+    t.ok(rc == 0 and not fs.mounted,
+         P + "fakeirqfs unmounted and exited 0", "exit %s, mounted %s; log:\n%s"
+         % (rc, fs.mounted, flog[-2000:]))
+    t.ok(not rep, P + "fakeirqfs: no sanitizer reports", "\n".join(rep[:20]))
+
+
 def phase(t, exe, abi, log):
     """One daemon on one fakeirqfs mount; `abi` is fakeirqfs's --managed-abi."""
-    P = "[%s ABI, %s] " % (abi, log.kind)
-    host = h.FakeHost(ncpus=NCPUS, nirqs=NIRQS, isolated="2-3")
-    eth0 = host.irqs_matching("eth0-TxRx-*")
-    managed = host.irqs_matching("nvme0q*")[2]
-    vanish, flip, midscan, external, offline_irq = eth0[5], eth0[6], eth0[7], eth0[8], eth0[9]
-    quiet = eth0[20]           # nobody touches it: its read counter counts scans
+    c = Phase(t, abi, log)
+    P = c.P
     t.note("%smanaged %d, vanish %d, vanish+appear %d, vanish mid-scan %d, external %d, "
            "offline-CPU write %d, quiet %d"
-           % (P, managed, vanish, flip, midscan, external, offline_irq, quiet))
+           % (P, c.managed, c.vanish, c.flip, c.midscan, c.external, c.offline_irq, c.quiet))
 
-    fs = FakeIrqFs(exe, host, managed=[managed], abi=abi).start()
-    view = None
-    d = None
+    c.fs = FakeIrqFs(exe, c.host, managed=[c.managed], abi=abi).start()
     try:
         # A managed queue interrupt sits on an isolated CPU (the kernel put it there).
-        fs.control("set %d 3" % managed)
-        view = b.SettingsView(host.tmp)
-        if not view.available:
+        c.fs.control("set %d 3" % c.managed)
+        c.view = b.SettingsView(c.host.tmp)
+        if not c.view.available:
             t.note("%sno private bus (%s): the daemon's view is checked through STATUS= only"
-                   % (P, view.why))
-        d = h.Daemon(host, CONFIG, env=view.env())
-        log.daemon = d
+                   % (P, c.view.why))
+        c.d = h.Daemon(c.host, CONFIG, env=c.view.env())
+        log.daemon = c.d
 
-        # 1. first pass
-        try:
-            waited = d.wait_ready(h.scaled(30))
-            t.ok(True, P + "READY=1 after the first pass (%.2fs)" % waited)
-        except h.DaemonError as e:
-            t.ok(False, P + "READY=1 after the first pass",
-                 str(e) + "\nfakeirqfs log:\n" + fs.log())
+        if not first_pass(c):
             return
-        view.wait_owner(d, h.scaled(TIMEOUT))
-        wrong = {n: affinity(fs, n) for n in host.irqs if n != managed}
-        wrong = {n: a for n, a in wrong.items() if a != HOUSEKEEPING}
-        t.ok(not wrong, P + "every movable IRQ reads %s through the mount (%d IRQs)"
-             % (HOUSEKEEPING, len(host.irqs) - 1), "wrong: %r" % sorted(wrong.items())[:10])
-        dflt = h.read_text(fs.path("default_smp_affinity")).strip()
-        t.ok(dflt == "3", P + "default_smp_affinity reads 3 (CPUs 0-1)", "reads %r" % dflt)
-        st = fs.stats()
-        bad_writes = {n: s[:2] for n, s in st.items()
-                      if isinstance(n, int) and n != managed and s[0:2] != (1, 0)}
-        t.ok(not bad_writes, P + "the first pass wrote each movable IRQ once, without an error",
-             "IRQ: (writes, failed) %r" % sorted(bad_writes.items())[:10])
-        status0 = last_status(d)
-        t.ok(status0 is not None and status0[1] == len(host.irqs) + 1 and status0[2:4] == (0, 0)
-             and status0[4] == 1,
-             P + "STATUS= counts %d settings, 0 drifted, 0 failed, 1 unmovable"
-             % (len(host.irqs) + 1),
-             status_line(d))
-        n_settings = status0[1] if status0 else len(host.irqs) + 1
-
-        # 2./3. the managed IRQ
-        want_writes = 1 if abi == "legacy" else 0
-        want_error = "Input/output error" if abi == "legacy" else "read-only"
-        got = d.poll_until(lambda: [e for n, e in log.about(managed) if n == "unmovable"],
-                           h.scaled(TIMEOUT))
-        t.ok(got, P + "managed IRQ %d is reported unmovable" % managed,
-             describe(log, log.about(managed)))
-        if got:
-            e = got[0]
-            err = log.error_of(e)
-            t.ok(want_error in err, P + "the report gives the kernel's reason (%r)" % want_error,
-                 log.text(e))
-            if log.kind == "journal":
-                problems = ["%s=%r" % (k, e.get(k)) for k, v in
-                            (("PRIORITY", "4"), ("LOWLATD_KIND", "irq_affinity"),
-                             ("LOWLATD_OBJECT", str(managed)), ("LOWLATD_EXPECTED", HOUSEKEEPING),
-                             ("SYSLOG_IDENTIFIER", "lowlatd")) if e.get(k) != v]
-                if not (e.get("LOWLATD_OBSERVED") or "").startswith("3"):
-                    problems.append("LOWLATD_OBSERVED=%r" % e.get("LOWLATD_OBSERVED"))
-                t.ok(not problems, P + "unmovable entry (%s…): PRIORITY=4, kind, "
-                     "object, expected %s, observed 3" % (h.MID["unmovable"][:8], HOUSEKEEPING),
-                     ", ".join(problems) + "\n" + log.text(e))
-        s = fs.irq_stats(managed)
-        t.ok(s[0] == want_writes and s[1] == want_writes,
-             P + "managed IRQ %d: %d write(s), %d refused, after the first pass"
-             % (managed, want_writes, want_writes), ".stats: writes %d failed %d" % s[:2])
-        what = P + "ListSettings shows IRQ %d unmovable" % managed
-        if view.available:
-            rows = irq_rows(view)
-            t.ok(rows.get(str(managed), ("", "", ""))[2] == "unmovable", what, repr(rows.get(str(managed))))
-        else:
-            t.skip(what, view.why)
-
-        reads_before = fs.irq_stats(managed)[3]
-        t.ok(scans_pass(fs, d, quiet, 4), P + "four more scans pass (1 s interval)",
-             ".stats:\n" + h.read_text(fs.path(".stats"))[:300])
-        s = fs.irq_stats(managed)
-        t.ok(s[0] == want_writes, P + "managed IRQ %d is never written again over the scans"
-             % managed, ".stats: writes %d failed %d" % s[:2])
-        t.ok(s[3] > reads_before, P + "... but it is still read (watched) by the scans",
-             "reads %d -> %d" % (reads_before, s[3]))
-        ev = log.about(managed)
-        t.ok(names(ev) == ["unmovable"], P + "IRQ %d is reported exactly once" % managed,
-             describe(log, ev))
-        t.ok(affinity(fs, managed) == "3", P + "managed IRQ %d stays at 3" % managed,
-             affinity(fs, managed))
-        t.ok(d.alive(), P + "lowlatd keeps running", d.stderr_tail())
-
-        # 4a. an IRQ vanishes between scans
-        mark = log.mark()
-        fs.control("vanish %d" % vanish)
-        got = d.poll_until(lambda: settings_count(d) == n_settings - 1, h.scaled(TIMEOUT))
-        t.ok(got, P + "vanished IRQ %d leaves the daemon's view (STATUS= %d settings)"
-             % (vanish, n_settings - 1), status_line(d))
-        what = P + "ListSettings no longer lists IRQ %d" % vanish
-        if view.available:
-            rows = irq_rows(view)
-            t.ok(str(vanish) not in rows and str(quiet) in rows, what, repr(rows.get(str(vanish))))
-        else:
-            t.skip(what, view.why)
-        scans_pass(fs, d, quiet, 2)
-        ev = log.about(vanish, mark)
-        t.ok(len(ev) <= 1, P + "no error storm for the vanished IRQ %d (at most one line)" % vanish,
-             describe(log, ev))
-        t.ok(fs.irq_stats(vanish)[4] == "vanished" and d.alive(),
-             P + "IRQ %d is gone and lowlatd runs on" % vanish, d.stderr_tail())
-
-        mark = log.mark()
-        fs.control("appear %d 2-3" % vanish)
-        got = d.poll_until(lambda: affinity(fs, vanish) == HOUSEKEEPING, h.scaled(TIMEOUT))
-        t.ok(got, P + "IRQ %d appears again at 2-3 and the next scan moves it to %s"
-             % (vanish, HOUSEKEEPING), "reads %r" % affinity(fs, vanish))
-        got = d.poll_until(lambda: settings_count(d) == n_settings, h.scaled(TIMEOUT))
-        t.ok(got, P + "... and it is back in the daemon's view (STATUS= %d settings)" % n_settings,
-             status_line(d))
-        got = d.poll_until(lambda: "corrected" in names(log.about(vanish, mark)), h.scaled(TIMEOUT))
-        ev = log.about(vanish, mark)
-        t.ok(got and names(ev) == ["drift", "corrected"],
-             P + "the reappeared IRQ %d is logged as drifted, then corrected" % vanish,
-             describe(log, ev))
-        s = fs.irq_stats(vanish)
-        t.ok(s[:2] == (1, 0) and s[4] == "present",
-             P + "one write to the new IRQ %d entry, accepted" % vanish,
-             ".stats: writes %d failed %d %s" % (s[0], s[1], s[4]))
-
-        # 4b. vanish and appear in one step: the daemon's fds now read EIO
-        mark = log.mark()
-        fs.control("vanish %d; appear %d 2-3" % (flip, flip))
-        got = d.poll_until(lambda: affinity(fs, flip) == HOUSEKEEPING, h.scaled(TIMEOUT))
-        t.ok(got, P + "IRQ %d replaced by a new entry at 2-3 is corrected to %s (old fds give EIO)"
-             % (flip, HOUSEKEEPING), "reads %r" % affinity(fs, flip))
-        d.poll_until(lambda: "corrected" in names(log.about(flip, mark)), h.scaled(TIMEOUT))
-        ev = log.about(flip, mark)
-        t.ok(names(ev) == ["drift", "corrected"],
-             P + "... logged as drifted and corrected, no read error", describe(log, ev))
-        s = fs.irq_stats(flip)
-        t.ok(s[:2] == (1, 0), P + "... with one accepted write to the new entry",
-             ".stats: writes %d failed %d" % s[:2])
-
-        # 4c. the IRQ goes away right after the daemon reads it (driver unbind mid-scan)
-        mark = log.mark()
-        fs.control("set %d 2-3; vanish-after-read %d" % (midscan, midscan))
-        got = d.poll_until(lambda: fs.irq_stats(midscan)[4] == "vanished", h.scaled(TIMEOUT))
-        t.ok(got, P + "IRQ %d vanishes right after the scan reads it" % midscan,
-             repr(fs.irq_stats(midscan)))
-        got = d.poll_until(lambda: settings_count(d) == n_settings - 1, h.scaled(TIMEOUT))
-        t.ok(got, P + "... and leaves the daemon's view (STATUS= %d settings)" % (n_settings - 1),
-             status_line(d))
-        scans_pass(fs, d, quiet, 2)
-        ev = log.about(midscan, mark)
-        t.ok(len(ev) <= 1 and not set(names(ev)) & {"correction-failed", "unmovable", "other"},
-             P + "... without an error (at most one drift line)", describe(log, ev))
-        s = fs.irq_stats(midscan)
-        t.ok(s[1] == 0, P + "... and no failed write", ".stats: writes %d failed %d" % s[:2])
-        fs.control("appear %d 2-3" % midscan)
-        got = d.poll_until(lambda: affinity(fs, midscan) == HOUSEKEEPING, h.scaled(TIMEOUT))
-        t.ok(got, P + "IRQ %d appears again and is corrected to %s" % (midscan, HOUSEKEEPING),
-             "reads %r" % affinity(fs, midscan))
-
-        # 5. another writer moves an IRQ; FUSE raises no inotify event, the scan finds it
-        mark = log.mark()
-        t0 = time.monotonic()
-        fs.control("set %d 2-3" % external)
-        got = d.poll_until(lambda: affinity(fs, external) == HOUSEKEEPING, h.scaled(TIMEOUT))
-        took = time.monotonic() - t0
-        t.ok(got, P + "external write of 2-3 to IRQ %d is undone by the periodic scan (%.2fs)"
-             % (external, took), "reads %r" % affinity(fs, external))
-        d.poll_until(lambda: "corrected" in names(log.about(external, mark)), h.scaled(TIMEOUT))
-        ev = log.about(external, mark)
-        t.ok(names(ev) == ["drift", "corrected"], P + "... logged as drifted, then corrected",
-             describe(log, ev))
-        if log.kind == "journal" and ev:
-            e = ev[0][1]
-            t.ok(e.get("LOWLATD_OBSERVED", "").startswith("2-3")
-                 and e.get("LOWLATD_EXPECTED") == HOUSEKEEPING,
-                 P + "the drift entry says expected %s, observed 2-3" % HOUSEKEEPING, log.text(e))
-
-        # 6. CPU 1 goes offline: the posture is rebuilt from the unchanged configuration
-        # (housekeeping is online minus isolated, now 0), and an IRQ written meanwhile is
-        # corrected to the new housekeeping set without a failed write. CPU 1 back online:
-        # rebuilt again.
-        fs.control("offline 1")
-        set_cpu_online(host, 1, False)
-        mark = log.mark()
-        fs.control("set %d 2-3" % offline_irq)
-        got = d.poll_until(lambda: affinity(fs, offline_irq) == "0", h.scaled(TIMEOUT))
-        eff = h.read_text(fs.path(offline_irq, "effective_affinity_list")).strip()
-        s = fs.irq_stats(offline_irq)
-        t.ok(got and eff == "0" and s[1] == 0,
-             P + "with CPU 1 offline IRQ %d is corrected to the new housekeeping CPU 0, no failed write"
-             % offline_irq,
-             "reads %r, effective %r, failed writes %d" % (affinity(fs, offline_irq), eff, s[1]))
-        rebuilt = d.poll_until(lambda: messages(log, mark, "(online CPUs changed to 0,2-3)"), h.scaled(TIMEOUT))
-        t.ok(rebuilt, P + "... the posture was rebuilt: 'Reloaded ... (online CPUs changed to 0,2-3)'",
-             "\n".join(messages(log, mark, ""))[-1500:])
-        fs.control("online 1")
-        set_cpu_online(host, 1, True)
-        mark = log.mark()
-        rebuilt = d.poll_until(lambda: messages(log, mark, "(online CPUs changed to 0-3)"), h.scaled(TIMEOUT))
-        t.ok(rebuilt, P + "CPU 1 online again: rebuilt for 0-3",
-             "\n".join(messages(log, mark, ""))[-1500:])
-
-        # Whole run
-        failed = log.named("correction-failed")
-        t.ok(not failed, P + "no correction-failed events in the whole run",
-             "\n".join(log.text(e) for e in failed[:10]))
-        st = last_status(d)
-        t.ok(st is not None and st[1:] == (n_settings, 0, 0, 1),
-             P + "final STATUS=: %d settings, 0 drifted, 0 failed, 1 unmovable" % n_settings,
-             status_line(d))
-        t.ok(d.alive(), P + "lowlatd is still running", d.stderr_tail())
-        t.stopped_cleanly(d, what=P + "lowlatd")
+        managed_irq_step(c)
+        vanish_between_scans(c)
+        vanish_and_appear(c)
+        vanish_mid_scan(c)
+        external_writer(c)
+        cpu_offline_step(c)
+        whole_run(c)
     finally:
-        if d is not None:
-            d.kill()
-        if view is not None:
-            view.stop()
-        rc = fs.stop()
-        flog = fs.log()
-        rep = [l for l in flog.splitlines() if any(p in l for p in h.SANITIZER_PATTERNS)]
-        t.ok(rc == 0 and not fs.mounted,
-             P + "fakeirqfs unmounted and exited 0", "exit %s, mounted %s; log:\n%s"
-             % (rc, fs.mounted, flog[-2000:]))
-        t.ok(not rep, P + "fakeirqfs: no sanitizer reports", "\n".join(rep[:20]))
+        stop_phase(c)
 
 
 OFFLINE_CONFIG = """\

@@ -217,6 +217,110 @@ static Setting *plan_strays(Fixture *f) {
         return s;
 }
 
+/* The setting as planned, and the first pass: every stray moved but one the kernel refuses,
+ * which is reported once and not retried. */
+static void evict_first_pass(Fixture *f, Setting *s) {
+        CHECK_STR(setting_kind_to_string(s->kind), "stray_tasks", "kind stray_tasks");
+        CHECK_STR(s->object, "2-3", "its object is the isolated CPU list");
+        CHECK_STR(s->desired, "none", "desired: none");
+        {
+                char path[64];
+                CHECK(setting_watch_path(s, 0, path, sizeof(path)) == 0, "no path: nothing to watch with inotify");
+        }
+
+        f->refuse_tid = 700;
+        f->refuse_error = -EINVAL;
+        CHECK(setting_reconcile(&f->rc, s, T0, 0) == 0, "first reconcile");
+        CHECK_STR(events_take(f), "drift correction-failed corrected",
+                  "drift; the refused task reported as a failure; the rest corrected");
+        CHECK_STR(moves_take(f), "60:0-1 100:0-1 101:0-1 500:0-1 700:0-1",
+                  "every stray thread moved to its CPUs minus the isolated ones, or housekeeping when none is left");
+        CHECK_STR(tree_allowed(f, 100, 101), "0-1", "the second thread of pid 100 too");
+        CHECK_STR(tree_allowed(f, 200, 201), "2-3", "the application's threads are left where they are");
+        CHECK_STR(tree_allowed(f, 300, 300), "0-3", "the service's processes are not moved");
+        CHECK_STR(tree_allowed(f, 3, 3), "2", "kernel threads are not moved");
+        CHECK_STR(tree_allowed(f, 1, 1), "0-3", "PID 1 is not moved");
+        CHECK_STR(tree_allowed(f, getpid(), getpid()), "0-3", "lowlatd is not moved");
+        CHECK(s->state == SETTING_CORRECTED, "state corrected");
+        CHECK_STR(s->observed,
+                  "none; left alone: pid 1 (systemd): PID 1, pid 500 (io) thread 501: PF_NO_SETAFFINITY, "
+                  "pid 700 (pinned): sched_setaffinity: Invalid argument",
+                  "observed: none, and the tasks left alone with why");
+        CHECK(f->rc.counters.drift_events == 1 && f->rc.counters.corrections == 1, "one drift, one correction");
+
+        CHECK(setting_reconcile(&f->rc, s, T0 + USEC_PER_SEC, 0) == 0, "next scan");
+        CHECK_STR(events_take(f), "", "nothing new: no event");
+        CHECK_STR(moves_take(f), "", "the refused task is not retried");
+        CHECK(setting_reconcile(&f->rc, s, T0 + 2 * USEC_PER_SEC, RECONCILE_FORCE) == 0, "a forced look (Reapply)");
+        CHECK_STR(events_take(f), "", "not even on a forced look: it is reported once");
+}
+
+/* Drift after a taskset, and a refused task's pid coming back as a new task. */
+static void evict_drift_and_pid_reuse(Fixture *f, Setting *s) {
+        /* Drift: someone widens a task again. */
+        tree_set_allowed(f, 100, 100, "0-3");
+        CHECK(setting_reconcile(&f->rc, s, T0 + 3 * USEC_PER_SEC, 0) == 0, "scan after taskset");
+        CHECK_STR(events_take(f), "drift corrected", "a task put back on isolated CPUs is drift, corrected");
+        CHECK_STR(moves_take(f), "100:0-1", "only that task is moved");
+
+        /* The refused task exits; its pid comes back as another task. */
+        tree_remove_process(f, 700);
+        CHECK(setting_reconcile(&f->rc, s, T0 + 4 * USEC_PER_SEC, 0) == 0, "scan after pid 700 exited");
+        CHECK_STR(events_take(f), "", "a task that exits is no event");
+        CHECK(!strstr(s->observed, "pinned"), "and is no longer listed as left alone");
+        tree_add_process(f, 700, "newcomer", 1, 0x400000, "newcomer\0", "2");
+        f->refuse_tid = 0;
+        CHECK(setting_reconcile(&f->rc, s, T0 + 5 * USEC_PER_SEC, 0) == 0, "scan with a new pid 700");
+        CHECK_STR(events_take(f), "drift corrected", "the new task with the old pid is moved");
+        CHECK_STR(moves_take(f), "700:0-1", "to housekeeping (its own CPUs are all isolated)");
+}
+
+/* Tasks that cannot be moved: one exits before the move, one the kernel leaves in
+ * place. */
+static void evict_gone_or_stuck(Fixture *f, Setting *s) {
+        /* A task that exits between the scan and the move. */
+        tree_add_process(f, 800, "shortlived", 1, 0x400000, "x\0", "0-3");
+        f->refuse_tid = 800;
+        f->refuse_error = -ESRCH;
+        CHECK(setting_reconcile(&f->rc, s, T0 + 6 * USEC_PER_SEC, 0) == 0, "scan with a task exiting");
+        CHECK_STR(events_take(f), "drift recovered", "the drift ends with the task; nothing was corrected");
+        CHECK_STR(moves_take(f), "800:0-1", "the move found it gone (ESRCH)");
+        CHECK(s->state == SETTING_OK, "an exiting task leaves the setting good");
+        CHECK(!strstr(s->observed, "shortlived"), "and is not left alone: ESRCH is no refusal");
+
+        /* The kernel says yes, but the task stays on isolated CPUs (a cpuset): left alone. */
+        f->refuse_tid = 0;
+        f->mover_ignores = true;
+        tree_add_process(f, 900, "cpuset", 1, 0x400000, "x\0", "1-2");
+        events_take(f);
+        CHECK(setting_reconcile(&f->rc, s, T0 + 8 * USEC_PER_SEC, 0) == 0, "scan with a task that does not move");
+        CHECK_STR(events_take(f), "drift correction-failed recovered",
+                  "reported once as a failure; with nothing moved it is not a correction");
+        CHECK(strstr(s->observed, "pid 900 (cpuset): still allowed on 1-2 after the move") != NULL,
+              "left alone, with why");
+        CHECK(setting_reconcile(&f->rc, s, T0 + 9 * USEC_PER_SEC, 0) == 0, "next scan");
+        CHECK_STR(events_take(f), "", "no flapping");
+        moves_take(f);
+        CHECK(setting_reconcile(&f->rc, s, T0 + 70 * USEC_PER_SEC, 0) == 0, "a minute later");
+        CHECK_STR(moves_take(f), "", "not retried");
+}
+
+/* A stray forked while the others are moved. */
+static void evict_fork_during_move(Fixture *f, Setting *s) {
+        /* A stray forked while others are moved: still drift, moved at the next scan. */
+        f->mover_ignores = false;
+        tree_set_allowed(f, 100, 100, "0-3");
+        f->spawn_pid = 950;
+        CHECK(setting_reconcile(&f->rc, s, T0 + 80 * USEC_PER_SEC, 0) == 0, "scan, and a fork during the move");
+        CHECK_STR(events_take(f), "drift", "the read-back shows the new task: no correction yet, no failure");
+        CHECK(s->state == SETTING_DRIFTED, "still drifted");
+        CHECK_STR(moves_take(f), "100:0-1", "the task found by the scan was moved");
+        CHECK(setting_reconcile(&f->rc, s, T0 + 81 * USEC_PER_SEC, 0) == 0, "next scan");
+        CHECK_STR(events_take(f), "corrected", "the new task is moved at the next scan");
+        CHECK_STR(moves_take(f), "950:0-1", "pid 950");
+        CHECK(s->state == SETTING_CORRECTED, "corrected");
+}
+
 static void test_evict(void) {
         _cleanup_(setting_freep) Setting *s = NULL;
         Fixture f;
@@ -231,95 +335,10 @@ static void test_evict(void) {
                 fixture_done(&f);
                 return;
         }
-        CHECK_STR(setting_kind_to_string(s->kind), "stray_tasks", "kind stray_tasks");
-        CHECK_STR(s->object, "2-3", "its object is the isolated CPU list");
-        CHECK_STR(s->desired, "none", "desired: none");
-        {
-                char path[64];
-                CHECK(setting_watch_path(s, 0, path, sizeof(path)) == 0, "no path: nothing to watch with inotify");
-        }
-
-        f.refuse_tid = 700;
-        f.refuse_error = -EINVAL;
-        CHECK(setting_reconcile(&f.rc, s, T0, 0) == 0, "first reconcile");
-        CHECK_STR(events_take(&f), "drift correction-failed corrected",
-                  "drift; the refused task reported as a failure; the rest corrected");
-        CHECK_STR(moves_take(&f), "60:0-1 100:0-1 101:0-1 500:0-1 700:0-1",
-                  "every stray thread moved to its CPUs minus the isolated ones, or housekeeping when none is left");
-        CHECK_STR(tree_allowed(&f, 100, 101), "0-1", "the second thread of pid 100 too");
-        CHECK_STR(tree_allowed(&f, 200, 201), "2-3", "the application's threads are left where they are");
-        CHECK_STR(tree_allowed(&f, 300, 300), "0-3", "the service's processes are not moved");
-        CHECK_STR(tree_allowed(&f, 3, 3), "2", "kernel threads are not moved");
-        CHECK_STR(tree_allowed(&f, 1, 1), "0-3", "PID 1 is not moved");
-        CHECK_STR(tree_allowed(&f, getpid(), getpid()), "0-3", "lowlatd is not moved");
-        CHECK(s->state == SETTING_CORRECTED, "state corrected");
-        CHECK_STR(s->observed,
-                  "none; left alone: pid 1 (systemd): PID 1, pid 500 (io) thread 501: PF_NO_SETAFFINITY, "
-                  "pid 700 (pinned): sched_setaffinity: Invalid argument",
-                  "observed: none, and the tasks left alone with why");
-        CHECK(f.rc.counters.drift_events == 1 && f.rc.counters.corrections == 1, "one drift, one correction");
-
-        CHECK(setting_reconcile(&f.rc, s, T0 + USEC_PER_SEC, 0) == 0, "next scan");
-        CHECK_STR(events_take(&f), "", "nothing new: no event");
-        CHECK_STR(moves_take(&f), "", "the refused task is not retried");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 2 * USEC_PER_SEC, RECONCILE_FORCE) == 0, "a forced look (Reapply)");
-        CHECK_STR(events_take(&f), "", "not even on a forced look: it is reported once");
-
-        /* Drift: someone widens a task again. */
-        tree_set_allowed(&f, 100, 100, "0-3");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 3 * USEC_PER_SEC, 0) == 0, "scan after taskset");
-        CHECK_STR(events_take(&f), "drift corrected", "a task put back on isolated CPUs is drift, corrected");
-        CHECK_STR(moves_take(&f), "100:0-1", "only that task is moved");
-
-        /* The refused task exits; its pid comes back as another task. */
-        tree_remove_process(&f, 700);
-        CHECK(setting_reconcile(&f.rc, s, T0 + 4 * USEC_PER_SEC, 0) == 0, "scan after pid 700 exited");
-        CHECK_STR(events_take(&f), "", "a task that exits is no event");
-        CHECK(!strstr(s->observed, "pinned"), "and is no longer listed as left alone");
-        tree_add_process(&f, 700, "newcomer", 1, 0x400000, "newcomer\0", "2");
-        f.refuse_tid = 0;
-        CHECK(setting_reconcile(&f.rc, s, T0 + 5 * USEC_PER_SEC, 0) == 0, "scan with a new pid 700");
-        CHECK_STR(events_take(&f), "drift corrected", "the new task with the old pid is moved");
-        CHECK_STR(moves_take(&f), "700:0-1", "to housekeeping (its own CPUs are all isolated)");
-
-        /* A task that exits between the scan and the move. */
-        tree_add_process(&f, 800, "shortlived", 1, 0x400000, "x\0", "0-3");
-        f.refuse_tid = 800;
-        f.refuse_error = -ESRCH;
-        CHECK(setting_reconcile(&f.rc, s, T0 + 6 * USEC_PER_SEC, 0) == 0, "scan with a task exiting");
-        CHECK_STR(events_take(&f), "drift recovered", "the drift ends with the task; nothing was corrected");
-        CHECK_STR(moves_take(&f), "800:0-1", "the move found it gone (ESRCH)");
-        CHECK(s->state == SETTING_OK, "an exiting task leaves the setting good");
-        CHECK(!strstr(s->observed, "shortlived"), "and is not left alone: ESRCH is no refusal");
-
-        /* The kernel says yes, but the task stays on isolated CPUs (a cpuset): left alone. */
-        f.refuse_tid = 0;
-        f.mover_ignores = true;
-        tree_add_process(&f, 900, "cpuset", 1, 0x400000, "x\0", "1-2");
-        events_take(&f);
-        CHECK(setting_reconcile(&f.rc, s, T0 + 8 * USEC_PER_SEC, 0) == 0, "scan with a task that does not move");
-        CHECK_STR(events_take(&f), "drift correction-failed recovered",
-                  "reported once as a failure; with nothing moved it is not a correction");
-        CHECK(strstr(s->observed, "pid 900 (cpuset): still allowed on 1-2 after the move") != NULL,
-              "left alone, with why");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 9 * USEC_PER_SEC, 0) == 0, "next scan");
-        CHECK_STR(events_take(&f), "", "no flapping");
-        moves_take(&f);
-        CHECK(setting_reconcile(&f.rc, s, T0 + 70 * USEC_PER_SEC, 0) == 0, "a minute later");
-        CHECK_STR(moves_take(&f), "", "not retried");
-
-        /* A stray forked while others are moved: still drift, moved at the next scan. */
-        f.mover_ignores = false;
-        tree_set_allowed(&f, 100, 100, "0-3");
-        f.spawn_pid = 950;
-        CHECK(setting_reconcile(&f.rc, s, T0 + 80 * USEC_PER_SEC, 0) == 0, "scan, and a fork during the move");
-        CHECK_STR(events_take(&f), "drift", "the read-back shows the new task: no correction yet, no failure");
-        CHECK(s->state == SETTING_DRIFTED, "still drifted");
-        CHECK_STR(moves_take(&f), "100:0-1", "the task found by the scan was moved");
-        CHECK(setting_reconcile(&f.rc, s, T0 + 81 * USEC_PER_SEC, 0) == 0, "next scan");
-        CHECK_STR(events_take(&f), "corrected", "the new task is moved at the next scan");
-        CHECK_STR(moves_take(&f), "950:0-1", "pid 950");
-        CHECK(s->state == SETTING_CORRECTED, "corrected");
+        evict_first_pass(&f, s);
+        evict_drift_and_pid_reuse(&f, s);
+        evict_gone_or_stuck(&f, s);
+        evict_fork_during_move(&f, s);
         fixture_done(&f);
 }
 
