@@ -506,6 +506,9 @@ void audit_check_kernel(Audit *a) {
                             "mount -t debugfs none /sys/kernel/debug.",
                             a->release ?: "$(uname -r)", a->kconfig_loaded ? "names no preemption model" : "is unreadable");
                 break;
+        case _PREEMPT_MODE_MAX:
+        case _PREEMPT_MODE_INVALID:
+                break;
         }
 
         if (!a->kconfig_loaded)
