@@ -211,60 +211,53 @@ static int boot_cpus(Audit *a, BootParam b, CPUSet *ret) {
 
 /* --- 1. boot isolation --- */
 
-void audit_check_boot(Audit *a) {
+/* What the boot checks compare the command line with: the posture's CPUs, and the
+ * parameters that would isolate them. */
+typedef struct BootWant {
+        char *isolated;       /* the isolated CPUs, as a list */
+        char *isolated_words; /* the same in words: "CPUs 2-3" */
+        char *housekeeping;   /* the housekeeping CPUs, as a list */
+        char *isolcpus;       /* "isolcpus=managed_irq,domain,LIST" */
+        char *nohz_full;      /* "nohz_full=LIST" */
+} BootWant;
+
+static void boot_want_done(BootWant *w) {
+        free(w->isolated);
+        free(w->isolated_words);
+        free(w->housekeeping);
+        free(w->isolcpus);
+        free(w->nohz_full);
+}
+
+static void check_boot_isolcpus(Audit *a, const BootWant *w) {
         const Posture *p = a->posture;
-        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY, nohz = CPUSET_EMPTY, applied = CPUSET_EMPTY;
-        _cleanup_free_ char *isolated = NULL, *isolated_words = NULL, *housekeeping = NULL, *want_isolcpus = NULL,
-                            *want_nohz = NULL;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
         unsigned flags = 0;
-        int r;
 
-        if (cpuset_is_empty(&p->isolated)) {
-                finding_add(a, SEVERITY_INFO, "boot.isolcpus", "isolcpus",
-                            "No CPU is isolated: [cpus] isolated = auto and the kernel isolated none, so the "
-                            "latency-critical application shares every CPU with the rest of the system (timer "
-                            "ticks, RCU callbacks, IRQs, other tasks). Reserve whole cores other than CPU 0 "
-                            "for it: set [cpus] isolated = LIST and boot with isolcpus=managed_irq,domain,LIST "
-                            "nohz_full=LIST rcu_nocbs=LIST irqaffinity=OTHER-CPUS.");
-                return;
-        }
-        if (!a->cmdline_loaded)
-                return;
-        isolated = audit_cpus_list(a, &p->isolated);
-        isolated_words = audit_cpus_phrase(a, &p->isolated);
-        housekeeping = audit_cpus_list(a, &p->housekeeping);
-        if (!isolated || !isolated_words || !housekeeping)
-                return;
-        want_isolcpus = audit_check_alloc(a, strdup_printf("isolcpus=managed_irq,domain,%s", isolated));
-        want_nohz = audit_check_alloc(a, strdup_printf("nohz_full=%s", isolated));
-        if (!want_isolcpus || !want_nohz)
-                return;
-
-        /* isolcpus= */
         if (!a->boot[BOOT_ISOLCPUS]) {
                 bool none = !a->boot[BOOT_NOHZ_FULL];
                 cmdline_finding_add(a, none ? SEVERITY_CRITICAL : SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
-                                    want_isolcpus,
+                                    w->isolcpus,
                                     "The kernel command line has no isolcpus=: the scheduler still balances tasks "
                                     "onto %s and managed IRQs may land there%s.",
-                                    isolated_words,
+                                    w->isolated_words,
                                     none ? ", and without nohz_full= either, nothing keeps ticks and work off the "
                                            "CPUs lowlatd treats as isolated"
                                          : "");
         } else if (parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
-                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", want_isolcpus,
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus=%s on the kernel command line cannot be read as [flags,]CPU-list, so "
                                     "what it isolates cannot be checked.",
                                     a->boot[BOOT_ISOLCPUS]);
         } else if (!cpuset_equal(&cpus, &p->isolated)) {
                 _cleanup_free_ char *asked = audit_cpus_phrase(a, &cpus);
-                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", want_isolcpus,
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus= names %s but lowlatd treats %s as isolated: CPUs isolated but not "
                                     "in the posture idle or get IRQs, and posture CPUs not isolated still take "
                                     "balanced tasks.",
-                                    asked ?: "?", isolated_words);
+                                    asked ?: "?", w->isolated_words);
         } else if (!(flags & ISOLCPUS_MANAGED_IRQ) || !(flags & ISOLCPUS_DOMAIN)) {
-                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", want_isolcpus,
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus=%s lacks the %s flag%s: %s.", a->boot[BOOT_ISOLCPUS],
                                     !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN)
                                             ? "managed_irq and domain"
@@ -278,79 +271,97 @@ void audit_check_boot(Audit *a) {
                                             : "without domain the scheduler still balances tasks onto the isolated "
                                               "CPUs");
         }
+}
 
-        /* nohz_full= */
-        r = boot_cpus(a, BOOT_NOHZ_FULL, &nohz);
-        if (r == -ENOENT || (r >= 0 && !cpuset_equal(&nohz, &p->isolated))) {
-                _cleanup_free_ char *asked = r >= 0 ? audit_cpus_phrase(a, &nohz) : NULL;
+/* Returns boot_cpus() of nohz_full=, with the list in *nohz when it parses: rcu_nocbs= and
+ * the applied lists are judged against it. */
+static int check_boot_nohz_full(Audit *a, const BootWant *w, CPUSet *nohz) {
+        const Posture *p = a->posture;
+        int r = boot_cpus(a, BOOT_NOHZ_FULL, nohz);
+
+        if (r == -ENOENT || (r >= 0 && !cpuset_equal(nohz, &p->isolated))) {
+                _cleanup_free_ char *asked = r >= 0 ? audit_cpus_phrase(a, nohz) : NULL;
                 _cleanup_free_ char *what = r >= 0 ? strdup_printf("nohz_full= names %s, not the isolated %s",
-                                                                   asked ?: "?", isolated_words)
+                                                                   asked ?: "?", w->isolated_words)
                                                    : strdup("The kernel command line has no nohz_full=");
-                cmdline_finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full", want_nohz,
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full", w->nohz_full,
                                     "%s: the isolated CPUs keep their scheduler tick (every 1-4 ms), which "
                                     "interrupts the application even when it runs alone.",
                                     what ?: "nohz_full= does not match the isolated CPUs");
         } else if (r < 0 && r != -ENOMEM)
-                cmdline_finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full", want_nohz,
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.nohz_full", "nohz_full", w->nohz_full,
                                     "nohz_full=%s on the kernel command line is not a CPU list, so the tick may "
                                     "still run on the isolated CPUs.",
                                     a->boot[BOOT_NOHZ_FULL]);
+        return r;
+}
 
-        /* rcu_nocbs=: nohz_full= CPUs are offloaded too, so either covers a CPU. */
-        {
-                _cleanup_cpuset_ CPUSet covered = CPUSET_EMPTY, missing = CPUSET_EMPTY;
-                if (boot_cpus(a, BOOT_RCU_NOCBS, &covered) < 0)
-                        cpuset_clear(&covered);
-                if (r >= 0 && cpuset_or(&covered, &nohz) < 0)
-                        a->error = -ENOMEM;
-                if (cpuset_copy(&missing, &p->isolated) < 0)
-                        a->error = -ENOMEM;
-                cpuset_subtract(&missing, &covered);
-                if (!cpuset_is_empty(&missing)) {
-                        _cleanup_free_ char *words = audit_cpus_phrase(a, &missing);
-                        _cleanup_free_ char *want = audit_check_alloc(a, strdup_printf("rcu_nocbs=%s", isolated));
-                        if (want)
-                                cmdline_finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs", want,
-                                                    "Isolated %s %s in neither rcu_nocbs= nor nohz_full=: RCU "
-                                                    "callbacks run there in softirq context and preempt the "
-                                                    "application.",
-                                                    words ?: "?", cpuset_count(&missing) == 1 ? "is" : "are");
-                }
+/* rcu_nocbs=: nohz_full= CPUs are offloaded too, so either covers a CPU. r and nohz are
+ * check_boot_nohz_full()'s. */
+static void check_boot_rcu_nocbs(Audit *a, const BootWant *w, int r, const CPUSet *nohz) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet covered = CPUSET_EMPTY, missing = CPUSET_EMPTY;
+
+        if (boot_cpus(a, BOOT_RCU_NOCBS, &covered) < 0)
+                cpuset_clear(&covered);
+        if (r >= 0 && cpuset_or(&covered, nohz) < 0)
+                a->error = -ENOMEM;
+        if (cpuset_copy(&missing, &p->isolated) < 0)
+                a->error = -ENOMEM;
+        cpuset_subtract(&missing, &covered);
+        if (!cpuset_is_empty(&missing)) {
+                _cleanup_free_ char *words = audit_cpus_phrase(a, &missing);
+                _cleanup_free_ char *want = audit_check_alloc(a, strdup_printf("rcu_nocbs=%s", w->isolated));
+                if (want)
+                        cmdline_finding_add(a, SEVERITY_WARNING, "boot.rcu_nocbs", "rcu_nocbs", want,
+                                            "Isolated %s %s in neither rcu_nocbs= nor nohz_full=: RCU "
+                                            "callbacks run there in softirq context and preempt the "
+                                            "application.",
+                                            words ?: "?", cpuset_count(&missing) == 1 ? "is" : "are");
         }
+}
 
-        /* irqaffinity= */
-        {
-                _cleanup_cpuset_ CPUSet irq = CPUSET_EMPTY;
-                _cleanup_free_ char *want = audit_check_alloc(a, strdup_printf("irqaffinity=%s", housekeeping));
-                int q = boot_cpus(a, BOOT_IRQAFFINITY, &irq);
-                if (!want)
-                        return;
-                if (q == -ENOENT)
-                        cmdline_finding_add(a, SEVERITY_INFO, "boot.irqaffinity", "irqaffinity", want,
-                                            "The kernel command line has no irqaffinity=: IRQs set up during boot "
-                                            "may use any CPU until lowlatd starts and moves them (and managed ones "
-                                            "never move).");
-                else if (q >= 0 && cpuset_intersects(&irq, &p->isolated))
-                        cmdline_finding_add(a, SEVERITY_WARNING, "boot.irqaffinity", "irqaffinity", want,
-                                            "irqaffinity=%s includes isolated CPUs: every IRQ starts out allowed on "
-                                            "them.",
-                                            a->boot[BOOT_IRQAFFINITY]);
-        }
+/* -ENOMEM when it could not even name the parameter: the boot checks stop there. */
+static int check_boot_irqaffinity(Audit *a, const BootWant *w) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet irq = CPUSET_EMPTY;
+        _cleanup_free_ char *want = audit_check_alloc(a, strdup_printf("irqaffinity=%s", w->housekeeping));
+        int q = boot_cpus(a, BOOT_IRQAFFINITY, &irq);
 
-        /* What the kernel applied against what the command line asked for. */
+        if (!want)
+                return -ENOMEM;
+        if (q == -ENOENT)
+                cmdline_finding_add(a, SEVERITY_INFO, "boot.irqaffinity", "irqaffinity", want,
+                                    "The kernel command line has no irqaffinity=: IRQs set up during boot "
+                                    "may use any CPU until lowlatd starts and moves them (and managed ones "
+                                    "never move).");
+        else if (q >= 0 && cpuset_intersects(&irq, &p->isolated))
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.irqaffinity", "irqaffinity", want,
+                                    "irqaffinity=%s includes isolated CPUs: every IRQ starts out allowed on "
+                                    "them.",
+                                    a->boot[BOOT_IRQAFFINITY]);
+        return 0;
+}
+
+/* What the kernel applied against what the command line asked for; r and nohz are
+ * check_boot_nohz_full()'s. */
+static void check_boot_applied(Audit *a, const BootWant *w, int r, const CPUSet *nohz) {
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY, applied = CPUSET_EMPTY;
+        unsigned flags = 0;
+
         if (a->boot[BOOT_ISOLCPUS] && parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) >= 0 &&
             (flags & ISOLCPUS_DOMAIN) && audit_read_cpus(a, &applied, "sys/devices/system/cpu/isolated") >= 0 &&
             !cpuset_equal(&applied, &cpus)) {
                 _cleanup_free_ char *asked = audit_cpus_list(a, &cpus), *got = audit_cpus_list(a, &applied);
                 cmdline_finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/isolated",
-                                    want_isolcpus,
+                                    w->isolcpus,
                                     "The command line asks for isolcpus=%s but the kernel isolated \"%s\" (CPUs "
                                     "past nr_cpus= or offline at boot, or a second isolcpus= that the kernel "
                                     "rejected). Check dmesg | grep -i -e isolcpus -e housekeeping.",
                                     asked ?: "?", got ?: "?");
         }
-        if (r >= 0 && audit_read_cpus(a, &applied, "sys/devices/system/cpu/nohz_full") >= 0 && !cpuset_equal(&applied, &nohz)) {
-                _cleanup_free_ char *asked = audit_cpus_list(a, &nohz), *got = audit_cpus_list(a, &applied);
+        if (r >= 0 && audit_read_cpus(a, &applied, "sys/devices/system/cpu/nohz_full") >= 0 && !cpuset_equal(&applied, nohz)) {
+                _cleanup_free_ char *asked = audit_cpus_list(a, nohz), *got = audit_cpus_list(a, &applied);
                 bool no_config = a->kconfig_loaded && !audit_kconfig_yes(a, KCONFIG_NO_HZ_FULL);
                 finding_add(a, SEVERITY_WARNING, "boot.mismatch", "/sys/devices/system/cpu/nohz_full",
                             "The command line asks for nohz_full=%s but the kernel runs tickless on \"%s\"%s: "
@@ -361,6 +372,41 @@ void audit_check_boot(Audit *a) {
                                       : "The boot CPU can never be tickless, and CPUs past nr_cpus= are dropped; "
                                         "check dmesg | grep -i housekeeping.");
         }
+}
+
+void audit_check_boot(Audit *a) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet nohz = CPUSET_EMPTY;
+        _cleanup_(boot_want_done) BootWant w = {};
+        int r;
+
+        if (cpuset_is_empty(&p->isolated)) {
+                finding_add(a, SEVERITY_INFO, "boot.isolcpus", "isolcpus",
+                            "No CPU is isolated: [cpus] isolated = auto and the kernel isolated none, so the "
+                            "latency-critical application shares every CPU with the rest of the system (timer "
+                            "ticks, RCU callbacks, IRQs, other tasks). Reserve whole cores other than CPU 0 "
+                            "for it: set [cpus] isolated = LIST and boot with isolcpus=managed_irq,domain,LIST "
+                            "nohz_full=LIST rcu_nocbs=LIST irqaffinity=OTHER-CPUS.");
+                return;
+        }
+        if (!a->cmdline_loaded)
+                return;
+        w.isolated = audit_cpus_list(a, &p->isolated);
+        w.isolated_words = audit_cpus_phrase(a, &p->isolated);
+        w.housekeeping = audit_cpus_list(a, &p->housekeeping);
+        if (!w.isolated || !w.isolated_words || !w.housekeeping)
+                return;
+        w.isolcpus = audit_check_alloc(a, strdup_printf("isolcpus=managed_irq,domain,%s", w.isolated));
+        w.nohz_full = audit_check_alloc(a, strdup_printf("nohz_full=%s", w.isolated));
+        if (!w.isolcpus || !w.nohz_full)
+                return;
+
+        check_boot_isolcpus(a, &w);
+        r = check_boot_nohz_full(a, &w, &nohz);
+        check_boot_rcu_nocbs(a, &w, r, &nohz);
+        if (check_boot_irqaffinity(a, &w) < 0)
+                return;
+        check_boot_applied(a, &w, r, &nohz);
 }
 
 /* --- 1. boot: timers --- */
@@ -505,6 +551,9 @@ void audit_check_kernel(Audit *a) {
                             "dmesg | grep -i preempt and uname -v (PREEMPT_RT, PREEMPT_DYNAMIC or PREEMPT), or "
                             "mount -t debugfs none /sys/kernel/debug.",
                             a->release ?: "$(uname -r)", a->kconfig_loaded ? "names no preemption model" : "is unreadable");
+                break;
+        case _PREEMPT_MODE_MAX:
+        case _PREEMPT_MODE_INVALID:
                 break;
         }
 

@@ -230,13 +230,13 @@ static void cpu_groups_add(Audit *a, CpuGroups *g, const char *key, const char *
         g->n++;
 }
 
-void audit_check_power(Audit *a) {
+/* The governor and the frequency floor of the isolated CPUs: one finding for each group of
+ * CPUs that read the same. */
+static void check_cpufreq(Audit *a) {
         const Posture *p = a->posture;
         const char *want = a->config->governor ?: "performance";
-        CpuGroups governors = {}, floors = {}, idle = {};
+        CpuGroups governors = {}, floors = {};
 
-        if (cpuset_is_empty(&p->isolated))
-                return;
         CPUSET_FOREACH(cpu, &p->isolated) {
                 _cleanup_free_ char *governor = NULL;
                 uint64_t min, max;
@@ -281,59 +281,69 @@ void audit_check_power(Audit *a) {
                             "governor = performance).",
                             subject, floors.items[i].v1, floors.items[i].label, floors.items[i].v2, cmd);
         }
-
-        /* Idle states slower to leave than the configured wake-up latency. */
-        if (a->config->cpu_dma_latency_enabled) {
-                uint64_t target = (uint64_t) a->config->cpu_dma_latency_usec;
-                bool held = a->dma_holder_pid > 0;
-                _cleanup_free_ char *holder = held ? audit_check_alloc(a, strdup_printf(" (by pid %u, %s)", a->dma_holder_pid,
-                                                                                        a->dma_holder_comm ?: "?"))
-                                                   : NULL;
-
-                CPUSET_FOREACH(cpu, &p->isolated)
-                        for (unsigned s = 0; s < CPUIDLE_STATES_MAX; s++) {
-                                _cleanup_free_ char *name = NULL, *disable = NULL, *key = NULL;
-                                uint64_t latency;
-                                int r = audit_read_u64(a, &latency, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/latency", cpu, s);
-                                if (r == -ENOENT)
-                                        break;
-                                if (r < 0 || latency <= target)
-                                        continue;
-                                if (audit_read_value(a, &disable, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/disable", cpu, s) < 0 ||
-                                    !streq(disable, "0"))
-                                        continue;
-                                if (audit_read_value(a, &name, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/name", cpu, s) < 0)
-                                        name = strdup("?");
-                                key = name ? strdup_printf("%u %s %" PRIu64, s, name, latency) : NULL;
-                                if (audit_check_alloc(a, key))
-                                        cpu_groups_add(a, &idle, key, name, s, latency, (unsigned) cpu);
-                        }
-                for (size_t i = 0; i < idle.n; i++) {
-                        const CpuGroup *g = &idle.items[i];
-                        _cleanup_free_ char *subject = cpus_subject(a, &g->cpus);
-                        _cleanup_free_ char *file = audit_check_alloc(a, strdup_printf("cpuidle/state%" PRIu64 "/disable", g->v1));
-                        _cleanup_free_ char *cmd = file ? cpu_write_command(a, &g->cpus, "1", file) : NULL;
-                        _cleanup_free_ char *list = audit_cpus_list(a, &g->cpus);
-                        if (!subject || !cmd || !list || (held && !holder))
-                                break;
-                        finding_add(a, held ? SEVERITY_INFO : SEVERITY_WARNING, "power.cpuidle", subject,
-                                    "Idle state %" PRIu64 " (%s) takes %" PRIu64 " us to leave, more than the %" PRIu64
-                                    " us of [pm] cpu_dma_latency, and is enabled on isolated %s: %s%s%s. Disable it "
-                                    "there with %s (or cpupower -c %s idle-set -d %" PRIu64 ").",
-                                    g->v1, g->label, g->v2, target, subject,
-                                    held ? "the /dev/cpu_dma_latency request held now" : "nobody holds /dev/cpu_dma_latency",
-                                    held ? holder : "",
-                                    held ? " keeps the CPU out of it, but only while that request is held; "
-                                           "disabling it on the isolated CPUs alone also lets the rest of the "
-                                           "host sleep deeply"
-                                         : ", so the CPU enters it whenever it idles and the next wake-up pays "
-                                           "the exit latency",
-                                    cmd, list, g->v1);
-                }
-        }
         cpu_groups_done(&governors);
         cpu_groups_done(&floors);
+}
+
+/* Idle states slower to leave than the configured wake-up latency. */
+static void check_cpuidle(Audit *a) {
+        const Posture *p = a->posture;
+        uint64_t target = (uint64_t) a->config->cpu_dma_latency_usec;
+        bool held = a->dma_holder_pid > 0;
+        _cleanup_free_ char *holder = held ? audit_check_alloc(a, strdup_printf(" (by pid %u, %s)", a->dma_holder_pid,
+                                                                                a->dma_holder_comm ?: "?"))
+                                           : NULL;
+        CpuGroups idle = {};
+
+        CPUSET_FOREACH(cpu, &p->isolated)
+                for (unsigned s = 0; s < CPUIDLE_STATES_MAX; s++) {
+                        _cleanup_free_ char *name = NULL, *disable = NULL, *key = NULL;
+                        uint64_t latency;
+                        int r = audit_read_u64(a, &latency, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/latency", cpu, s);
+                        if (r == -ENOENT)
+                                break;
+                        if (r < 0 || latency <= target)
+                                continue;
+                        if (audit_read_value(a, &disable, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/disable", cpu, s) < 0 ||
+                            !streq(disable, "0"))
+                                continue;
+                        if (audit_read_value(a, &name, "sys/devices/system/cpu/cpu%d/cpuidle/state%u/name", cpu, s) < 0)
+                                name = strdup("?");
+                        key = name ? strdup_printf("%u %s %" PRIu64, s, name, latency) : NULL;
+                        if (audit_check_alloc(a, key))
+                                cpu_groups_add(a, &idle, key, name, s, latency, (unsigned) cpu);
+                }
+        for (size_t i = 0; i < idle.n; i++) {
+                const CpuGroup *g = &idle.items[i];
+                _cleanup_free_ char *subject = cpus_subject(a, &g->cpus);
+                _cleanup_free_ char *file = audit_check_alloc(a, strdup_printf("cpuidle/state%" PRIu64 "/disable", g->v1));
+                _cleanup_free_ char *cmd = file ? cpu_write_command(a, &g->cpus, "1", file) : NULL;
+                _cleanup_free_ char *list = audit_cpus_list(a, &g->cpus);
+                if (!subject || !cmd || !list || (held && !holder))
+                        break;
+                finding_add(a, held ? SEVERITY_INFO : SEVERITY_WARNING, "power.cpuidle", subject,
+                            "Idle state %" PRIu64 " (%s) takes %" PRIu64 " us to leave, more than the %" PRIu64
+                            " us of [pm] cpu_dma_latency, and is enabled on isolated %s: %s%s%s. Disable it "
+                            "there with %s (or cpupower -c %s idle-set -d %" PRIu64 ").",
+                            g->v1, g->label, g->v2, target, subject,
+                            held ? "the /dev/cpu_dma_latency request held now" : "nobody holds /dev/cpu_dma_latency",
+                            held ? holder : "",
+                            held ? " keeps the CPU out of it, but only while that request is held; "
+                                   "disabling it on the isolated CPUs alone also lets the rest of the "
+                                   "host sleep deeply"
+                                 : ", so the CPU enters it whenever it idles and the next wake-up pays "
+                                   "the exit latency",
+                            cmd, list, g->v1);
+        }
         cpu_groups_done(&idle);
+}
+
+void audit_check_power(Audit *a) {
+        if (cpuset_is_empty(&a->posture->isolated))
+                return;
+        check_cpufreq(a);
+        if (a->config->cpu_dma_latency_enabled)
+                check_cpuidle(a);
 }
 
 void audit_check_dma_latency(Audit *a) {

@@ -38,7 +38,7 @@ static const char *const boot_param_names[_BOOT_PARAM_MAX] = {
         [BOOT_RCU_USE_SOFTIRQ] = "rcutree.use_softirq",
 };
 
-static const char *const preempt_mode_names[] = {
+static const char *const preempt_mode_table[_PREEMPT_MODE_MAX] = {
         [PREEMPT_MODE_UNKNOWN] = "unknown",
         [PREEMPT_MODE_NONE] = "none",
         [PREEMPT_MODE_VOLUNTARY] = "voluntary",
@@ -46,10 +46,7 @@ static const char *const preempt_mode_names[] = {
         [PREEMPT_MODE_LAZY] = "lazy",
         [PREEMPT_MODE_RT] = "rt",
 };
-
-const char *preempt_mode_to_string(PreemptMode m) {
-        return (unsigned) m < ELEMENTSOF(preempt_mode_names) ? preempt_mode_names[m] : "unknown";
-}
+DEFINE_STRING_TABLE_LOOKUP(preempt_mode, PreemptMode);
 
 static void strays_free(Stray *list, size_t n) {
         for (size_t i = 0; i < n; i++) {
@@ -330,11 +327,20 @@ static void load_cmdline(Audit *a) {
         }
 }
 
-static PreemptMode preempt_mode_from_string(const char *s) {
-        for (size_t i = PREEMPT_MODE_NONE; i <= PREEMPT_MODE_LAZY; i++)
-                if (streq(s, preempt_mode_names[i]))
-                        return (PreemptMode) i;
-        return PREEMPT_MODE_UNKNOWN;
+/* A model PREEMPT_DYNAMIC switches to, as /sys/kernel/debug/sched/preempt and preempt=
+ * name it; any other word, "rt" and "unknown" among them, tells nothing. */
+static PreemptMode dynamic_preempt_mode_from_string(const char *s) {
+        PreemptMode m = preempt_mode_from_string(s);
+
+        switch (m) {
+        case PREEMPT_MODE_NONE:
+        case PREEMPT_MODE_VOLUNTARY:
+        case PREEMPT_MODE_FULL:
+        case PREEMPT_MODE_LAZY:
+                return m;
+        default:
+                return PREEMPT_MODE_UNKNOWN;
+        }
 }
 
 /* The model the kernel config picks as the default. */
@@ -365,7 +371,7 @@ static void load_preempt(Audit *a) {
                 char *open = strchr(text, '('), *close = open ? strchr(open, ')') : NULL;
                 if (close) {
                         *close = '\0';
-                        a->preempt_mode = preempt_mode_from_string(open + 1);
+                        a->preempt_mode = dynamic_preempt_mode_from_string(open + 1);
                         a->preempt_dynamic = true;
                         a->preempt_source = "/sys/kernel/debug/sched/preempt";
                         if (a->preempt_mode != PREEMPT_MODE_UNKNOWN)
@@ -374,8 +380,8 @@ static void load_preempt(Audit *a) {
         }
         if (audit_kconfig_yes(a, KCONFIG_PREEMPT_DYNAMIC)) {
                 a->preempt_dynamic = true;
-                if (a->boot[BOOT_PREEMPT] && preempt_mode_from_string(a->boot[BOOT_PREEMPT]) != PREEMPT_MODE_UNKNOWN) {
-                        a->preempt_mode = preempt_mode_from_string(a->boot[BOOT_PREEMPT]);
+                if (a->boot[BOOT_PREEMPT] && dynamic_preempt_mode_from_string(a->boot[BOOT_PREEMPT]) != PREEMPT_MODE_UNKNOWN) {
+                        a->preempt_mode = dynamic_preempt_mode_from_string(a->boot[BOOT_PREEMPT]);
                         a->preempt_source = "/proc/cmdline";
                         return;
                 }

@@ -3,6 +3,7 @@
  * once, the findings being built) and the functions one file offers the others. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include "cpuset.h"
 #include "host.h"
 #include "macro.h"
+#include "string-table.h"
 
 typedef enum KernelOption {
         KCONFIG_PREEMPT_RT,
@@ -48,6 +50,8 @@ typedef enum PreemptMode {
         PREEMPT_MODE_FULL,
         PREEMPT_MODE_LAZY,
         PREEMPT_MODE_RT,
+        _PREEMPT_MODE_MAX,
+        _PREEMPT_MODE_INVALID = -EINVAL,
 } PreemptMode;
 
 /* A task allowed on isolated CPUs: a stray user task or a movable kernel thread. */
@@ -200,8 +204,9 @@ bool audit_kernel_older_than(const Audit *a, unsigned major, unsigned minor);
 bool audit_kconfig_yes(const Audit *a, KernelOption o);
 /* The model the kernel config picks as the default. */
 PreemptMode audit_preempt_mode_from_config(const Audit *a);
-/* "none", "voluntary", "full", "lazy", "rt"; "unknown" for anything else. */
-const char *preempt_mode_to_string(PreemptMode m);
+/* "unknown", "none", "voluntary", "full", "lazy", "rt": the words the findings use, and
+ * (but for "unknown" and "rt") those of /sys/kernel/debug/sched/preempt and preempt=. */
+DECLARE_STRING_TABLE_LOOKUP(preempt_mode, PreemptMode);
 
 /* The checks, in the files named after them; audit-run.c calls them in order. */
 

@@ -454,209 +454,262 @@ static char *app_who(Audit *a, const AppSection *app, const char *subject) {
                                                              : strdup(subject));
 }
 
-static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
-        const Posture *p = a->posture;
-        _cleanup_free_ unsigned *tids = NULL;
-        _cleanup_free_ char *comm = NULL, *subject = NULL, *what = NULL, *who = NULL, *isolated = NULL, *status = NULL;
-        _cleanup_free_ char *env = NULL;
-        ThreadSummary s = {};
-        size_t n_tids = 0, environ_len = 0;
-        bool is_service = app->kind == APP_SERVICE;
-        unsigned want_priority = app->priority > 0 ? app->priority : 80;
-        bool rr = app->policy == SCHED_RR;
+/* One process of a configured application, and the names its findings give it. */
+typedef struct AppProcess {
+        const AppSection *app;
+        unsigned pid;
+        bool is_service;
+        char *subject;  /* "pid 1234 (matcher)" */
+        char *what;     /* "engine.service", or "process matcher" */
+        char *who;      /* app_who() */
+        char *isolated; /* the isolated CPUs, as a list */
+        char *status;   /* /proc/PID/status, once a check has read it */
+} AppProcess;
 
-        if (audit_read_value(a, &comm, "proc/%u/comm", pid) < 0) {
+static void app_process_done(AppProcess *ap) {
+        free(ap->subject);
+        free(ap->what);
+        free(ap->who);
+        free(ap->isolated);
+        free(ap->status);
+}
+
+/* The names of the process; false when they cannot be made (out of memory). */
+static bool app_process_name(Audit *a, AppProcess *ap) {
+        const AppSection *app = ap->app;
+        _cleanup_free_ char *comm = NULL;
+
+        if (audit_read_value(a, &comm, "proc/%u/comm", ap->pid) < 0) {
                 comm = audit_check_alloc(a, strdup(app->kind == APP_PROCESS ? app->name : "?"));
                 if (!comm)
-                        return;
+                        return false;
         }
-        subject = app_subject(a, pid, comm);
-        what = app_what(a, app);
-        who = subject ? app_who(a, app, subject) : NULL;
-        isolated = audit_cpus_list(a, &p->isolated);
-        if (!subject || !what || !who || !isolated)
-                return;
+        ap->subject = app_subject(a, ap->pid, comm);
+        ap->what = app_what(a, app);
+        ap->who = ap->subject ? app_who(a, app, ap->subject) : NULL;
+        ap->isolated = audit_cpus_list(a, &a->posture->isolated);
+        return ap->subject && ap->what && ap->who && ap->isolated;
+}
+
+static void summarize_app_threads(Audit *a, const AppProcess *ap, ThreadSummary *s) {
+        const AppSection *app = ap->app;
+        _cleanup_free_ unsigned *tids = NULL;
+        size_t n_tids = 0;
 
         /* Threads one by one: a program often makes only its hot thread real-time and
          * pins it, leaving helpers on housekeeping CPUs. */
         {
-                _cleanup_free_ char *task = audit_check_alloc(a, strdup_printf("proc/%u/task", pid));
+                _cleanup_free_ char *task = audit_check_alloc(a, strdup_printf("proc/%u/task", ap->pid));
                 if (task && audit_list_numbers(a, task, AUDIT_THREADS_MAX, &tids, &n_tids, NULL) < 0)
                         n_tids = 0;
         }
         for (size_t i = 0; i < n_tids; i++) {
-                _cleanup_free_ char *dir = audit_check_alloc(a, strdup_printf("proc/%u/task/%u", pid, tids[i]));
+                _cleanup_free_ char *dir = audit_check_alloc(a, strdup_printf("proc/%u/task/%u", ap->pid, tids[i]));
                 if (dir)
-                        summarize_task(a, app, dir, tids[i] == pid, &s);
+                        summarize_task(a, app, dir, tids[i] == ap->pid, s);
         }
-        if (s.n == 0 && s.n_inside + s.n_straddle + s.n_outside == 0) {
-                _cleanup_free_ char *dir = audit_check_alloc(a, strdup_printf("proc/%u", pid));
+        if (s->n == 0 && s->n_inside + s->n_straddle + s->n_outside == 0) {
+                _cleanup_free_ char *dir = audit_check_alloc(a, strdup_printf("proc/%u", ap->pid));
                 if (dir)
-                        summarize_task(a, app, dir, true, &s);
+                        summarize_task(a, app, dir, true, s);
         }
+}
 
-        /* affinity */
-        if (!cpuset_is_empty(&p->isolated) && s.n_inside + s.n_straddle + s.n_outside > 0 &&
-            (s.n_inside == 0 || s.n_straddle > 0)) {
-                _cleanup_free_ char *main_words = audit_cpus_phrase_of_list(a, s.main_allowed ?: "?"),
+static void check_app_affinity(Audit *a, const AppProcess *ap, const ThreadSummary *s) {
+        const Posture *p = a->posture;
+
+        if (!cpuset_is_empty(&p->isolated) && s->n_inside + s->n_straddle + s->n_outside > 0 &&
+            (s->n_inside == 0 || s->n_straddle > 0)) {
+                _cleanup_free_ char *main_words = audit_cpus_phrase_of_list(a, s->main_allowed ?: "?"),
                                     *isolated_words = audit_cpus_phrase(a, &p->isolated);
                 _cleanup_free_ char *fix = audit_check_alloc(
-                        a, is_service ? strdup_printf("systemctl edit %s and add CPUAffinity=%s under [Service], then "
-                                                      "systemctl restart %s",
-                                                      what, isolated, what)
-                                      : strdup_printf("taskset -apc %s %u now, and start it under taskset -c %s", isolated,
-                                                      pid, isolated));
+                        a, ap->is_service ? strdup_printf("systemctl edit %s and add CPUAffinity=%s under [Service], then "
+                                                          "systemctl restart %s",
+                                                          ap->what, ap->isolated, ap->what)
+                                          : strdup_printf("taskset -apc %s %u now, and start it under taskset -c %s", ap->isolated,
+                                                          ap->pid, ap->isolated));
                 if (fix && main_words && isolated_words)
-                        finding_add(a, s.n_inside == 0 ? SEVERITY_CRITICAL : SEVERITY_WARNING, "app.affinity", subject,
+                        finding_add(a, s->n_inside == 0 ? SEVERITY_CRITICAL : SEVERITY_WARNING, "app.affinity", ap->subject,
                                     "%s %s (the main thread may use %s, lowlatd isolates %s): "
                                     "%s. Fix: %s; then pin each latency-critical thread to one CPU of its own "
                                     "with pthread_setaffinity_np().",
-                                    who,
-                                    s.n_inside == 0 ? "has no thread confined to the isolated CPUs" : "has threads that straddle isolated and other CPUs",
+                                    ap->who,
+                                    s->n_inside == 0 ? "has no thread confined to the isolated CPUs" : "has threads that straddle isolated and other CPUs",
                                     main_words, isolated_words,
-                                    s.n_inside == 0 ? "it runs among the housekeeping load, so the isolation does not protect it"
-                                                    : "the scheduler may move them between an isolated CPU and a busy one",
+                                    s->n_inside == 0 ? "it runs among the housekeeping load, so the isolation does not protect it"
+                                                     : "the scheduler may move them between an isolated CPU and a busy one",
                                     fix);
         }
+}
 
-        /* policy and priority */
-        if (s.n > 0 && s.n_rt == 0) {
+static void check_app_policy(Audit *a, const AppProcess *ap, const ThreadSummary *s) {
+        const AppSection *app = ap->app;
+        unsigned want_priority = app->priority > 0 ? app->priority : 80;
+        bool rr = app->policy == SCHED_RR;
+
+        if (s->n > 0 && s->n_rt == 0) {
                 const char *want = app->policy == SCHED_FIFO ? "SCHED_FIFO" : app->policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO or SCHED_RR";
                 _cleanup_free_ char *fix = audit_check_alloc(
-                        a, is_service ? strdup_printf("systemctl edit %s and add CPUSchedulingPolicy=%s and "
-                                                      "CPUSchedulingPriority=%u under [Service]",
-                                                      what, rr ? "rr" : "fifo", want_priority)
-                                      : strdup_printf("chrt %s -a -p %u %u now, and start it under chrt %s %u",
-                                                      rr ? "-r" : "-f", want_priority, pid, rr ? "-r" : "-f",
-                                                      want_priority));
+                        a, ap->is_service ? strdup_printf("systemctl edit %s and add CPUSchedulingPolicy=%s and "
+                                                          "CPUSchedulingPriority=%u under [Service]",
+                                                          ap->what, rr ? "rr" : "fifo", want_priority)
+                                          : strdup_printf("chrt %s -a -p %u %u now, and start it under chrt %s %u",
+                                                          rr ? "-r" : "-f", want_priority, ap->pid, rr ? "-r" : "-f",
+                                                          want_priority));
                 if (fix)
-                        finding_add(a, SEVERITY_WARNING, "app.policy", subject,
+                        finding_add(a, SEVERITY_WARNING, "app.policy", ap->subject,
                                     "No thread of %s runs %s (the main thread is %s): a normal task can be made "
                                     "to wait behind other tasks and kernel threads on its CPU. Fix: %s.",
-                                    who, want, policy_name(s.main_policy), fix);
-        } else if (s.n_rt > 0 && app->priority > 0 && s.max_rt_priority < app->priority &&
+                                    ap->who, want, policy_name(s->main_policy), fix);
+        } else if (s->n_rt > 0 && app->priority > 0 && s->max_rt_priority < app->priority &&
                    (app->policy < 0 || app->policy == SCHED_FIFO || app->policy == SCHED_RR)) {
                 _cleanup_free_ char *fix = audit_check_alloc(
-                        a, is_service ? strdup_printf("CPUSchedulingPriority=%u (systemctl edit %s)", app->priority, what)
-                                      : strdup_printf("chrt %s -a -p %u %u", rr ? "-r" : "-f", app->priority, pid));
+                        a, ap->is_service ? strdup_printf("CPUSchedulingPriority=%u (systemctl edit %s)", app->priority, ap->what)
+                                          : strdup_printf("chrt %s -a -p %u %u", rr ? "-r" : "-f", app->priority, ap->pid));
                 if (fix)
-                        finding_add(a, SEVERITY_WARNING, "app.priority", subject,
+                        finding_add(a, SEVERITY_WARNING, "app.priority", ap->subject,
                                     "The highest real-time priority among the threads of %s is %u, below the "
                                     "priority = %u configured: real-time threads of higher priority (IRQ threads "
                                     "run at 50) preempt it. Fix: %s.",
-                                    who, s.max_rt_priority, app->priority, fix);
+                                    ap->who, s->max_rt_priority, app->priority, fix);
         }
+}
 
-        /* memlock: mlockall() needs the limit or CAP_IPC_LOCK. */
-        if (app->mlock) {
-                _cleanup_free_ char *limits = NULL, *cap = NULL;
-                uint64_t caps = 0;
-                bool has_cap = false;
+/* mlockall() needs the limit or CAP_IPC_LOCK. */
+static void check_app_memlock(Audit *a, AppProcess *ap) {
+        _cleanup_free_ char *limits = NULL, *cap = NULL;
+        uint64_t caps = 0;
+        bool has_cap = false;
 
-                if (audit_read_file(a, &status, "proc/%u/status", pid) >= 0 && (cap = field_value(a, status, "CapEff"))) {
-                        char *end;
-                        errno = 0;
-                        caps = strtoull(cap, &end, 16);
-                        has_cap = errno == 0 && end != cap && *end == '\0' && (caps >> CAP_IPC_LOCK_BIT) & 1;
-                }
-                if (!has_cap && audit_read_file(a, &limits, "proc/%u/limits", pid) >= 0) {
-                        const char *line = strstr(limits, "Max locked memory");
-                        if (line) {
-                                char soft[32] = "";
-                                const char *v = line + strlen("Max locked memory");
-                                size_t n;
-                                while (*v == ' ')
-                                        v++;
-                                n = strcspn(v, " \n");
-                                if (n > 0 && n < sizeof(soft)) {
-                                        memcpy(soft, v, n);
-                                        soft[n] = '\0';
-                                }
-                                if (*soft && !streq(soft, "unlimited")) {
-                                        _cleanup_free_ char *fix = audit_check_alloc(
-                                                a, is_service ? strdup_printf("systemctl edit %s and add "
-                                                                              "LimitMEMLOCK=infinity under [Service]",
-                                                                              what)
-                                                              : strdup_printf("prlimit --pid %u --memlock=unlimited:unlimited "
-                                                                              "now, and raise it where it starts "
-                                                                              "(ulimit -l unlimited, or memlock in "
-                                                                              "/etc/security/limits.conf)",
-                                                                              pid));
-                                        if (fix)
-                                                finding_add(a, SEVERITY_WARNING, "app.memlock", subject,
-                                                            "%s may lock only %s bytes of memory and lacks "
-                                                            "CAP_IPC_LOCK: mlockall() fails, so its pages can be "
-                                                            "reclaimed and fault back in at the worst moment. Fix: %s.",
-                                                            who, soft, fix);
-                                }
+        if (audit_read_file(a, &ap->status, "proc/%u/status", ap->pid) >= 0 && (cap = field_value(a, ap->status, "CapEff"))) {
+                char *end;
+                errno = 0;
+                caps = strtoull(cap, &end, 16);
+                has_cap = errno == 0 && end != cap && *end == '\0' && (caps >> CAP_IPC_LOCK_BIT) & 1;
+        }
+        if (!has_cap && audit_read_file(a, &limits, "proc/%u/limits", ap->pid) >= 0) {
+                const char *line = strstr(limits, "Max locked memory");
+                if (line) {
+                        char soft[32] = "";
+                        const char *v = line + strlen("Max locked memory");
+                        size_t n;
+                        while (*v == ' ')
+                                v++;
+                        n = strcspn(v, " \n");
+                        if (n > 0 && n < sizeof(soft)) {
+                                memcpy(soft, v, n);
+                                soft[n] = '\0';
+                        }
+                        if (*soft && !streq(soft, "unlimited")) {
+                                _cleanup_free_ char *fix = audit_check_alloc(
+                                        a, ap->is_service ? strdup_printf("systemctl edit %s and add "
+                                                                          "LimitMEMLOCK=infinity under [Service]",
+                                                                          ap->what)
+                                                          : strdup_printf("prlimit --pid %u --memlock=unlimited:unlimited "
+                                                                          "now, and raise it where it starts "
+                                                                          "(ulimit -l unlimited, or memlock in "
+                                                                          "/etc/security/limits.conf)",
+                                                                          ap->pid));
+                                if (fix)
+                                        finding_add(a, SEVERITY_WARNING, "app.memlock", ap->subject,
+                                                    "%s may lock only %s bytes of memory and lacks "
+                                                    "CAP_IPC_LOCK: mlockall() fails, so its pages can be "
+                                                    "reclaimed and fault back in at the worst moment. Fix: %s.",
+                                                    ap->who, soft, fix);
                         }
                 }
         }
+}
 
-        /* TZ: without it glibc stat()s /etc/localtime on every localtime(). */
-        if (audit_read_environ(a, pid, &env, &environ_len) >= 0) {
+/* TZ: without it glibc stat()s /etc/localtime on every localtime(). */
+static void check_app_tz(Audit *a, const AppProcess *ap) {
+        _cleanup_free_ char *env = NULL;
+        size_t environ_len = 0;
+
+        if (audit_read_environ(a, ap->pid, &env, &environ_len) >= 0) {
                 _cleanup_free_ char *tz_fix = audit_check_alloc(
-                        a, is_service ? strdup_printf("systemctl edit %s and add Environment=TZ=:/etc/localtime under "
-                                                      "[Service]",
-                                                      what)
-                                      : strdup("start it with TZ=:/etc/localtime in its environment"));
+                        a, ap->is_service ? strdup_printf("systemctl edit %s and add Environment=TZ=:/etc/localtime under "
+                                                          "[Service]",
+                                                          ap->what)
+                                          : strdup("start it with TZ=:/etc/localtime in its environment"));
                 bool has_tz = false;
                 for (size_t off = 0; off < environ_len; off += strlen(env + off) + 1)
                         if (strncmp(env + off, "TZ=", 3) == 0)
                                 has_tz = true;
                 if (!has_tz)
-                        finding_add(a, SEVERITY_INFO, "app.tz", subject,
+                        finding_add(a, SEVERITY_INFO, "app.tz", ap->subject,
                                     "%s has no TZ in its environment: glibc then checks /etc/localtime with a "
                                     "stat() system call on every localtime(), thousands of needless syscalls a "
                                     "minute for a program that logs. Fix: %s.",
-                                    who,
+                                    ap->who,
                                     tz_fix ?: "Environment=TZ=:/etc/localtime");
         }
+}
 
-        /* Huge pages: transparent ones in smaps_rollup, hugetlbfs ones in status. */
-        if (app->hugepages) {
-                _cleanup_free_ char *rollup = NULL, *anon = NULL, *hugetlb = NULL;
-                bool known = false, uses = false;
-                uint64_t kb;
+/* Huge pages: transparent ones in smaps_rollup, hugetlbfs ones in status. */
+static void check_app_hugepages(Audit *a, AppProcess *ap) {
+        _cleanup_free_ char *rollup = NULL, *anon = NULL, *hugetlb = NULL;
+        bool known = false, uses = false;
+        uint64_t kb;
 
-                if (audit_read_file(a, &rollup, "proc/%u/smaps_rollup", pid) >= 0 && (anon = field_value(a, rollup, "AnonHugePages"))) {
-                        known = true;
-                        uses = sscanf(anon, "%" SCNu64, &kb) == 1 && kb > 0;
-                }
-                if (!uses && (status || audit_read_file(a, &status, "proc/%u/status", pid) >= 0) &&
-                    (hugetlb = field_value(a, status, "HugetlbPages"))) {
-                        known = true;
-                        uses = sscanf(hugetlb, "%" SCNu64, &kb) == 1 && kb > 0;
-                }
-                if (known && !uses) {
-                        _cleanup_free_ char *thp = NULL;
-                        (void) audit_read_value(a, &thp, "sys/kernel/mm/transparent_hugepage/enabled");
-                        finding_add(a, SEVERITY_WARNING, "app.hugepages", subject,
-                                    "%s maps no huge page (AnonHugePages and HugetlbPages are 0), though "
-                                    "hugepages = yes: its working set takes TLB misses on 4 KiB pages. %s%s%s"
-                                    "Enable transparent huge pages (echo always > "
-                                    "/sys/kernel/mm/transparent_hugepage/enabled, or madvise plus "
-                                    "madvise(MADV_HUGEPAGE) in the program), or reserve huge pages with "
-                                    "vm.nr_hugepages in [sysctl] and map them with MAP_HUGETLB.",
-                                    who, thp ? "Transparent huge pages are set to \"" : "", thp ?: "",
-                                    thp ? "\". " : "");
-                }
+        if (audit_read_file(a, &rollup, "proc/%u/smaps_rollup", ap->pid) >= 0 && (anon = field_value(a, rollup, "AnonHugePages"))) {
+                known = true;
+                uses = sscanf(anon, "%" SCNu64, &kb) == 1 && kb > 0;
         }
-        /* For audit_check_rcu_priority(): where its real-time threads may keep a CPU. */
-        if (s.realtime_priority > 0 && !cpuset_is_empty(&s.realtime_isolated)) {
+        if (!uses && (ap->status || audit_read_file(a, &ap->status, "proc/%u/status", ap->pid) >= 0) &&
+            (hugetlb = field_value(a, ap->status, "HugetlbPages"))) {
+                known = true;
+                uses = sscanf(hugetlb, "%" SCNu64, &kb) == 1 && kb > 0;
+        }
+        if (known && !uses) {
+                _cleanup_free_ char *thp = NULL;
+                (void) audit_read_value(a, &thp, "sys/kernel/mm/transparent_hugepage/enabled");
+                finding_add(a, SEVERITY_WARNING, "app.hugepages", ap->subject,
+                            "%s maps no huge page (AnonHugePages and HugetlbPages are 0), though "
+                            "hugepages = yes: its working set takes TLB misses on 4 KiB pages. %s%s%s"
+                            "Enable transparent huge pages (echo always > "
+                            "/sys/kernel/mm/transparent_hugepage/enabled, or madvise plus "
+                            "madvise(MADV_HUGEPAGE) in the program), or reserve huge pages with "
+                            "vm.nr_hugepages in [sysctl] and map them with MAP_HUGETLB.",
+                            ap->who, thp ? "Transparent huge pages are set to \"" : "", thp ?: "",
+                            thp ? "\". " : "");
+        }
+}
+
+/* For audit_check_rcu_priority(): where its real-time threads may keep a CPU. Takes
+ * ap->who and s->realtime_isolated when it keeps them. */
+static void app_realtime_add(Audit *a, AppProcess *ap, ThreadSummary *s) {
+        if (s->realtime_priority > 0 && !cpuset_is_empty(&s->realtime_isolated)) {
                 AppRealtime *rt = audit_check_alloc(
                         a, realloc(a->app_realtime, (a->n_app_realtime + 1) * sizeof(AppRealtime)));
                 if (rt) {
                         a->app_realtime = rt;
                         rt[a->n_app_realtime] = (AppRealtime) {
-                                .who = TAKE_PTR(who),
-                                .priority = s.realtime_priority,
-                                .isolated = s.realtime_isolated,
+                                .who = TAKE_PTR(ap->who),
+                                .priority = s->realtime_priority,
+                                .isolated = s->realtime_isolated,
                         };
-                        s.realtime_isolated = CPUSET_EMPTY;
+                        s->realtime_isolated = CPUSET_EMPTY;
                         a->n_app_realtime++;
                 }
         }
+}
+
+static void check_app_process(Audit *a, const AppSection *app, unsigned pid) {
+        _cleanup_(app_process_done) AppProcess ap = { .app = app, .pid = pid, .is_service = app->kind == APP_SERVICE };
+        ThreadSummary s = {};
+
+        if (!app_process_name(a, &ap))
+                return;
+        summarize_app_threads(a, &ap, &s);
+        check_app_affinity(a, &ap, &s);
+        check_app_policy(a, &ap, &s);
+        if (app->mlock)
+                check_app_memlock(a, &ap);
+        check_app_tz(a, &ap);
+        if (app->hugepages)
+                check_app_hugepages(a, &ap);
+        app_realtime_add(a, &ap, &s);
         cpuset_done(&s.realtime_isolated);
         free(s.main_allowed);
 }
