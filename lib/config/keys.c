@@ -77,7 +77,7 @@ static const ConfigName qdisc_name = { config_qdisc_name_is_valid, "a qdisc kind
 #define A(member) offsetof(AppSection, member)
 #define K(member) offsetof(KthreadSection, member)
 
-static const ConfigKey config_keys[] = {
+const ConfigKey config_keys[] = {
         { "daemon", "mode", config_parse_enum, C(mode), .data = &daemon_mode_enum },
         { "daemon", "scan_interval", config_parse_duration, C(scan_interval_usec), .data = &scan_interval_range },
         { "daemon", "restore_on_exit", config_parse_bool, C(restore_on_exit) },
@@ -151,6 +151,8 @@ static const ConfigKey config_keys[] = {
         { "noise", "gate", config_parse_noise_gate, C(noise_gate) },
 };
 
+const size_t config_n_keys = ELEMENTSOF(config_keys);
+
 const ConfigSection *config_section_find(const char *name) {
         for (size_t i = 0; i < config_n_sections; i++)
                 if (streq(config_sections[i].name, name))
@@ -159,7 +161,7 @@ const ConfigSection *config_section_find(const char *name) {
 }
 
 const ConfigKey *config_key_find(const ConfigSection *section, const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+        for (size_t i = 0; i < config_n_keys; i++)
                 if (streq(config_keys[i].section, section->name) && streq(config_keys[i].name, name))
                         return &config_keys[i];
         return NULL;

@@ -68,6 +68,8 @@ struct ConfigSection {
 /* keys.c: the sections in the order they are resolved, and the rows. */
 extern const ConfigSection config_sections[];
 extern const size_t config_n_sections;
+extern const ConfigKey config_keys[];
+extern const size_t config_n_keys;
 const ConfigSection *config_section_find(const char *name);
 const ConfigKey *config_key_find(const ConfigSection *section, const char *name);
 
