@@ -60,6 +60,22 @@ def run(t):
          "a 'started' entry (%s, PRIORITY=6) is logged at READY=1" % mid("started"),
          "entries: %r" % j.entries()[:10])
 
+    check_unsupported_unmovable(t, j, stuck)
+    irq = check_irq_drift(t, d, j, host)
+    mark2 = check_sysctl_drift(t, j, host)
+    every = check_logged_once(t, j, irq, stuck, mark2)
+    check_recovered(t, j, host, stuck)
+    check_reloads(t, d, j, host)
+
+    mark3 = j.mark()
+    t.stopped_cleanly(d)
+    e = j.wait_for(h.scaled(2), since=mark3, MESSAGE_ID=h.MID["stopping"])
+    t.ok(e is not None, "SIGTERM logs a 'stopping' entry (%s)" % mid("stopping"),
+         "entries since SIGTERM: %r" % j.entries(mark3))
+    t.note("%d journal entries in all" % len(every))
+
+
+def check_unsupported_unmovable(t, j, stuck):
     # Unsupported sysctl and unmovable IRQ: reported once each.
     e = j.wait_for(h.scaled(TIMEOUT), MESSAGE_ID=h.MID["unsupported"],
                    LOWLATD_OBJECT="net.ipv4.tcp_no_such_knob")
@@ -74,7 +90,9 @@ def run(t):
          "the read-only IRQ %d logs 'unmovable' (%s) with LOWLATD_ERROR" % (stuck, mid("unmovable")),
          "entry %r" % e)
 
-    # IRQ drift -> drift entry and corrected entry.
+
+def check_irq_drift(t, d, j, host):
+    """IRQ drift -> drift entry and corrected entry; returns the IRQ moved."""
     irq = host.irqs[444]
     mark = j.mark()
     host.set_irq_affinity(irq, "2-3")
@@ -106,8 +124,11 @@ def run(t):
     if e is not None:
         p = setting_fields_ok(e, "irq_affinity", str(irq), "0-1", None, 5)
         t.ok(not p, "corrected entry: LOWLATD_KIND/OBJECT/EXPECTED, PRIORITY=5", "; ".join(p))
+    return irq
 
-    # sysctl drift
+
+def check_sysctl_drift(t, j, host):
+    """sysctl drift; returns the journal mark taken before it."""
     mark2 = j.mark()
     host.set_sysctl("net.core.somaxconn", "1024")
     e = j.wait_for(h.scaled(TIMEOUT), since=mark2, MESSAGE_ID=h.MID["drift"],
@@ -120,8 +141,11 @@ def run(t):
                    LOWLATD_OBJECT="net.core.somaxconn")
     t.ok(e is not None and e.get("PRIORITY") == "5",
          "sysctl corrected entry with PRIORITY=5", "entry %r" % e)
+    return mark2
 
-    # Nothing repeats on later scans.
+
+def check_logged_once(t, j, irq, stuck, mark2):
+    """Nothing repeats on later scans, and every entry is well formed; returns all entries."""
     h.settle(4)  # four scan intervals
     counts = {
         "drift %d" % irq: len(j.select(MESSAGE_ID="drift", LOWLATD_OBJECT=str(irq))),
@@ -151,7 +175,10 @@ def run(t):
     t.ok(not bad, "every setting event has a known MESSAGE_ID and LOWLATD_OBJECT/EXPECTED/OBSERVED",
          "%r" % bad[:5])
     t.ok(not j.errors, "every datagram parsed", "\n".join(j.errors[:10]))
+    return every
 
+
+def check_recovered(t, j, host, stuck):
     # The stuck IRQ comes back by itself (the kernel or its driver moved it): 'recovered'.
     what = "the unmovable IRQ back on 0-1 by itself logs 'recovered'"
     if os.geteuid() != 0:
@@ -165,7 +192,8 @@ def run(t):
              "the unmovable IRQ back on 0-1 by itself logs 'recovered' (%s, PRIORITY=6)" % mid("recovered"),
              "entry %r; since: %r" % (e, j.entries(mark4)[:10]))
 
-    # Reloads.
+
+def check_reloads(t, d, j, host):
     d.rewrite_config(CONFIG + "bogus_key = 1\n")
     line = CONFIG.count("\n") + 1
     mark5 = j.mark()
@@ -184,13 +212,6 @@ def run(t):
          "entry %r; since: %r" % (e, j.entries(mark6)[:10]))
     t.ok(d.poll_until(lambda: host.sysctl("net.core.somaxconn") == "16384", h.scaled(TIMEOUT)),
          "the reloaded config is applied")
-
-    mark3 = j.mark()
-    t.stopped_cleanly(d)
-    e = j.wait_for(h.scaled(2), since=mark3, MESSAGE_ID=h.MID["stopping"])
-    t.ok(e is not None, "SIGTERM logs a 'stopping' entry (%s)" % mid("stopping"),
-         "entries since SIGTERM: %r" % j.entries(mark3))
-    t.note("%d journal entries in all" % len(every))
 
 
 if __name__ == "__main__":

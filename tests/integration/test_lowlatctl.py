@@ -486,6 +486,13 @@ def check_listing(t, ctl, bc, what, user=None, expect_rc=EXIT_OK):
 # ---------------------------------------------------------------------------------------
 # Scenarios
 
+class Stack:
+    """One scenario's fake tree, private bus, bus client and monitor, daemon and lowlatctl."""
+
+    def __init__(self, host, bus, bc, mon, d, ctl):
+        self.host, self.bus, self.bc, self.mon, self.d, self.ctl = host, bus, bc, mon, d, ctl
+
+
 def scenario_enforce(t, ctl_bin):
     # Pinned IRQs start on their pin: a plain file tree cannot make effective_affinity_list
     # follow a write the way the kernel does, so a pin lowlatd has to correct would look
@@ -500,7 +507,23 @@ def scenario_enforce(t, ctl_bin):
          % d.stderr_tail())
     if not wait_owner(t, bc, d, "enforce"):
         return
+    stack = Stack(host, bus, bc, mon, d, ctl)
 
+    check_introspection(t, stack)
+    pr, rows, pinned = check_properties_and_rows(t, stack)
+    check_all_ok(t, stack, pr, rows)
+    check_usage(t, stack)
+    check_drift(t, stack, pinned)
+    check_reload_reapply(t, stack)
+    check_bad_config(t, stack)
+    check_reload_observe(t, stack)
+    check_unprivileged(t, stack)
+    check_bus_restart(t, stack)
+    check_stopped(t, stack)
+
+
+def check_introspection(t, stack):
+    bc = stack.bc
     # -- introspection, with the real busctl
     intro = bc.introspect(NAME, PATH)
     m = intro.get(IFACE, {})
@@ -523,6 +546,11 @@ def scenario_enforce(t, ctl_bin):
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",
          repr(m.get("signals")))
 
+
+def check_properties_and_rows(t, stack):
+    """GetAll and ListSettings against the config and the tree; returns the properties,
+    the rows and the pinned IRQs."""
+    host, bc, d = stack.host, stack.bc, stack.d
     # -- properties
     typ, val = bc.get_property(NAME, PATH, IFACE, "Version")
     t.ok((typ, val) == ("s", VERSION), "busctl get-property Version = s \"%s\"" % VERSION, repr((typ, val)))
@@ -576,7 +604,11 @@ def scenario_enforce(t, ctl_bin):
          "the cpu_dma_latency row: /dev/cpu_dma_latency, 0")
     t.ok([r[1] for r in rows if r[0] == "irq_default_affinity"] == ["default_smp_affinity"],
          "the irq_default_affinity row")
+    return pr, rows, pinned
 
+
+def check_all_ok(t, stack, pr, rows):
+    bc, d, ctl = stack.bc, stack.d, stack.ctl
     # -- lowlatctl status / list / metrics, all ok
     p = ctl.run("status")
     f = parse_status_text(p.stdout)
@@ -618,6 +650,9 @@ def scenario_enforce(t, ctl_bin):
          "list --state=failed: nothing", desc(p))
     check_metrics_match(t, ctl, bc, "enforce")
 
+
+def check_usage(t, stack):
+    bus, ctl = stack.bus, stack.ctl
     # -- usage
     for args, rc, what in ((["--help"], 0, "--help"), (["--version"], 0, "--version"),
                            (["--bogus"], EXIT_USAGE, "an unknown option"),
@@ -640,6 +675,9 @@ def scenario_enforce(t, ctl_bin):
     t.ok(p.returncode == EXIT_OK and "State: enforcing" in p.stdout, "no command means status",
          desc(p))
 
+
+def check_drift(t, stack, pinned):
+    host, bc, mon, d, ctl = stack.host, stack.bc, stack.mon, stack.d, stack.ctl
     # -- drift: signals and PropertiesChanged
     before = bc.get_all(NAME, PATH, IFACE)
     cur = mon.mark()
@@ -683,6 +721,9 @@ def scenario_enforce(t, ctl_bin):
     p = ctl.run("status")
     t.ok(p.returncode == EXIT_OK, "status exits 0 after corrected drift", desc(p))
 
+
+def check_reload_reapply(t, stack):
+    bc, mon, ctl = stack.bc, stack.mon, stack.ctl
     # -- Reload and Reapply as root
     t0 = time.time()
     cur = mon.mark()
@@ -701,6 +742,9 @@ def scenario_enforce(t, ctl_bin):
     p = ctl.run("reapply")
     t.ok(p.returncode == EXIT_OK, "reapply as root exits 0", desc(p))
 
+
+def check_bad_config(t, stack):
+    host, bc, d, ctl = stack.host, stack.bc, stack.d, stack.ctl
     # -- a bad config: InvalidConfig, old posture kept
     d.rewrite_config(CONFIG + "[bogus]\nkey = 1\n")
     p = ctl.run("reload")
@@ -733,6 +777,9 @@ def scenario_enforce(t, ctl_bin):
     t.ok(p.returncode == EXIT_OK and pr["LastReloadError"] == "", "a good reload clears LastReloadError",
          desc(p) + repr(pr["LastReloadError"]))
 
+
+def check_reload_observe(t, stack):
+    host, bc, mon, d, ctl = stack.host, stack.bc, stack.mon, stack.d, stack.ctl
     # -- reload into observe mode: drift is a warning
     cur = mon.mark()
     d.rewrite_config(CONFIG.replace("scan_interval = 1s", "scan_interval = 1s\nmode = observe"))
@@ -764,6 +811,9 @@ def scenario_enforce(t, ctl_bin):
     t.ok(h.poll_until(lambda: ctl.run("status").returncode == EXIT_OK, h.scaled(SIGNAL_TIMEOUT)),
          "status exits 0 again")
 
+
+def check_unprivileged(t, stack):
+    bus, bc, ctl = stack.bus, stack.bc, stack.ctl
     # -- uid 65534: reads work, Reload and Reapply are refused by the policy
     nb = b.Busctl(bus.address, user=b.NOBODY)
     last = bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"]
@@ -789,6 +839,9 @@ def scenario_enforce(t, ctl_bin):
     check_listing(t, ctl, bc, "uid 65534", user=b.NOBODY)
     check_metrics_match(t, ctl, bc, "uid 65534", user=b.NOBODY)
 
+
+def check_bus_restart(t, stack):
+    host, bus, bc, mon, d, ctl = stack.host, stack.bus, stack.bc, stack.mon, stack.d, stack.ctl
     # -- the bus goes away: lowlatd keeps enforcing, then comes back on a new bus
     counters = bc.get_all(NAME, PATH, IFACE)
     mon.close()
@@ -824,6 +877,9 @@ def scenario_enforce(t, ctl_bin):
              "Drift signals flow on the new bus")
         mon2.close()
 
+
+def check_stopped(t, stack):
+    bus, d, ctl = stack.bus, stack.d, stack.ctl
     # -- lowlatd stopped, bus still up
     t.stopped_cleanly(d)
     for verb in ("status", "list", "reload", "reapply"):

@@ -165,6 +165,17 @@ def noise_checks(t, host, text):
          "noise: lowlatd_isolated_cpu_nohz_full per watched CPU")
 
 
+class Rig:
+    """What every phase uses: the fake tree, the private bus, the unit's command and its file."""
+
+    def __init__(self, host, bus, bc, ctl, argv, out):
+        self.host, self.bus, self.bc = host, bus, bc
+        self.ctl, self.argv, self.out = ctl, argv, out
+
+    def run_unit(self):
+        return run(self.argv, self.bus.address)
+
+
 def main(t):
     b.require_tools()
     ctl = os.environ.get("LOWLATCTL")
@@ -189,8 +200,31 @@ def main(t):
     if not t.ok(bc.wait_for_owner(NAME, h.scaled(5), alive=d.alive), "lowlatd is on the private bus",
                 d.stderr_tail()):
         return
+    rig = Rig(host, bus, bc, ctl, argv, out)
 
-    p = run(argv, bus.address)
+    first, props = check_after_start(t, rig)
+    second = check_after_drift(t, d, rig, props)
+    check_whole_file_reads(t, rig)
+    check_fight(t, d, rig)
+    d, third = check_restart(t, d, rig)
+
+    if first and second and third and promtool():
+        test_file = rules_test(first, second, third, host.tmp)
+        p = subprocess.run([promtool(), "test", "rules", test_file], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=h.scaled(120))
+        t.ok(p.returncode == 0 and "SUCCESS" in p.stdout,
+             "promtool test rules on these real series: LowlatdDrift quiet after the start, firing after the "
+             "drift, quiet after the restart",
+             p.stdout[-3000:])
+
+    check_stopped(t, d, rig)
+    bus.stop()
+
+
+def check_after_start(t, rig):
+    """The file after the first pass; returns (its text or None, the daemon's properties)."""
+    host, bc, out = rig.host, rig.bc, rig.out
+    p = rig.run_unit()
     t.ok(p.returncode == EXIT_OK and not p.stdout and not p.stderr,
          "the unit's command exits 0 and prints nothing", "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
     first = check_file(t, out, "after start")
@@ -204,19 +238,27 @@ def main(t):
 
     if first:
         noise_checks(t, host, first)
+    return first, props
 
+
+def check_after_drift(t, d, rig, props):
+    host, bc, out = rig.host, rig.bc, rig.out
     host.set_sysctl("net.core.somaxconn", "4096")
     t.ok(d.poll_until(lambda: host.sysctl("net.core.somaxconn") == "8192" and
                       bc.get_all(NAME, PATH, IFACE)["Corrections"] == 1, h.scaled(5)),
          "a real drift is corrected")
-    p = run(argv, bus.address)
+    rig.run_unit()
     second = check_file(t, out, "after a drift")
     if second:
         t.ok(value(second, "lowlatd_drift_events_total") == 1 and value(second, "lowlatd_corrections_total") == 1 and
              value(second, "lowlatd_posture_applied_settings_total") == props["AppliedSettings"],
              "after a drift: one drift event, one correction, applied unchanged", second[-1500:])
+    return second
 
-    # A reader never sees half a file: node_exporter reads it at any time.
+
+def check_whole_file_reads(t, rig):
+    """A reader never sees half a file: node_exporter reads it at any time."""
+    out = rig.out
     stop = threading.Event()
     seen = {"reads": 0, "bad": []}
     last_line = "lowlatd_posture_applied_settings_total"
@@ -234,7 +276,7 @@ def main(t):
 
     th = threading.Thread(target=reader)
     th.start()
-    codes = [run(argv, bus.address).returncode for _ in range(15)]
+    codes = [rig.run_unit().returncode for _ in range(15)]
     stop.set()
     th.join()
     t.ok(codes == [EXIT_OK] * 15 and seen["reads"] > 0 and not seen["bad"],
@@ -242,6 +284,9 @@ def main(t):
          % seen["reads"], "exits %r\nbad reads %r" % (codes, seen["bad"][:3]))
     check_file(t, out, "after the rewrites")
 
+
+def check_fight(t, d, rig):
+    host, bc, out = rig.host, rig.bc, rig.out
     # Another writer flipping the sysctl back: five corrections within 60 s (the drift
     # above was the first) make a fight, which LowlatdFight alerts on.
     for _ in range(C.FIGHT_CORRECTIONS):
@@ -252,11 +297,15 @@ def main(t):
     t.ok(d.poll_until(lambda: bc.get_all(NAME, PATH, IFACE)["Fights"] == 1, h.scaled(5)),
          "the writer that keeps flipping the sysctl back is one fight (Fights 1)",
          repr(bc.get_all(NAME, PATH, IFACE)))
-    run(argv, bus.address)
+    rig.run_unit()
     fought = check_file(t, out, "after a fight")
     if fought:
         t.ok(value(fought, "lowlatd_fights_total") == 1, "after a fight: lowlatd_fights_total 1", fought[-800:])
 
+
+def check_restart(t, d, rig):
+    """Returns the restarted daemon and the file after its first pass (or None)."""
+    host, bc, bus, out = rig.host, rig.bc, rig.bus, rig.out
     # A restart that finds drift made while lowlatd was down: its first pass sets it, which
     # is applied, not drift (with restore_on_exit = no the rest of the posture stayed).
     t.stopped_cleanly(d)
@@ -268,24 +317,20 @@ def main(t):
     t.ok(bc.wait_for_owner(NAME, h.scaled(5), alive=d.alive) and
          all(host.irq_cpus(n) <= {0, 1} for n in moved), "lowlatd restarted, and it moved the 10 IRQs back",
          d.stderr_tail())
-    run(argv, bus.address)
+    rig.run_unit()
     third = check_file(t, out, "after a restart")
     if third:
         t.ok(value(third, "lowlatd_drift_events_total") == 0 and value(third, "lowlatd_corrections_total") == 0 and
              value(third, "lowlatd_posture_applied_settings_total") == 10,
              "after a restart: the 10 IRQs its first pass moved back are applied settings, not drift", third[-1500:])
+    return d, third
 
-    if first and second and third and promtool():
-        test_file = rules_test(first, second, third, host.tmp)
-        p = subprocess.run([promtool(), "test", "rules", test_file], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=h.scaled(120))
-        t.ok(p.returncode == 0 and "SUCCESS" in p.stdout,
-             "promtool test rules on these real series: LowlatdDrift quiet after the start, firing after the "
-             "drift, quiet after the restart",
-             p.stdout[-3000:])
 
+def check_stopped(t, d, rig):
+    """lowlatd stopped, and a directory that cannot take the file."""
+    host, out = rig.host, rig.out
     t.stopped_cleanly(d)
-    p = run(argv, bus.address)
+    p = rig.run_unit()
     t.ok(p.returncode == EXIT_UNKNOWN, "lowlatd stopped: exit 3 (SuccessExitStatus=3 in the unit)",
          "exit %d\n%s" % (p.returncode, p.stderr))
     down = check_file(t, out, "lowlatd stopped")
@@ -293,10 +338,9 @@ def main(t):
         t.ok(samples(down) == {("lowlatd_up", ""): "0"}, "lowlatd stopped: the file says only lowlatd_up 0", down)
 
     gone = os.path.join(host.tmp, "no-such-dir", "lowlatd.prom")
-    p = run([ctl, "metrics", "--output=" + gone], bus.address)
+    p = run([rig.ctl, "metrics", "--output=" + gone], rig.bus.address)
     t.ok(p.returncode == EXIT_OUTPUT and gone in p.stderr and not os.path.exists(os.path.dirname(gone)),
          "a directory that is not there: exit 74, the reason on stderr", "exit %d\n%s" % (p.returncode, p.stderr))
-    bus.stop()
 
 
 if __name__ == "__main__":

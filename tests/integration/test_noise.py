@@ -58,20 +58,34 @@ def noise(bc, user=None):
     return sampled, interval, {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in rows}
 
 
+class Counters:
+    """The fake tree's /proc/interrupts and /proc/softirqs: change state, then publish()."""
+
+    def __init__(self, host):
+        self.host = host
+        self.state = {
+            "online": [0, 1, 2],
+            "irqs": {42: ({0: 1000, 2: 7}, "eth0-TxRx-0"), 43: ({1: 50}, "eth0-TxRx-1")},
+            "arch": {"LOC": {0: 5000, 1: 5000, 2: 90}, "RES": {2: 4}, "NMI": {}, "CAL": {2: 1}},
+            "soft": {"TIMER": {0: 800, 2: 30, 3: 2}, "NET_RX": {2: 12}, "RCU": {3: 9}},
+        }
+
+    def publish(self):
+        state = self.state
+        self.host.write("proc/interrupts", interrupts_text(state["online"], state["irqs"], state["arch"]))
+        self.host.write("proc/softirqs", softirqs_text([0, 1, 2, 3], state["soft"]))
+
+
+def rate_of(bc, key, delta):
+    """Whether Noise()'s rate for key is delta interrupts over the last scan interval."""
+    _, iv, r = noise(bc)
+    return iv > 0 and key in r and abs(r[key][2] * iv / 1e6 - delta) < 1e-6 * delta + 1e-3
+
+
 def fake_tree(t):
     host = h.FakeHost(ncpus=4, nirqs=20, isolated="2-3", irq_affinity="0-1")
-    state = {
-        "online": [0, 1, 2],
-        "irqs": {42: ({0: 1000, 2: 7}, "eth0-TxRx-0"), 43: ({1: 50}, "eth0-TxRx-1")},
-        "arch": {"LOC": {0: 5000, 1: 5000, 2: 90}, "RES": {2: 4}, "NMI": {}, "CAL": {2: 1}},
-        "soft": {"TIMER": {0: 800, 2: 30, 3: 2}, "NET_RX": {2: 12}, "RCU": {3: 9}},
-    }
-
-    def publish():
-        host.write("proc/interrupts", interrupts_text(state["online"], state["irqs"], state["arch"]))
-        host.write("proc/softirqs", softirqs_text([0, 1, 2, 3], state["soft"]))
-
-    publish()
+    counters = Counters(host)
+    counters.publish()
     bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
     bc = b.Busctl(bus.address)
     d = h.Daemon(host, CONFIG, env=bus.env())
@@ -80,6 +94,26 @@ def fake_tree(t):
                 d.stderr_tail()):
         return
 
+    check_first_read(t, d, bc)
+    check_rates(t, d, bc, counters)
+    check_new_lines_and_cpus(t, d, bc, counters)
+    check_backwards_and_cache(t, d, bc, counters)
+
+    # A reload that names other CPUs watches those from then on; none watches nothing.
+    d.rewrite_config(CONFIG + "\n[noise]\ncpus = 1-2\n")
+    d.sighup()
+    t.ok(d.poll_until(lambda: {k[0] for k in noise(bc)[2]} == {1, 2}, h.scaled(5)),
+         "after a reload with [noise] cpus = 1-2: CPUs 1 and 2", repr(sorted(noise(bc)[2])[:10]))
+    d.rewrite_config(CONFIG + "\n[noise]\ncpus = none\n")
+    d.sighup()
+    t.ok(d.poll_until(lambda: noise(bc)[2] == {}, h.scaled(5)), "[noise] cpus = none: an empty array")
+
+    t.stopped_cleanly(d)
+    bus.stop()
+
+
+def check_first_read(t, d, bc):
+    """The first scan's counts: names, kinds, which CPUs, what is left out."""
     intro = bc.introspect(NAME, PATH)[IFACE]["methods"].get("Noise")
     t.ok(intro == ("", "tta(ussstd)"), "Noise() takes nothing and returns (t, t, a(ussstd))", repr(intro))
     gate = bc.get_property(NAME, PATH, IFACE, "NoiseGate")[1]
@@ -113,7 +147,10 @@ def fake_tree(t):
     t.ok(d.poll_until(lambda: noise(bc)[1] > 0, h.scaled(5)),
          "interval_usec is set once a second scan ran")
 
-    # Counts change between scans: the rate covers the scan interval.
+
+def check_rates(t, d, bc, counters):
+    """Counts change between scans: the rate covers the scan interval."""
+    state, publish = counters.state, counters.publish
     state["irqs"][42][0][2] = 507
     state["arch"]["LOC"][2] = 190
     state["soft"]["NET_RX"][2] = 112
@@ -122,12 +159,7 @@ def fake_tree(t):
     t.ok(h.poll_until(lambda: noise(bc)[2][(2, "irq", "42")][1] == 507, 0.5),
          "a call re-reads the counters: IRQ 42 on CPU 2 is 507 without waiting for a scan",
          repr(noise(bc)[2].get((2, "irq", "42"))))
-
-    def rate_of(key, delta):
-        _, iv, r = noise(bc)
-        return iv > 0 and key in r and abs(r[key][2] * iv / 1e6 - delta) < 1e-6 * delta + 1e-3
-
-    t.ok(d.poll_until(lambda: rate_of((2, "irq", "42"), 500), h.scaled(5)),
+    t.ok(d.poll_until(lambda: rate_of(bc, (2, "irq", "42"), 500), h.scaled(5)),
          "IRQ 42's rate is 500 interrupts over the last scan interval", repr(noise(bc)))
     sampled, interval, rows = noise(bc)
     t.ok(abs(rows[(2, "timer", "LOC")][2] * interval / 1e6 - 100) < 1e-3 and
@@ -136,12 +168,15 @@ def fake_tree(t):
     t.ok(d.poll_until(lambda: noise(bc)[2][(2, "irq", "42")][2] == 0, h.scaled(5)),
          "with no new interrupts the rate falls back to 0 at the next scan")
 
+
+def check_new_lines_and_cpus(t, d, bc, counters):
+    state, publish = counters.state, counters.publish
     # A new IRQ line: its counts are all new since the last scan.
     state["irqs"][77] = ({2: 30}, "nvme0q3")
     publish()
     t.ok(d.poll_until(lambda: noise(bc)[2].get((2, "irq", "77"), ("",))[0:2] == ("nvme0q3", 30), h.scaled(5)),
          "a new IRQ line appears with its name and count")
-    t.ok(d.poll_until(lambda: rate_of((2, "irq", "77"), 30), h.scaled(5)),
+    t.ok(d.poll_until(lambda: rate_of(bc, (2, "irq", "77"), 30), h.scaled(5)),
          "a new IRQ line's count is its first interval's rate", repr(noise(bc)[2].get((2, "irq", "77"))))
 
     # CPU 3 comes online: a new column in /proc/interrupts.
@@ -153,15 +188,18 @@ def fake_tree(t):
     publish()
     t.ok(d.poll_until(lambda: noise(bc)[2].get((3, "irq", "42"), (0, 0))[1] == 12345, h.scaled(5)),
          "CPU 3 comes online: its column is read (IRQ 42: 12345)")
-    t.ok(d.poll_until(lambda: rate_of((2, "irq", "42"), 5), h.scaled(5)) and
+    t.ok(d.poll_until(lambda: rate_of(bc, (2, "irq", "42"), 5), h.scaled(5)) and
          noise(bc)[2][(3, "irq", "42")][2] == 0 and noise(bc)[2][(3, "timer", "LOC")][2] == 0,
          "at the scan that sees CPU 3 its counts since boot are not a rate; CPU 2's column is still right",
          repr(noise(bc)))
     state["arch"]["LOC"][3] = 6050
     publish()
-    t.ok(d.poll_until(lambda: rate_of((3, "timer", "LOC"), 50), h.scaled(5)),
+    t.ok(d.poll_until(lambda: rate_of(bc, (3, "timer", "LOC"), 50), h.scaled(5)),
          "CPU 3's LOC rate once it has a baseline: 50 over the interval")
 
+
+def check_backwards_and_cache(t, d, bc, counters):
+    state, publish = counters.state, counters.publish
     # Backwards (a CPU offline and back, a wrap): never a negative or huge rate.
     # NET_RX moves by 7 at the same time: its rate says when a scan saw this.
     state["irqs"][42][0][2] = 3
@@ -172,13 +210,13 @@ def fake_tree(t):
     def backwards_seen():
         r = noise(bc)[2]
         seen.append(r[(2, "irq", "42")])
-        return rate_of((2, "softirq", "NET_RX"), 7)
+        return rate_of(bc, (2, "softirq", "NET_RX"), 7)
     t.ok(d.poll_until(backwards_seen, h.scaled(5)) and noise(bc)[2][(2, "irq", "42")][1:] == (3, 0.0) and
          all(0 <= s[2] < 1e6 for s in seen),
          "a counter that goes backwards gives rate 0, never a negative or huge one", repr(seen[-5:]))
     state["irqs"][42][0][2] = 13
     publish()
-    t.ok(d.poll_until(lambda: rate_of((2, "irq", "42"), 10), h.scaled(5)),
+    t.ok(d.poll_until(lambda: rate_of(bc, (2, "irq", "42"), 10), h.scaled(5)),
          "and counts from the new baseline (10 more)")
 
     # A line vanishes.
@@ -194,18 +232,6 @@ def fake_tree(t):
     a = stamps[-1]
     h.settle(0.15)
     t.ok(noise(bc)[0] - a >= 100000, "a call 150 ms later reads again")
-
-    # A reload that names other CPUs watches those from then on; none watches nothing.
-    d.rewrite_config(CONFIG + "\n[noise]\ncpus = 1-2\n")
-    d.sighup()
-    t.ok(d.poll_until(lambda: {k[0] for k in noise(bc)[2]} == {1, 2}, h.scaled(5)),
-         "after a reload with [noise] cpus = 1-2: CPUs 1 and 2", repr(sorted(noise(bc)[2])[:10]))
-    d.rewrite_config(CONFIG + "\n[noise]\ncpus = none\n")
-    d.sighup()
-    t.ok(d.poll_until(lambda: noise(bc)[2] == {}, h.scaled(5)), "[noise] cpus = none: an empty array")
-
-    t.stopped_cleanly(d)
-    bus.stop()
 
 
 def real_host(t):

@@ -139,6 +139,15 @@ def drift_signals(mon, since):
             if s["payload"]["data"][0] == "slice_cpus"]
 
 
+class Rig:
+    """What every phase uses: the fake tree, the private bus, the fake PID 1, the bus monitor."""
+
+    def __init__(self, host, bus, bc, fake, mon):
+        self.host, self.bus, self.bc, self.fake, self.mon = host, bus, bc, fake, mon
+        # What the posture confines every unit to.
+        self.want = {"system.slice": "0-1", "user.slice": "0-1", "init.scope": "0-1"}
+
+
 def run(t):
     h.isolate_from_real_journal()
     bh.require_tools()
@@ -157,12 +166,26 @@ def run(t):
     fake = FakePid1(fake_path, host, bus, bc).start()
     mon = bh.Monitor(bus.address)
     mon.wait_started(bc)
+    rig = Rig(host, bus, bc, fake, mon)
 
+    d = check_first_pass(t, rig)
+    check_put_back(t, d, rig)
+    check_refused(t, d, rig)
+    check_reconnects(t, d, rig)
+    bus_log = check_restore(t, d, rig)
+    check_observe(t, rig)
+    d = check_reload_adds_slices(t, rig)
+    check_slow_pid1(t, d, rig)
+    check_unsupported(t, rig, bus_log)
+
+
+def check_first_pass(t, rig):
+    """The first pass confines the units; returns the daemon."""
+    host, bus, bc, fake, want = rig.host, rig.bus, rig.bc, rig.fake, rig.want
     # --- the first pass -----------------------------------------------------------------
     d = h.Daemon(host, CONFIG, env=bus.env())
     d.wait_ready()
     bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
-    want = {"system.slice": "0-1", "user.slice": "0-1", "init.scope": "0-1"}
     t.ok(fake.all_allowed() == want, "the first pass confines system.slice, user.slice and init.scope to 0-1",
          "%r\n%s" % (fake.all_allowed(), d.stderr_tail()))
     calls = fake.calls()
@@ -178,7 +201,12 @@ def run(t):
          "the originals are recorded before the first write (0-3, and unset)", originals)
     t.ok(os.path.isfile(host.path("run/systemd/system.control/user.slice.d/50-AllowedCPUs.conf")),
          "the fake wrote the runtime drop-in, as systemd does")
+    return d
 
+
+def check_put_back(t, d, rig):
+    """Another writer's change is seen through signals, files, or PID 1's Reloading."""
+    bc, fake, mon = rig.bc, rig.fake, rig.mon
     # --- another writer, seen through PropertiesChanged (the fake writes no file here) -----
     t.ok(fake.subscribers() == 1, "lowlatd subscribed to PID 1's signals (Manager.Subscribe)")
     fake.call("Files", "b", "false")
@@ -211,6 +239,9 @@ def run(t):
     fake.call("Files", "b", "true")
     fake.call("Signals", "b", "true")
 
+
+def check_refused(t, d, rig):
+    host, bc, fake = rig.host, rig.bc, rig.fake
     # --- PID 1 refuses: one failure, the rest of the posture unaffected ---------------------
     failures = lowlatd_prop(bc, "Failures")
     fake.call("Refuse", "b", "true")
@@ -239,6 +270,9 @@ def run(t):
                       slice_rows(bc)["user.slice"][4] == "corrected", h.scaled(3)),
          "PID 1 agrees again: Reapply corrects it", repr(slice_rows(bc)))
 
+
+def check_reconnects(t, d, rig):
+    bus, bc, fake, want = rig.bus, rig.bc, rig.fake, rig.want
     # --- PID 1 goes away and comes back (daemon-reexec): lowlatd looks again by itself ------
     fake.stop()
     fake.start()  # the units start over: system.slice 0-3, the others unset
@@ -261,6 +295,10 @@ def run(t):
          d.stderr_tail())
     fake.call("Files", "b", "true")
 
+
+def check_restore(t, d, rig):
+    """Returns the bus's log, for the policy check at the end."""
+    bus, bc, fake = rig.bus, rig.bc, rig.fake
     # --- Restore: each unit as it was before lowlatd ---------------------------------------
     out = bc.call(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
     t.ok(out["data"][0] >= 3, "Restore() restores the three units (and the sysctl)", repr(out))
@@ -269,8 +307,11 @@ def run(t):
     t.ok("user.slice runtime=yes AllowedCPUs=" in fake.calls(), "unset through an empty AllowedCPUs, at run time",
          repr(fake.calls()))
     t.stopped_cleanly(d)
-    bus_log = bus.log()
+    return bus.log()
 
+
+def check_observe(t, rig):
+    host, bus, bc, fake = rig.host, rig.bus, rig.bc, rig.fake
     # --- observe mode: PID 1 is asked, never told -----------------------------------------
     fake.stop()
     fake.start()
@@ -287,6 +328,10 @@ def run(t):
     t.ok(fake.calls() == [], "and PID 1 is sent no SetUnitProperties", repr(fake.calls()))
     t.stopped_cleanly(d)
 
+
+def check_reload_adds_slices(t, rig):
+    """Returns the daemon, still running."""
+    host, bus, bc, fake, want = rig.host, rig.bus, rig.bc, rig.fake, rig.want
     # --- slices that come with a reload are watched too -----------------------------------
     fake.stop()
     shutil.rmtree(host.path("run/systemd/system.control"))  # as after a boot: no drop-in yet
@@ -304,7 +349,11 @@ def run(t):
     t.ok(ms is not None, "their drop-in directory and cgroup, which appeared with the reload, are watched (%s ms)"
          % ("%.0f" % ms if ms else ms), d.stderr_tail())
     fake.call("Signals", "b", "true")
+    return d
 
+
+def check_slow_pid1(t, d, rig):
+    host, bc, fake, want = rig.host, rig.bc, rig.fake, rig.want
     # --- PID 1 slow for 3 s (busy, as under emulation in the VM run): waited for ----------
     failures = lowlatd_prop(bc, "Failures")
     fake.proc.send_signal(signal.SIGSTOP)
@@ -336,6 +385,9 @@ def run(t):
         fake.proc.send_signal(signal.SIGCONT)
     t.stopped_cleanly(d)
 
+
+def check_unsupported(t, rig, bus_log):
+    host, bus, fake, mon = rig.host, rig.bus, rig.fake, rig.mon
     # --- unsupported, once, saying why ----------------------------------------------------
     calls_before = fake.calls()
     conf = h.write_config(host, CONFIG, "once.conf")

@@ -279,6 +279,22 @@ class BusTraffic:
         return max(b_ - a for a, b_ in zip(ts, ts[1:]))
 
 
+class Soak:
+    """What the phases share: the tree, the daemon and its /proc view, the load, and what
+    the loaded run measured."""
+
+    def __init__(self, host, d, proc, asan, bus, why, originals, nsettings, traffic, drift):
+        self.host, self.d, self.proc, self.asan = host, d, proc, asan
+        self.bus, self.why, self.originals = bus, why, originals
+        self.nsettings, self.traffic, self.drift = nsettings, traffic, drift
+        self.samples = []
+        self.reloads = {"sent": 0, "ready": 0}
+        self.current = "A"
+        self.t_start = self.t_loaded_end = None
+        self.warm = self.loaded_end = None
+        self.lat_irq = self.lat_sys = None
+
+
 def run(t):
     h.isolate_from_real_journal()
     binary = h.lowlatd_path()
@@ -322,8 +338,24 @@ def run(t):
         traffic = BusTraffic(bus, (nsettings, nsettings + 1))
 
     drift = Drift(host, seed)
-    samples = [proc.sample()]
-    reloads = {"sent": 0, "ready": 0}
+    soak = Soak(host, d, proc, asan, bus, why, originals, nsettings, traffic, drift)
+    if not run_loaded(t, soak):
+        return
+    check_corrected(t, soak)
+    check_final_posture(t, soak)
+    check_reloads_and_bus(t, soak)
+    check_quiet_and_figures(t, soak)
+
+
+def pct(xs, q):
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0.0
+
+
+def run_loaded(t, soak):
+    """The loaded run: drift, reloads and bus traffic for SOAK_SECONDS; false if lowlatd died."""
+    d, proc, drift, traffic, reloads = soak.d, soak.proc, soak.drift, soak.traffic, soak.reloads
+    samples = soak.samples
+    samples.append(proc.sample())
     current = "A"
     t_start = time.monotonic()
     drift.start()
@@ -362,12 +394,16 @@ def run(t):
     t.ok(died_at is None and d.alive(), "lowlatd ran through the soak",
          "died at +%.1fs; stderr:\n%s" % (died_at or -1, d.stderr_tail()))
     if not d.alive():
-        return
-    loaded_end = proc.sample()
-    if warm is None:
-        warm = samples[-1]
+        return False
+    soak.loaded_end = proc.sample()
+    soak.warm = warm if warm is not None else samples[-1]
+    soak.current, soak.t_start, soak.t_loaded_end = current, t_start, t_loaded_end
+    return True
 
-    # Everything injected is undone (fights wait out their back-off).
+
+def check_corrected(t, soak):
+    """Everything injected is undone (fights wait out their back-off)."""
+    d, drift = soak.d, soak.drift
     drift.check()
     ok = d.poll_until(lambda: (drift.check(), not drift.left())[1], h.scaled(FIGHT_BACKOFF + 5), interval=0.2)
     left = drift.left()
@@ -378,15 +414,16 @@ def run(t):
 
     lat_irq = sorted(drift.latency["irq"])
     lat_sys = sorted(drift.latency["sysctl"])
-
-    def pct(xs, q):
-        return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0.0
     t.ok(lat_irq and lat_irq[-1] <= h.scaled(IRQ_LATENCY_MAX),
          "every IRQ flip was corrected within %.0f s (max %.2f s)" % (h.scaled(IRQ_LATENCY_MAX),
                                                                         lat_irq[-1] if lat_irq else -1),
          "slowest: %r" % lat_irq[-5:])
+    soak.lat_irq, soak.lat_sys = lat_irq, lat_sys
 
-    # The host holds the last config exactly.
+
+def check_final_posture(t, soak):
+    """The host holds the last config exactly."""
+    host, current, originals = soak.host, soak.current, soak.originals
     want = FINAL[current]
     wrong_irqs = [n for n in host.irqs if host.irq_affinity(n) != HOUSEKEEPING]
     problems = []
@@ -413,6 +450,10 @@ def run(t):
          "the held cpu_dma_latency request follows the reloads (config %s: %d)" % (current, want["dma"]),
          "dev/cpu_dma_latency holds %r" % host.dma_latency())
 
+
+def check_reloads_and_bus(t, soak):
+    d, reloads, traffic, why = soak.d, soak.reloads, soak.traffic, soak.why
+    t_start, t_loaded_end = soak.t_start, soak.t_loaded_end
     # Reloads.
     text = d.stderr()
     n_reloaded = len(re.findall(r"^lowlatd: Reloaded ", text, re.M))
@@ -441,7 +482,13 @@ def run(t):
              "lowlatctl status could be started during the soak (%d times; %d start failures)"
              % (traffic.clients_started, len(traffic.client_errors)), "\n".join(traffic.client_errors[:5]))
 
-    # Quiet: nothing but the 1 s scan.
+
+def check_quiet_and_figures(t, soak):
+    """Quiet: nothing but the 1 s scan. Then the run's figures, and the bounds on them."""
+    d, proc, drift, traffic, bus = soak.d, soak.proc, soak.drift, soak.traffic, soak.bus
+    samples, warm, loaded_end, asan = soak.samples, soak.warm, soak.loaded_end, soak.asan
+    t_start, t_loaded_end, nsettings, reloads = soak.t_start, soak.t_loaded_end, soak.nsettings, soak.reloads
+    lat_irq, lat_sys = soak.lat_irq, soak.lat_sys
     q0 = proc.sample()
     h.settle(QUIET)
     end = proc.sample()

@@ -96,20 +96,16 @@ def parse_dump(text):
     return out
 
 
-def test(t):
-    events, setting_events, fields, own_fields = parse_log_c(u.read(u.src("lib", "log.c")))
-    catalog_path = u.src("conf", "lowlatd.catalog")
-    entries = parse_catalog(u.read(catalog_path))
-
-    code_ids = {v[0]: v[1] for v in events.values()}
+def check_log_ids(t, events, code_ids):
     t.ok(len(events) > 0, "lib/log.c: events table parsed (%d events)" % len(events))
     bad = ["%s %r" % (k, v[0]) for k, v in events.items() if not ID_RE.match(v[0])]
     t.ok(not bad, "lib/log.c: every MESSAGE_ID is 32 lower-case hex digits", "\n".join(bad))
     t.ok(len(code_ids) == len(events), "lib/log.c: MESSAGE_IDs are unique",
          "%d events, %d distinct ids" % (len(events), len(code_ids)))
 
+
+def check_catalog_entries(t, entries, cat_ids, code_ids):
     t.ok(len(entries) > 0, "catalog: entries parsed (%d)" % len(entries))
-    cat_ids = [e["id"] for e in entries]
     bad = ["line %d: %r" % (e["line"], e["id"]) for e in entries if not ID_RE.match(e["id"])]
     t.ok(not bad, "catalog: every id is 32 lower-case hex digits", "\n".join(bad))
     dups = sorted({i for i in cat_ids if cat_ids.count(i) > 1})
@@ -140,6 +136,8 @@ def test(t):
                     bad.append("%s: %s" % (e["id"], ref))
     t.ok(not bad, "catalog: man: links point at pages in man/", "\n".join(bad))
 
+
+def check_placeholders(t, entries, events, setting_events, fields, own_fields):
     # @FIELD@ placeholders: journalctl -x fills them from the entry's fields, so each must be a
     # field that event carries.
     setting_fields = {f for f in fields if f.startswith("LOWLATD_")}
@@ -166,6 +164,8 @@ def test(t):
                            (e["id"], name, ", ".join(sorted(EVENTS_WITH_ERROR))))
     t.ok(not bad, "catalog: every @FIELD@ placeholder is a field that event carries", "\n".join(bad))
 
+
+def check_journalctl(t, catalog_path, code_ids, cat_ids):
     # The real thing: compile the catalog and read it back.
     journalctl = shutil.which("journalctl")
     what_update = "journalctl --update-catalog accepts the catalog without warnings"
@@ -199,6 +199,19 @@ def test(t):
     t.ok(p.returncode == 0 and listed == set(cat_ids),
          "journalctl --list-catalog lists exactly the catalog's %d ids" % len(set(cat_ids)),
          "only listed: %s\nnot listed: %s" % (sorted(listed - set(cat_ids)), sorted(set(cat_ids) - listed)))
+
+
+def test(t):
+    events, setting_events, fields, own_fields = parse_log_c(u.read(u.src("lib", "log.c")))
+    catalog_path = u.src("conf", "lowlatd.catalog")
+    entries = parse_catalog(u.read(catalog_path))
+
+    code_ids = {v[0]: v[1] for v in events.values()}
+    check_log_ids(t, events, code_ids)
+    cat_ids = [e["id"] for e in entries]
+    check_catalog_entries(t, entries, cat_ids, code_ids)
+    check_placeholders(t, entries, events, setting_events, fields, own_fields)
+    check_journalctl(t, catalog_path, code_ids, cat_ids)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,6 @@ def test(t):
     if not os.path.isfile(os.path.join(u.BUILD_ROOT, "meson-private", "install.dat")):
         raise u.Skip("%s is not a configured meson build directory" % u.BUILD_ROOT)
     o = build_options(meson)
-    prefix = o["PREFIX"]
     destdir = os.path.join(u.tempdir("lowlat-install-"), "dest")
 
     # --no-rebuild: meson test has already built what the test depends on, and a nested
@@ -92,6 +91,21 @@ def test(t):
     if not t.ok(p.returncode == 0, "meson install --destdir succeeds", u.describe(p)):
         return
 
+    sbin_lowlatd, expected = expected_files(o)
+    check_placed(t, destdir, o, expected)
+    check_runs(t, destdir, o, expected, sbin_lowlatd)
+    check_consumers(t, destdir, expected)
+
+    other = sorted(set(installed_files(destdir)) -
+                   {os.path.normpath(p) for p, _ in expected.values()} -
+                   {f for f in installed_files(destdir) if "/man/man" in f})
+    if other:
+        t.note("also installed:\n" + "\n".join(other))
+
+
+def expected_files(o):
+    """(the installed daemon's path, {what: (installed path, source it must equal or None)})."""
+    prefix = o["PREFIX"]
     sbin_lowlatd = os.path.join(o["INSTALL_SBINDIR"], "lowlatd")
     expected = {
         "lowlatd": (sbin_lowlatd, None),
@@ -108,6 +122,10 @@ def test(t):
                             u.src("conf", "lowlatd.catalog")),
         "example config": ("/etc/lowlatd/lowlatd.conf", u.src("conf", "lowlatd.conf")),
     }
+    return sbin_lowlatd, expected
+
+
+def check_placed(t, destdir, o, expected):
     for what, (path, source) in expected.items():
         full = under(destdir, path)
         if not t.ok(os.path.isfile(full), "%s installed as %s" % (what, path),
@@ -132,6 +150,8 @@ def test(t):
             t.ok(read_maybe_gz(found) == u.read(u.src("man", page)),
                  "installed %s is man/%s" % (os.path.basename(found), page))
 
+
+def check_runs(t, destdir, o, expected, sbin_lowlatd):
     # The installed unit must start the installed daemon.
     unit = under(destdir, expected["unit"][0])
     if os.path.isfile(unit):
@@ -167,6 +187,8 @@ def test(t):
         t.ok(p.returncode == 0 and o["VERSION"] in p.stdout,
              "installed lowlatctl --version prints %s" % o["VERSION"], u.describe(p))
 
+
+def check_consumers(t, destdir, expected):
     # Installed where the consumers look.
     analyze = shutil.which("systemd-analyze")
     what = "unit directory %s is on systemd's unit path" % os.path.dirname(expected["unit"][0])
@@ -205,12 +227,6 @@ def test(t):
              "the bus reads %s" % ", ".join(sorted(read_dirs)))
     else:
         t.skip("the D-Bus policy goes where the system bus reads policies", "no dbus system.conf here")
-
-    other = sorted(set(installed_files(destdir)) -
-                   {os.path.normpath(p) for p, _ in expected.values()} -
-                   {f for f in installed_files(destdir) if "/man/man" in f})
-    if other:
-        t.note("also installed:\n" + "\n".join(other))
 
 
 def installed_files(destdir):
