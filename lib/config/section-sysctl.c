@@ -3,6 +3,7 @@
  * checked by their syntax here and against the host by the settings (lib/sysfs.c). In
  * both, a later line for the same name wins. */
 #include <ctype.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "config/keys.h"
@@ -40,32 +41,40 @@ static bool sysctl_value_is_valid(const char *value) {
         return true;
 }
 
-int config_assign_sysctl(ConfigParse *p, const char *key, const char *value, void *object) {
-        Config *c = object;
-        SysctlEntry *e = NULL;
+/* SysctlEntry and SysfsEntry are one shape: a name (the sysctl, the path), its value, and
+ * where it was written. One function keeps both arrays. */
+typedef struct NamedValue {
+        char *name;
+        char *value;
+        ConfigSource source;
+} NamedValue;
+_Static_assert(sizeof(SysctlEntry) == sizeof(NamedValue) && offsetof(SysctlEntry, key) == offsetof(NamedValue, name) &&
+                       offsetof(SysctlEntry, value) == offsetof(NamedValue, value) &&
+                       offsetof(SysctlEntry, source) == offsetof(NamedValue, source),
+               "SysctlEntry is a NamedValue");
+_Static_assert(sizeof(SysfsEntry) == sizeof(NamedValue) && offsetof(SysfsEntry, path) == offsetof(NamedValue, name) &&
+                       offsetof(SysfsEntry, value) == offsetof(NamedValue, value) &&
+                       offsetof(SysfsEntry, source) == offsetof(NamedValue, source),
+               "SysfsEntry is a NamedValue");
+
+/* Gives name this value: the entry already there (a later line wins), or a new one. */
+static int named_value_set(ConfigParse *p, NamedValue **entries, size_t *n, const char *name, const char *value) {
+        NamedValue *e = NULL;
         char *v;
 
-        if (!sysctl_key_is_valid(key)) {
-                config_error(p, "'%s' is not a sysctl name (dotted, e.g. net.core.busy_poll; no '/' or '..')", key);
-                return 0;
-        }
-        if (!sysctl_value_is_valid(value)) {
-                config_error(p, "%s: value must be 1 to %d printable characters", key, SYSCTL_VALUE_MAX);
-                return 0;
-        }
-        for (size_t i = 0; i < c->n_sysctls; i++)
-                if (streq(c->sysctls[i].key, key))
-                        e = &c->sysctls[i];
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*entries)[i].name, name))
+                        e = &(*entries)[i];
         if (!e) {
-                SysctlEntry *a = realloc(c->sysctls, (c->n_sysctls + 1) * sizeof(SysctlEntry));
+                NamedValue *a = realloc(*entries, (*n + 1) * sizeof(NamedValue));
                 if (!a)
                         return p->oom = -ENOMEM;
-                c->sysctls = a;
-                e = &c->sysctls[c->n_sysctls];
-                *e = (SysctlEntry) { .key = strdup(key) };
-                if (!e->key)
+                *entries = a;
+                e = &a[*n];
+                *e = (NamedValue) { .name = strdup(name) };
+                if (!e->name)
                         return p->oom = -ENOMEM;
-                c->n_sysctls++;
+                (*n)++;
         }
         v = strdup(value);
         if (!v)
@@ -76,11 +85,23 @@ int config_assign_sysctl(ConfigParse *p, const char *key, const char *value, voi
         return 0;
 }
 
+int config_assign_sysctl(ConfigParse *p, const char *key, const char *value, void *object) {
+        Config *c = object;
+
+        if (!sysctl_key_is_valid(key)) {
+                config_error(p, "'%s' is not a sysctl name (dotted, e.g. net.core.busy_poll; no '/' or '..')", key);
+                return 0;
+        }
+        if (!sysctl_value_is_valid(value)) {
+                config_error(p, "%s: value must be 1 to %d printable characters", key, SYSCTL_VALUE_MAX);
+                return 0;
+        }
+        return named_value_set(p, (NamedValue **) &c->sysctls, &c->n_sysctls, key, value);
+}
+
 int config_assign_sysfs(ConfigParse *p, const char *path, const char *value, void *object) {
         Config *c = object;
-        SysfsEntry *e = NULL;
         const char *problem;
-        char *v;
 
         problem = sysfs_path_problem(path);
         if (problem) {
@@ -92,25 +113,5 @@ int config_assign_sysfs(ConfigParse *p, const char *path, const char *value, voi
                 config_error(p, "%s: %s", path, problem);
                 return 0;
         }
-        for (size_t i = 0; i < c->n_sysfs; i++)
-                if (streq(c->sysfs[i].path, path))
-                        e = &c->sysfs[i];
-        if (!e) {
-                SysfsEntry *a = realloc(c->sysfs, (c->n_sysfs + 1) * sizeof(SysfsEntry));
-                if (!a)
-                        return p->oom = -ENOMEM;
-                c->sysfs = a;
-                e = &c->sysfs[c->n_sysfs];
-                *e = (SysfsEntry) { .path = strdup(path) };
-                if (!e->path)
-                        return p->oom = -ENOMEM;
-                c->n_sysfs++;
-        }
-        v = strdup(value);
-        if (!v)
-                return p->oom = -ENOMEM;
-        free(e->value);
-        e->value = v;
-        e->source = config_here(p);
-        return 0;
+        return named_value_set(p, (NamedValue **) &c->sysfs, &c->n_sysfs, path, value);
 }
