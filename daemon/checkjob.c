@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "basic/array.h"
 #include "macro.h"
 #include "checkjob.h"
 #include "log.h"
@@ -38,7 +39,7 @@ struct CheckJob {
         size_t n, allocated;
         bool truncated;
         sd_bus_message **callers;
-        size_t n_callers;
+        size_t n_callers, allocated_callers;
 };
 
 /* One finding as (ssssas), escaped for the bus (findings quote host text). */
@@ -146,6 +147,7 @@ static const char *next_field(const char **p, const char *end) {
 static int parse_stream(const char *buf, size_t n, FindingList *ret, int *ret_audit_error) {
         const char *p = buf, *end = buf + n;
         const char *field[5];
+        size_t allocated = 0; /* of ret->items, which the caller hands over empty */
 
         *ret_audit_error = 0;
         if (n == 0 || buf[n - 1] != '\0')
@@ -159,7 +161,7 @@ static int parse_stream(const char *buf, size_t n, FindingList *ret, int *ret_au
                 return -EBADMSG;
         p += 2;
         while (p < end) {
-                Finding *items, *f;
+                Finding *f;
                 uint64_t n_details;
 
                 for (size_t k = 0; k < ELEMENTSOF(field); k++)
@@ -170,11 +172,9 @@ static int parse_stream(const char *buf, size_t n, FindingList *ret, int *ret_au
                 /* Each line takes at least its NUL: a count the rest cannot hold is garbage. */
                 if (parse_uint64(field[4], &n_details) < 0 || n_details > (uint64_t) (end - p))
                         return -EBADMSG;
-                items = reallocarray(ret->items, ret->n + 1, sizeof(Finding));
-                if (!items)
+                if (array_grow(&ret->items, &allocated, ret->n + 1) < 0)
                         return -ENOMEM;
-                ret->items = items;
-                f = &items[ret->n++];
+                f = &ret->items[ret->n++];
                 *f = (Finding) {
                         .severity = (Severity) (field[0][0] - '0'),
                         .id = strdup(field[1]),
@@ -277,15 +277,9 @@ static int on_child_output(sd_event_source *source, int fd, uint32_t revents, vo
                         j->truncated = true;
                         continue; /* drain, so the child can exit */
                 }
-                if (j->n + (size_t) k > j->allocated) {
-                        size_t want = MAX(j->allocated * 2, j->n + (size_t) k);
-                        char *b = realloc(j->buf, want);
-                        if (!b) {
-                                job_finish(j, ENOMEM, NULL);
-                                return 0;
-                        }
-                        j->buf = b;
-                        j->allocated = want;
+                if (array_grow(&j->buf, &j->allocated, j->n + (size_t) k) < 0) {
+                        job_finish(j, ENOMEM, NULL);
+                        return 0;
                 }
                 memcpy(j->buf + j->n, chunk, (size_t) k);
                 j->n += (size_t) k;
@@ -312,7 +306,6 @@ static int check_in_line(Manager *m, sd_bus_message *call) {
 
 int check_job_submit(CheckJob **slot, Manager *m, sd_bus_message *call) {
         CheckJob *j = *slot;
-        sd_bus_message **callers;
         int fds[2], r;
 
         if (!j) {
@@ -351,10 +344,8 @@ int check_job_submit(CheckJob **slot, Manager *m, sd_bus_message *call) {
                 }
                 *slot = j;
         }
-        callers = reallocarray(j->callers, j->n_callers + 1, sizeof(*callers));
-        if (!callers)
+        if (array_grow(&j->callers, &j->allocated_callers, j->n_callers + 1) < 0)
                 return -ENOMEM;
-        j->callers = callers;
         j->callers[j->n_callers++] = sd_bus_message_ref(call);
         return 1; /* answered later */
 }

@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "basic/array.h"
 #include "build-config.h"
 #include "irqbalancewatch.h"
 #include "netwatch.h"
@@ -48,18 +49,16 @@ ManagerState manager_state(const Manager *m) {
 
 /* inotify: one watch per file we read, mapped back to its setting. */
 
+/* by_watch is indexed by watch descriptor, every slot NULL or a setting: its length is its
+ * capacity, and the slots a growth adds start empty. */
 static void watch_index_set(Manager *m, int wd, Setting *s) {
+        size_t before = m->n_by_watch;
+
         if (wd < 0)
                 return;
-        if ((size_t) wd >= m->n_by_watch) {
-                size_t n = MAX((size_t) wd + 1, m->n_by_watch * 2);
-                Setting **a = realloc(m->by_watch, n * sizeof(Setting *));
-                if (!a)
-                        return; /* the scan still catches drift on this one */
-                memset(a + m->n_by_watch, 0, (n - m->n_by_watch) * sizeof(Setting *));
-                m->by_watch = a;
-                m->n_by_watch = n;
-        }
+        if (array_grow(&m->by_watch, &m->n_by_watch, (size_t) wd + 1) < 0)
+                return; /* the scan still catches drift on this one */
+        memset(m->by_watch + before, 0, (m->n_by_watch - before) * sizeof(Setting *));
         m->by_watch[wd] = s;
 }
 
@@ -586,14 +585,8 @@ int manager_apply(Manager *m) {
 void manager_queue_dirty(Manager *m, Setting *s) {
         if (s->dirty)
                 return;
-        if (m->n_dirty == m->allocated_dirty) {
-                size_t n = m->allocated_dirty ? m->allocated_dirty * 2 : 64;
-                Setting **a = realloc(m->dirty, n * sizeof(Setting *));
-                if (!a)
-                        return; /* the periodic scan will look instead */
-                m->dirty = a;
-                m->allocated_dirty = n;
-        }
+        if (array_grow(&m->dirty, &m->allocated_dirty, m->n_dirty + 1) < 0)
+                return; /* the periodic scan will look instead */
         s->dirty = true;
         m->dirty[m->n_dirty++] = s;
         (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_ONESHOT);

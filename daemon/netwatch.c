@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/array.h"
 #include "ethtool.h"
 #include "log.h"
 #include "netwatch.h"
@@ -30,7 +31,7 @@ struct NetWatch {
         sd_event_source *ethtool_source;
         sd_event_source *udev_source;
         KnownLink *links;
-        size_t n_links;
+        size_t n_links, allocated_links;
 };
 
 static KnownLink *known_link(NetWatch *w, int ifindex) {
@@ -51,13 +52,11 @@ static void forget_link(NetWatch *w, int ifindex) {
 }
 
 static KnownLink *remember_link(NetWatch *w, const LinkInfo *l) {
-        KnownLink *k = known_link(w, l->ifindex), *a;
+        KnownLink *k = known_link(w, l->ifindex);
 
         if (!k) {
-                a = realloc(w->links, (w->n_links + 1) * sizeof(KnownLink));
-                if (!a)
+                if (array_grow(&w->links, &w->allocated_links, w->n_links + 1) < 0)
                         return NULL;
-                w->links = a;
                 k = &w->links[w->n_links++];
                 *k = (KnownLink) { .ifindex = l->ifindex };
         }
@@ -168,16 +167,14 @@ static void plan_link(void *userdata, const LinkInfo *l) {
 
 typedef struct Dumped {
         LinkInfo *links;
-        size_t n;
+        size_t n, allocated;
 } Dumped;
 
 static void collect_link(void *userdata, const LinkInfo *l) {
         Dumped *d = userdata;
-        LinkInfo *a = realloc(d->links, (d->n + 1) * sizeof(LinkInfo));
 
-        if (!a)
+        if (array_grow(&d->links, &d->allocated, d->n + 1) < 0)
                 return;
-        d->links = a;
         d->links[d->n++] = *l;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/array.h"
 #include "log.h"
 #include "proc-connector.h"
 #include "procwatch.h"
@@ -113,16 +114,11 @@ static void on_kthread_fork(void *userdata, pid_t tid, uint64_t forked_ns) {
         for (size_t i = 0; i < w->n_pending; i++)
                 if (w->pending[i].tid == tid)
                         return;
-        if (w->n_pending == w->allocated_pending) {
-                size_t n = w->allocated_pending ? w->allocated_pending * 2 : 16;
-                PendingThread *a = n <= PENDING_MAX ? realloc(w->pending, n * sizeof(PendingThread)) : NULL;
-                if (!a) {
-                        w->overflowed = true;
-                        arm_relook(w, now + KTHREAD_RELOOK_USEC);
-                        return;
-                }
-                w->pending = a;
-                w->allocated_pending = n;
+        if (w->n_pending == PENDING_MAX ||
+            array_grow(&w->pending, &w->allocated_pending, w->n_pending + 1) < 0) {
+                w->overflowed = true;
+                arm_relook(w, now + KTHREAD_RELOOK_USEC);
+                return;
         }
         w->pending[w->n_pending++] = (PendingThread) { tid, now };
         arm_relook(w, now + KTHREAD_RELOOK_USEC);

@@ -3,11 +3,12 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "errorlist.h"
 #include "util.h"
 
 int error_list_add(ErrorList *l, const char *fmt, ...) {
-        char *s = NULL, **items;
+        char *s = NULL;
         va_list ap;
         int r;
 
@@ -25,13 +26,11 @@ int error_list_add(ErrorList *l, const char *fmt, ...) {
                         return -ENOMEM;
                 s = escaped;
         }
-        items = realloc(l->items, (l->n + 1) * sizeof(char *));
-        if (!items) {
+        if (array_grow(&l->items, &l->allocated, l->n + 1) < 0) {
                 free(s);
                 return -ENOMEM;
         }
-        items[l->n++] = s;
-        l->items = items;
+        l->items[l->n++] = s;
         return 0;
 }
 

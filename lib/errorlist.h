@@ -9,10 +9,10 @@
 
 typedef struct ErrorList {
         char **items;
-        size_t n;
+        size_t n, allocated;
 } ErrorList;
 
-#define ERROR_LIST_EMPTY ((ErrorList) { NULL, 0 })
+#define ERROR_LIST_EMPTY ((ErrorList) { NULL, 0, 0 })
 
 /* Returns 0, or -ENOMEM. */
 int error_list_add(ErrorList *l, const char *fmt, ...) _printf_(2, 3);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "basic/array.h"
 #include "ethtool.h"
 #include "netlink-drain.h"
 #include "util.h"
@@ -57,7 +58,7 @@ struct EthtoolClient {
         struct nl_sock *monitor;
         int family;
         FeatureState *feature_states;
-        size_t n_feature_states;
+        size_t n_feature_states, allocated_feature_states;
         /* ETH_SS_FEATURES by bit index; fetched once, on first use: the names are compiled
          * into the kernel, so a running kernel never changes them. */
         char **feature_names;
@@ -295,7 +296,7 @@ static void feature_states_clear(EthtoolClient *c) {
         for (size_t i = 0; i < c->n_feature_states; i++)
                 free(c->feature_states[i].words);
         c->feature_states = mfree(c->feature_states);
-        c->n_feature_states = 0;
+        c->n_feature_states = c->allocated_feature_states = 0;
 }
 
 EthtoolClient *ethtool_client_free(EthtoolClient *c) {
@@ -755,11 +756,9 @@ static int feature_state_store(EthtoolClient *c, int ifindex, struct nlattr *att
                 return -EBADMSG;
         f = feature_state_find(c, ifindex);
         if (!f) {
-                FeatureState *a = realloc(c->feature_states, (c->n_feature_states + 1) * sizeof(FeatureState));
-                if (!a)
+                if (array_grow(&c->feature_states, &c->allocated_feature_states, c->n_feature_states + 1) < 0)
                         return -ENOMEM;
-                c->feature_states = a;
-                f = &a[c->n_feature_states++];
+                f = &c->feature_states[c->n_feature_states++];
                 *f = (FeatureState) { .ifindex = ifindex };
         }
         free(f->words);

@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include "basic/array.h"
 #include "host.h"
 #include "util.h"
 
@@ -166,26 +167,22 @@ int host_read_file(const Host *h, const char *relpath, char **ret) {
 int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, size = 4096;
+        size_t len = 0, size = 0;
 
         fd = host_open_file(h, relpath, O_RDONLY);
         if (fd < 0)
                 return fd;
-        buf = malloc(size);
-        if (!buf)
+        if (array_grow(&buf, &size, 4096) < 0)
                 return -ENOMEM;
         for (;;) {
                 ssize_t n;
 
+                /* Room for one byte more and the NUL; it doubles, 4096 up to HOST_FILE_MAX. */
                 if (len + 1 >= size) {
-                        char *b;
                         if (size >= HOST_FILE_MAX)
                                 return -EFBIG;
-                        size *= 2;
-                        b = realloc(buf, size);
-                        if (!b)
+                        if (array_grow(&buf, &size, len + 2) < 0)
                                 return -ENOMEM;
-                        buf = b;
                 }
                 n = read(fd, buf + len, size - len - 1);
                 if (n < 0) {
@@ -448,15 +445,9 @@ int host_list_numbers(const Host *h, const char *relpath, size_t max, unsigned *
                         }
                         continue;
                 }
-                if (n == allocated) {
-                        size_t m = MIN(MAX(allocated * 2, 64U), max);
-                        unsigned *p = realloc(heap, m * sizeof(unsigned));
-                        if (!p) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        heap = p;
-                        allocated = m;
+                if (array_grow(&heap, &allocated, n + 1) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
                 }
                 heap_push(heap, &n, v);
         }

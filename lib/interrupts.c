@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "interrupts.h"
 #include "macro.h"
 #include "util.h"
@@ -24,19 +25,11 @@ static unsigned count_cpu_columns(const char *line, size_t len) {
         return n;
 }
 
-static int add_entry(IrqNames *t, size_t *cap, unsigned irq, const char *name, size_t len) {
-        if (t->n == *cap) {
-                size_t c = *cap ? *cap * 2 : 64;
-                unsigned *irqs = realloc(t->irqs, c * sizeof(unsigned));
-                if (!irqs)
-                        return -ENOMEM;
-                t->irqs = irqs;
-                char **names = realloc(t->names, c * sizeof(char *));
-                if (!names)
-                        return -ENOMEM;
-                t->names = names;
-                *cap = c;
-        }
+/* One capacity per array: when the second fails to grow, the first has grown alone. */
+static int add_entry(IrqNames *t, size_t *allocated_irqs, size_t *allocated_names, unsigned irq, const char *name,
+                     size_t len) {
+        if (array_grow(&t->irqs, allocated_irqs, t->n + 1) < 0 || array_grow(&t->names, allocated_names, t->n + 1) < 0)
+                return -ENOMEM;
         t->names[t->n] = strndup(name, len);
         if (!t->names[t->n])
                 return -ENOMEM;
@@ -112,7 +105,7 @@ const char *irq_line_actions(const char *p, const char *eol, size_t *ret_len) {
 
 int irq_names_parse(const char *text, IrqNames *ret) {
         IrqNames t = IRQ_NAMES_EMPTY;
-        size_t cap = 0;
+        size_t allocated_irqs = 0, allocated_names = 0;
         unsigned ncpus = 0;
         bool header = true;
         int r = 0;
@@ -149,7 +142,7 @@ int irq_names_parse(const char *text, IrqNames *ret) {
                 }
                 name = irq_line_actions(p, eol, &len);
                 if (name)
-                        r = add_entry(&t, &cap, (unsigned) irq, name, len);
+                        r = add_entry(&t, &allocated_irqs, &allocated_names, (unsigned) irq, name, len);
         next:
                 line = *eol ? eol + 1 : eol;
         }

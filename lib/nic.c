@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "nic.h"
 #include "util.h"
 
@@ -16,6 +17,7 @@ void nic_posture_done(NicPosture *p) {
 
 int nic_posture_resolve(const Config *c, const Posture *posture, const char *ifname, NicPosture *ret) {
         NicPosture p = {};
+        size_t allocated_features = 0;
         bool matched = false;
 
         for (size_t i = 0; i < c->n_nics; i++) {
@@ -35,12 +37,10 @@ int nic_posture_resolve(const Config *c, const Posture *posture, const char *ifn
                                 if (streq(p.features[j]->name, n->features[f].name))
                                         break;
                         if (j == p.n_features) {
-                                const NicFeature **a = realloc(p.features, (p.n_features + 1) * sizeof(*a));
-                                if (!a) {
+                                if (array_grow(&p.features, &allocated_features, p.n_features + 1) < 0) {
                                         nic_posture_done(&p);
                                         return -ENOMEM;
                                 }
-                                p.features = a;
                                 p.n_features++;
                         }
                         p.features[j] = &n->features[f];

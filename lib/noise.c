@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "interrupts.h"
 #include "noise.h"
 #include "util.h"
@@ -450,30 +451,6 @@ static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const 
         return 0;
 }
 
-static int lines_reserve(NoiseLine **lines, size_t *size, size_t need) {
-        if (need <= *size)
-                return 0;
-        size_t s = MAX(need, *size * 2);
-        NoiseLine *a = realloc(*lines, s * sizeof(NoiseLine));
-        if (!a)
-                return -ENOMEM;
-        *lines = a;
-        *size = s;
-        return 0;
-}
-
-static int rows_reserve(NoiseCounterRow ***rows, size_t *size, size_t need) {
-        if (need <= *size)
-                return 0;
-        size_t s = MAX(need, MAX(*size * 2, (size_t) 16));
-        NoiseCounterRow **a = realloc(*rows, s * sizeof(NoiseCounterRow *));
-        if (!a)
-                return -ENOMEM;
-        *rows = a;
-        *size = s;
-        return 0;
-}
-
 /* Whether line i of the previous read starts at line and is the same, its newline
  * included: one memcmp() finds both that and where the line ends, so an unchanged line
  * costs no more than reading it once. */
@@ -525,7 +502,7 @@ static int parse_file_header(Noise *n, NoiseFile *f, NoiseParse *p, const char *
                         return r;
                 p->reparse = true;
         }
-        r = lines_reserve(&p->lines, &p->lines_size, 1);
+        r = array_grow(&p->lines, &p->lines_size, 1);
         if (r < 0)
                 return r;
         p->lines[p->n_lines++] = (NoiseLine) { 0, hlen, NULL };
@@ -544,9 +521,11 @@ static int parse_file_line(Noise *n, NoiseFile *f, NoiseParse *p, const char *te
         const char *eol;
         int r;
 
-        if (p->n_lines == p->lines_size && (r = lines_reserve(&p->lines, &p->lines_size, p->n_lines + 1)) < 0)
+        r = array_grow(&p->lines, &p->lines_size, p->n_lines + 1);
+        if (r < 0)
                 return r;
-        if (p->n_new + 1 >= p->new_size && (r = rows_reserve(&p->new_rows, &p->new_size, p->n_new + 2)) < 0)
+        r = array_grow(&p->new_rows, &p->new_size, p->n_new + 2);
+        if (r < 0)
                 return r;
         if (f->format != NOISE_FORMAT_SCHEDSTAT && !p->reparse && i < f->n_lines && line_unchanged(f, i, line, end)) {
                 eol = line + f->lines[i].length;
@@ -627,13 +606,9 @@ static int keep_text(NoiseFile *f, const char *text, size_t length, bool own) {
                 f->text = t;
                 f->text_size = ts;
         } else {
-                if (f->previous_size < length + 1) {
-                        char *p = realloc(f->previous, length + 1);
-                        if (!p)
-                                return -ENOMEM;
-                        f->previous = p;
-                        f->previous_size = length + 1;
-                }
+                int r = array_grow(&f->previous, &f->previous_size, length + 1);
+                if (r < 0)
+                        return r;
                 memcpy(f->previous, text, length);
         }
         f->previous_length = length;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "basic/array.h"
 #include "originals.h"
 #include "util.h"
 
@@ -39,12 +40,10 @@ static OriginalEntry *entry_free(OriginalEntry *e) {
 }
 
 static int entry_add(Originals *o, SettingKind kind, const char *object, const char *value) {
-        OriginalEntry **a, *e;
+        OriginalEntry *e;
 
-        a = realloc(o->entries, (o->n + 1) * sizeof(OriginalEntry *));
-        if (!a)
+        if (array_grow(&o->entries, &o->allocated, o->n + 1) < 0)
                 return -ENOMEM;
-        o->entries = a;
         e = calloc(1, sizeof(OriginalEntry));
         if (!e)
                 return -ENOMEM;
@@ -53,7 +52,7 @@ static int entry_add(Originals *o, SettingKind kind, const char *object, const c
                 entry_free(e);
                 return -ENOMEM;
         }
-        a[o->n++] = e;
+        o->entries[o->n++] = e;
         return 0;
 }
 

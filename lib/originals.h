@@ -20,7 +20,7 @@ typedef struct Originals {
         char *boot_id;
         char *root;
         OriginalEntry **entries;
-        size_t n;
+        size_t n, allocated;
         KeyIndex index; /* the entries by kind and object */
         int fd;     /* the file, open for appending */
         bool dirty; /* entries were forgotten: commit rewrites the file */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "basic/array.h"
 #include "macro.h"
 #include "netlink-drain.h"
 #include "rtnl.h"
@@ -39,7 +40,7 @@ struct Rtnl {
          * than our write (a link's creation announced after we set its length), and taking
          * it would report a drift that never was. */
         KnownTxqlen *txqlens;
-        size_t n_txqlens;
+        size_t n_txqlens, allocated_txqlens;
 };
 
 static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
@@ -58,14 +59,12 @@ static void txqlen_forget(Rtnl *r, int ifindex) {
 
 /* Out of memory: the link is forgotten instead, and the next look asks the kernel. */
 static void txqlen_remember(Rtnl *r, int ifindex, uint32_t txqlen) {
-        KnownTxqlen *k = txqlen_find(r, ifindex), *a;
+        KnownTxqlen *k = txqlen_find(r, ifindex);
 
         if (!k) {
-                a = realloc(r->txqlens, (r->n_txqlens + 1) * sizeof(KnownTxqlen));
-                if (!a)
+                if (array_grow(&r->txqlens, &r->allocated_txqlens, r->n_txqlens + 1) < 0)
                         return;
-                r->txqlens = a;
-                k = &a[r->n_txqlens++];
+                k = &r->txqlens[r->n_txqlens++];
         }
         *k = (KnownTxqlen) { ifindex, txqlen };
 }

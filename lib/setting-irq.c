@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "interrupts.h"
 #include "setting-file.h"
 #include "setting-irq.h"
@@ -223,7 +224,7 @@ typedef struct IrqTableState {
         unsigned scans; /* irq_table_scan() calls: what IrqSetting.seen counts */
         IrqNames names; /* /proc/interrupts as last read */
         NicIrqPin *nic_pins;
-        size_t n_nic_pins;
+        size_t n_nic_pins, allocated_nic_pins;
 } IrqTableState;
 
 static void irq_free_table_state(void *state) {
@@ -411,15 +412,11 @@ static int irq_rescan(SettingTable *t, const Host *h, const Posture *p) {
         return r < 0 ? r : 0;
 }
 
-static int irqs_append(unsigned **irqs, size_t *n, size_t *cap, unsigned irq) {
-        if (*n == *cap) {
-                size_t c = *cap ? *cap * 2 : 16;
-                unsigned *a = realloc(*irqs, c * sizeof(unsigned));
-                if (!a)
-                        return -ENOMEM;
-                *irqs = a;
-                *cap = c;
-        }
+static int irqs_append(unsigned **irqs, size_t *n, size_t *allocated, unsigned irq) {
+        int r = array_grow(irqs, allocated, *n + 1);
+
+        if (r < 0)
+                return r;
         (*irqs)[(*n)++] = irq;
         return 0;
 }
@@ -430,7 +427,7 @@ static int nic_collect_irqs(const IrqTableState *st, const Host *h, const char *
                             size_t *ret_n) {
         _cleanup_free_ char *path = strdup_printf("sys/class/net/%s/device/msi_irqs", ifname);
         _cleanup_free_ unsigned *irqs = NULL;
-        size_t n = 0, cap = 0, len = strlen(ifname);
+        size_t n = 0, allocated = 0, len = strlen(ifname);
         struct dirent *de;
         unsigned irq;
         DIR *dir;
@@ -441,13 +438,13 @@ static int nic_collect_irqs(const IrqTableState *st, const Host *h, const char *
         if (host_opendir(h, path, &dir) >= 0) {
                 while (r >= 0 && (de = readdir(dir)))
                         if (parse_irq_dirent(de->d_name, &irq))
-                                r = irqs_append(&irqs, &n, &cap, irq);
+                                r = irqs_append(&irqs, &n, &allocated, irq);
                 closedir(dir);
         }
         for (size_t i = 0; r >= 0 && i < st->names.n; i++) {
                 const char *name = st->names.names[i];
                 if (strncmp(name, ifname, len) == 0 && (name[len] == '\0' || name[len] == '-' || name[len] == ','))
-                        r = irqs_append(&irqs, &n, &cap, st->names.irqs[i]);
+                        r = irqs_append(&irqs, &n, &allocated, st->names.irqs[i]);
         }
         if (r < 0)
                 return r;
@@ -459,7 +456,7 @@ static int nic_collect_irqs(const IrqTableState *st, const Host *h, const char *
 int irq_table_pin_nic(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname,
                       const CPUSet *cpus) {
         IrqTableState *st = irq_table_state(t);
-        NicIrqPin pin = { .ifindex = ifindex }, *a;
+        NicIrqPin pin = { .ifindex = ifindex };
         int r;
 
         if (!st)
@@ -468,13 +465,11 @@ int irq_table_pin_nic(SettingTable *t, const Host *h, const Posture *p, int ifin
         r = nic_collect_irqs(st, h, ifname, &pin.irqs, &pin.n_irqs);
         if (r >= 0)
                 r = cpuset_copy(&pin.cpus, cpus);
-        a = r < 0 ? NULL : realloc(st->nic_pins, (st->n_nic_pins + 1) * sizeof(NicIrqPin));
-        if (!a) {
+        if (r < 0 || array_grow(&st->nic_pins, &st->allocated_nic_pins, st->n_nic_pins + 1) < 0) {
                 free(pin.irqs);
                 cpuset_done(&pin.cpus);
                 return -ENOMEM;
         }
-        st->nic_pins = a;
         st->nic_pins[st->n_nic_pins++] = pin;
         return retarget_all(t, st, p);
 }

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "originals.h"
 #include "setting-file.h"
 #include "setting-kthreads.h"
@@ -470,15 +471,14 @@ int kthread_table_add(SettingTable *t, const Host *h, const Posture *p, pid_t ti
 static int list_kthreads(const Host *h, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ char *children = NULL;
         _cleanup_free_ unsigned *tids = NULL;
-        size_t n = 1, allocated = 64;
+        size_t n = 0, allocated = 0;
         char *p, *end;
 
         if (host_read_file(h, "proc/2/task/2/children", &children) < 0)
                 return host_list_numbers(h, "proc", KTHREADS_MAX, ret, ret_n, NULL);
-        tids = malloc(allocated * sizeof(unsigned));
-        if (!tids)
+        if (array_grow(&tids, &allocated, 64) < 0)
                 return -ENOMEM;
-        tids[0] = 2;
+        tids[n++] = 2;
         for (p = children; n < KTHREADS_MAX; p = end) {
                 unsigned long v;
 
@@ -490,12 +490,8 @@ static int list_kthreads(const Host *h, unsigned **ret, size_t *ret_n) {
                 v = strtoul(p, &end, 10);
                 if (errno != 0 || end == p || v == 0 || v > INT32_MAX)
                         break;
-                if (n == allocated) {
-                        unsigned *a = realloc(tids, (allocated *= 2) * sizeof(unsigned));
-                        if (!a)
-                                return -ENOMEM;
-                        tids = a;
-                }
+                if (array_grow(&tids, &allocated, n + 1) < 0)
+                        return -ENOMEM;
                 tids[n++] = (unsigned) v;
         }
         *ret = TAKE_PTR(tids);

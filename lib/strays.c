@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "strays.h"
 #include "util.h"
 
@@ -34,7 +35,7 @@ static void strays_clear_threads(Strays *st) {
         for (size_t i = 0; i < st->n_threads; i++)
                 cpuset_done(&st->threads[i].allowed);
         st->threads = mfree(st->threads);
-        st->n_threads = 0;
+        st->n_threads = st->allocated_threads = 0;
 }
 
 static void excluded_done(StrayExcluded *e) {
@@ -71,7 +72,7 @@ static StrayExcluded *excluded_find(Strays *st, pid_t tid, uint64_t start_time) 
 
 _printf_(6, 7) static int excluded_add(Strays *st, pid_t pid, pid_t tid, uint64_t start_time, const char *comm,
                                        const char *why_fmt, ...) {
-        StrayExcluded *a, e = { .pid = pid, .tid = tid, .start_time = start_time, .seen = true };
+        StrayExcluded e = { .pid = pid, .tid = tid, .start_time = start_time, .seen = true };
         va_list ap;
         int r;
 
@@ -82,12 +83,10 @@ _printf_(6, 7) static int excluded_add(Strays *st, pid_t pid, pid_t tid, uint64_
                 return -ENOMEM;
         e.what = pid == tid ? strdup_printf("pid %d (%s)", (int) pid, comm)
                             : strdup_printf("pid %d (%s) thread %d", (int) pid, comm, (int) tid);
-        a = e.what ? realloc(st->excluded, (st->n_excluded + 1) * sizeof(StrayExcluded)) : NULL;
-        if (!a) {
+        if (!e.what || array_grow(&st->excluded, &st->allocated_excluded, st->n_excluded + 1) < 0) {
                 excluded_done(&e);
                 return -ENOMEM;
         }
-        st->excluded = a;
         st->excluded[st->n_excluded++] = e;
         return 0;
 }
@@ -139,7 +138,7 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
         _cleanup_free_ char *status = NULL, *stat = NULL, *list = NULL;
         _cleanup_cpuset_ CPUSet allowed = CPUSET_EMPTY;
         StrayExcluded *e;
-        StrayThread *a;
+        StrayThread *t;
         TaskStat ts;
         const char *comm;
         int r;
@@ -193,13 +192,12 @@ static int scan_thread(Strays *st, const Host *h, const Posture *p, pid_t pid, p
                 return excluded_add(st, pid, tid, ts.start_time, comm, "still allowed on %s after the move", list);
         }
 
-        a = realloc(st->threads, (st->n_threads + 1) * sizeof(StrayThread));
-        if (!a)
+        if (array_grow(&st->threads, &st->allocated_threads, st->n_threads + 1) < 0)
                 return -ENOMEM;
-        st->threads = a;
-        a[st->n_threads] = (StrayThread) { .pid = pid, .tid = tid, .start_time = ts.start_time, .allowed = allowed };
+        t = &st->threads[st->n_threads];
+        *t = (StrayThread) { .pid = pid, .tid = tid, .start_time = ts.start_time, .allowed = allowed };
         allowed = CPUSET_EMPTY;
-        snprintf(a[st->n_threads].comm, sizeof(a[st->n_threads].comm), "%s", comm);
+        snprintf(t->comm, sizeof(t->comm), "%s", comm);
         st->n_threads++;
         return 0;
 }

@@ -49,9 +49,9 @@ typedef struct StrayMoved {
 
 typedef struct Strays {
         StrayThread *threads;
-        size_t n_threads;
+        size_t n_threads, allocated_threads;
         StrayExcluded *excluded;
-        size_t n_excluded;
+        size_t n_excluded, allocated_excluded;
         StrayMoved *moved; /* moved by the last strays_evict(), judged by the next scan */
         size_t n_moved;
         size_t n_confirmed; /* of those, how many the scan after the move found moved */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "basic/array.h"
 #include "setting.h"
 #include "sysfs.h"
 #include "util.h"
@@ -189,7 +190,7 @@ static void names_free(char **names, size_t n) {
  * (a device that went away, not a directory) has none. */
 static int list_matching(const Host *h, const char *dir, const char *component, char ***ret, size_t *ret_n) {
         char **names = NULL;
-        size_t n = 0;
+        size_t n = 0, allocated = 0;
         struct dirent *de;
         DIR *d;
 
@@ -198,19 +199,15 @@ static int list_matching(const Host *h, const char *dir, const char *component, 
         if (host_opendir(h, dir, &d) < 0)
                 return 0;
         while ((de = readdir(d))) {
-                char **a;
-
                 /* FNM_PERIOD: "*" does not match "." and "..", as in the shell. */
                 if (fnmatch(component, de->d_name, FNM_PERIOD) != 0 || streq(de->d_name, ".") ||
                     streq(de->d_name, ".."))
                         continue;
-                a = realloc(names, (n + 1) * sizeof(char *));
-                if (!a || !(a[n] = strdup(de->d_name))) {
+                if (array_grow(&names, &allocated, n + 1) < 0 || !(names[n] = strdup(de->d_name))) {
                         closedir(d);
-                        names_free(a ?: names, n);
+                        names_free(names, n);
                         return -ENOMEM;
                 }
-                names = a;
                 n++;
         }
         closedir(d);

@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 
+#include "basic/array.h"
 #include "systemd-client.h"
 #include "util.h"
 
@@ -21,7 +22,7 @@ struct SystemdClient {
         SystemdUnitHandler handler;
         void *userdata;
         char **units; /* the units asked about: their PropertiesChanged are matched */
-        size_t n_units;
+        size_t n_units, allocated_units;
         uint64_t quiet_until; /* CLOCK_MONOTONIC: after a timeout, no call before this */
 };
 
@@ -216,15 +217,11 @@ static int client_connect(SystemdClient *c, char **ret_error) {
 
 /* Remembers a unit asked about, and matches its signals on this connection. */
 static int client_watch_unit(SystemdClient *c, const char *unit) {
-        char **a;
-
         for (size_t i = 0; i < c->n_units; i++)
                 if (streq(c->units[i], unit))
                         return 0;
-        a = realloc(c->units, (c->n_units + 1) * sizeof(char *));
-        if (!a)
+        if (array_grow(&c->units, &c->allocated_units, c->n_units + 1) < 0)
                 return -ENOMEM;
-        c->units = a;
         c->units[c->n_units] = strdup(unit);
         if (!c->units[c->n_units])
                 return -ENOMEM;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "table.h"
 #include "util.h"
 
@@ -69,15 +70,9 @@ void table_done(SettingTable *t) {
 int table_add(SettingTable *t, Setting *s) {
         int r;
 
-        if (t->n == t->allocated) {
-                size_t n = t->allocated ? t->allocated * 2 : 64;
-                Setting **a = realloc(t->settings, n * sizeof(Setting *));
-                if (!a) {
-                        setting_free(s);
-                        return -ENOMEM;
-                }
-                t->settings = a;
-                t->allocated = n;
+        if (array_grow(&t->settings, &t->allocated, t->n + 1) < 0) {
+                setting_free(s);
+                return -ENOMEM;
         }
         r = key_index_add(&t->index, s);
         if (r < 0) {
