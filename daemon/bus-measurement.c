@@ -10,7 +10,7 @@
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "log.h"
-#include "measure.h"
+#include "measure-tool.h"
 #include "util.h"
 
 #define MEASUREMENT_MAX_CPUS 8192U

@@ -322,7 +322,7 @@ def check_line_limit(t):
 
 def test(t):
     check_program(t, "lowlatd", u.src("daemon", "lowlatd.c"), "lowlatd.8", has_verbs=False)
-    check_program(t, "lowlatctl", u.src("daemon", "lowlatctl.c"), "lowlatctl.1", has_verbs=True)
+    check_program(t, "lowlatctl", u.src("lowlatctl", "lowlatctl.c"), "lowlatctl.1", has_verbs=True)
     check_config_keys(t)
     check_configs(t)
     check_line_limit(t)

@@ -16,7 +16,7 @@
 
 #include "bus-names.h"
 #include "cpuset.h"
-#include "lowlatctl-noise.h"
+#include "noise-view.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "util.h"
@@ -332,7 +332,7 @@ int verb_top(sd_bus *bus, const TopArguments *args) {
          * normal terminal and exit 3. */
         {
                 _cleanup_(noise_sample_done) NoiseSample probe = {};
-                r = noise_sample_get(bus, &probe);
+                r = ctl_read_noise(bus, &probe);
                 if (r < 0)
                         return r;
         }

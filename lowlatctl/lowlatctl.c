@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatctl, the client of org.lowlatd1 (lowlatctl(1)): the command line, and each verb as
- * ask lowlatd (lowlatctl-bus.c), print (-output.c, -metrics.c), exit status (-verdict.c). */
+ * ask lowlatd (bus.c), print (output.c, metrics.c), exit status (verdict.c). */
 #include <getopt.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 
 #include "build-config.h"
-#include "lowlatctl-noise.h"
+#include "noise-view.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "util.h"
@@ -45,10 +45,10 @@ static int verb_status(sd_bus *bus, const Arguments *args) {
         _cleanup_(last_measurement_done) LastMeasurement measurement = {};
         int r, verdict;
 
-        r = posture_get(bus, &info, &l);
+        r = ctl_read_posture(bus, &info, &l);
         if (r < 0)
                 return r;
-        r = last_measurement_get(bus, &measurement);
+        r = ctl_read_last_measurement(bus, &measurement);
         if (r < 0)
                 return r;
         info.measurement = &measurement;
@@ -67,7 +67,7 @@ static int verb_list(sd_bus *bus, const Arguments *args) {
         int r;
 
         /* The State property takes part in the verdict (degraded). */
-        r = posture_get(bus, &info, &l);
+        r = ctl_read_posture(bus, &info, &l);
         if (r < 0)
                 return r;
 
@@ -84,9 +84,9 @@ static int verb_metrics(sd_bus *bus, const Arguments *args) {
         _cleanup_(metrics_noise_done) MetricsNoise noise = {};
         int r;
 
-        r = bus ? posture_get(bus, &info, &l) : -ENOTCONN;
+        r = bus ? ctl_read_posture(bus, &info, &l) : -ENOTCONN;
         /* A lowlatd without Noise() still gets its other families. */
-        bool have_noise = r >= 0 && metrics_noise_get(bus, args->root, &noise) >= 0;
+        bool have_noise = r >= 0 && ctl_read_metrics_noise(bus, args->root, &noise) >= 0;
         if (args->output) {
                 /* lowlatd down is written too (lowlatd_up 0): a file left as it was would
                  * go on saying that all is well. */
@@ -117,7 +117,7 @@ static int verb_check(sd_bus *bus, const Arguments *args) {
         if (args->config)
                 r = check_report_local(args->config, args->root, &report, &local);
         else
-                r = check_report_get(bus, &report);
+                r = ctl_read_check_report(bus, &report);
         if (r < 0)
                 return r;
         if (r > 0) /* lowlatd is there but answered with an error: no audit to judge */
@@ -132,10 +132,10 @@ static int verb_noise(sd_bus *bus, const Arguments *args) {
         _cleanup_(noise_reads_done) NoiseReads g = {};
         int r;
 
-        r = noise_sample_get(bus, &s);
+        r = ctl_read_noise(bus, &s);
         if (r < 0)
                 return r;
-        noise_reads_get(bus, &g);
+        ctl_read_noise_reads(bus, &g);
         if (args->json)
                 noise_print_json(stdout, &s, &g);
         else {
@@ -150,7 +150,7 @@ static int verb_noise(sd_bus *bus, const Arguments *args) {
 static int verb_call(sd_bus *bus, const char *method) {
         int r;
 
-        r = bus_call_action(bus, method);
+        r = ctl_call_action(bus, method);
         if (r < 0)
                 return r;
         return r > 0 ? EXIT_REFUSED : EXIT_OK;
@@ -373,7 +373,7 @@ int main(int argc, char *argv[]) {
 
         /* check --config audits here: no bus needed. */
         if (!args.config) {
-                r = bus_connect(&bus);
+                r = ctl_bus_connect(&bus);
                 /* measure --cpus needs lowlatd only to count the noise and keep the result. */
                 if (r < 0 && args.verb != VERB_METRICS && args.verb != VERB_MEASURE)
                         return EXIT_UNKNOWN;
