@@ -217,6 +217,8 @@ typedef struct MeasureArguments {
         const char *tool; /* NULL: the best one installed */
 } MeasureArguments;
 
+/* --duration: 1, or -EINVAL after printing why. */
+int measure_parse_duration(const char *value, MeasureArguments *args);
 int verb_measure(sd_bus *bus, const MeasureArguments *args);
 
 /* The LastMeasurement property. Strings point into reply. */
@@ -257,4 +259,7 @@ typedef struct TopArguments {
         unsigned iterations; /* 0: until q */
 } TopArguments;
 
+/* --interval, --iterations: 1, or -EINVAL after printing why. */
+int top_parse_interval(const char *value, TopArguments *args);
+int top_parse_iterations(const char *value, TopArguments *args);
 int verb_top(sd_bus *bus, const TopArguments *args);

@@ -3,7 +3,8 @@
  * (rtla timerlat where the kernel has the tracer, else cyclictest, else oslat), run here
  * in the caller's session rather than in lowlatd's sandbox; the noise counted on those
  * CPUs meanwhile (Noise() before and after); the result handed to lowlatd
- * (RecordMeasurement) so that status and the bus show it (last-measurement.c reads it back). */
+ * (RecordMeasurement) so that status and the bus show it (last-measurement.c reads it
+ * back). */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -326,6 +327,14 @@ static int isolated_cpus_get(sd_bus *bus, char **ret) {
         if (r < 0)
                 ctl_log_call_failed("Reading IsolatedCPUs", &error, r);
         return r;
+}
+
+int measure_parse_duration(const char *value, MeasureArguments *args) {
+        if (parse_unsigned(value, &args->duration_sec) < 0 || args->duration_sec == 0 || args->duration_sec > 86400) {
+                fprintf(stderr, "lowlatctl: --duration: '%s' is not 1 to 86400 seconds\n", value);
+                return -EINVAL;
+        }
+        return 1;
 }
 
 int verb_measure(sd_bus *bus, const MeasureArguments *args) {
