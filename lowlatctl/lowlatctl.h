@@ -116,7 +116,7 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
  * be asked. */
 int ctl_call_action(sd_bus *bus, const char *method);
 
-/* ---- What it means for the exit status (verdict.c) -------------------- */
+/* ---- What it means for the exit status (verdict.c) ----------------------------------- */
 
 /* The states liblowlat's setting_state_is_good() calls good ("ok", "corrected") need no
  * attention; everything else, an unknown state included, is shown by status. */
@@ -135,7 +135,7 @@ const char *verdict_to_string(int v);
 int severity_rank(const char *severity);
 int check_verdict(const CheckReport *report);
 
-/* ---- Counting by name (string-set.c) ---------------------------------- */
+/* ---- Counting by name (string-set.c) ------------------------------------------------- */
 
 /* A small set of strings that keeps first-seen order (kinds, states). The strings are
  * not copied. */
@@ -148,7 +148,7 @@ void string_set_done(StringSet *s);
 /* Index of s, adding it if new; -ENOMEM. */
 ssize_t string_set_put(StringSet *set, const char *s);
 
-/* ---- The printers' pieces (format.c) --------------------------------------------- */
+/* ---- The printers' pieces (format.c) ------------------------------------------------- */
 
 /* A JSON string (escaped), "key":"value" (a comma before it unless first), and table cells
  * with control characters shown as \xNN. */
@@ -167,7 +167,7 @@ void print_usec(FILE *f, uint64_t ns, int width);
 /* Exit status for a verb that printed something: the verdict, unless stdout failed. */
 int finish_output(int verdict);
 
-/* ---- For people and programs (output.c) ----------------------------------------- */
+/* ---- For people and programs (output.c) ---------------------------------------------- */
 
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
@@ -175,7 +175,7 @@ void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, b
 void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
 void check_print(FILE *f, const CheckReport *report, bool json);
 
-/* ---- For Prometheus (metrics.c) --------------------------------------- */
+/* ---- For Prometheus (metrics.c) ------------------------------------------------------ */
 
 /* lowlatd did not answer: still a valid scrape, so the textfile collector says "down"
  * rather than going stale. */
@@ -205,7 +205,7 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
  * file in the same directory, renamed over path. 0, or -errno after printing why. */
 int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
 
-/* ---- Wake-up latency (measure-verb.c, last-measurement.c) ---------------------------------------- */
+/* ---- Wake-up latency (measure-verb.c, last-measurement.c) ---------------------------- */
 
 /* Exit statuses of measure's refusals, distinct from every other outcome. */
 #define EXIT_NO_TOOL 69 /* EX_UNAVAILABLE: none of rtla (with timerlat), cyclictest, oslat */
@@ -252,7 +252,7 @@ int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret);
 void last_measurement_print_text(FILE *f, const LastMeasurement *m);
 void last_measurement_print_json(FILE *f, const LastMeasurement *m);
 
-/* ---- Noise, live (top.c) ----------------------------------------------------- */
+/* ---- Noise, live (top.c) ------------------------------------------------------------- */
 
 typedef struct TopArguments {
         uint64_t interval_usec;
