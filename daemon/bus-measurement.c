@@ -10,7 +10,7 @@
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "log.h"
-#include "measure.h"
+#include "measure-tool.h"
 #include "util.h"
 
 #define MEASUREMENT_MAX_CPUS 8192U
@@ -70,26 +70,11 @@ static bool text_is_fit(const char *s) {
         return strlen(s) <= MEASUREMENT_MAX_STRING && utf8_is_valid(s);
 }
 
-static int method_record_measurement(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(measurement_store_freep) MeasurementStore *new = NULL;
-        MeasurementStore *s = userdata;
-        const char *tool;
+/* RecordMeasurement()'s per-CPU figures into new. -errno, with error set for what the
+ * caller got wrong. */
+static int measurement_read_cpus(sd_bus_message *message, MeasurementStore *new, sd_bus_error *error) {
         size_t allocated = 0;
         int r;
-
-        r = measurement_store_new(&new);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(message, "stt", &tool, &new->realtime_usec, &new->duration_usec);
-        if (r < 0)
-                return r;
-        if (measure_tool_from_string(tool) < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown measuring tool '%s'", tool);
-        if (new->duration_usec == 0)
-                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "A measurement takes some time");
-        new->tool = strdup(tool);
-        if (!new->tool)
-                return -ENOMEM;
 
         r = sd_bus_message_enter_container(message, 'a', MEASUREMENT_CPU_SIGNATURE);
         if (r < 0)
@@ -127,13 +112,15 @@ static int method_record_measurement(sd_bus_message *message, void *userdata, sd
                 c.p99_over = !!c.p99_over;
                 new->cpus[new->n_cpus++] = c;
         }
-        r = sd_bus_message_exit_container(message);
-        if (r < 0)
-                return r;
-        if (new->n_cpus == 0)
-                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "No CPU measured");
+        return sd_bus_message_exit_container(message);
+}
 
-        allocated = 0;
+/* RecordMeasurement()'s noise sources into new, their names copied. -errno, with error set
+ * for what the caller got wrong. */
+static int measurement_read_noise(sd_bus_message *message, MeasurementStore *new, sd_bus_error *error) {
+        size_t allocated = 0;
+        int r;
+
         r = sd_bus_message_enter_container(message, 'a', MEASUREMENT_NOISE_SIGNATURE);
         if (r < 0)
                 return r;
@@ -170,7 +157,36 @@ static int method_record_measurement(sd_bus_message *message, void *userdata, sd
                 if (!n->kind || !n->source || !n->description)
                         return -ENOMEM;
         }
-        r = sd_bus_message_exit_container(message);
+        return sd_bus_message_exit_container(message);
+}
+
+static int method_record_measurement(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(measurement_store_freep) MeasurementStore *new = NULL;
+        MeasurementStore *s = userdata;
+        const char *tool;
+        int r;
+
+        r = measurement_store_new(&new);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(message, "stt", &tool, &new->realtime_usec, &new->duration_usec);
+        if (r < 0)
+                return r;
+        if (measure_tool_from_string(tool) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unknown measuring tool '%s'", tool);
+        if (new->duration_usec == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "A measurement takes some time");
+        new->tool = strdup(tool);
+        if (!new->tool)
+                return -ENOMEM;
+
+        r = measurement_read_cpus(message, new, error);
+        if (r < 0)
+                return r;
+        if (new->n_cpus == 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "No CPU measured");
+
+        r = measurement_read_noise(message, new, error);
         if (r < 0)
                 return r;
 

@@ -7,13 +7,7 @@
 #include <systemd/sd-bus.h>
 
 #include "macro.h"
-
-/* The signature both sides use: tool, wall-clock start (µs), duration (µs), per CPU
- * (cpu, samples, min, avg, p99, max in ns, overflows, p99 beyond the histogram), and the
- * noise counted on those CPUs during the run (cpu, kind, source, description, count). */
-#define MEASUREMENT_CPU_SIGNATURE "(uttttttb)"
-#define MEASUREMENT_NOISE_SIGNATURE "(ussst)"
-#define MEASUREMENT_SIGNATURE "stta" MEASUREMENT_CPU_SIGNATURE "a" MEASUREMENT_NOISE_SIGNATURE
+#include "measurement-signature.h"
 
 typedef struct MeasurementStore MeasurementStore;
 

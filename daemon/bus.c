@@ -292,7 +292,9 @@ static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_e
         return 0;
 }
 
-static int bus_connect(Bus *b) {
+/* Connects and serves: the vtables, the name, the event loop. Not lowlatctl's
+ * ctl_bus_connect(), which only calls out and keeps sd-bus's default 25 s timeout. */
+static int bus_publish(Bus *b) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
@@ -387,7 +389,7 @@ static int bus_try_connect(Bus *b) {
         bool watched;
         int r;
 
-        r = bus_connect(b);
+        r = bus_publish(b);
         if (r >= 0) {
                 log_info("Connected to the system bus as %s", BUS_NAME);
                 b->socket_watch = sd_event_source_disable_unref(b->socket_watch);

@@ -39,14 +39,14 @@ def _strip_comments(text):
 
 
 def _c_files():
-    """Headers first, then .c files, under lib/ and daemon/ at any depth."""
+    """Headers first, then .c files, under lib/, common/, daemon/ and lowlatctl/ at any depth."""
     out = []
     for ext in ("h", "c"):
-        for top in ("lib", "daemon"):
+        for top in ("lib", "common", "daemon", "lowlatctl"):
             out += sorted(glob.glob(os.path.join(SOURCE_ROOT, top, "**", "*." + ext), recursive=True))
     if not out:
-        raise ConstantError("no C sources under %s/lib or %s/daemon (LOWLATD_SOURCE_ROOT?)"
-                            % (SOURCE_ROOT, SOURCE_ROOT))
+        raise ConstantError("no C sources under %s/lib or its siblings (LOWLATD_SOURCE_ROOT?)"
+                            % SOURCE_ROOT)
     return out
 
 
@@ -111,7 +111,7 @@ def _value(name, seen=()):
         raise ConstantError("%s is defined in terms of itself" % name)
     found = _DEFS.get(name)
     if not found:
-        raise ConstantError("#define %s not found in any lib/ or daemon/ source under %s"
+        raise ConstantError("#define %s not found in any lib/, common/, daemon/ or lowlatctl/ source under %s"
                             % (name, SOURCE_ROOT))
     values = {}
     for path, text in found:
@@ -124,7 +124,7 @@ def _value(name, seen=()):
 
 
 def define(name):
-    """The value of `#define name`, wherever under lib/ or daemon/ it is; raises
+    """The value of `#define name`, wherever under lib/, common/, daemon/ or lowlatctl/ it is; raises
     ConstantError when it is not there, not understood, or defined differently twice."""
     return _value(name)
 

@@ -152,7 +152,7 @@ if ! command -v rtla > /dev/null; then
 fi
 t0=$SECONDS
 worst=0 bad=0
-# daemon/measure.c measure_tool_argv(): MEASURE_PRIORITY 95, MEASURE_HISTOGRAM_USEC 1000.
+# lowlatctl/measure.c measure_tool_argv(): MEASURE_PRIORITY 95, MEASURE_HISTOGRAM_USEC 1000.
 for ((i = 1; i <= ROUNDS_RTLA; i++)); do
         t1=$SECONDS
         out=$(timeout 120 rtla timerlat hist --cpus=2-3 --duration=1 --priority=f:95 --entries=1000 --no-irq 2>&1)

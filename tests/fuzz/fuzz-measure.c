@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Fuzzes lowlatctl measure's readers of the tools' reports (daemon/measure.c): cyclictest's
+/* Fuzzes lowlatctl measure's readers of the tools' reports (lowlatctl/measure.c): cyclictest's
  * histogram file, oslat's summary, rtla timerlat hist's table. The first byte picks the
  * reader (and, for cyclictest, the CPUs the run was given: its low four bits); the rest is
  * the report. Promises checked: no crash or leak on any text; a report that parses has

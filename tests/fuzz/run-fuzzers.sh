@@ -114,9 +114,10 @@ for t in "${targets[@]}"; do
         # fuzz-config sees every key the reader hands the key table.
         # shellcheck disable=SC2054
         [ "$t" = config ] && extra=(-Wl,--wrap=config_key_find)
-        # fuzz-measure: lowlatctl's readers of the latency tools' reports live in daemon/.
-        [ "$t" = measure ] && extra=(-I "$source_root/daemon" "$source_root/daemon/measure.c"
-                "$source_root/daemon/measure-tool.c" -lm)
+        # fuzz-measure: lowlatctl's readers of the latency tools' reports live in lowlatctl/,
+        # the tools' names in common/.
+        [ "$t" = measure ] && extra=(-I "$source_root/lowlatctl" -I "$source_root/common"
+                "$source_root/lowlatctl/measure.c" "$source_root/common/measure-tool.c" -lm)
         if ! "$cc" "${cflags[@]}" "${warnings[@]}" -Werror "${sanitize[@]}" -I "$fuzz_dir" \
                 "$fuzz_dir/fuzz-$t.c" "${dep_cflags[@]}" "${objects[@]}" "${extra[@]}" "${dep_libs[@]}" -o "$out/fuzz-$t"; then
                 echo "FAIL: cannot build fuzz-$t"

@@ -10,7 +10,7 @@ Environment (tests/packaging/meson.build sets all of it; the fallbacks let a tes
 by hand from the source tree with a build in ./build):
   LOWLATD_SOURCE_ROOT    source tree (default: two levels above this file)
   LOWLATD_BUILD_ROOT     build tree (default: SOURCE/build)
-  LOWLATD, LOWLATCTL     built programs (default: BUILD/daemon/...)
+  LOWLATD, LOWLATCTL     built programs (default: BUILD/daemon/lowlatd, BUILD/lowlatctl/lowlatctl)
   LOWLAT_KEEP=1          keep temporary directories for inspection
 
 Result: exit 1 when any check failed, else 77 when any check was skipped (a test that
@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_ROOT = os.environ.get("LOWLATD_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE))
 BUILD_ROOT = os.environ.get("LOWLATD_BUILD_ROOT") or os.path.join(SOURCE_ROOT, "build")
 LOWLATD = os.environ.get("LOWLATD") or os.path.join(BUILD_ROOT, "daemon", "lowlatd")
-LOWLATCTL = os.environ.get("LOWLATCTL") or os.path.join(BUILD_ROOT, "daemon", "lowlatctl")
+LOWLATCTL = os.environ.get("LOWLATCTL") or os.path.join(BUILD_ROOT, "lowlatctl", "lowlatctl")
 
 MAN_PAGES = {
     "lowlatd": ("lowlatd.8", LOWLATD),
@@ -188,8 +188,8 @@ def check_config(lowlatd, config, root):
 
 def read_c_with_includes(path):
     """A C file followed by the local headers it includes from its own folder (one level),
-    so that a test finds a #define where the compiler does: daemon/bus.c takes its bus
-    names from bus-names.h."""
+    so that a test finds a #define where the compiler does: lowlatctl/top.c takes its
+    noise types from noise-view.h."""
     text = read(path)
     folder = os.path.dirname(path)
     parts = [text]

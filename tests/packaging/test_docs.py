@@ -44,7 +44,7 @@ def verbs_table(c_source):
     """The command names of a C file's verbs[] table; raises when there is none (a
     renamed table must not read as "a program without commands")."""
     text = u.strip_c_comments(c_source)
-    m = re.search(r"\}\s*verbs\s*\[\s*\]\s*=\s*\{(.*?)\};", text, re.S)
+    m = re.search(r"(?:\}|\bVerb)\s*verbs\s*\[\s*\]\s*=\s*\{(.*?)\};", text, re.S)
     if not m:
         raise ValueError("no verbs[] table")
     return set(re.findall(r'\{\s*"([^"]+)"\s*,', m.group(1)))
@@ -322,7 +322,7 @@ def check_line_limit(t):
 
 def test(t):
     check_program(t, "lowlatd", u.src("daemon", "lowlatd.c"), "lowlatd.8", has_verbs=False)
-    check_program(t, "lowlatctl", u.src("daemon", "lowlatctl.c"), "lowlatctl.1", has_verbs=True)
+    check_program(t, "lowlatctl", u.src("lowlatctl", "lowlatctl.c"), "lowlatctl.1", has_verbs=True)
     check_config_keys(t)
     check_configs(t)
     check_line_limit(t)

@@ -17,7 +17,7 @@ import packaging_util as u
 
 RULES = u.src("conf", "prometheus", "lowlatd-alerts.yml")
 TESTS = u.src("tests", "prometheus", "lowlatd-alerts.test.yml")
-METRICS_C = u.src("daemon", "lowlatctl-metrics.c")
+METRICS_C = u.src("lowlatctl", "metrics.c")
 
 
 def promtool():

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lowlatctl-noise.h"
+#include "noise-view.h"
 #include "macro.h"
 #include "measure.h"
 #include "tap.h"

@@ -10,30 +10,6 @@
 #include "macro.h"
 #include "util.h"
 
-/* D-Bus guarantees valid UTF-8 in strings, so only escapes are needed for valid JSON. */
-void json_print_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                if (*p == '"' || *p == '\\') {
-                        fputc('\\', f);
-                        fputc(*p, f);
-                } else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\u%04x", *p);
-                else
-                        fputc(*p, f);
-        }
-        fputc('"', f);
-}
-
-/* Prints ("key":"value"), preceded by a comma unless it opens its object. */
-void json_print_member(FILE *f, const char *key, const char *value, bool first) {
-        if (!first)
-                fputc(',', f);
-        json_print_string(f, key);
-        fputc(':', f);
-        json_print_string(f, value);
-}
-
 static void json_print_setting(FILE *f, const SettingRow *row) {
         fputc('{', f);
         json_print_member(f, "kind", row->kind, true);
@@ -44,44 +20,6 @@ static void json_print_setting(FILE *f, const SettingRow *row) {
         if (!isempty(row->label))
                 json_print_member(f, "label", row->label, false);
         fputc('}', f);
-}
-
-/* Table cells: control characters (a hostile or corrupt file's contents) are shown as
- * \xNN so they cannot move the cursor or break the columns. Width counts UTF-8 code
- * points, not bytes. */
-size_t cell_width(const char *s) {
-        size_t w = 0;
-
-        if (isempty(s))
-                return 1; /* shown as "-" */
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        w += 4;
-                else if ((*p & 0xc0) != 0x80)
-                        w++;
-        return w;
-}
-
-void print_escaped(FILE *f, const char *s) {
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\x%02x", *p);
-                else
-                        fputc(*p, f);
-}
-
-void print_cell(FILE *f, const char *s, size_t width, bool last) {
-        size_t w = cell_width(s);
-
-        if (isempty(s))
-                fputc('-', f);
-        else
-                print_escaped(f, s);
-        if (last)
-                fputc('\n', f);
-        else
-                for (size_t i = w; i < width + 2; i++)
-                        fputc(' ', f);
 }
 
 typedef bool (*RowFilter)(const SettingRow *row, const void *userdata);
@@ -132,23 +70,6 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
         }
         if (legend)
                 fprintf(f, "%s%zu setting%s listed.\n", shown > 0 ? "\n" : "", shown, shown == 1 ? "" : "s");
-}
-
-/* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
-char *format_timestamp(uint64_t usec) {
-        time_t t = (time_t) (usec / USEC_PER_SEC);
-        struct tm tm;
-
-        if (!localtime_r(&t, &tm))
-                return NULL;
-        for (size_t size = 64; size <= 4096; size *= 2) {
-                _cleanup_free_ char *buf = malloc(size);
-                if (!buf)
-                        return NULL;
-                if (strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) > 0)
-                        return TAKE_PTR(buf);
-        }
-        return NULL;
 }
 
 static void print_field(FILE *f, const char *label, const char *value) {
@@ -397,13 +318,4 @@ void check_print(FILE *f, const CheckReport *report, bool json) {
         else
                 fprintf(f, "%s%zu finding%s: %zu critical, %zu warning, %zu info\n", n ? "\n" : "", n,
                         n == 1 ? "" : "s", counts[0], counts[1], counts[2]);
-}
-
-/* Exit status for a verb that printed something: the verdict, unless stdout failed. */
-int finish_output(int verdict) {
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "lowlatctl: cannot write to standard output: %s\n", strerror(errno));
-                return EXIT_OUTPUT;
-        }
-        return verdict;
 }

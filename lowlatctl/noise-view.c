@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bus-names.h"
-#include "lowlatctl-noise.h"
+#include "noise-view.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "util.h"
@@ -61,14 +61,14 @@ int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret) {
         return 0;
 }
 
-int noise_sample_get(sd_bus *bus, NoiseSample *ret) {
+int ctl_read_noise(sd_bus *bus, NoiseSample *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
         if (r < 0) {
-                log_call_failed("Noise", &error, r);
+                ctl_log_call_failed("Noise", &error, r);
                 return r;
         }
         r = noise_sample_from_reply(reply, ret);
@@ -83,7 +83,7 @@ void noise_reads_done(NoiseReads *g) {
         g->gate = mfree(g->gate);
 }
 
-void noise_reads_get(sd_bus *bus, NoiseReads *ret) {
+void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 

@@ -31,7 +31,7 @@ void noise_sample_done(NoiseSample *s);
 /* Reads a reply of Noise() (the sample takes a reference on it); -errno, printing nothing. */
 int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret);
 /* Calls Noise(). Prints why before returning -errno. */
-int noise_sample_get(sd_bus *bus, NoiseSample *ret);
+int ctl_read_noise(sd_bus *bus, NoiseSample *ret);
 
 /* How lowlatd reads the counters: the NoiseGate and NoiseReads properties. */
 typedef struct NoiseReads {
@@ -41,7 +41,7 @@ typedef struct NoiseReads {
 
 void noise_reads_done(NoiseReads *g);
 /* Reads both properties; a lowlatd without them leaves *ret empty. Never fails the verb. */
-void noise_reads_get(sd_bus *bus, NoiseReads *ret);
+void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret);
 void noise_reads_print(FILE *f, const NoiseReads *g);
 
 /* A source as top and measure show it: counted between two samples. */

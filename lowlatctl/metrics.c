@@ -93,7 +93,7 @@ void metrics_noise_done(MetricsNoise *n) {
         *n = (MetricsNoise) {};
 }
 
-int metrics_noise_get(sd_bus *bus, const char *root, MetricsNoise *ret) {
+int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(metrics_noise_done) MetricsNoise n = {};

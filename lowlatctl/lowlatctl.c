@@ -1,31 +1,47 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatctl, the client of org.lowlatd1 (lowlatctl(1)): the command line, and each verb as
- * ask lowlatd (lowlatctl-bus.c), print (-output.c, -metrics.c), exit status (-verdict.c). */
+ * ask lowlatd (bus.c), print (output.c, metrics.c), exit status (verdict.c). */
 #include <getopt.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 
 #include "build-config.h"
-#include "lowlatctl-noise.h"
+#include "noise-view.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "util.h"
 
-typedef enum Verb {
-        VERB_STATUS,
-        VERB_LIST,
-        VERB_METRICS,
-        VERB_RELOAD,
-        VERB_REAPPLY,
-        VERB_RESTORE,
-        VERB_CHECK,
-        VERB_NOISE,
-        VERB_TOP,
-        VERB_MEASURE,
+typedef struct Arguments Arguments;
+
+/* The options some verbs take and others refuse: a verb's row lists the ones it takes. */
+typedef enum VerbOption {
+        OPTION_JSON = 1 << 0,
+        OPTION_STATE = 1 << 1,
+        OPTION_NO_LEGEND = 1 << 2,
+        OPTION_TOP = 1 << 3,     /* --interval, --iterations */
+        OPTION_MEASURE = 1 << 4, /* --duration, --cpus, --tool */
+        OPTION_OUTPUT = 1 << 5,
+        OPTION_CONFIG = 1 << 6, /* --root goes with it */
+} VerbOption;
+
+typedef enum VerbFlags {
+        VERB_DEFAULT = 1 << 0,   /* the verb when none is named */
+        VERB_NEEDS_BUS = 1 << 1, /* exit 3 when the system bus cannot be reached */
+} VerbFlags;
+
+/* One row per verb, as systemd's dispatch_verb() takes them (src/shared/verbs.h). */
+typedef struct Verb {
+        const char *name;
+        unsigned max_args; /* words after the verb's name; none takes any yet */
+        VerbFlags flags;
+        VerbOption options;
+        /* The exit status, or a negative errno after printing why (exit 3). */
+        int (*dispatch)(sd_bus *bus, const Arguments *args);
 } Verb;
 
-typedef struct Arguments {
-        Verb verb;
+struct Arguments {
+        const Verb *verb;
+        VerbOption options_given;
         bool json;
         bool legend;
         StateFilter state_filter;
@@ -34,10 +50,9 @@ typedef struct Arguments {
         const char *output; /* metrics: write this file atomically instead of stdout */
         TopArguments top;
         MeasureArguments measure;
-} Arguments;
+};
 
 /* ---- Verbs -------------------------------------------------------------------- */
-/* Each returns the exit status, or a negative errno after printing why (exit 3). */
 
 static int verb_status(sd_bus *bus, const Arguments *args) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
@@ -45,10 +60,10 @@ static int verb_status(sd_bus *bus, const Arguments *args) {
         _cleanup_(last_measurement_done) LastMeasurement measurement = {};
         int r, verdict;
 
-        r = posture_get(bus, &info, &l);
+        r = ctl_read_posture(bus, &info, &l);
         if (r < 0)
                 return r;
-        r = last_measurement_get(bus, &measurement);
+        r = ctl_read_last_measurement(bus, &measurement);
         if (r < 0)
                 return r;
         info.measurement = &measurement;
@@ -67,7 +82,7 @@ static int verb_list(sd_bus *bus, const Arguments *args) {
         int r;
 
         /* The State property takes part in the verdict (degraded). */
-        r = posture_get(bus, &info, &l);
+        r = ctl_read_posture(bus, &info, &l);
         if (r < 0)
                 return r;
 
@@ -84,9 +99,9 @@ static int verb_metrics(sd_bus *bus, const Arguments *args) {
         _cleanup_(metrics_noise_done) MetricsNoise noise = {};
         int r;
 
-        r = bus ? posture_get(bus, &info, &l) : -ENOTCONN;
+        r = bus ? ctl_read_posture(bus, &info, &l) : -ENOTCONN;
         /* A lowlatd without Noise() still gets its other families. */
-        bool have_noise = r >= 0 && metrics_noise_get(bus, args->root, &noise) >= 0;
+        bool have_noise = r >= 0 && ctl_read_metrics_noise(bus, args->root, &noise) >= 0;
         if (args->output) {
                 /* lowlatd down is written too (lowlatd_up 0): a file left as it was would
                  * go on saying that all is well. */
@@ -117,7 +132,7 @@ static int verb_check(sd_bus *bus, const Arguments *args) {
         if (args->config)
                 r = check_report_local(args->config, args->root, &report, &local);
         else
-                r = check_report_get(bus, &report);
+                r = ctl_read_check_report(bus, &report);
         if (r < 0)
                 return r;
         if (r > 0) /* lowlatd is there but answered with an error: no audit to judge */
@@ -132,10 +147,10 @@ static int verb_noise(sd_bus *bus, const Arguments *args) {
         _cleanup_(noise_reads_done) NoiseReads g = {};
         int r;
 
-        r = noise_sample_get(bus, &s);
+        r = ctl_read_noise(bus, &s);
         if (r < 0)
                 return r;
-        noise_reads_get(bus, &g);
+        ctl_read_noise_reads(bus, &g);
         if (args->json)
                 noise_print_json(stdout, &s, &g);
         else {
@@ -150,11 +165,46 @@ static int verb_noise(sd_bus *bus, const Arguments *args) {
 static int verb_call(sd_bus *bus, const char *method) {
         int r;
 
-        r = bus_call_action(bus, method);
+        r = ctl_call_action(bus, method);
         if (r < 0)
                 return r;
         return r > 0 ? EXIT_REFUSED : EXIT_OK;
 }
+
+static int verb_reload(sd_bus *bus, const Arguments *args) {
+        return verb_call(bus, "Reload");
+}
+
+static int verb_reapply(sd_bus *bus, const Arguments *args) {
+        return verb_call(bus, "Reapply");
+}
+
+static int verb_restore(sd_bus *bus, const Arguments *args) {
+        return verb_call(bus, "Restore");
+}
+
+static int verb_top_dispatch(sd_bus *bus, const Arguments *args) {
+        return verb_top(bus, &args->top);
+}
+
+static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
+        return verb_measure(bus, &args->measure);
+}
+
+/* metrics and measure go on without the bus: metrics says "down", and measure --cpus
+ * needs lowlatd only to count the noise and keep the result. */
+static const Verb verbs[] = {
+        { "status", 0, VERB_DEFAULT | VERB_NEEDS_BUS, OPTION_JSON, verb_status },
+        { "list", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_STATE | OPTION_NO_LEGEND, verb_list },
+        { "metrics", 0, 0, OPTION_OUTPUT, verb_metrics },
+        { "reload", 0, VERB_NEEDS_BUS, 0, verb_reload },
+        { "reapply", 0, VERB_NEEDS_BUS, 0, verb_reapply },
+        { "restore", 0, VERB_NEEDS_BUS, 0, verb_restore },
+        { "check", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_CONFIG, verb_check },
+        { "noise", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_NO_LEGEND, verb_noise },
+        { "top", 0, VERB_NEEDS_BUS, OPTION_TOP, verb_top_dispatch },
+        { "measure", 0, 0, OPTION_MEASURE, verb_measure_dispatch },
+};
 
 /* ---- Command line ------------------------------------------------------------- */
 
@@ -193,21 +243,99 @@ static void help(void) {
                "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
 }
 
+/* Refused with any verb whose row does not list them, in this order. */
+static const struct {
+        VerbOption option;
+        const char *refusal;
+} option_scopes[] = {
+        { OPTION_JSON, "--json applies to status, list, check and noise only" },
+        { OPTION_STATE, "--state applies to list only" },
+        { OPTION_NO_LEGEND, "--no-legend applies to list and noise only" },
+        { OPTION_TOP, "--interval and --iterations apply to top only" },
+        { OPTION_MEASURE, "--duration, --cpus and --tool apply to measure only" },
+        { OPTION_OUTPUT, "--output applies to metrics only" },
+        { OPTION_CONFIG, "--config applies to check only, and --root to check --config" },
+};
+
+enum {
+        ARG_VERSION = 0x100,
+        ARG_JSON,
+        ARG_STATE,
+        ARG_NO_LEGEND,
+        ARG_CONFIG,
+        ARG_ROOT,
+        ARG_OUTPUT,
+        ARG_ITERATIONS,
+        ARG_DURATION,
+        ARG_CPUS,
+        ARG_TOOL,
+};
+
+/* One option of getopt_long()'s: 1 to go on, 0 to exit successfully (--help, --version),
+ * -EINVAL after printing why. */
+static int parse_option(int c, const char *value, Arguments *args) {
+        int r;
+
+        switch (c) {
+        case 'h':
+                help();
+                return 0;
+        case ARG_VERSION:
+                printf("lowlatctl %s\n", LOWLATD_VERSION);
+                return 0;
+        case ARG_JSON:
+                args->json = true;
+                args->options_given |= OPTION_JSON;
+                return 1;
+        case ARG_STATE:
+                r = state_filter_parse(value, &args->state_filter);
+                if (r < 0)
+                        return r;
+                args->options_given |= OPTION_STATE;
+                return 1;
+        case ARG_NO_LEGEND:
+                args->legend = false;
+                args->options_given |= OPTION_NO_LEGEND;
+                return 1;
+        case ARG_CONFIG:
+                args->config = value;
+                args->options_given |= OPTION_CONFIG;
+                return 1;
+        case ARG_ROOT:
+                args->root = value;
+                return 1;
+        case ARG_OUTPUT:
+                if (isempty(value)) {
+                        fprintf(stderr, "lowlatctl: --output needs a file name\n");
+                        return -EINVAL;
+                }
+                args->output = value;
+                args->options_given |= OPTION_OUTPUT;
+                return 1;
+        case 'd':
+                args->options_given |= OPTION_TOP;
+                return top_parse_interval(value, &args->top);
+        case ARG_ITERATIONS:
+                args->options_given |= OPTION_TOP;
+                return top_parse_iterations(value, &args->top);
+        case ARG_DURATION:
+                args->options_given |= OPTION_MEASURE;
+                return measure_parse_duration(value, &args->measure);
+        case ARG_CPUS:
+                args->measure.cpus = value;
+                args->options_given |= OPTION_MEASURE;
+                return 1;
+        case ARG_TOOL:
+                args->measure.tool = value;
+                args->options_given |= OPTION_MEASURE;
+                return 1;
+        default:
+                return -EINVAL;
+        }
+}
+
 /* Returns 1 to go on, 0 to exit successfully (--help, --version), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum {
-                ARG_VERSION = 0x100,
-                ARG_JSON,
-                ARG_STATE,
-                ARG_NO_LEGEND,
-                ARG_CONFIG,
-                ARG_ROOT,
-                ARG_OUTPUT,
-                ARG_ITERATIONS,
-                ARG_DURATION,
-                ARG_CPUS,
-                ARG_TOOL,
-        };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -224,139 +352,40 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "tool", required_argument, NULL, ARG_TOOL },
                 {},
         };
-        static const struct {
-                const char *name;
-                Verb verb;
-        } verbs[] = {
-                { "status", VERB_STATUS },   { "list", VERB_LIST },       { "metrics", VERB_METRICS },
-                { "reload", VERB_RELOAD },   { "reapply", VERB_REAPPLY }, { "restore", VERB_RESTORE },
-                { "check", VERB_CHECK },     { "noise", VERB_NOISE },     { "top", VERB_TOP },
-                { "measure", VERB_MEASURE },
-        };
-        bool have_state = false, have_top = false, have_measure = false;
         int c, r;
 
         *args = (Arguments) {
-                .verb = VERB_STATUS,
                 .legend = true,
                 .top.interval_usec = 2 * USEC_PER_SEC,
                 .measure.duration_sec = 10,
         };
-        while ((c = getopt_long(argc, argv, "hd:", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        printf("lowlatctl %s\n", LOWLATD_VERSION);
-                        return 0;
-                case ARG_JSON:
-                        args->json = true;
-                        break;
-                case ARG_STATE:
-                        r = state_filter_parse(optarg, &args->state_filter);
-                        if (r < 0)
-                                return r;
-                        have_state = true;
-                        break;
-                case ARG_NO_LEGEND:
-                        args->legend = false;
-                        break;
-                case ARG_CONFIG:
-                        args->config = optarg;
-                        break;
-                case ARG_ROOT:
-                        args->root = optarg;
-                        break;
-                case ARG_OUTPUT:
-                        if (isempty(optarg)) {
-                                fprintf(stderr, "lowlatctl: --output needs a file name\n");
-                                return -EINVAL;
-                        }
-                        args->output = optarg;
-                        break;
-                case 'd': {
-                        /* Seconds, as top(1) takes them ("1.5"), or a duration with its unit. */
-                        if (parse_duration_usec(optarg, &args->top.interval_usec) < 0 ||
-                            args->top.interval_usec < USEC_PER_SEC / 10 || args->top.interval_usec > 3600 * USEC_PER_SEC) {
-                                fprintf(stderr, "lowlatctl: --interval: '%s' is not 0.1 to 3600 seconds\n", optarg);
-                                return -EINVAL;
-                        }
-                        have_top = true;
-                        break;
-                }
-                case ARG_ITERATIONS:
-                        if (parse_unsigned(optarg, &args->top.iterations) < 0 || args->top.iterations == 0) {
-                                fprintf(stderr, "lowlatctl: --iterations: '%s' is not a positive number\n", optarg);
-                                return -EINVAL;
-                        }
-                        have_top = true;
-                        break;
-                case ARG_DURATION:
-                        if (parse_unsigned(optarg, &args->measure.duration_sec) < 0 || args->measure.duration_sec == 0 ||
-                            args->measure.duration_sec > 86400) {
-                                fprintf(stderr, "lowlatctl: --duration: '%s' is not 1 to 86400 seconds\n", optarg);
-                                return -EINVAL;
-                        }
-                        have_measure = true;
-                        break;
-                case ARG_CPUS:
-                        args->measure.cpus = optarg;
-                        have_measure = true;
-                        break;
-                case ARG_TOOL:
-                        args->measure.tool = optarg;
-                        have_measure = true;
-                        break;
-                default:
-                        return -EINVAL;
-                }
+        while ((c = getopt_long(argc, argv, "hd:", options, NULL)) >= 0) {
+                r = parse_option(c, optarg, args);
+                if (r <= 0)
+                        return r;
+        }
 
-        if (optind < argc) {
-                bool found = false;
-
-                for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                        if (streq(argv[optind], verbs[i].name)) {
-                                args->verb = verbs[i].verb;
-                                found = true;
-                        }
-                if (!found) {
-                        fprintf(stderr, "lowlatctl: unknown command '%s'; see --help\n", argv[optind]);
-                        return -EINVAL;
-                }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (optind < argc ? streq(argv[optind], verbs[i].name) : (verbs[i].flags & VERB_DEFAULT))
+                        args->verb = &verbs[i];
+        if (!args->verb) {
+                fprintf(stderr, "lowlatctl: unknown command '%s'; see --help\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (optind < argc)
                 optind++;
-        }
-        if (optind < argc) {
-                fprintf(stderr, "lowlatctl: unexpected argument '%s'\n", argv[optind]);
+        if ((unsigned) (argc - optind) > args->verb->max_args) {
+                fprintf(stderr, "lowlatctl: unexpected argument '%s'\n", argv[optind + (int) args->verb->max_args]);
                 return -EINVAL;
         }
-        if (args->json && args->verb != VERB_STATUS && args->verb != VERB_LIST && args->verb != VERB_CHECK &&
-            args->verb != VERB_NOISE) {
-                fprintf(stderr, "lowlatctl: --json applies to status, list, check and noise only\n");
-                return -EINVAL;
-        }
-        if (have_state && args->verb != VERB_LIST) {
-                fprintf(stderr, "lowlatctl: --state applies to list only\n");
-                return -EINVAL;
-        }
-        if (!args->legend && args->verb != VERB_LIST && args->verb != VERB_NOISE) {
-                fprintf(stderr, "lowlatctl: --no-legend applies to list and noise only\n");
-                return -EINVAL;
-        }
-        if (have_top && args->verb != VERB_TOP) {
-                fprintf(stderr, "lowlatctl: --interval and --iterations apply to top only\n");
-                return -EINVAL;
-        }
-        if (have_measure && args->verb != VERB_MEASURE) {
-                fprintf(stderr, "lowlatctl: --duration, --cpus and --tool apply to measure only\n");
-                return -EINVAL;
-        }
-        if (args->output && args->verb != VERB_METRICS) {
-                fprintf(stderr, "lowlatctl: --output applies to metrics only\n");
-                return -EINVAL;
-        }
-        if ((args->config && args->verb != VERB_CHECK) || (args->root && !args->config)) {
-                fprintf(stderr, "lowlatctl: --config applies to check only, and --root to check --config\n");
+
+        for (size_t i = 0; i < ELEMENTSOF(option_scopes); i++)
+                if ((args->options_given & option_scopes[i].option) && !(args->verb->options & option_scopes[i].option)) {
+                        fprintf(stderr, "lowlatctl: %s\n", option_scopes[i].refusal);
+                        return -EINVAL;
+                }
+        if (args->root && !args->config) {
+                fprintf(stderr, "lowlatctl: %s\n", option_scopes[ELEMENTSOF(option_scopes) - 1].refusal);
                 return -EINVAL;
         }
         return 1;
@@ -373,43 +402,11 @@ int main(int argc, char *argv[]) {
 
         /* check --config audits here: no bus needed. */
         if (!args.config) {
-                r = bus_connect(&bus);
-                /* measure --cpus needs lowlatd only to count the noise and keep the result. */
-                if (r < 0 && args.verb != VERB_METRICS && args.verb != VERB_MEASURE)
+                r = ctl_bus_connect(&bus);
+                if (r < 0 && (args.verb->flags & VERB_NEEDS_BUS))
                         return EXIT_UNKNOWN;
         }
 
-        switch (args.verb) {
-        case VERB_STATUS:
-                r = verb_status(bus, &args);
-                break;
-        case VERB_LIST:
-                r = verb_list(bus, &args);
-                break;
-        case VERB_METRICS:
-                r = verb_metrics(bus, &args);
-                break;
-        case VERB_RELOAD:
-                r = verb_call(bus, "Reload");
-                break;
-        case VERB_REAPPLY:
-                r = verb_call(bus, "Reapply");
-                break;
-        case VERB_RESTORE:
-                r = verb_call(bus, "Restore");
-                break;
-        case VERB_CHECK:
-                r = verb_check(bus, &args);
-                break;
-        case VERB_NOISE:
-                r = verb_noise(bus, &args);
-                break;
-        case VERB_TOP:
-                r = verb_top(bus, &args.top);
-                break;
-        case VERB_MEASURE:
-                r = verb_measure(bus, &args.measure);
-                break;
-        }
+        r = args.verb->dispatch(bus, &args);
         return r < 0 ? EXIT_UNKNOWN : r;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The names of the latency tools, one vocabulary for lowlatctl measure, the bus
  * (RecordMeasurement checks the name) and status. */
-#include "measure.h"
+#include "measure-tool.h"
 
 static const char *const measure_tool_table[_MEASURE_TOOL_MAX] = {
         [MEASURE_TOOL_TIMERLAT] = "timerlat",

@@ -8,19 +8,7 @@
 #include <stdio.h>
 
 #include "cpuset.h"
-#include "string-table.h"
-
-typedef enum MeasureTool {
-        MEASURE_TOOL_TIMERLAT,   /* rtla timerlat hist: the kernel's own timerlat tracer */
-        MEASURE_TOOL_CYCLICTEST, /* rt-tests: a SCHED_FIFO thread per CPU waking on a timer */
-        MEASURE_TOOL_OSLAT,      /* rt-tests: a busy loop per CPU, timing what interrupts it */
-        _MEASURE_TOOL_MAX,
-        _MEASURE_TOOL_INVALID = -EINVAL,
-} MeasureTool;
-
-DECLARE_STRING_TABLE_LOOKUP(measure_tool, MeasureTool);
-/* The program each tool is ("rtla", "cyclictest", "oslat"). */
-const char *measure_tool_program(MeasureTool t) _pure_;
+#include "measure-tool.h"
 
 /* The histogram's width: latencies up to this many µs get a bucket of their own, the rest
  * count as overflows. */

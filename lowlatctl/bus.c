@@ -62,7 +62,7 @@ static const char *bus_error_text(const sd_bus_error *error, int r) {
 }
 
 /* Prints why a call failed, in the words most useful to whoever reads it. */
-void log_call_failed(const char *what, const sd_bus_error *error, int r) {
+void ctl_log_call_failed(const char *what, const sd_bus_error *error, int r) {
         if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                 fprintf(stderr, "lowlatctl: lowlatd is not running (%s is not on the system bus)\n", BUS_NAME);
         else if (sd_bus_error_is_set(error) && error->message && strchr(error->message, '\n'))
@@ -74,7 +74,10 @@ void log_call_failed(const char *what, const sd_bus_error *error, int r) {
                 fprintf(stderr, "lowlatctl: %s failed: %s\n", what, strerror(-r));
 }
 
-int bus_connect(sd_bus **ret) {
+/* A caller only: no name, no event loop, and sd-bus's default 25 s call timeout, since
+ * Check() answers only once its audit is done. lowlatd's own connection (bus_publish() in
+ * daemon/bus.c) serves instead, and waits 5 s at most so a hung bus cannot stall it. */
+int ctl_bus_connect(sd_bus **ret) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
 
@@ -139,7 +142,7 @@ static int read_property_value(sd_bus_message *m, const PropertyField *field, Ma
 
 /* Fills *ret from GetAll. Every property of the spec must be there: a half-known daemon
  * would make every verdict a guess. Returns -errno after printing why. */
-int manager_info_get(sd_bus *bus, ManagerInfo *ret) {
+int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(manager_info_done) ManagerInfo info = {};
         bool seen[ELEMENTSOF(manager_fields)] = {};
@@ -148,7 +151,7 @@ int manager_info_get(sd_bus *bus, ManagerInfo *ret) {
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, "org.freedesktop.DBus.Properties", "GetAll", &error,
                                &info.reply, "s", BUS_INTERFACE);
         if (r < 0) {
-                log_call_failed("Reading the properties of " BUS_NAME, &error, r);
+                ctl_log_call_failed("Reading the properties of " BUS_NAME, &error, r);
                 return r;
         }
 
@@ -214,7 +217,7 @@ static int call_for_array(sd_bus *bus, const char *method, const char *contents,
 
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, error, reply, NULL);
         if (r < 0) {
-                log_call_failed(method, error, r);
+                ctl_log_call_failed(method, error, r);
                 return r;
         }
 
@@ -254,7 +257,7 @@ static int setting_row_read(sd_bus_message *reply, void *list) {
         return 1;
 }
 
-int setting_list_get(sd_bus *bus, SettingList *ret) {
+int ctl_read_settings(sd_bus *bus, SettingList *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(setting_list_done) SettingList l = {};
         int r;
@@ -267,14 +270,14 @@ int setting_list_get(sd_bus *bus, SettingList *ret) {
         return 0;
 }
 
-int posture_get(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list) {
+int ctl_read_posture(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         int r;
 
-        r = manager_info_get(bus, &info);
+        r = ctl_read_manager_info(bus, &info);
         if (r < 0)
                 return r;
-        r = setting_list_get(bus, ret_list);
+        r = ctl_read_settings(bus, ret_list);
         if (r < 0)
                 return r;
         *ret_info = info;
@@ -350,7 +353,7 @@ void check_report_done(CheckReport *report) {
         report->reply = sd_bus_message_unref(report->reply);
 }
 
-int check_report_get(sd_bus *bus, CheckReport *ret) {
+int ctl_read_check_report(sd_bus *bus, CheckReport *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(check_report_done) CheckReport report = {};
         int r;
@@ -364,14 +367,14 @@ int check_report_get(sd_bus *bus, CheckReport *ret) {
         return 0;
 }
 
-int bus_call_action(sd_bus *bus, const char *method) {
+int ctl_call_action(sd_bus *bus, const char *method) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, &error, &reply, NULL);
         if (r < 0) {
-                log_call_failed(method, &error, r);
+                ctl_log_call_failed(method, &error, r);
                 return bus_error_is_unreachable(&error) ? r : 1;
         }
         return 0;

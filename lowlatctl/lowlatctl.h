@@ -35,7 +35,7 @@ static inline void *array_reserve(void *array, size_t n, size_t *allocated, size
         return array;
 }
 
-/* ---- What lowlatd reports (lowlatctl-bus.c) ------------------------------------- */
+/* ---- What lowlatd reports (bus.c, check-local.c) ------------------------------------- */
 
 typedef struct LastMeasurement LastMeasurement;
 
@@ -93,20 +93,20 @@ typedef struct CheckReport {
 } CheckReport;
 
 /* Each prints why it failed before returning -errno. */
-int bus_connect(sd_bus **ret);
+int ctl_bus_connect(sd_bus **ret);
 /* Prints why a call of what failed, in the words most useful to whoever reads it. */
-void log_call_failed(const char *what, const sd_bus_error *error, int r);
+void ctl_log_call_failed(const char *what, const sd_bus_error *error, int r);
 /* Every property of the spec must be there: a half-known daemon would make every verdict
  * a guess. */
-int manager_info_get(sd_bus *bus, ManagerInfo *ret);
+int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret);
 void manager_info_done(ManagerInfo *info);
-int setting_list_get(sd_bus *bus, SettingList *ret);
+int ctl_read_settings(sd_bus *bus, SettingList *ret);
 void setting_list_done(SettingList *l);
 /* Both of the above: what status, list and metrics show. */
-int posture_get(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list);
+int ctl_read_posture(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list);
 /* Returns 0, or 1 when lowlatd answered with an error (it is there but would not audit),
  * or -errno when it could not be asked. */
-int check_report_get(sd_bus *bus, CheckReport *ret);
+int ctl_read_check_report(sd_bus *bus, CheckReport *ret);
 void check_report_done(CheckReport *report);
 /* The same audit run here, against config_path on the host under root (NULL: /), for
  * when lowlatd is not on the bus. The report's strings point into *ret_findings. Prints
@@ -114,9 +114,9 @@ void check_report_done(CheckReport *report);
 int check_report_local(const char *config_path, const char *root, CheckReport *ret, FindingList *ret_findings);
 /* Reload, Reapply, Restore: returns 0, 1 when lowlatd refused, or -errno when it could not
  * be asked. */
-int bus_call_action(sd_bus *bus, const char *method);
+int ctl_call_action(sd_bus *bus, const char *method);
 
-/* ---- What it means for the exit status (lowlatctl-verdict.c) -------------------- */
+/* ---- What it means for the exit status (verdict.c) ----------------------------------- */
 
 /* The states liblowlat's setting_state_is_good() calls good ("ok", "corrected") need no
  * attention; everything else, an unknown state included, is shown by status. */
@@ -135,7 +135,7 @@ const char *verdict_to_string(int v);
 int severity_rank(const char *severity);
 int check_verdict(const CheckReport *report);
 
-/* ---- Counting by name (lowlatctl-string-set.c) ---------------------------------- */
+/* ---- Counting by name (string-set.c) ------------------------------------------------- */
 
 /* A small set of strings that keeps first-seen order (kinds, states). The strings are
  * not copied. */
@@ -148,10 +148,10 @@ void string_set_done(StringSet *s);
 /* Index of s, adding it if new; -ENOMEM. */
 ssize_t string_set_put(StringSet *set, const char *s);
 
-/* ---- For people and programs (lowlatctl-output.c) ------------------------------- */
+/* ---- The printers' pieces (format.c) ------------------------------------------------- */
 
-/* The pieces the printers share: a JSON string (escaped), "key":"value" (a comma before it
- * unless first), and table cells with control characters shown as \xNN. */
+/* A JSON string (escaped), "key":"value" (a comma before it unless first), and table cells
+ * with control characters shown as \xNN. */
 void json_print_string(FILE *f, const char *s);
 void json_print_member(FILE *f, const char *key, const char *value, bool first);
 size_t cell_width(const char *s);
@@ -160,15 +160,22 @@ void print_escaped(FILE *f, const char *s);
 void print_cell(FILE *f, const char *s, size_t width, bool last);
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
 char *format_timestamp(uint64_t usec);
+/* Nanoseconds as µs after prefix, in buf: whole when they are (cyclictest's), else with
+ * one decimal. print_usec() right-aligns them in width columns. */
+const char *format_usec(char *buf, size_t size, const char *prefix, uint64_t ns);
+void print_usec(FILE *f, uint64_t ns, int width);
+/* Exit status for a verb that printed something: the verdict, unless stdout failed. */
+int finish_output(int verdict);
+
+/* ---- For people and programs (output.c) ---------------------------------------------- */
+
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
 void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
 void check_print(FILE *f, const CheckReport *report, bool json);
-/* Exit status for a verb that printed something: the verdict, unless stdout failed. */
-int finish_output(int verdict);
 
-/* ---- For Prometheus (lowlatctl-metrics.c) --------------------------------------- */
+/* ---- For Prometheus (metrics.c) ------------------------------------------------------ */
 
 /* lowlatd did not answer: still a valid scrape, so the textfile collector says "down"
  * rather than going stale. */
@@ -190,7 +197,7 @@ typedef struct MetricsNoise {
 void metrics_noise_done(MetricsNoise *n);
 /* Calls Noise() and reads this host's nohz_full CPUs (under root, "/" when NULL). -errno
  * (an older lowlatd has no Noise(): the noise families are then left out). */
-int metrics_noise_get(sd_bus *bus, const char *root, MetricsNoise *ret);
+int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret);
 int metrics_print_noise(FILE *f, const MetricsNoise *n);
 /* Every family (noise NULL: no noise families); -ENOMEM. */
 int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
@@ -198,7 +205,7 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
  * file in the same directory, renamed over path. 0, or -errno after printing why. */
 int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
 
-/* ---- Wake-up latency (lowlatctl-measure.c) ---------------------------------------- */
+/* ---- Wake-up latency (measure-verb.c, last-measurement.c) ---------------------------- */
 
 /* Exit statuses of measure's refusals, distinct from every other outcome. */
 #define EXIT_NO_TOOL 69 /* EX_UNAVAILABLE: none of rtla (with timerlat), cyclictest, oslat */
@@ -210,6 +217,8 @@ typedef struct MeasureArguments {
         const char *tool; /* NULL: the best one installed */
 } MeasureArguments;
 
+/* --duration: 1, or -EINVAL after printing why. */
+int measure_parse_duration(const char *value, MeasureArguments *args);
 int verb_measure(sd_bus *bus, const MeasureArguments *args);
 
 /* The LastMeasurement property. Strings point into reply. */
@@ -238,16 +247,19 @@ struct LastMeasurement {
 void last_measurement_done(LastMeasurement *m);
 /* 0 (tool "" for a lowlatd without the property or with nothing measured), or -errno
  * after printing why. */
-int last_measurement_get(sd_bus *bus, LastMeasurement *ret);
+int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret);
 /* For status: lines under "Last measurement", and a JSON value (an object or null). */
 void last_measurement_print_text(FILE *f, const LastMeasurement *m);
 void last_measurement_print_json(FILE *f, const LastMeasurement *m);
 
-/* ---- Noise, live (lowlatctl-top.c) ----------------------------------------------------- */
+/* ---- Noise, live (top.c) ------------------------------------------------------------- */
 
 typedef struct TopArguments {
         uint64_t interval_usec;
         unsigned iterations; /* 0: until q */
 } TopArguments;
 
+/* --interval, --iterations: 1, or -EINVAL after printing why. */
+int top_parse_interval(const char *value, TopArguments *args);
+int top_parse_iterations(const char *value, TopArguments *args);
 int verb_top(sd_bus *bus, const TopArguments *args);

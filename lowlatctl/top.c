@@ -16,7 +16,7 @@
 
 #include "bus-names.h"
 #include "cpuset.h"
-#include "lowlatctl-noise.h"
+#include "noise-view.h"
 #include "lowlatctl.h"
 #include "macro.h"
 #include "util.h"
@@ -318,11 +318,84 @@ static int draw(const Terminal *t, const TopState *s, uint64_t interval_usec, co
         return 0;
 }
 
+/* INT, TERM, HUP and WINCH as reads of the returned signalfd, the mask before them in
+ * *ret_old_mask; -errno. */
+static int signals_block(sigset_t *ret_old_mask) {
+        sigset_t mask, old_mask;
+        int fd, r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGWINCH);
+        if (sigprocmask(SIG_BLOCK, &mask, &old_mask) < 0)
+                return negative_errno();
+        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd < 0) {
+                r = negative_errno();
+                (void) sigprocmask(SIG_SETMASK, &old_mask, NULL);
+                return r;
+        }
+        *ret_old_mask = old_mask;
+        return fd;
+}
+
+/* A new size is a redraw; any other of signals_block()'s signals quits. */
+static void signals_read(int fd, Terminal *t, bool *quit, bool *redraw) {
+        struct signalfd_siginfo si;
+
+        while (read(fd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                if (si.ssi_signo == SIGWINCH) {
+                        terminal_size(t);
+                        *redraw = true;
+                } else
+                        *quit = true;
+        }
+}
+
+/* The keys typed since the last read: q quits, Ctrl-L redraws; true when space asked for a
+ * refresh now. */
+static bool keys_read(bool *quit, bool *redraw) {
+        char keys[64];
+        ssize_t n = read(STDIN_FILENO, keys, sizeof(keys));
+        bool refresh = false;
+
+        if (n == 0) /* the terminal went away */
+                *quit = true;
+        for (ssize_t i = 0; i < n; i++)
+                if (keys[i] == 'q' || keys[i] == 'Q')
+                        *quit = true;
+                else if (keys[i] == ' ')
+                        refresh = true;
+                else if (keys[i] == '\f') /* Ctrl-L */
+                        *redraw = true;
+        return refresh;
+}
+
+int top_parse_interval(const char *value, TopArguments *args) {
+        /* Seconds, as top(1) takes them ("1.5"), or a duration with its unit. */
+        if (parse_duration_usec(value, &args->interval_usec) < 0 || args->interval_usec < USEC_PER_SEC / 10 ||
+            args->interval_usec > 3600 * USEC_PER_SEC) {
+                fprintf(stderr, "lowlatctl: --interval: '%s' is not 0.1 to 3600 seconds\n", value);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+int top_parse_iterations(const char *value, TopArguments *args) {
+        if (parse_unsigned(value, &args->iterations) < 0 || args->iterations == 0) {
+                fprintf(stderr, "lowlatctl: --iterations: '%s' is not a positive number\n", value);
+                return -EINVAL;
+        }
+        return 1;
+}
+
 int verb_top(sd_bus *bus, const TopArguments *args) {
         _cleanup_(top_state_done) TopState s = { .bus = bus };
         _cleanup_close_ int sfd = -EBADF;
         Terminal t = {};
-        sigset_t mask, old_mask;
+        sigset_t old_mask;
         char host[256] = "localhost";
         unsigned frames = 0;
         uint64_t next;
@@ -332,25 +405,15 @@ int verb_top(sd_bus *bus, const TopArguments *args) {
          * normal terminal and exit 3. */
         {
                 _cleanup_(noise_sample_done) NoiseSample probe = {};
-                r = noise_sample_get(bus, &probe);
+                r = ctl_read_noise(bus, &probe);
                 if (r < 0)
                         return r;
         }
         (void) gethostname(host, sizeof(host) - 1);
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGWINCH);
-        if (sigprocmask(SIG_BLOCK, &mask, &old_mask) < 0)
-                return negative_errno();
-        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (sfd < 0) {
-                r = negative_errno();
-                (void) sigprocmask(SIG_SETMASK, &old_mask, NULL);
-                return r;
-        }
+        sfd = signals_block(&old_mask);
+        if (sfd < 0)
+                return sfd;
 
         terminal_setup(&t);
         next = now_usec(CLOCK_MONOTONIC);
@@ -384,31 +447,10 @@ int verb_top(sd_bus *bus, const TopArguments *args) {
                         status = negative_errno();
                         break;
                 }
-                if (r > 0 && (fds[0].revents & POLLIN)) {
-                        struct signalfd_siginfo si;
-
-                        while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                                if (si.ssi_signo == SIGWINCH) {
-                                        terminal_size(&t);
-                                        redraw = true;
-                                } else
-                                        quit = true;
-                        }
-                }
-                if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP))) {
-                        char keys[64];
-                        ssize_t n = read(STDIN_FILENO, keys, sizeof(keys));
-
-                        if (n == 0) /* the terminal went away */
-                                quit = true;
-                        for (ssize_t i = 0; i < n; i++)
-                                if (keys[i] == 'q' || keys[i] == 'Q')
-                                        quit = true;
-                                else if (keys[i] == ' ')
-                                        next = now; /* refresh now, as top(1) does */
-                                else if (keys[i] == '\f') /* Ctrl-L */
-                                        redraw = true;
-                }
+                if (r > 0 && (fds[0].revents & POLLIN))
+                        signals_read(sfd, &t, &quit, &redraw);
+                if (r > 0 && (fds[1].revents & (POLLIN | POLLHUP)) && keys_read(&quit, &redraw))
+                        next = now; /* refresh now, as top(1) does */
                 if (quit)
                         break;
                 if (redraw && t.fancy) {
