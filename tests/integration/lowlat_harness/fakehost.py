@@ -149,7 +149,13 @@ class FakeHost:
         self.irqs = [i.number for i in self.irq_table]
         self.by_number = {i.number: i for i in self.irq_table}
         self.irq_names = {i.number: i.name for i in self.irq_table}
+        self._write_cpus(nohz_full, cpufreq, governor, available_governors)
+        self._write_irqs(default_affinity, irq_affinity, irq_affinities)
+        self._write_sysctls(sysctls, omit_sysctls)
+        self._write_dev(dma_latency)
 
+    # -- the tree, written once by __init__
+    def _write_cpus(self, nohz_full, cpufreq, governor, available_governors):
         cpu = self.sys_cpu_dir = os.path.join(self.root, "sys/devices/system/cpu")
         os.makedirs(cpu)
         full = format_cpulist(self.all_cpus)
@@ -160,7 +166,7 @@ class FakeHost:
         write_text(os.path.join(cpu, "kernel_max"), "8191\n")
         write_text(os.path.join(cpu, "isolated"), self.isolated_text + "\n")
         write_text(os.path.join(cpu, "nohz_full"), (nohz_full if nohz_full else "(null)") + "\n")
-        for c in range(ncpus):
+        for c in range(self.ncpus):
             d = os.path.join(cpu, "cpu%d" % c)
             os.makedirs(d)
             if c != 0:
@@ -175,13 +181,14 @@ class FakeHost:
                 write_text(os.path.join(f, "scaling_max_freq"), "3500000\n")
                 write_text(os.path.join(f, "cpuinfo_max_freq"), "3500000\n")
 
-        # proc/irq
+    def _write_irqs(self, default_affinity, irq_affinity, irq_affinities):
+        ncpus = self.ncpus
         self.irq_dir = os.path.join(self.root, "proc/irq")
         os.makedirs(self.irq_dir)
         da = default_affinity if default_affinity is not None else self.all_cpus
         write_text(os.path.join(self.irq_dir, "default_smp_affinity"),
                    format_mask(da, ncpus) + "\n")
-        initial = irq_affinity if irq_affinity is not None else full
+        initial = irq_affinity if irq_affinity is not None else format_cpulist(self.all_cpus)
         irq_affinities = irq_affinities or {}
         for irq in self.irq_table:
             d = os.path.join(self.irq_dir, str(irq.number))
@@ -199,7 +206,7 @@ class FakeHost:
                 os.makedirs(os.path.join(d, a), exist_ok=True)
         self._write_interrupts()
 
-        # sysctls
+    def _write_sysctls(self, sysctls, omit_sysctls):
         vals = dict(DEFAULT_SYSCTLS)
         if sysctls:
             for k, v in sysctls.items():
@@ -212,7 +219,7 @@ class FakeHost:
             os.makedirs(os.path.dirname(p), exist_ok=True)
             write_text(p, v + "\n")
 
-        # dev
+    def _write_dev(self, dma_latency):
         os.makedirs(os.path.join(self.root, "dev"))
         self.dma_path = os.path.join(self.root, "dev/cpu_dma_latency")
         if dma_latency is None:
