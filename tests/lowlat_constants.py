@@ -166,7 +166,7 @@ FIGHT_BACKOFF_S = define("FIGHT_BACKOFF_USEC") / USEC_PER_SEC
 # daemon/manager.h: distinct IRQs rewritten that make "another IRQ balancer"
 IRQ_WRITER_IRQS = define("IRQ_WRITER_IRQS")
 
-# lib/config.h: limits the config parser enforces
+# lib/config/config.h: limits the config parser enforces
 SCAN_INTERVAL_MIN_USEC = define("SCAN_INTERVAL_MIN_USEC")
 SCAN_INTERVAL_MAX_USEC = define("SCAN_INTERVAL_MAX_USEC")
 DMA_LATENCY_MAX_USEC = define("DMA_LATENCY_MAX_USEC")
@@ -181,3 +181,19 @@ BUS_INTERFACE = define("BUS_INTERFACE")
 MESSAGE_IDS = _message_ids()
 
 VERSION = _version()
+
+
+def slices_line(length):
+    """A valid '[cpus] slices = system.slice user.slice init.scope a... b...' line of exactly
+    `length` characters (at least 60): the one key whose value may fill a CONFIG_LINE_MAX
+    line (a [sysctl] value holds 255 characters, a unit name 255 too), for the tests of the
+    longest line."""
+    line = "slices = system.slice user.slice init.scope"
+    n = 0
+    while len(line) < length:
+        room = length - len(line) - 1 - len(".slice")
+        line += " " + chr(ord("a") + n) * max(1, min(room, 200)) + ".slice"
+        n += 1
+    if len(line) != length:
+        raise ValueError("no slices line of %d characters" % length)
+    return line

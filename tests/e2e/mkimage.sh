@@ -45,7 +45,7 @@ packages=(
         systemd systemd-sysv udev dbus libpam-systemd
         ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
         irqbalance rt-tests rtla tmux
-        libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200 libinih1
+        libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200
         "$kernel_package" initramfs-tools
 )
 

@@ -9,23 +9,10 @@ import re
 import lowlat_constants as C
 import lowlat_harness as h
 
-# The parser's limits, from lib/config.h.
+# The parser's limits, from lib/config/config.h.
 SCAN_MIN_MS = C.SCAN_INTERVAL_MIN_USEC // 1000
 SCAN_MAX_S = C.SCAN_INTERVAL_MAX_USEC // C.USEC_PER_SEC
 
-
-def slices_line(length):
-    """A '[cpus] slices = system.slice user.slice init.scope a...' line of exactly `length`
-    characters: no key takes a longer value, and each unit name is at most 255."""
-    line = "slices = system.slice user.slice init.scope"
-    n = 0
-    while len(line) < length:
-        room = length - len(line) - 1 - len(".slice")
-        name = ("%c" % (ord("a") + n)) * max(1, min(room, 200))
-        line += " " + name + ".slice"
-        n += 1
-    assert len(line) == length, (len(line), length)
-    return line
 
 GOOD = """\
 # a complete, valid config
@@ -98,7 +85,7 @@ BAD = [
     # The key after a broken header may be reported too (it is outside any section).
     ("syntax error: unterminated [section", "[daemon\nscan_interval = 1s\n", [1, 2], [], 1),
     ("line too long (%d characters)" % (C.CONFIG_LINE_MAX + 1),
-     "[cpus]\nevict_strays = no\n" + slices_line(C.CONFIG_LINE_MAX + 1) + "\n", [3], []),
+     "[cpus]\nevict_strays = no\n" + C.slices_line(C.CONFIG_LINE_MAX + 1) + "\n", [3], []),
 ]
 
 MULTI = """\
@@ -151,7 +138,7 @@ def run(t):
     t.ok(r.returncode == 0, "a config of one section header passes (all defaults)",
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
     # The longest line the parser takes: one more character is "line too long" below.
-    path, r = check(host, "[cpus]\n" + slices_line(C.CONFIG_LINE_MAX) + "\n", "longest-line.conf")
+    path, r = check(host, "[cpus]\n" + C.slices_line(C.CONFIG_LINE_MAX) + "\n", "longest-line.conf")
     t.ok(r.returncode == 0, "a line of %d characters passes" % C.CONFIG_LINE_MAX,
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
 

@@ -201,8 +201,10 @@ def read_c_with_includes(path):
 
 
 def strip_c_comments(text):
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    return re.sub(r"//[^\n]*", " ", text)
+    """text without its C comments; string and character literals are kept whole, so that a
+    "/*" inside one ("ksoftirqd/*") starts nothing."""
+    token = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+    return token.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " ", text)
 
 
 def c_call_args(text, open_paren):

@@ -5,8 +5,8 @@
 - every option the programs accept (their getopt tables) is in --help, and every option
   in --help is in the OPTIONS section of the program's man page, and the other way round;
   lowlatctl's commands likewise (verbs table, --help, COMMANDS);
-- every config key the parser accepts (the streq(key, "...") tests of lib/config.c's
-  handle_* functions) is documented in its [SECTION] of lowlatd.conf(5) and present
+- every config key the parser accepts (the rows of lib/config/keys.c's key table) is
+  documented in its [SECTION] of lowlatd.conf(5) and present
   (usually commented out) in its section of conf/lowlatd.conf, and nothing else is;
 - groff -man -ww -z finds nothing to warn about in any page;
 - conf/lowlatd.conf passes --check-config as shipped, and with every commented-out
@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 
+import lowlat_constants as C
 import packaging_util as u
 
 HELP_OPTION_LINE = re.compile(r"^\s+-")
@@ -121,31 +122,28 @@ def check_program(t, name, source, page, has_verbs):
 
 
 def parser_keys():
-    """{section: {key}} from lib/config.c: the sections table and each handler's streq(key, ...)."""
-    text = u.strip_c_comments(u.read(u.src("lib", "config.c")))
-    table = dict((h, s) for s, h in re.findall(r'\{\s*"(\w+)"\s*,\s*(handle_\w+)\s*\}', text))
-    out = {}
-    for m in re.finditer(r"^static\s+\w+\s+(handle_\w+)\s*\(([^)]*)\)\s*\{", text, re.M):
-        func = m.group(1)
-        if func not in table:
-            continue
-        # The function body: up to the next top-level closing brace.
-        body = text[m.end():re.search(r"^\}", text[m.end():], re.M).start() + m.end()]
-        key_param = re.findall(r"const\s+char\s*\*\s*(\w+)", m.group(2))
-        key_param = key_param[0] if key_param else "key"
-        out[table[func]] = set(re.findall(r'streq\(\s*%s\s*,\s*"([^"]+)"\s*\)' % key_param, body))
-    missing = set(table.values()) - set(out)
-    if missing:
-        raise ValueError("no handler body found for sections %s" % sorted(missing))
+    """{section: {key}} from lib/config/keys.c: config_sections[] and the rows of
+    config_keys[] ({ "SECTION", "KEY", parser, ... })."""
+    text = u.strip_c_comments(u.read(u.src("lib", "config", "keys.c")))
+    sections_text = text[text.index("config_sections[]"):]
+    sections_text = sections_text[:sections_text.index("};")]
+    keys_text = text[text.index("config_keys[]"):]
+    keys_text = keys_text[:keys_text.index("};")]
+    # [service "NAME"] and [process "COMM"] take the same keys and share a page section.
+    app = lambda name: "app" if name in ("service", "process") else name
+    out = {app(name): set() for name in re.findall(r'\.name\s*=\s*"(\w+)"', sections_text)}
+    if not out:
+        raise ValueError("no sections in config_sections[]")
+    for section, key in re.findall(r'\{\s*"(\w+)"\s*,\s*"([\w.]+)"\s*,', keys_text):
+        if app(section) not in out:
+            raise ValueError("a row of config_keys[] names section [%s], which config_sections[] lacks" % section)
+        out[app(section)].add(key)
     if "nic" in out:
-        # [nic] also takes every ethtool parameter by its table name (lib/ethtool.c), the
-        # offload shorthands (nic_feature_keys) and feature.NAME.
+        # [nic] also takes every ethtool parameter by its table name (lib/ethtool.c) and
+        # feature.NAME (its section's assign, config_assign_nic()).
         ethtool = u.strip_c_comments(u.read(u.src("lib", "ethtool.c")))
         table_text = ethtool[ethtool.index("param_table["):]
         out["nic"] |= set(re.findall(r'\[ETHTOOL_PARAM_\w+\]\s*=\s*\{\s*"(\w+)"', table_text))
-        shorthands = text[text.index("nic_feature_keys[]"):]
-        shorthands = shorthands[:shorthands.index("};")]
-        out["nic"] |= set(re.findall(r'\{\s*"(\w+)"\s*,\s*"', shorthands))
         out["nic"].add("feature.NAME")
     return out
 
@@ -173,7 +171,7 @@ def example_keys(text):
 
 def check_config_keys(t):
     keys = parser_keys()
-    t.ok(keys and any(keys.values()), "lib/config.c: keys parsed: %s" %
+    t.ok(keys and any(keys.values()), "lib/config/keys.c: keys parsed: %s" %
          "; ".join("[%s] %s" % (s, " ".join(sorted(k))) for s, k in sorted(keys.items())))
 
     raw = u.read(u.src("man", "lowlatd.conf.5"))
@@ -302,10 +300,8 @@ def check_line_limit(t):
         return
 
     def accepted(n):
-        line = "kernel.line_length = "
-        line += "x" * (n - len(line))
         path = os.path.join(tmp, "len%d.conf" % n)
-        u.write(path, "[sysctl]\n%s\n" % line)
+        u.write(path, "[cpus]\n%s\n" % C.slices_line(n))
         p = u.check_config(u.LOWLATD, path, root)
         return p.returncode == 0, p
 
