@@ -3,7 +3,7 @@
  * RecordMeasurement accepts, one vocabulary on both sides of the bus. */
 #pragma once
 
-#include "string-table.h"
+#include "basic/string-table.h"
 
 typedef enum MeasureTool {
         MEASURE_TOOL_TIMERLAT,   /* rtla timerlat hist: the kernel's own timerlat tracer */

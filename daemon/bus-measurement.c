@@ -9,9 +9,9 @@
 
 #include "bus-measurement.h"
 #include "bus-names.h"
-#include "log.h"
+#include "log/log.h"
 #include "measure-tool.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define MEASUREMENT_MAX_CPUS 8192U
 #define MEASUREMENT_MAX_NOISE 65536U

@@ -6,7 +6,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "macro.h"
+#include "basic/macro.h"
 #include "measurement-signature.h"
 
 typedef struct MeasurementStore MeasurementStore;

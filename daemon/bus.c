@@ -10,15 +10,15 @@
 #include <sys/inotify.h>
 #include <systemd/sd-bus.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "build-config.h"
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "bus.h"
 #include "checkjob.h"
-#include "log.h"
-#include "setting-irq.h"
-#include "util.h"
+#include "log/log.h"
+#include "setting/irq.h"
+#include "basic/util.h"
 
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
 #define BUS_RETRY_MAX_USEC (30 * USEC_PER_SEC)
@@ -117,7 +117,7 @@ static int property_get_uint32(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_append(reply, "u", v);
 }
 
-/* NoiseGate and NoiseReads: how the scan reads the noise counters (lib/noise-gate.h). */
+/* NoiseGate and NoiseReads: how the scan reads the noise counters (lib/noise/gate.h). */
 static int property_get_noise_gate(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;

@@ -18,12 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "basic/array.h"
-#include "macro.h"
+#include "basic/macro.h"
 #include "checkjob.h"
-#include "log.h"
-#include "util.h"
+#include "log/log.h"
+#include "basic/util.h"
 
 #define CHECK_TIMEOUT_USEC (10 * USEC_PER_SEC)
 #define CHECK_OUTPUT_MAX (16U << 20)

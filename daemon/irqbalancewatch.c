@@ -5,11 +5,11 @@
 #include <sys/inotify.h>
 #include <time.h>
 
-#include "irqbalance.h"
+#include "host/irqbalance.h"
 #include "irqbalancewatch.h"
-#include "log.h"
-#include "setting-irqbalance.h"
-#include "util.h"
+#include "log/log.h"
+#include "setting/irqbalance.h"
+#include "basic/util.h"
 
 /* irqbalance binds its socket and then listens (init_socket()): a look the moment the
  * socket appears could find it refusing connections. It places its first IRQs one interval

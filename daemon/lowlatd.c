@@ -7,10 +7,10 @@
 
 #include "config/config.h"
 #include "build-config.h"
-#include "log.h"
+#include "log/log.h"
 #include "bus.h"
 #include "manager.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define EXIT_INVALID 1
 #define EXIT_RUNTIME 2

@@ -18,11 +18,11 @@
 #include "unitwatch.h"
 #include "procwatch.h"
 #include "sysfswatch.h"
-#include "originals.h"
-#include "log.h"
-#include "task.h"
+#include "setting/originals.h"
+#include "log/log.h"
+#include "host/task.h"
 #include "manager.h"
-#include "util.h"
+#include "basic/util.h"
 
 static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_STARTING] = "starting",

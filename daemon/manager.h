@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <systemd/sd-event.h>
 
-#include "host.h"
-#include "noise.h"
+#include "host/host.h"
+#include "noise/noise.h"
 #include "config/posture.h"
-#include "setting-irq.h"
-#include "string-table.h"
-#include "table.h"
+#include "setting/irq.h"
+#include "basic/string-table.h"
+#include "setting/table.h"
 
 typedef enum ManagerState {
         MANAGER_STARTING,
@@ -56,7 +56,7 @@ typedef struct Manager {
         Posture *posture;
         SettingTable table;
         Originals *originals;
-        Reconciler rc;
+        SettingContext rc;
 
         int inotify_fd;
         bool inotify_full_reported;

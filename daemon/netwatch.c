@@ -6,13 +6,13 @@
 #include <time.h>
 
 #include "basic/array.h"
-#include "ethtool.h"
-#include "log.h"
+#include "host/ethtool.h"
+#include "log/log.h"
 #include "netwatch.h"
-#include "rtnl.h"
-#include "setting-nic.h"
-#include "setting-rps.h"
-#include "util.h"
+#include "host/rtnl.h"
+#include "setting/nic.h"
+#include "setting/rps.h"
+#include "basic/util.h"
 
 /* An interface as last seen, to tell a rename or a link coming up from other updates. */
 typedef struct KnownLink {
@@ -403,7 +403,7 @@ int netwatch_start(NetWatch *w) {
         w->udev = udev_new();
         if (w->udev)
                 w->udev_monitor = udev_monitor_new_from_netlink(w->udev, udev_source_to_string(c->udev_source));
-        /* "queues": a NIC's rx-N and tx-N, whose steering (lib/setting-rps.c) a new queue
+        /* "queues": a NIC's rx-N and tx-N, whose steering (lib/setting/rps.c) a new queue
          * does not have. */
         if (!w->udev_monitor || udev_monitor_filter_add_match_subsystem_devtype(w->udev_monitor, "net", NULL) < 0 ||
             udev_monitor_filter_add_match_subsystem_devtype(w->udev_monitor, "queues", NULL) < 0 ||

@@ -8,11 +8,11 @@
 #include <time.h>
 
 #include "basic/array.h"
-#include "log.h"
-#include "proc-connector.h"
+#include "log/log.h"
+#include "host/proc-connector.h"
 #include "procwatch.h"
-#include "setting-kthreads.h"
-#include "util.h"
+#include "setting/kthreads.h"
+#include "basic/util.h"
 
 /* A thread reported, not looked at yet. */
 typedef struct PendingThread {

@@ -8,11 +8,11 @@
 #include <libudev.h>
 #include <time.h>
 
-#include "log.h"
-#include "setting-sysfs.h"
-#include "sysfs.h"
+#include "log/log.h"
+#include "setting/sysfs.h"
+#include "host/sysfs.h"
 #include "sysfswatch.h"
-#include "util.h"
+#include "basic/util.h"
 
 struct SysfsWatch {
         Manager *manager;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* PID 1's units changing. */
-#include "log.h"
-#include "setting-slices.h"
-#include "systemd-client.h"
+#include "log/log.h"
+#include "setting/slices.h"
+#include "host/systemd-client.h"
 #include "unitwatch.h"
 
 struct UnitWatch {

@@ -6,8 +6,8 @@
 
 #include "bus-names.h"
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 static char **strv_free(char **l) {
         if (l)

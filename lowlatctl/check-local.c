@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "audit.h"
-#include "errorlist.h"
-#include "host.h"
+#include "audit/audit.h"
+#include "basic/errorlist.h"
+#include "host/host.h"
 #include "lowlatctl.h"
 #include "config/posture.h"
 

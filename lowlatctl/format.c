@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 /* D-Bus guarantees valid UTF-8 in strings, so only escapes are needed for valid JSON. */
 void json_print_string(FILE *f, const char *s) {

@@ -6,10 +6,10 @@
 
 #include "bus-names.h"
 #include "lowlatctl.h"
-#include "macro.h"
+#include "basic/macro.h"
 #include "measure.h"
 #include "measurement-signature.h"
-#include "util.h"
+#include "basic/util.h"
 
 void last_measurement_done(LastMeasurement *m) {
         m->cpus = mfree(m->cpus);

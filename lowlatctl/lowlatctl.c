@@ -8,8 +8,8 @@
 #include "build-config.h"
 #include "noise-view.h"
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 typedef struct Arguments Arguments;
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 
 /* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
 #define EXIT_OK 0

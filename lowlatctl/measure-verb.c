@@ -14,13 +14,13 @@
 #include <time.h>
 
 #include "bus-names.h"
-#include "cpuset.h"
+#include "basic/cpuset.h"
 #include "noise-view.h"
 #include "lowlatctl.h"
-#include "macro.h"
+#include "basic/macro.h"
 #include "measure.h"
 #include "measurement-signature.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* ---- Which tool ----------------------------------------------------------------------- */
 

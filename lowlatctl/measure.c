@@ -7,9 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "macro.h"
+#include "basic/macro.h"
 #include "measure.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* A hostile or broken report cannot make us allocate more than this per CPU. */
 #define MAX_BUCKETS 100000U

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cpuset.h"
+#include "basic/cpuset.h"
 #include "measure-tool.h"
 
 /* The histogram's width: latencies up to this many µs get a bucket of their own, the rest

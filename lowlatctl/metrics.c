@@ -10,9 +10,9 @@
 
 #include "bus-names.h"
 #include "lowlatctl.h"
-#include "macro.h"
-#include "setting.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "setting/setting.h"
+#include "basic/util.h"
 
 /* Label values: backslash, double quote and line feed are escaped (text format 0.0.4). */
 static void prom_print_label_value(FILE *f, const char *s) {

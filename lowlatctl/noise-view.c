@@ -8,8 +8,8 @@
 #include "bus-names.h"
 #include "noise-view.h"
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 void noise_sample_done(NoiseSample *s) {
         s->sources = mfree(s->sources);

@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 static void json_print_setting(FILE *f, const SettingRow *row) {
         fputc('{', f);

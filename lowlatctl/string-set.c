@@ -2,8 +2,8 @@
 /* StringSet: names in first-seen order, for counting settings by kind and state when the
  * names come from lowlatd and may be ones this lowlatctl has never heard of. */
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 void string_set_done(StringSet *s) {
         s->items = mfree(s->items);

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "bus-names.h"
-#include "cpuset.h"
+#include "basic/cpuset.h"
 #include "noise-view.h"
 #include "lowlatctl.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 #define ESC "\033"
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "lowlatctl.h"
-#include "macro.h"
-#include "setting.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "setting/setting.h"
+#include "basic/util.h"
 
 /* Worst first when combining: critical, then unknown (lowlatd said something this
  * lowlatctl does not understand), then warning. */

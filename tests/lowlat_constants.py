@@ -4,7 +4,7 @@ time, so that a test never checks against a copy that has gone stale.
 
 Numbers and names come from `#define`s, looked for in every header under lib/ and daemon/
 and then in their .c files (the C may move a constant from one file to another); every
-definition found must agree. MESSAGE_IDs come from the events table (lib/log.c today) and
+definition found must agree. MESSAGE_IDs come from the events table (lib/log/log.c today) and
 each must have its entry in conf/lowlatd.catalog; the version from meson.build. Anything
 missing, ambiguous or not understood raises ConstantError at import: every test that
 uses this module then fails, saying which constant and why.
@@ -160,7 +160,7 @@ def _version():
 
 USEC_PER_SEC = define("USEC_PER_SEC")
 
-# lib/setting.h: the fight detector and its back-off
+# lib/setting/setting.h: the fight detector and its back-off
 FIGHT_CORRECTIONS = define("FIGHT_CORRECTIONS")
 FIGHT_BACKOFF_S = define("FIGHT_BACKOFF_USEC") / USEC_PER_SEC
 # daemon/manager.h: distinct IRQs rewritten that make "another IRQ balancer"

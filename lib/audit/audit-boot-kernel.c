@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "audit-internal.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "basic/util.h"
 
 #define ISOLCPUS_DOMAIN 1U
 #define ISOLCPUS_MANAGED_IRQ 2U

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit-internal.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "basic/util.h"
 
 #define CPUIDLE_STATES_MAX 64U
 #define NUMA_NODES_MAX 4096U

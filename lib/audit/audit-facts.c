@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "audit-internal.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "basic/util.h"
 
 #define CMDLINE_TOKENS_MAX 4096U
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit-internal.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "basic/util.h"
 
 static const char *const severity_table[_SEVERITY_MAX] = {
         [SEVERITY_OK] = "ok",

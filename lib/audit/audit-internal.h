@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "config/config.h"
-#include "cpuset.h"
-#include "host.h"
-#include "macro.h"
-#include "string-table.h"
+#include "basic/cpuset.h"
+#include "host/host.h"
+#include "basic/macro.h"
+#include "basic/string-table.h"
 
 typedef enum KernelOption {
         KCONFIG_PREEMPT_RT,

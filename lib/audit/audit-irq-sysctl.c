@@ -4,10 +4,10 @@
 #include <limits.h>
 #include <string.h>
 
-#include "audit-internal.h"
-#include "setting-irq.h"
-#include "setting-irqbalance.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "setting/irq.h"
+#include "setting/irqbalance.h"
+#include "basic/util.h"
 
 /* --- 6. interrupts --- */
 

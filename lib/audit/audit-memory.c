@@ -3,9 +3,9 @@
  * disk read. */
 #include <inttypes.h>
 
-#include "audit-internal.h"
-#include "task.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 /* A "Key:   N kB" field of /proc/meminfo. */
 static int meminfo_kb(Audit *a, const char *meminfo, const char *key, uint64_t *ret) {

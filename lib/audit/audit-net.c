@@ -5,9 +5,9 @@
 #include <dirent.h>
 #include <string.h>
 
-#include "audit-internal.h"
-#include "nic.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "config/nic-posture.h"
+#include "basic/util.h"
 
 /* One interface's receive queues as lowlatd will leave them. */
 typedef struct RxQueues {

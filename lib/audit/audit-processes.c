@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit-internal.h"
-#include "task.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 #define CAP_IPC_LOCK_BIT 14
 #define FDS_PER_PROCESS_MAX 65536U

@@ -148,8 +148,8 @@
  */
 #include <stddef.h>
 
-#include "audit-internal.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "basic/util.h"
 
 /* --- the run --- */
 

@@ -4,9 +4,9 @@
  * cpuset controller is on for the whole tree. */
 #include <string.h>
 
-#include "audit-internal.h"
-#include "task.h"
-#include "util.h"
+#include "audit/audit-internal.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 /* The drop-in lowlatd recommends, by name, so a later audit can tell it apart. */
 #define PID1_AFFINITY_DROPIN "/etc/systemd/system.conf.d/50-lowlatd-cpu-affinity.conf"

@@ -9,7 +9,7 @@
 
 #include "config/keys.h"
 #include "config/reader.h"
-#include "util.h"
+#include "basic/util.h"
 
 static const char *const daemon_mode_table[_DAEMON_MODE_MAX] = {
         [DAEMON_MODE_ENFORCE] = "enforce",

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cpuset.h"
-#include "errorlist.h"
-#include "string-table.h"
+#include "basic/cpuset.h"
+#include "basic/errorlist.h"
+#include "basic/string-table.h"
 
 typedef enum DaemonMode {
         DAEMON_MODE_ENFORCE,
@@ -85,7 +85,7 @@ typedef struct SysfsEntry {
         ConfigSource source;
 } SysfsEntry;
 
-/* The ethtool parameters a [nic] section can set, in lib/ethtool.h's EthtoolParam order. */
+/* The ethtool parameters a [nic] section can set, in lib/host/ethtool.h's EthtoolParam order. */
 #define NIC_PARAM_MAX 19
 
 typedef struct NicParamValue {
@@ -111,7 +111,7 @@ typedef struct NicSection {
         char *qdisc;
         ConfigSource qdisc_source;
         ConfigCpus irq_cpus; /* CPUS_UNSET or CPUS_LIST */
-        /* Packet steering per queue (lib/setting-rps.c); unset: left alone. "none" here is
+        /* Packet steering per queue (lib/setting/rps.c); unset: left alone. "none" here is
          * the empty mask, steering off, not "leave alone". */
         ConfigCpus rps_cpus, xps_cpus;
         bool rps_flow_cnt_set;
@@ -172,7 +172,7 @@ DECLARE_STRING_TABLE_LOOKUP(udev_source, UdevSource);
 /* [irq] irqbalance: what lowlatd does about a running irqbalance. */
 typedef enum IrqbalanceMode {
         IRQBALANCE_REPORT, /* the audit says what it does to the isolated CPUs (irq.irqbalance) */
-        IRQBALANCE_BAN,    /* tell it over its socket to leave them alone (lib/setting-irqbalance.c) */
+        IRQBALANCE_BAN,    /* tell it over its socket to leave them alone (lib/setting/irqbalance.c) */
         _IRQBALANCE_MODE_MAX,
         _IRQBALANCE_MODE_INVALID = -EINVAL,
 } IrqbalanceMode;
@@ -213,22 +213,22 @@ typedef struct Config {
         ConfigCpus isolated;     /* auto (the kernel's), or a list */
         ConfigCpus housekeeping; /* unset (the online CPUs that are not isolated), or a list */
 
-        bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/strays.c) */
+        bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/setting/stray-tasks.c) */
         bool kthreads_housekeeping; /* move kernel threads off the isolated CPUs */
 
         KthreadSection *kthread_sections;
         size_t n_kthread_sections;
 
-        /* Units confined to the housekeeping CPUs with systemd's AllowedCPUs= (lib/setting-slices.c);
+        /* Units confined to the housekeeping CPUs with systemd's AllowedCPUs= (lib/setting/slices.c);
          * none when n_slices is 0. */
         char **slices;
         size_t n_slices;
         ConfigSource slices_source;
 
-        ConfigCpus workqueues; /* where unbound workqueues run (lib/setting-workqueue.c); none: left alone */
+        ConfigCpus workqueues; /* where unbound workqueues run (lib/setting/workqueue.c); none: left alone */
 
         /* net.core.rps_default_mask, the RPS mask of queues created from now on (kernel
-         * 6.3+; lib/setting-rps.c); unset: left alone, "none": the empty mask. */
+         * 6.3+; lib/setting/rps.c); unset: left alone, "none": the empty mask. */
         ConfigCpus rps_default_mask;
 
         ConfigCpus default_affinity; /* housekeeping, or a list */
@@ -271,12 +271,12 @@ typedef struct Config {
         AppSection *apps;
         size_t n_apps;
 
-        /* [noise] (lib/noise.c): the CPUs whose interrupts, softirqs and context switches
+        /* [noise] (lib/noise/noise.c): the CPUs whose interrupts, softirqs and context switches
          * are counted (default: the isolated ones), and the journal alerts about them. */
         ConfigCpus noise_cpus;
         uint32_t noise_tick_rate_max;
         uint64_t noise_alert_interval_usec; /* 0: no alerts */
-        bool noise_gate; /* perf rings spare the scan /proc/interrupts (lib/noise-gate.h) */
+        bool noise_gate; /* perf rings spare the scan /proc/interrupts (lib/noise/gate.h) */
 } Config;
 
 Config *config_new(void);

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "config/keys.h"
-#include "ethtool.h"
-#include "task.h"
-#include "util.h"
+#include "host/ethtool.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 /* In the order the posture is resolved: [cpus] makes the sets the others name. */
 const ConfigSection config_sections[] = {
@@ -112,7 +112,7 @@ const ConfigKey config_keys[] = {
 
         /* [sysctl] NAME = VALUE and [sysfs] PATH = VALUE: their sections' assign. */
 
-        /* [nic "PATTERN"]: an ethtool parameter (lib/ethtool.c's table) or feature.NAME is
+        /* [nic "PATTERN"]: an ethtool parameter (lib/host/ethtool.c's table) or feature.NAME is
          * its section's assign; ethtool's shorthands are rows, their data the pattern over
          * the kernel's feature names that ethtool(8) defines them by ("tso" is every bit
          * the running kernel names tx-tcp*-segmentation; 6.18 added one a list missed). */

@@ -6,8 +6,8 @@
 
 #include "config/keys.h"
 #include "config/posture.h"
-#include "sysfs.h"
-#include "util.h"
+#include "host/sysfs.h"
+#include "basic/util.h"
 
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
         _cleanup_config_ Config *config = NULL;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "config/config.h"
-#include "host.h"
+#include "host/host.h"
 
 typedef struct Posture {
         Config *config; /* owned */
@@ -34,7 +34,7 @@ typedef struct Posture {
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */
 int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorList *errors);
 /* The posture from the files: config_load() of config_path (and its drop-ins), the host's
- * CPUs, then posture_build(), with the [sysfs] paths checked against the host (lib/sysfs.h).
+ * CPUs, then posture_build(), with the [sysfs] paths checked against the host (lib/host/sysfs.h).
  * Every problem goes to errors; -ENODEV when the host's CPUs cannot be read (the host, not
  * the configuration, is at fault). */
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors);
@@ -46,7 +46,7 @@ DEFINE_POINTER_CLEANUP(Posture, posture_free);
  * when that leaves none. A node-bound thread keeps its node that way. */
 int posture_cpus_off_isolated(const Posture *p, const CPUSet *allowed, CPUSet *ret);
 
-/* What the posture asks of one kernel thread (lib/setting-kthreads.c). */
+/* What the posture asks of one kernel thread (lib/setting/kthreads.c). */
 typedef struct KthreadTarget {
         const CPUSet *cpus; /* exactly these CPUs ([kthread] cpus=), or NULL */
         bool off_isolated;  /* no CPUs named, and [cpus] kthreads = housekeeping: off the isolated CPUs */

@@ -10,7 +10,7 @@
 
 #include "config/keys.h"
 #include "config/reader.h"
-#include "util.h"
+#include "basic/util.h"
 
 void config_error(ConfigParse *p, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;

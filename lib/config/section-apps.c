@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 static void *open_app(ConfigParse *p, AppKind kind, const char *argument) {
         Config *c = p->config;

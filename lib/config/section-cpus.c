@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 static bool slice_is_listed(char *const *list, size_t n, const char *unit) {
         for (size_t i = 0; i < n; i++)

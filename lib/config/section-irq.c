@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* pin = GLOB CPULIST: each line is one more pin; the last that matches an IRQ wins. */
 int config_parse_pin(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {

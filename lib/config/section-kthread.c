@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [kthread "GLOB"]: kernel threads whose name matches get these CPUs and this policy
- * (lib/setting-kthreads.c). Thread names hold '/' (and patterns a '*' after it), so the
+ * (lib/setting/kthreads.c). Thread names hold '/' (and patterns a '*' after it), so the
  * quotes delimit the glob. Several sections may match one thread; for the CPUs, and for
  * the policy with its priority, the last section that sets them wins. */
 #include <sched.h>
 #include <string.h>
 
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 void *config_open_kthread(ConfigParse *p, const char *argument) {
         Config *c = p->config;

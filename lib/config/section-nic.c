@@ -2,12 +2,12 @@
 /* [nic "PATTERN"]: what the interfaces whose name matches get: ethtool parameters and
  * features, a qdisc, their IRQs' CPUs, packet steering and the transmit queue length.
  * Several sections may match one interface; a later one overrides an earlier one key by
- * key (lib/nic.c). */
+ * key (lib/config/nic-posture.c). */
 #include <string.h>
 
 #include "config/keys.h"
-#include "ethtool.h"
-#include "util.h"
+#include "host/ethtool.h"
+#include "basic/util.h"
 
 void *config_open_nic(ConfigParse *p, const char *argument) {
         Config *c = p->config;
@@ -68,7 +68,7 @@ int config_parse_nic_feature(ConfigParse *p, const ConfigKey *key, const char *v
         return nic_add_feature(p, object, key->data, on);
 }
 
-/* An ethtool parameter by its name in lib/ethtool.c's table (rx-usecs, rx, pause_rx, ...):
+/* An ethtool parameter by its name in lib/host/ethtool.c's table (rx-usecs, rx, pause_rx, ...):
  * a flag, or a count; only coalescing and channel counts may be 0 (a ring cannot be). */
 static int nic_assign_param(ConfigParse *p, NicSection *n, EthtoolParam param, const char *key, const char *value) {
         static const ConfigRange count = { 0, UINT32_MAX, .what = "a non-negative number" };

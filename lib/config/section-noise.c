@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [noise]: the CPUs whose interrupts, softirqs and context switches are counted
- * (lib/noise.c), the alerts about them, and the perf gate (lib/noise-gate.h). */
+ * (lib/noise/noise.c), the alerts about them, and the perf gate (lib/noise/gate.h). */
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* gate = perf | off (a false boolean reads as off, as the key once was one). */
 int config_parse_noise_gate(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 static const char *const pm_boost_table[_PM_BOOST_MAX] = {
         [PM_BOOST_UNSET] = "keep",

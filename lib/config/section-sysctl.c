@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [sysctl] NAME = VALUE and [sysfs] PATH = VALUE: keys that are names of the kernel's,
- * checked by their syntax here and against the host by the settings (lib/sysfs.c). In
+ * checked by their syntax here and against the host by the settings (lib/host/sysfs.c). In
  * both, a later line for the same name wins. */
 #include <ctype.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "config/keys.h"
-#include "sysfs.h"
-#include "util.h"
+#include "host/sysfs.h"
+#include "basic/util.h"
 
 bool sysctl_key_is_valid(const char *key) {
         size_t component = 0, components = 0;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "config/keys.h"
-#include "util.h"
+#include "basic/util.h"
 
 static const char *const cpus_kind_table[_CPUS_KIND_MAX] = {
         [CPUS_HOUSEKEEPING] = "housekeeping",

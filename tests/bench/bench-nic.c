@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "ethtool.h"
-#include "util.h"
+#include "host/ethtool.h"
+#include "basic/util.h"
 
 /* Five corrections of one setting within a minute make a fight, which lowlatd answers by
  * slowing down; spreading the flips over many devices keeps every one a plain drift. */

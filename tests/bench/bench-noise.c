@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "host.h"
-#include "log.h"
-#include "noise.h"
+#include "host/host.h"
+#include "log/log.h"
+#include "noise/noise.h"
 #include "config/posture.h"
-#include "setting-irq.h"
-#include "table.h"
-#include "util.h"
+#include "setting/irq.h"
+#include "setting/table.h"
+#include "basic/util.h"
 
 #define REPEATS 101
 #define NCPUS 64
@@ -183,7 +183,7 @@ typedef struct Scan {
         Host *host;
         Posture *posture;
         SettingTable table;
-        Reconciler rc;
+        SettingContext rc;
         Noise *noise;
         NoiseAlertPolicy policy;
         bool fake_gate;
@@ -214,7 +214,7 @@ static int scan_open(Scan *s, const char *root, const char *config_text, bool ob
         r = irq_table_scan(&s->table, s->host, s->posture);
         if (r < 0)
                 return fprintf(stderr, "cannot list %s/proc/irq: %s\n", root, strerror(-r)), -1;
-        s->rc = (Reconciler) { .host = s->host, .posture = s->posture, .observe = observe };
+        s->rc = (SettingContext) { .host = s->host, .posture = s->posture, .observe = observe };
         table_reconcile_all(&s->table, &s->rc, 1, 0); /* opens the persistent fds */
         CPUSET_FOREACH(cpu, &s->posture->noise_cpus)
                 if (n < NCPUS)

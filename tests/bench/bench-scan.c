@@ -14,12 +14,12 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "host.h"
-#include "log.h"
+#include "host/host.h"
+#include "log/log.h"
 #include "config/posture.h"
-#include "setting-irq.h"
-#include "table.h"
-#include "util.h"
+#include "setting/irq.h"
+#include "setting/table.h"
+#include "basic/util.h"
 
 #define REPEATS 31
 
@@ -107,7 +107,7 @@ static int measure(const char *label, const char *root, const char *config_text,
         Config *config = config_new();
         HostCpus cpus = {};
         SettingTable table;
-        Reconciler rc = {};
+        SettingContext rc = {};
         uint64_t best = UINT64_MAX;
         size_t nirqs = 0;
         int r;
@@ -124,7 +124,7 @@ static int measure(const char *label, const char *root, const char *config_text,
         r = irq_table_scan(&table, host, posture);
         if (r < 0)
                 return fprintf(stderr, "cannot list %s/proc/irq: %s\n", root, strerror(-r)), -1;
-        rc = (Reconciler) { .host = host, .posture = posture, .observe = observe };
+        rc = (SettingContext) { .host = host, .posture = posture, .observe = observe };
         table_reconcile_all(&table, &rc, 1, 0); /* opens the persistent fds */
         for (size_t i = 0; i < table.n; i++)
                 nirqs += setting_is_irq(table.settings[i], NULL);

@@ -21,12 +21,12 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "errorlist.h"
-#include "host.h"
-#include "log.h"
+#include "basic/errorlist.h"
+#include "host/host.h"
+#include "log/log.h"
 #include "config/posture.h"
-#include "strays.h"
-#include "util.h"
+#include "setting/stray-tasks.h"
+#include "basic/util.h"
 
 #define CHILDREN 1000
 #define REPEATS 21

@@ -10,7 +10,7 @@
 #   [LOWLATD_E2E_ACCEL=tcg,thread=multi] tests/e2e/run-e2e.sh
 #
 # Phase 1: 300 rounds of tests/tools/gatecycle, which opens and closes lowlatd's noise gate
-# (the perf rings on 13 interrupt tracepoints, lib/noise-gate.c) on CPUs 2-3, 20 ms held;
+# (the perf rings on 13 interrupt tracepoints, lib/noise/gate.c) on CPUs 2-3, 20 ms held;
 # phase 2: 300 more while pings flood through the virtio-net NIC's receive IRQ, pinned to
 # isolated CPU 3; where the kernel has the timerlat tracer (of Debian's kernels, only the
 # RT ones), phase 3 switches it on and off 300 times through tracefs and phase 4 runs

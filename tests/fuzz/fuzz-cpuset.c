@@ -5,10 +5,10 @@
 #include <ctype.h>
 #include <stdbool.h>
 
-#include "cpuset.h"
+#include "basic/cpuset.h"
 #include "fuzz.h"
-#include "macro.h"
-#include "util.h"
+#include "basic/macro.h"
+#include "basic/util.h"
 
 #define REF_WORDS (CPUSET_MAX_CPUS / 64)
 

@@ -9,9 +9,9 @@
 
 #include "config/config.h"
 #include "fuzz.h"
-#include "interrupts.h"
+#include "host/interrupts.h"
 #include "config/posture.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define MAX_IRQ (1U << 24) /* interrupts.c skips numbers above this */
 #define MAX_PIN_CHECKS 64  /* bounds the fnmatch() work per input */

@@ -7,10 +7,10 @@
  * names that set, and a socket name is accepted exactly when it is one irqbalance writes. */
 #include <stdbool.h>
 
-#include "cpuset.h"
+#include "basic/cpuset.h"
 #include "fuzz.h"
-#include "irqbalance.h"
-#include "util.h"
+#include "host/irqbalance.h"
+#include "basic/util.h"
 
 /* The mask as irqbalance's bitmap_scnprintf() prints it: 32-bit groups of 8 hex digits,
  * leading zero groups left out. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Fuzzes the noise counters' parsers (lib/noise.c): /proc/interrupts, /proc/softirqs,
+/* Fuzzes the noise counters' parsers (lib/noise/noise.c): /proc/interrupts, /proc/softirqs,
  * /proc/schedstat and /proc/stat. The input is a series of reads separated by NUL bytes;
  * the first byte picks the watched CPUs, each read's first byte its file. Promises
  * checked: no crash or leak on any text; every rate finite, non-negative and no more than
@@ -10,8 +10,8 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
-#include "noise.h"
-#include "util.h"
+#include "noise/noise.h"
+#include "basic/util.h"
 
 static void check_same(const Noise *inc, const Noise *fresh, NoiseFormat format) {
         const NoiseFile *a = &inc->files[format], *b = &fresh->files[format];

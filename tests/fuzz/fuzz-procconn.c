@@ -9,8 +9,8 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
-#include "macro.h"
-#include "proc-connector.h"
+#include "basic/macro.h"
+#include "host/proc-connector.h"
 
 /* Offsets from the start of the message: nlmsghdr 16, cn_msg 20 (id 8, seq, ack, len,
  * flags), then proc_event: what, cpu, timestamp (8), fork: parent pid, parent tgid, child

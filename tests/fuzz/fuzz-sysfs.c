@@ -10,8 +10,8 @@
 
 #include "config/config.h"
 #include "fuzz.h"
-#include "sysfs.h"
-#include "util.h"
+#include "host/sysfs.h"
+#include "basic/util.h"
 
 #define WORDS_MAX 64
 

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
-#include "task.h"
-#include "util.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 #define FIELDS_MAX 41
 

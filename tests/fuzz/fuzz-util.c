@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <strings.h>
 
-#include "errorlist.h"
+#include "basic/errorlist.h"
 #include "fuzz.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* Length of the well-formed UTF-8 sequence at s (Unicode table 3-7), 0 when there is none.
  * Written from the table, not from util.c, so that the two can disagree. */

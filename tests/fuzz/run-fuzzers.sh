@@ -94,7 +94,7 @@ objects=()
 pids=()
 for f in "$source_root"/lib/*.c "$source_root"/lib/*/*.c; do
         [ -e "$f" ] || continue
-        o=$out/obj/$(basename "${f%.c}").o
+        o=$out/obj/$(printf %s "${f#"$source_root"/lib/}" | tr / -); o=${o%.c}.o
         # lib/ is compiled without -Werror: a warning only this clang gives must not hide a
         # finding. The harnesses are held to -Werror.
         "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \

@@ -79,7 +79,7 @@ RELOADED = re.compile(r"Reloaded .*: \d+ settings")
 
 def dma_for(somaxconn):
     """The cpu_dma_latency that goes with a config: it changes with somaxconn, so that every
-    good reload starts each setting's fight history afresh (lib/setting.c setting_inherit)
+    good reload starts each setting's fight history afresh (lib/setting/setting.c setting_inherit)
     and the drift this test injects again and again is never taken for a fight."""
     return 0 if somaxconn == "8192" else 5
 

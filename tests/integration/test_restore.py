@@ -17,7 +17,7 @@ BASE = h.posture_config("1s")
 
 
 def originals(path):
-    """{(kind, object): value} from the originals file (lib/originals.c: "boot_id ID" and
+    """{(kind, object): value} from the originals file (lib/setting/originals.c: "boot_id ID" and
     "root PATH", then KIND<TAB>OBJECT<TAB>VALUE lines). The file is never removed, only
     rewritten: a missing file or a line of another shape raises, so that "restored entries
     are forgotten" cannot pass on a file that was not read."""

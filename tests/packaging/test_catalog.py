@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The journal catalog (conf/lowlatd.catalog) against the MESSAGE_IDs lowlatd emits.
 
-The ids come from the events table in lib/log.c, the only place the daemon takes a
+The ids come from the events table in lib/log/log.c, the only place the daemon takes a
 MESSAGE_ID from. Every id there needs a catalog entry (or `journalctl -x` explains
 nothing), and every catalog entry needs an id there (or it documents an event that no
 longer exists). Then the catalog is compiled by the real journalctl in a scratch root
@@ -29,7 +29,7 @@ def parse_log_c(text):
     text = u.strip_c_comments(text)
     m = re.search(r"\bevents\s*\[[^\]]*\]\s*=\s*\{(.*?)\n\};", text, re.S)
     if not m:
-        raise ValueError("no events[] table in lib/log.c")
+        raise ValueError("no events[] table in lib/log/log.c")
     events = {}
     for e in re.finditer(r'\[\s*(EVENT_\w+)\s*\]\s*=\s*\{\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,\s*(\w+)\s*\}',
                          m.group(1)):
@@ -38,10 +38,10 @@ def parse_log_c(text):
     n_entries = len(re.findall(r"\[\s*EVENT_\w+\s*\]\s*=", m.group(1)))
     if n_entries != len(events):
         raise ValueError("understood %d of %d entries of the events[] table" % (len(events), n_entries))
-    # Events about a setting: the EventId members before _EVENT_SETTING_MAX (lib/event.h).
-    enum = re.search(r"typedef enum EventId \{(.*?)_EVENT_SETTING_MAX", u.strip_c_comments(u.read(u.src("lib", "event.h"))), re.S)
+    # Events about a setting: the EventId members before _EVENT_SETTING_MAX (lib/basic/event.h).
+    enum = re.search(r"typedef enum EventId \{(.*?)_EVENT_SETTING_MAX", u.strip_c_comments(u.read(u.src("lib", "basic", "event.h"))), re.S)
     if not enum:
-        raise ValueError("no _EVENT_SETTING_MAX in the EventId enum of lib/event.h")
+        raise ValueError("no _EVENT_SETTING_MAX in the EventId enum of lib/basic/event.h")
     setting_events = set(re.findall(r"\b(EVENT_\w+)\s*,", enum.group(1)))
     fields = set(re.findall(r'\bfield\(\s*"([A-Z0-9_]+)"', text))
     fields |= {"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"}
@@ -97,10 +97,10 @@ def parse_dump(text):
 
 
 def check_log_ids(t, events, code_ids):
-    t.ok(len(events) > 0, "lib/log.c: events table parsed (%d events)" % len(events))
+    t.ok(len(events) > 0, "lib/log/log.c: events table parsed (%d events)" % len(events))
     bad = ["%s %r" % (k, v[0]) for k, v in events.items() if not ID_RE.match(v[0])]
-    t.ok(not bad, "lib/log.c: every MESSAGE_ID is 32 lower-case hex digits", "\n".join(bad))
-    t.ok(len(code_ids) == len(events), "lib/log.c: MESSAGE_IDs are unique",
+    t.ok(not bad, "lib/log/log.c: every MESSAGE_ID is 32 lower-case hex digits", "\n".join(bad))
+    t.ok(len(code_ids) == len(events), "lib/log/log.c: MESSAGE_IDs are unique",
          "%d events, %d distinct ids" % (len(events), len(code_ids)))
 
 
@@ -112,12 +112,12 @@ def check_catalog_entries(t, entries, cat_ids, code_ids):
     t.ok(not dups, "catalog: no id has two entries", "\n".join(dups))
 
     missing = ["%s (%s)" % (i, n) for i, n in sorted(code_ids.items()) if i not in cat_ids]
-    t.ok(not missing, "every MESSAGE_ID in lib/log.c has a catalog entry",
+    t.ok(not missing, "every MESSAGE_ID in lib/log/log.c has a catalog entry",
          "missing from conf/lowlatd.catalog:\n" + "\n".join(missing))
     extra = ["%s (line %d: %s)" % (e["id"], e["line"], e["headers"].get("Subject", ""))
              for e in entries if e["id"] not in code_ids]
-    t.ok(not extra, "every catalog entry is a MESSAGE_ID lib/log.c emits",
-         "in conf/lowlatd.catalog but not in lib/log.c:\n" + "\n".join(extra))
+    t.ok(not extra, "every catalog entry is a MESSAGE_ID lib/log/log.c emits",
+         "in conf/lowlatd.catalog but not in lib/log/log.c:\n" + "\n".join(extra))
 
     no_subject = [e["id"] for e in entries if not e["headers"].get("Subject", "").strip()]
     t.ok(not no_subject, "catalog: every entry has a Subject", "\n".join(no_subject))
@@ -202,7 +202,7 @@ def check_journalctl(t, catalog_path, code_ids, cat_ids):
 
 
 def test(t):
-    events, setting_events, fields, own_fields = parse_log_c(u.read(u.src("lib", "log.c")))
+    events, setting_events, fields, own_fields = parse_log_c(u.read(u.src("lib", "log", "log.c")))
     catalog_path = u.src("conf", "lowlatd.catalog")
     entries = parse_catalog(u.read(catalog_path))
 

@@ -139,9 +139,9 @@ def parser_keys():
             raise ValueError("a row of config_keys[] names section [%s], which config_sections[] lacks" % section)
         out[app(section)].add(key)
     if "nic" in out:
-        # [nic] also takes every ethtool parameter by its table name (lib/ethtool.c) and
+        # [nic] also takes every ethtool parameter by its table name (lib/host/ethtool.c) and
         # feature.NAME (its section's assign, config_assign_nic()).
-        ethtool = u.strip_c_comments(u.read(u.src("lib", "ethtool.c")))
+        ethtool = u.strip_c_comments(u.read(u.src("lib", "host", "ethtool.c")))
         table_text = ethtool[ethtool.index("param_table["):]
         out["nic"] |= set(re.findall(r'\[ETHTOOL_PARAM_\w+\]\s*=\s*\{\s*"(\w+)"', table_text))
         out["nic"].add("feature.NAME")

@@ -25,9 +25,9 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "cpuset.h"
-#include "systemd-client.h"
-#include "util.h"
+#include "basic/cpuset.h"
+#include "host/systemd-client.h"
+#include "basic/util.h"
 
 #define UNITS_MAX 16
 #define CALLS_MAX 1024

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* gatecycle CYCLES HOLD_MS CPU...: opens lowlatd's noise gate (lib/noise-gate.c: the perf
+/* gatecycle CYCLES HOLD_MS CPU...: opens lowlatd's noise gate (lib/noise/gate.c: the perf
  * rings on the interrupt tracepoints) on the given CPUs, holds it HOLD_MS, drains it, closes
  * it, CYCLES times, printing each cycle's open and close times. Each opening and closing
  * turns the tracepoints on and off, which patches kernel text on every CPU: the VM suite's
@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host.h"
-#include "noise-gate.h"
-#include "util.h"
+#include "host/host.h"
+#include "noise/gate.h"
+#include "basic/util.h"
 
 static double now_s(void) {
         struct timespec t;

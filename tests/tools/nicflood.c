@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ethtool.h"
-#include "util.h"
+#include "host/ethtool.h"
+#include "basic/util.h"
 
 int main(int argc, char *argv[]) {
         EthtoolClient *c = NULL;

@@ -7,11 +7,11 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "faketree.h"
 #include "tap.h"
-#include "task.h"
-#include "util.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 /* The audit's test files; each id in all_ids names the one that must see it fire. */
 typedef enum AuditTestFile {

@@ -8,7 +8,7 @@
 
 #include "config/config.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define NAME "t.conf"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the unit tests' fake host trees share: the file chores (write in place, read back,
  * make parents, remove), the CPU files every tree has, and the Host, Posture and
- * Reconciler a fixture builds on its tree. Each test keeps its own Fixture; the tree_*()
+ * SettingContext a fixture builds on its tree. Each test keeps its own Fixture; the tree_*()
  * macros at the end work on any fixture that holds its tree's path in `root`. */
 #pragma once
 
@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "errorlist.h"
-#include "host.h"
-#include "macro.h"
-#include "originals.h"
+#include "basic/errorlist.h"
+#include "host/host.h"
+#include "basic/macro.h"
+#include "setting/originals.h"
 #include "config/posture.h"
-#include "setting.h"
-#include "table.h"
-#include "util.h"
+#include "setting/setting.h"
+#include "setting/table.h"
+#include "basic/util.h"
 
 /* mkdir -p of the directory that will hold path; aborts on failure (a broken fixture). */
 static inline void make_parents(const char *path) {
@@ -216,7 +216,7 @@ static inline void faketree_cpus(const char *root, const char *cpus, const char 
         }
 }
 
-/* --- a Host, Posture and Reconciler on the tree --- */
+/* --- a Host, Posture and SettingContext on the tree --- */
 
 /* Opens the tree at root and builds the posture of config_text (parsed as name) on it,
  * printing any errors as TAP comments. Returns true with *ret_host and *ret_posture set
@@ -250,7 +250,7 @@ static inline bool faketree_posture(const char *root, const char *name, const ch
 /* The size of a fixture's event log: "drift corrected ..." */
 #define FAKETREE_EVENTS_SIZE 512
 
-/* A Reconciler's handler: appends the event's name to the FAKETREE_EVENTS_SIZE buffer that
+/* A SettingContext's handler: appends the event's name to the FAKETREE_EVENTS_SIZE buffer that
  * is its userdata, space-separated. */
 static inline void faketree_record_event(void *userdata, EventId e, const Setting *s, ReconcileFlags flags) {
         char *events = userdata;
@@ -269,13 +269,13 @@ static inline const char *faketree_take(char *buf, size_t size) {
         return out;
 }
 
-/* faketree_posture() of config_text on root (as "s.conf"), and an enforcing Reconciler on
+/* faketree_posture() of config_text on root (as "s.conf"), and an enforcing SettingContext on
  * them that records its events in events (FAKETREE_EVENTS_SIZE bytes). */
 static inline bool faketree_reconciler(const char *root, const char *config_text, Host **ret_host,
-                                       Posture **ret_posture, Reconciler *ret_rc, char *events) {
+                                       Posture **ret_posture, SettingContext *ret_rc, char *events) {
         if (!faketree_posture(root, "s.conf", config_text, ret_host, ret_posture))
                 return false;
-        *ret_rc = (Reconciler) {
+        *ret_rc = (SettingContext) {
                 .host = *ret_host,
                 .posture = *ret_posture,
                 .observe = false,
@@ -286,7 +286,7 @@ static inline bool faketree_reconciler(const char *root, const char *config_text
 }
 
 /* Frees what faketree_reconciler() made, and the tree. */
-static inline void faketree_reconciler_done(const char *root, Reconciler *rc, Posture *posture, Host *host) {
+static inline void faketree_reconciler_done(const char *root, SettingContext *rc, Posture *posture, Host *host) {
         cpuset_done(&rc->scratch);
         posture_free(posture);
         host_free(host);
@@ -295,13 +295,13 @@ static inline void faketree_reconciler_done(const char *root, Reconciler *rc, Po
 
 /* --- the fixture most setting kinds' tests share --- */
 
-/* A tree, the Host, Posture and enforcing Reconciler on it, the table the kind plans into
- * (table_init()ed by the test, which plans its own way) and the Reconciler's event log. */
+/* A tree, the Host, Posture and enforcing SettingContext on it, the table the kind plans into
+ * (table_init()ed by the test, which plans its own way) and the SettingContext's event log. */
 typedef struct FaketreeFixture {
         char root[40];
         Host *host;
         Posture *posture;
-        Reconciler rc;
+        SettingContext rc;
         SettingTable table;
         char events[FAKETREE_EVENTS_SIZE];
 } FaketreeFixture;
@@ -317,7 +317,7 @@ static inline void faketree_fixture_done(FaketreeFixture *f) {
         faketree_reconciler_done(f->root, &f->rc, f->posture, f->host);
 }
 
-/* Originals kept under the tree's run/, which the fixture's Reconciler then records to;
+/* Originals kept under the tree's run/, which the fixture's SettingContext then records to;
  * *ret (the caller frees it) is set on success only. */
 static inline int faketree_fixture_originals(FaketreeFixture *f, Originals **ret) {
         _cleanup_free_ char *dir = faketree_path(f->root, "run");

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "basic/array.h"
-#include "macro.h"
+#include "basic/macro.h"
 #include "tap.h"
 
 /* The refusals below ask malloc for more than any machine has: under ASan that must come

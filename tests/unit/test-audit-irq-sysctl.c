@@ -2,8 +2,8 @@
 /* audit-irq-sysctl.c against fake --root trees: RT throttling, the noise sysctls,
  * irqbalance, unmovable IRQs on isolated CPUs and the sysctl advice. */
 #include "audit-fixture.h"
-#include "setting-irq.h"
-#include "setting-irqbalance.h"
+#include "setting/irq.h"
+#include "setting/irqbalance.h"
 
 static void test_rt_throttling(void) {
         Fixture f;

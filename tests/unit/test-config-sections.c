@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 
 #include "config/config.h"
-#include "ethtool.h"
+#include "host/ethtool.h"
 #include "faketree.h"
-#include "macro.h"
+#include "basic/macro.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #include "config-fixture.h"
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpuset.h"
-#include "macro.h"
+#include "basic/cpuset.h"
+#include "basic/macro.h"
 #include "tap.h"
 
 static void test_list_roundtrip(void) {

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "ethtool.h"
+#include "host/ethtool.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define NOTIFICATION_TIMEOUT_USEC (2 * USEC_PER_SEC)
 #define MAX_FD_SCANNED 1024

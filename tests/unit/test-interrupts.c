@@ -3,8 +3,8 @@
  * action names of each numbered IRQ, and lookup by number. */
 #include <stdlib.h>
 
-#include "interrupts.h"
-#include "macro.h"
+#include "host/interrupts.h"
+#include "basic/macro.h"
 #include "tap.h"
 
 /* Captured from an x86 laptop and trimmed; IRQ numbers deliberately out of order at the end

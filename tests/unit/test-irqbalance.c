@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "faketree.h"
-#include "irqbalance.h"
-#include "originals.h"
-#include "setting-irqbalance.h"
+#include "host/irqbalance.h"
+#include "setting/originals.h"
+#include "setting/irqbalance.h"
 #include "tap.h"
 
 extern char **environ;
@@ -89,7 +89,7 @@ typedef struct Fixture {
         char root[32];
         Host *host;
         Posture *posture;
-        Reconciler rc;
+        SettingContext rc;
         Originals *originals;
         char events[FAKETREE_EVENTS_SIZE];
         Setting *s;

@@ -9,12 +9,12 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "originals.h"
-#include "setting-kthreads.h"
-#include "table.h"
+#include "setting/originals.h"
+#include "setting/kthreads.h"
+#include "setting/table.h"
 #include "faketree.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define T0 (1000 * USEC_PER_SEC)
 #define PF_KT 0x00208040U                       /* PF_KTHREAD and the usual bits */
@@ -35,7 +35,7 @@ typedef struct Fixture {
         char root[32];
         Host *host;
         Posture *posture;
-        Reconciler rc;
+        SettingContext rc;
         SettingTable table;
         char events[FAKETREE_EVENTS_SIZE];
         char moves[1024]; /* "tid:cpus tid:fifo:2 ..." the fake kernel was asked for */

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "lowlatctl.h"
-#include "setting.h"
+#include "setting/setting.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* What metrics_print() writes for these settings, newly allocated; aborts on failure (a
  * test with no output to look at must not pass). */

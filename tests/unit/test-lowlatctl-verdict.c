@@ -3,9 +3,9 @@
  * library's setting_state_is_good(), and a state only a newer lowlatd knows is unknown;
  * list --state takes the library's state names and no others. */
 #include "lowlatctl.h"
-#include "setting.h"
+#include "setting/setting.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 /* The verdict of lowlatd enforcing with one setting in this state. */
 static int verdict_of(const char *state) {

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "noise-view.h"
-#include "macro.h"
+#include "basic/macro.h"
 #include "measure.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 static char *read_data(const char *name) {
         const char *dir = getenv("MEASURE_DATA");

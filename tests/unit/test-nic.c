@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [nic "GLOB"] resolution: every matching section in order, later keys winning. */
 #include "config/config.h"
-#include "nic.h"
+#include "config/nic-posture.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 static Config *parse(const char *text) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;

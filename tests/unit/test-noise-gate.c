@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The noise gate (lib/noise-gate.c): the perf ring protocol on rings in memory (timer
+/* The noise gate (lib/noise/gate.c): the perf ring protocol on rings in memory (timer
  * records counted, anything else opening the gate, lost records, a record split by the end of
- * the ring, corrupt heads and sizes), the gated scan of lib/noise.c on a fake tree (LOC
+ * the ring, corrupt heads and sizes), the gated scan of lib/noise/noise.c on a fake tree (LOC
  * raised by the timer's records while /proc/interrupts is not read, the full read when the
  * gate opens, at the resync and after a record that came in during a full read), and, where
  * this host lets us open perf events, the real rings: the timer's records against LOC in
@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "faketree.h"
-#include "noise.h"
+#include "noise/noise.h"
 #include "tap.h"
 
 #define DATA_SIZE 4096

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The noise counters (lib/noise.c): /proc/interrupts, /proc/softirqs, /proc/schedstat and
+/* The noise counters (lib/noise/noise.c): /proc/interrupts, /proc/softirqs, /proc/schedstat and
  * /proc/stat parsed incrementally, rates between scans, counters going backwards, CPUs
  * coming online, hostile text, and the rate-limited alerts. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "macro.h"
-#include "noise.h"
+#include "basic/macro.h"
+#include "noise/noise.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define SEC USEC_PER_SEC
 
@@ -67,7 +67,7 @@ static void test_parse(void) {
         CHECK(count(n, "131", 0) == 17 && count(n, "132", 1) == 3, "device IRQ counts of CPUs 2 and 3");
         r = row(n, "131");
         CHECK(r && r->kind == NOISE_IRQ, "a numbered line is an irq source");
-        CHECK_STR(r ? r->description : NULL, "eth0-TxRx-0", "its description is the action name (lib/interrupts.c)");
+        CHECK_STR(r ? r->description : NULL, "eth0-TxRx-0", "its description is the action name (lib/host/interrupts.c)");
         CHECK_STR(row(n, "25") ? row(n, "25")->description : NULL, "", "an IRQ with no action has no description");
         r = row(n, "LOC");
         CHECK(r && r->kind == NOISE_TIMER && r->cells[0].count == 250, "LOC is the timer, 250 on CPU 2");

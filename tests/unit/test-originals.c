@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 
 #include "faketree.h"
-#include "originals.h"
+#include "setting/originals.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 int main(void) {
         char dir[40];

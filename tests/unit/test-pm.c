@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/setting-pm.c: the frequency floor's clamp (pure), and the plans of resume_latency,
+/* lib/setting/pm.c: the frequency floor's clamp (pure), and the plans of resume_latency,
  * min_freq, energy_performance_preference and boost on fake trees: which CPUs get a
  * setting, the one unsupported setting of a host without cpufreq, boost through no_turbo,
  * and reads, writes and restores through the state machine. */
@@ -7,11 +7,11 @@
 #include <stdlib.h>
 
 #include "faketree.h"
-#include "originals.h"
-#include "setting-pm.h"
-#include "table.h"
+#include "setting/originals.h"
+#include "setting/pm.h"
+#include "setting/table.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define CPU "sys/devices/system/cpu"
 #define T0 (1000 * USEC_PER_SEC) /* a "now" far from zero, as CLOCK_MONOTONIC is */

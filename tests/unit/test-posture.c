@@ -6,7 +6,7 @@
 
 #include "config/posture.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define NAME "p.conf"
 

@@ -6,15 +6,15 @@
  * files these kinds keep. */
 #include <stdlib.h>
 
-#include "nic.h"
-#include "originals.h"
-#include "setting-nic.h"
-#include "setting-rps.h"
-#include "sysfs.h"
-#include "table.h"
+#include "config/nic-posture.h"
+#include "setting/originals.h"
+#include "setting/nic.h"
+#include "setting/rps.h"
+#include "host/sysfs.h"
+#include "setting/table.h"
 #include "faketree.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define T0 (1000 * USEC_PER_SEC)
 #define Q "sys/class/net/eth0/queues"

@@ -7,17 +7,17 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "originals.h"
-#include "setting-dma.h"
-#include "setting-file.h"
-#include "setting-irq.h"
-#include "setting-nic.h"
-#include "setting-slices.h"
-#include "systemd-client.h"
-#include "table.h"
+#include "setting/originals.h"
+#include "setting/dma.h"
+#include "setting/file.h"
+#include "setting/irq.h"
+#include "setting/nic.h"
+#include "setting/slices.h"
+#include "host/systemd-client.h"
+#include "setting/table.h"
 #include "faketree.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define T0 (1000 * USEC_PER_SEC) /* a "now" far from zero, as CLOCK_MONOTONIC is */
 
@@ -25,7 +25,7 @@ typedef struct Fixture {
         char root[32];
         Host *host;
         Posture *posture;
-        Reconciler rc;
+        SettingContext rc;
         char events[FAKETREE_EVENTS_SIZE]; /* "drift corrected ..." since the last events_take() */
 } Fixture;
 

@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "originals.h"
-#include "setting-strays.h"
-#include "table.h"
+#include "setting/originals.h"
+#include "setting/strays.h"
+#include "setting/table.h"
 #include "faketree.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define T0 (1000 * USEC_PER_SEC)
 
@@ -24,7 +24,7 @@ typedef struct Fixture {
         char root[32];
         Host *host;
         Posture *posture;
-        Reconciler rc;
+        SettingContext rc;
         char events[FAKETREE_EVENTS_SIZE];
         char moves[1024];   /* "tid:cpus ..." the fake mover was asked for */
         pid_t refuse_tid;   /* the mover answers this tid with refuse_error */

@@ -12,13 +12,13 @@
 #include <sys/wait.h>
 
 #include "faketree.h"
-#include "originals.h"
-#include "setting-file.h"
-#include "setting-sysfs.h"
-#include "sysfs.h"
-#include "table.h"
+#include "setting/originals.h"
+#include "setting/file.h"
+#include "setting/sysfs.h"
+#include "host/sysfs.h"
+#include "setting/table.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define T0 (1000 * USEC_PER_SEC)
 #define THP "sys/kernel/mm/transparent_hugepage/enabled"

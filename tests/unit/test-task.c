@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "errorlist.h"
+#include "basic/errorlist.h"
 #include "faketree.h"
 #include "tap.h"
-#include "task.h"
-#include "util.h"
+#include "host/task.h"
+#include "basic/util.h"
 
 static char root[32];
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Number, kernel release, duration, white space and UTF-8 helpers. */
-#include "errorlist.h"
+#include "basic/errorlist.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 static void test_numbers(void) {
         uint64_t v;

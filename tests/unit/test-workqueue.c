@@ -4,13 +4,13 @@
  * vanish, a kernel without workqueues in sysfs, and restore. */
 #include <stdlib.h>
 
-#include "originals.h"
-#include "setting-file.h"
-#include "setting-workqueue.h"
-#include "table.h"
+#include "setting/originals.h"
+#include "setting/file.h"
+#include "setting/workqueue.h"
+#include "setting/table.h"
 #include "faketree.h"
 #include "tap.h"
-#include "util.h"
+#include "basic/util.h"
 
 #define T0 (1000 * USEC_PER_SEC) /* a "now" far from zero, as CLOCK_MONOTONIC is */
 #define WQ "sys/devices/virtual/workqueue"

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The posture audit: every check an administrator would make by hand (boot parameters,
+ * kernel, topology, scheduling, power, IRQs, virtualisation, applications, sysctls), run
+ * against the host under the root, reported as findings with the fix. Read-only. */
+#pragma once
+
+#include <stddef.h>
+
+#include "host/host.h"
+#include "config/posture.h"
+#include "basic/string-table.h"
+#include "setting/table.h"
+
+typedef enum Severity {
+        SEVERITY_OK,
+        SEVERITY_INFO,
+        SEVERITY_WARNING,
+        SEVERITY_CRITICAL,
+        _SEVERITY_MAX,
+        _SEVERITY_INVALID = -EINVAL,
+} Severity;
+
+/* "ok", "info", "warning", "critical". */
+DECLARE_STRING_TABLE_LOOKUP(severity, Severity);
+
+typedef struct Finding {
+        Severity severity;
+        char *id;      /* stable dotted id, see the table at the top of audit/audit-run.c */
+        char *subject; /* what it is about: "cpu3", "pid 1234 (matcher)", "net.ipv4.tcp_low_latency" */
+        char *message; /* what is wrong, why it matters for latency, and the exact fix */
+        /* One line per item a finding sums up (each stray task: "pid 1276 (bash) allowed on
+         * 0-1, last on CPU 1, 0.52 s CPU"), all of them where the message names a few;
+         * NULL and 0 for most findings. For programs (Check(), check --json). */
+        char **details;
+        size_t n_details;
+} Finding;
+
+typedef struct FindingList {
+        Finding *items;
+        size_t n;
+} FindingList;
+
+#define FINDING_LIST_EMPTY ((FindingList) { NULL, 0 })
+
+void finding_list_done(FindingList *l);
+static inline void finding_list_donep(FindingList *l) {
+        finding_list_done(l);
+}
+#define _cleanup_finding_list_ _cleanup_(finding_list_donep)
+
+/* SEVERITY_OK for an empty list. */
+Severity finding_list_worst(const FindingList *l);
+
+/* The first finding with this id (and this subject, unless subject is NULL), or NULL. */
+const Finding *finding_list_find(const FindingList *l, const char *id, const char *subject);
+
+/* At most this many findings per id are listed; one more finding with the same id and the
+ * subject "N more" counts the rest (with the worst severity among them). */
+#define AUDIT_FINDINGS_PER_ID_MAX 20U
+/* Processes examined (lowest pids first); more are reported as audit.limit. */
+#define AUDIT_PROCESSES_MAX 65536U
+/* Threads of one configured application examined. */
+#define AUDIT_THREADS_MAX 4096U
+/* Open files looked at in the search for a /dev/cpu_dma_latency holder, in all. */
+#define AUDIT_FDS_MAX (1U << 20)
+/* Steal time (share of CPU time since boot, in basis points) that makes virt.steal a
+ * warning; any steal at all is reported as info. */
+#define AUDIT_STEAL_WARNING_BP 100U
+
+/* Runs every check against the host under h and the posture (its config included). t may
+ * be NULL; when given, IRQ settings in state SETTING_UNMOVABLE are read from it. Never
+ * writes. A missing or malformed input skips the checks that need it; the only error is
+ * -ENOMEM (or -EINVAL for a posture without a config). *ret is written only on success. */
+int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingList *ret);
+
+/* The bounds of one run; 0 in a field means its default above. */
+typedef struct AuditLimits {
+        unsigned max_processes; /* AUDIT_PROCESSES_MAX */
+        unsigned max_fds;       /* AUDIT_FDS_MAX */
+} AuditLimits;
+
+/* audit_run() with other bounds (limits may be NULL), for a caller that must stay cheaper
+ * than the defaults on a huge host, and for tests. */
+int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t, const AuditLimits *limits,
+                          FindingList *ret);

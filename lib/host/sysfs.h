@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Files under /sys as [sysfs] names them: the paths and patterns a config may hold, their
+ * expansion under the root, what makes lowlatd refuse a file (a link out of /sys, a file
+ * another kind keeps), and the kernel's bracketed choice lists ("always madvise [never]"). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/config.h"
+#include "basic/errorlist.h"
+#include "host/host.h"
+
+/* Why path cannot be a [sysfs] key, or NULL when it can: an absolute path under /sys of
+ * printable characters, its components names or fnmatch() patterns (no empty, "." or ".."
+ * component, every '[' closed in its own component, no backslash), no '/' at the end. */
+const char *sysfs_path_problem(const char *path);
+/* Why value cannot be written by [sysfs], or NULL: 1 to SYSFS_VALUE_MAX printable
+ * characters, no brackets (a choice is written as the bare word: never, not [never]). */
+const char *sysfs_value_problem(const char *value);
+/* Whether path holds a glob character (* ? [) and so may match many files, or none. */
+bool sysfs_path_is_pattern(const char *path);
+
+/* A choice list is white-space separated words of which exactly one is in brackets, the
+ * one in force: "always madvise [never]", "[none] mq-deadline". Replaces text with the
+ * selected word and returns true; false (text unchanged) when text is no choice list. */
+bool sysfs_choice_select(char *text);
+/* Whether text, a choice list, offers word. */
+bool sysfs_choice_offers(const char *text, const char *word);
+/* The words a choice list offers, without the brackets, separated by single spaces; newly
+ * allocated. */
+char *sysfs_choice_words(const char *text);
+
+/* Called with each file a pattern matches, relative to the root ("sys/..."); a negative
+ * return stops the expansion and is returned. */
+typedef int (*SysfsMatchFn)(void *userdata, const char *relpath);
+/* The files path (a [sysfs] key: "/sys/...") matches under the root, in name order. A
+ * directory that cannot be listed matches nothing. A literal last component is handed to
+ * fn without looking whether it exists. Returns 0 or fn's error. */
+int sysfs_expand(const Host *h, const char *path, SysfsMatchFn fn, void *userdata);
+
+typedef enum SysfsFileVerdict {
+        SYSFS_FILE_OK,
+        SYSFS_FILE_REFUSED,     /* a link out of /sys, or a file another kind keeps */
+        SYSFS_FILE_NOT_REGULAR, /* a directory (which a pattern may well match too) */
+} SysfsFileVerdict;
+
+/* Whether [sysfs] may keep relpath ("sys/..."): a SysfsFileVerdict, with the reason in
+ * *ret_reason unless it is SYSFS_FILE_OK ("leads out of /sys (to /etc/passwd)"); -ENOENT
+ * when nothing is there; another -errno when it cannot be resolved. */
+int sysfs_file_check(const Host *h, const char *relpath, char **ret_reason);
+
+/* The [sysfs] entries against the host and the other kinds: a pattern that names a file
+ * another kind keeps, and every file an entry matches now that [sysfs] may not keep, are
+ * errors "FILE:LINE: PATH: reason". */
+void sysfs_config_check(const Config *c, const Host *h, ErrorList *errors);
+/* Whether some [sysfs] key is a pattern (so devices coming and going matter). */
+bool sysfs_config_has_patterns(const Config *c);

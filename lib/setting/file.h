@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Settings that are one text file under the root: sysctls, governors, idle states and the
+ * default IRQ affinity; and the persistent-fd reading that IRQ affinities share. */
+#pragma once
+
+#include "setting/setting.h"
+
+/* One file read through an fd kept open between looks: a pread() at offset 0 sees what
+ * the kernel (or a fake tree's writer) has now, at a quarter of the cost of
+ * open/read/close on procfs. */
+typedef struct SettingFile {
+        char *path; /* relative to the root */
+        int fd;     /* -1 until the first read */
+} SettingFile;
+
+/* Takes path. */
+void setting_file_init(SettingFile *f, char *path);
+void setting_file_close(SettingFile *f);
+void setting_file_done(SettingFile *f);
+void setting_file_inherit(SettingFile *f, SettingFile *old);
+/* Reads the file into buf, trimmed, invalid UTF-8 escaped (the bus takes only UTF-8).
+ * RECONCILE_FORCE opens it afresh (a module reloaded may have replaced it); a persistent
+ * fd that fails gets one fresh open; out of fds, it falls back to open/read/close (slower,
+ * never wrong). -ENOENT when the file does not exist. */
+int setting_file_read(SettingFile *f, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags);
+
+/* A setting that is one file: a kind whose struct starts with this (IRQ affinities) takes
+ * its fd handling from here. */
+typedef struct FileSetting {
+        Setting setting;
+        SettingFile file;
+} FileSetting;
+
+/* A new setting of a kind whose struct starts with a FileSetting; takes path (relative to
+ * the root), also on failure. */
+int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret);
+/* Writes value to the file; a refused write is a failure to retry (-EIO), never "gone"
+ * or "unmovable", with the kernel's words in s->reason. */
+int file_setting_write(Setting *s, SettingContext *rc, const char *value);
+/* The file itself, for inotify. */
+int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size);
+void file_setting_inherit(Setting *s, Setting *old, bool same_value);
+void file_setting_release(Setting *s);
+void file_setting_done(Setting *s);
+
+/* A file that holds a CPU mask in the kernel's comma-grouped hex format (default IRQ
+ * affinity, workqueue masks): the desired value is cpus as a mask mask_bits wide (the
+ * possible CPUs), and a value matches when it names the same CPUs, whatever its width. */
+typedef struct MaskFileSetting {
+        FileSetting file_setting;
+        CPUSet cpus;
+} MaskFileSetting;
+
+/* Takes path. A kind whose struct starts with a MaskFileSetting uses these for its
+ * matches and done operations. */
+int mask_file_setting_new(SettingKind kind, char *path, const char *object, const CPUSet *cpus, unsigned mask_bits,
+                          Setting **ret);
+bool mask_file_setting_matches(Setting *s, SettingContext *rc);
+void mask_file_setting_done(Setting *s);
+
+/* Whether the kernel made f read-only (mode without write bits): its way of saying that
+ * the object may not be moved, which root's open() would not notice. */
+bool setting_file_is_read_only(const SettingFile *f);
+/* The kernel answers EINVAL both to a value it refuses and to CPUs none of which is online.
+ * Returns true, with the reason set, when none of cpus is online now: a passing state
+ * (the write is retried when the online CPUs change), not a refusal. */
+bool setting_cpus_offline(Setting *s, SettingContext *rc, const CPUSet *cpus);
+
+/* Constructors; desired values come from the posture. */
+int setting_new_default_affinity(const Posture *p, Setting **ret);
+int setting_new_sysctl(const char *key, const char *value, Setting **ret);
+int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
+/* An idle state deeper than the latency target, kept disabled on an isolated CPU. */
+int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret);
+
+/* The file a setting of these kinds reads and writes, relative to the root. */
+const char *setting_file_path(const Setting *s);

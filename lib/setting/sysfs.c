@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sysfs: one setting per file a [sysfs] entry names or matches, kept at its value through
+ * inotify and the scan. Patterns are expanded again on every full pass and when devices
+ * come and go (daemon/sysfswatch.c), so a new match is kept from then on and a file that
+ * went away takes its setting with it. A choice file ("always madvise [never]") compares
+ * on its selected word and takes only the words it offers. */
+#include <limits.h>
+#include <string.h>
+
+#include "setting/file.h"
+#include "setting/sysfs.h"
+#include "host/sysfs.h"
+#include "setting/table.h"
+#include "basic/util.h"
+
+typedef struct SysfsSetting {
+        FileSetting file_setting;
+        bool from_pattern; /* matched by a pattern: a file that goes away drops the setting */
+        bool missing;      /* named as it is and not there: rescans look for it */
+        char *refused;     /* why lowlatd does not keep this file (FILE:LINE first), or NULL */
+        unsigned seen;     /* the last rescan that found the file (SysfsTableState.scans) */
+} SysfsSetting;
+
+#define SYSFS(s) ((SysfsSetting *) (s))
+
+/* object: "/sys/..."; refused: NULL, or why the file is not kept (then it is unsupported,
+ * never read or written). */
+int setting_new_sysfs(const char *object, const char *value, bool from_pattern, const char *refused,
+                      Setting **ret) {
+        _cleanup_(setting_freep) Setting *s = NULL;
+        _cleanup_free_ char *desired = normalize_whitespace(value);
+        int r;
+
+        if (!desired || object[0] != '/')
+                return desired ? -EINVAL : -ENOMEM;
+        r = file_setting_new(SETTING_SYSFS, strdup(object + 1), object, desired, &s);
+        if (r < 0)
+                return r;
+        SYSFS(s)->from_pattern = from_pattern;
+        if (refused && !(SYSFS(s)->refused = strdup(refused)))
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int sysfs_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
+        SysfsSetting *f = SYSFS(s);
+        const char *path = setting_file_path(s);
+        int r;
+
+        if (f->refused) {
+                setting_set_reason(s, "%s", f->refused);
+                return -EOPNOTSUPP;
+        }
+        r = setting_file_read(&f->file_setting.file, rc, buf, size, flags);
+        if (r == -ENOENT && f->from_pattern)
+                return -ENOENT; /* the device went away; the next expansion finds it again */
+        f->missing = r == -ENOENT;
+        if (r == -ENOENT) {
+                setting_set_reason(s, "not present on this host (/%s)", path);
+                return -EOPNOTSUPP;
+        }
+        if (r < 0) {
+                setting_set_reason(s, "reading /%s failed: %s", path, strerror(-r));
+                return r;
+        }
+        /* Runs of white space collapse, as in the desired value; a choice list is the word
+         * in force. */
+        normalize_whitespace_in_place(buf);
+        (void) sysfs_choice_select(buf);
+        return 0;
+}
+
+/* A choice file takes only a word it offers: another is unsupported, with the list, not a
+ * failure to retry every minute. The list is read when a write is due, which is rare. */
+static int sysfs_check_offered(Setting *s, SettingContext *rc, const char *value) {
+        _cleanup_free_ char *text = NULL, *selected = NULL, *words = NULL;
+
+        if (host_read_file(rc->host, setting_file_path(s), &text) < 0 || !(selected = strdup(text)))
+                return 0; /* cannot tell; let the write decide */
+        if (!sysfs_choice_select(selected) || sysfs_choice_offers(text, value))
+                return 0;
+        words = sysfs_choice_words(text);
+        if (!words)
+                return -ENOMEM;
+        setting_set_reason(s, "'%s' is not one of the values offered (%s)", value, words);
+        return -EOPNOTSUPP;
+}
+
+static int sysfs_write(Setting *s, SettingContext *rc, const char *value) {
+        int r = sysfs_check_offered(s, rc, value);
+
+        if (r < 0)
+                return r;
+        r = file_setting_write(s, rc, value);
+        /* lowlatd.service leaves only some of /sys writable: retrying every minute would
+         * not change that, a drop-in and a restart do. */
+        if (r == -EROFS) {
+                setting_set_reason(s,
+                                   "writing /%s failed: read-only file system (lowlatd.service opens only parts of "
+                                   "/sys with ReadWritePaths=; add this path there with systemctl edit lowlatd)",
+                                   setting_file_path(s));
+                return -EOPNOTSUPP;
+        }
+        return r;
+}
+
+static void sysfs_done(Setting *s) {
+        file_setting_done(s);
+        free(SYSFS(s)->refused);
+}
+
+/* --- the table's files --- */
+
+/* What the kind keeps in the table beside its settings. */
+typedef struct SysfsTableState {
+        unsigned scans; /* sysfs_table_rescan() calls: what SysfsSetting.seen counts */
+} SysfsTableState;
+
+typedef struct Expansion {
+        SettingTable *table;
+        const Host *host;
+        const SysfsEntry *entry;
+        unsigned scan;
+        bool from_pattern;
+        size_t seen, added;
+} Expansion;
+
+/* One file an entry names or matches: a new setting unless one keeps it already. */
+static int expansion_add(void *userdata, const char *relpath) {
+        Expansion *x = userdata;
+        const SysfsEntry *e = x->entry;
+        _cleanup_free_ char *object = strdup_printf("/%s", relpath), *reason = NULL, *refused = NULL;
+        Setting *s;
+        int r;
+
+        if (!object)
+                return -ENOMEM;
+        s = table_find(x->table, SETTING_SYSFS, object);
+        /* Kept already: by this entry, or by a later one, which was expanded first and wins. */
+        if (s && SYSFS(s)->seen == x->scan)
+                return 0;
+        if (s && !SYSFS(s)->missing) {
+                SYSFS(s)->seen = x->scan;
+                x->seen++;
+                return 0;
+        }
+        r = sysfs_file_check(x->host, relpath, &reason);
+        if (r == -ENOMEM)
+                return r;
+        /* Gone since the listing, or a directory the pattern matches too: nothing to keep. */
+        if (x->from_pattern && (r < 0 || r == SYSFS_FILE_NOT_REGULAR))
+                return 0;
+        if (s) {
+                /* A file named as it is, missing until now: kept afresh from here on. */
+                if (r == -ENOENT) {
+                        SYSFS(s)->seen = x->scan;
+                        x->seen++;
+                        return 0;
+                }
+                table_remove(x->table, s);
+        }
+        /* What posture_load() refuses in the files there are at start can still appear
+         * later (a device with a link out of /sys): such a file is shown, never written. */
+        if (r == SYSFS_FILE_REFUSED || r == SYSFS_FILE_NOT_REGULAR) {
+                refused = strdup_printf("%s:%u: %s %s; not kept", e->source.file, e->source.line, object, reason);
+                if (!refused)
+                        return -ENOMEM;
+        }
+        r = setting_new_sysfs(object, e->value, x->from_pattern, refused, &s);
+        if (r < 0)
+                return r;
+        SYSFS(s)->seen = x->scan;
+        r = table_add(x->table, s);
+        if (r < 0)
+                return r;
+        x->seen++;
+        x->added++;
+        return 0;
+}
+
+static SysfsTableState *sysfs_table_state(SettingTable *t) {
+        if (!t->kind_state[SETTING_SYSFS])
+                t->kind_state[SETTING_SYSFS] = calloc(1, sizeof(SysfsTableState));
+        return t->kind_state[SETTING_SYSFS];
+}
+
+int sysfs_table_rescan(SettingTable *t, const Host *h, const Posture *p) {
+        const Config *c = p->config;
+        SysfsTableState *st;
+        size_t seen = 0, added = 0;
+
+        if (c->n_sysfs == 0 && t->kind_counts[SETTING_SYSFS] == 0)
+                return 0; /* no state to allocate in every table of a config without [sysfs] */
+        st = sysfs_table_state(t);
+        if (!st)
+                return -ENOMEM;
+        st->scans++;
+
+        /* Where two entries match one file the later one wins: entries are expanded last
+         * first, and a file kept already is skipped. */
+        for (size_t i = c->n_sysfs; i > 0; i--) {
+                const SysfsEntry *e = &c->sysfs[i - 1];
+                Expansion x = {
+                        .table = t,
+                        .host = h,
+                        .entry = e,
+                        .scan = st->scans,
+                        .from_pattern = sysfs_path_is_pattern(e->path),
+                };
+                int r = x.from_pattern ? sysfs_expand(h, e->path, expansion_add, &x) : expansion_add(&x, e->path + 1);
+
+                seen += x.seen;
+                added += x.added;
+                if (r < 0)
+                        return r;
+        }
+        /* What no pattern matches any more went with its device (on a real host its next
+         * read would fail too, but only then). A walk over the table only when some did. */
+        if (seen < t->kind_counts[SETTING_SYSFS])
+                for (size_t i = t->n; i > 0; i--) {
+                        Setting *s = t->settings[i - 1];
+                        if (s->kind == SETTING_SYSFS && SYSFS(s)->seen != st->scans)
+                                table_remove(t, s);
+                }
+        /* ListSettings order; paid only when files appear. */
+        if (added > 0)
+                table_sort(t);
+        return (int) MIN(added, (size_t) INT_MAX);
+}
+
+static int sysfs_rescan(SettingTable *t, const Host *h, const Posture *p) {
+        int r = sysfs_table_rescan(t, h, p);
+        return r < 0 ? r : 0;
+}
+
+const SettingVTable sysfs_vtable = {
+        .object_size = sizeof(SysfsSetting),
+        .group = SETTING_GROUP_HOST,
+        .read = sysfs_read,
+        .write = sysfs_write,
+        .watch_path = file_setting_watch_path,
+        .inherit = file_setting_inherit,
+        .release = file_setting_release,
+        .done = sysfs_done,
+        .rescan = sysfs_rescan,
+        .free_table_state = free,
+};

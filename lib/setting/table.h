@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The table of settings in force: what each kind plans from the posture, kept in step
+ * with the host (IRQs come and go), indexed by kind and object, in ListSettings order.
+ * It knows nothing of any kind: each plans and rescans through its SettingVTable. */
+#pragma once
+
+#include "basic/keyindex.h"
+#include "setting/setting.h"
+
+typedef struct SettingTableHooks {
+        void (*added)(void *userdata, Setting *s);
+        void (*removed)(void *userdata, Setting *s); /* called before the setting is freed */
+        void *userdata;
+} SettingTableHooks;
+
+struct SettingTable {
+        Setting **settings; /* in ListSettings order (setting_compare) once sorted */
+        size_t n, allocated;
+        KeyIndex index; /* by kind and object */
+        size_t counts[_SETTING_STATE_MAX]; /* settings per state (setting_set_state()) */
+        size_t kind_counts[_SETTING_KIND_MAX]; /* settings per kind */
+        /* What a kind keeps about its planning beyond its settings (an IRQ's names from
+         * /proc/interrupts, the NICs' IRQ pins): owned by the kind, freed by its
+         * free_table_state(). */
+        void *kind_state[_SETTING_KIND_MAX];
+        SettingTableHooks hooks;
+};
+
+void table_init(SettingTable *t, const SettingTableHooks *hooks);
+/* Moves a table to another place (a reload builds the new one beside the old); src is
+ * left empty. A plain struct copy would leave the settings counting into the old place. */
+void table_move(SettingTable *dst, SettingTable *src);
+void table_done(SettingTable *t);
+/* Takes s, also on failure (then freed). */
+int table_add(SettingTable *t, Setting *s);
+Setting *table_find(const SettingTable *t, SettingKind kind, const char *object);
+/* Takes s out of the table (the removed hook runs) without freeing it; returns s, or
+ * NULL when it was not in the table. */
+Setting *table_detach(SettingTable *t, Setting *s);
+/* Drops s from the table and frees it. */
+void table_remove(SettingTable *t, Setting *s);
+/* Puts the settings in ListSettings order. */
+void table_sort(SettingTable *t);
+
+/* Every kind's plan(), in registry order; the table is sorted after. Objects that come
+ * and go are listed by table_rescan(). */
+int table_plan(SettingTable *t, const Host *h, const Posture *p);
+/* Every kind's rescan(). Returns 0, or the first error (the others still run). */
+int table_rescan(SettingTable *t, const Host *h, const Posture *p);
+
+/* Reconciles every setting; vanished ones are dropped. */
+void table_reconcile_all(SettingTable *t, SettingContext *rc, uint64_t now, ReconcileFlags flags);
+/* Reconciles one; drops it if its object vanished. */
+void table_reconcile_one(SettingTable *t, SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags);
+
+/* Moves fds and history from old settings that match new ones (reload). old is emptied;
+ * settings of old with no counterpart are released. */
+void table_inherit(SettingTable *t, SettingTable *old);
+
+/* Counts by state. */
+void table_count(const SettingTable *t, size_t counts[_SETTING_STATE_MAX]);
