@@ -5,7 +5,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 

@@ -8,7 +8,7 @@
 #include "audit/audit.h"
 #include "basic/errorlist.h"
 #include "host/host.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "config/posture.h"
 
 int check_report_local(const char *config_path, const char *root, CheckReport *ret, FindingList *ret_findings) {

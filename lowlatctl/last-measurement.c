@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bus-names.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "measure.h"
 #include "measurement-signature.h"

@@ -7,7 +7,7 @@
 
 #include "build-config.h"
 #include "noise-view.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 

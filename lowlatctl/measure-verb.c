@@ -16,7 +16,7 @@
 #include "bus-names.h"
 #include "basic/cpuset.h"
 #include "noise-view.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "measure.h"
 #include "measurement-signature.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bus-names.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "setting/setting.h"
 #include "basic/util.h"

@@ -7,7 +7,7 @@
 
 #include "bus-names.h"
 #include "noise-view.h"
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 

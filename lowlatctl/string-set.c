@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* StringSet: names in first-seen order, for counting settings by kind and state when the
  * names come from lowlatd and may be ones this lowlatctl has never heard of. */
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 

@@ -3,7 +3,7 @@
  * monitoring-plugin verdict), which settings need attention, which ones list --state picks. */
 #include <string.h>
 
-#include "lowlatctl.h"
+#include "client.h"
 #include "basic/macro.h"
 #include "setting/setting.h"
 #include "basic/util.h"

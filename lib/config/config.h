@@ -53,6 +53,8 @@ typedef struct ConfigCpus {
         ConfigSource source; /* where the key was written; file NULL for a default */
 } ConfigCpus;
 
+void config_cpus_done(ConfigCpus *c);
+
 /* [pm] boost: left alone, or held on or off. */
 typedef enum PmBoost {
         PM_BOOST_UNSET,

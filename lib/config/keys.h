@@ -7,7 +7,10 @@
 #include <stddef.h>
 
 #include "config/config.h"
-#include "config/posture.h"
+#include "host/host.h"
+
+/* The posture (posture.h), which sections resolve into: posture.c runs them. */
+typedef struct Posture Posture;
 
 typedef struct ConfigSection ConfigSection;
 typedef struct ConfigKey ConfigKey;
@@ -149,7 +152,6 @@ typedef enum CpusCheck {
  * is a default (NULL: the value's own line). */
 int config_cpus_resolve(const Posture *p, const HostCpus *cpus, const ConfigCpus *value, CpusCheck check,
                         const char *what, const ConfigSource *setting_at, ErrorList *errors, CPUSet *ret);
-void config_cpus_done(ConfigCpus *c);
 
 /* Patterns in section names and values: printable, bounded, brackets closed. */
 bool config_glob_is_valid(const char *glob, size_t max);

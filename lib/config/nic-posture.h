@@ -23,7 +23,7 @@ typedef struct NicPosture {
         const CPUSet *xps_cpus;
         bool rps_flow_cnt_set;
         uint32_t rps_flow_cnt;
-        bool txqueuelen_set; /* IFLA_TXQLEN (lib/setting-link.c) */
+        bool txqueuelen_set; /* IFLA_TXQLEN (lib/setting/nic.c, nic_txqueuelen) */
         uint32_t txqueuelen;
 } NicPosture;
 

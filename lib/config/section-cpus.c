@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config/keys.h"
+#include "config/posture.h"
 #include "basic/util.h"
 
 static bool slice_is_listed(char *const *list, size_t n, const char *unit) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config/keys.h"
+#include "config/posture.h"
 #include "basic/util.h"
 
 /* pin = GLOB CPULIST: each line is one more pin; the last that matches an IRQ wins. */

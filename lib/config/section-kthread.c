@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config/keys.h"
+#include "config/posture.h"
 #include "basic/util.h"
 
 void *config_open_kthread(ConfigParse *p, const char *argument) {

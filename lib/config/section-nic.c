@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config/keys.h"
+#include "config/posture.h"
 #include "host/ethtool.h"
 #include "basic/util.h"
 

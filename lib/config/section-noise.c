@@ -2,6 +2,7 @@
 /* [noise]: the CPUs whose interrupts, softirqs and context switches are counted
  * (lib/noise/noise.c), the alerts about them, and the perf gate (lib/noise/gate.h). */
 #include "config/keys.h"
+#include "config/posture.h"
 #include "basic/util.h"
 
 /* gate = perf | off (a false boolean reads as off, as the key once was one). */

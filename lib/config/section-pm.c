@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config/keys.h"
+#include "config/posture.h"
 #include "basic/util.h"
 
 static const char *const pm_boost_table[_PM_BOOST_MAX] = {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config/keys.h"
+#include "config/posture.h"
 #include "basic/util.h"
 
 static const char *const cpus_kind_table[_CPUS_KIND_MAX] = {

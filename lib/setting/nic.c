@@ -34,14 +34,6 @@ static const SettingKind kind_of_group[_ETHTOOL_GROUP_MAX] = {
         [ETHTOOL_GROUP_EEE] = SETTING_NIC_EEE,
 };
 
-static bool setting_is_nic(const Setting *s) {
-        return SETTING_VTABLE(s)->group == SETTING_GROUP_NIC;
-}
-
-int setting_nic_ifindex(const Setting *s) {
-        return setting_is_nic(s) ? NIC_HEAD(s)->ifindex : -1;
-}
-
 bool setting_nic_notified_by(const Setting *s, int ifindex, EthtoolGroup group) {
         return setting_is_nic(s) && NIC_HEAD(s)->ifindex == ifindex && group < _ETHTOOL_GROUP_MAX &&
                s->kind == kind_of_group[group];
@@ -250,10 +242,6 @@ static int nic_txqueuelen_write(Setting *s, SettingContext *rc, const char *valu
                 return r;
         r = rtnl_set_txqlen(rc->rtnl, NIC(s)->head.ifindex, v, &error);
         return nic_result(s, r, error, "not supported");
-}
-
-uint64_t setting_nic_sort_key(const Setting *s) {
-        return (uint64_t) NIC_HEAD(s)->ifindex;
 }
 
 static void nic_done(Setting *s) {

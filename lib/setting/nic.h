@@ -7,16 +7,10 @@
 #include <stdbool.h>
 
 #include "host/ethtool.h"
+#include "setting/nic-head.h"
 #include "setting/setting.h"
 #include "setting/table.h"
 
-/* What every kind in SETTING_GROUP_NIC starts with (the ethtool and qdisc kinds here, the
- * steering kinds of lib/setting/rps.c): the interface, which the link monitor replans and
- * drops settings by. */
-typedef struct NicSettingHead {
-        Setting setting;
-        int ifindex;
-} NicSettingHead;
 
 int setting_new_nic_param(int ifindex, const char *ifname, EthtoolParam p, uint32_t value, Setting **ret);
 int setting_new_nic_feature(int ifindex, const char *ifname, const char *feature, bool on, Setting **ret);

@@ -6,8 +6,10 @@
  * --root are discarded. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "basic/keyindex.h"
-#include "setting/setting.h"
+#include "setting/kind.h"
 
 typedef struct OriginalEntry {
         SettingKind kind;

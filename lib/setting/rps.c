@@ -16,7 +16,7 @@
 
 #include "host/rtnl.h"
 #include "setting/file.h"
-#include "setting/nic.h"
+#include "setting/nic-head.h"
 #include "setting/rps.h"
 #include "basic/util.h"
 

@@ -9,12 +9,6 @@
 #include "setting/setting.h"
 #include "basic/util.h"
 
-static const char *const setting_kind_table[_SETTING_KIND_MAX] = {
-#define SETTING_KIND_NAME(e, n) [SETTING_##e] = #n,
-        SETTING_KINDS(SETTING_KIND_NAME)
-#undef SETTING_KIND_NAME
-};
-DEFINE_STRING_TABLE_LOOKUP(setting_kind, SettingKind);
 
 #define SETTING_KIND_VTABLE_DECLARE(e, n) extern const SettingVTable n##_vtable;
 SETTING_KINDS(SETTING_KIND_VTABLE_DECLARE)

@@ -16,49 +16,7 @@
 #include "config/posture.h"
 #include "basic/string-table.h"
 #include "host/task.h"
-
-/* The registry: every kind of setting, one line each. X(ENUM, name) gives the enum value
- * SETTING_ENUM, the name "name" that the journal, the bus, the metrics and the originals
- * file use, and the table of operations name_vtable that the kind's file defines. The
- * order is the order of ListSettings within a group. */
-#define SETTING_KINDS(X)                                   \
-        X(IRQ_AFFINITY, irq_affinity)                      \
-        X(IRQ_DEFAULT_AFFINITY, irq_default_affinity)      \
-        X(IRQBALANCE_BAN, irqbalance_ban)                  \
-        X(SYSCTL, sysctl)                                  \
-        X(CPU_DMA_LATENCY, cpu_dma_latency)                \
-        X(GOVERNOR, governor)                              \
-        X(CPUIDLE, cpuidle)                                \
-        X(RESUME_LATENCY, resume_latency)                  \
-        X(MIN_FREQ, min_freq)                              \
-        X(ENERGY_PERFORMANCE_PREFERENCE, energy_performance_preference) \
-        X(BOOST, boost)                                    \
-        X(STRAY_TASKS, stray_tasks)                        \
-        X(SLICE_CPUS, slice_cpus)                          \
-        X(KTHREAD_AFFINITY, kthread_affinity)              \
-        X(KTHREAD_POLICY, kthread_policy)                  \
-        X(SYSFS, sysfs)                                    \
-        X(WORKQUEUE_CPUMASK, workqueue_cpumask)            \
-        X(NIC_COALESCE, nic_coalesce)                      \
-        X(NIC_RING, nic_ring)                              \
-        X(NIC_CHANNELS, nic_channels)                      \
-        X(NIC_FEATURE, nic_feature)                        \
-        X(NIC_QDISC, nic_qdisc)                            \
-        X(NIC_PAUSE, nic_pause)                            \
-        X(NIC_EEE, nic_eee)                                \
-        X(NIC_TXQUEUELEN, nic_txqueuelen)                  \
-        X(NIC_RPS_CPUS, nic_rps_cpus)                      \
-        X(NIC_RPS_FLOW_CNT, nic_rps_flow_cnt)              \
-        X(NIC_XPS_CPUS, nic_xps_cpus)                      \
-        X(RPS_DEFAULT_MASK, rps_default_mask)
-
-typedef enum SettingKind {
-#define SETTING_KIND_ENUM(e, n) SETTING_##e,
-        SETTING_KINDS(SETTING_KIND_ENUM)
-#undef SETTING_KIND_ENUM
-        _SETTING_KIND_MAX,
-        _SETTING_KIND_INVALID = -EINVAL,
-} SettingKind;
+#include "setting/kind.h"
 
 typedef enum SettingState {
         SETTING_PENDING, /* not looked at yet */
@@ -72,7 +30,6 @@ typedef enum SettingState {
         _SETTING_STATE_INVALID = -EINVAL,
 } SettingState;
 
-DECLARE_STRING_TABLE_LOOKUP(setting_kind, SettingKind);
 DECLARE_STRING_TABLE_LOOKUP(setting_state, SettingState);
 
 static inline bool setting_state_is_good(SettingState s) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowlatctl.h"
+#include "client.h"
 #include "setting/setting.h"
 #include "tap.h"
 #include "basic/util.h"

@@ -2,7 +2,7 @@
 /* lowlatctl's verdicts: every state liblowlat knows has one, "needs attention" is the
  * library's setting_state_is_good(), and a state only a newer lowlatd knows is unknown;
  * list --state takes the library's state names and no others. */
-#include "lowlatctl.h"
+#include "client.h"
 #include "setting/setting.h"
 #include "tap.h"
 #include "basic/util.h"

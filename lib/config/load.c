@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The files a Config is read from: the main file, then its drop-ins in lexical order,
+ * each checked for who may write it, and then the checks across keys that each section
+ * asks for (keys.c). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config/keys.h"
+#include "config/reader.h"
+#include "basic/util.h"
+
+int config_parse_string(Config *c, const char *name, const char *text, ErrorList *errors) {
+        return config_read(c, name, NULL, text, errors);
+}
+
+/* Like sshd's StrictModes: a file lowlatd acts on as root must be changeable by root (or
+ * lowlatd's own user) only, or anyone who can write it can retune the host. */
+static int check_trusted(const char *path, const struct stat *st, ErrorList *errors) {
+        if (st->st_uid != 0 && st->st_uid != geteuid()) {
+                error_list_add(errors, "%s: owned by uid %u, not root: refusing to use it (chown root %s)", path,
+                               (unsigned) st->st_uid, path);
+                return -EPERM;
+        }
+        /* A shared directory is safe with the sticky bit: others cannot replace our files. */
+        if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))) {
+                error_list_add(errors, "%s: writable by %s (mode %04o): refusing to use it (chmod go-w %s)", path,
+                               st->st_mode & S_IWOTH ? "everyone" : "its group", (unsigned) (st->st_mode & 07777), path);
+                return -EPERM;
+        }
+        return 0;
+}
+
+static int check_trusted_parent(const char *path, ErrorList *errors) {
+        _cleanup_free_ char *dir = strdup(path);
+        struct stat st;
+        char *slash;
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (!slash)
+                strcpy(dir, ".");
+        else if (slash == dir)
+                dir[1] = '\0';
+        else
+                *slash = '\0';
+        if (stat(dir, &st) < 0) {
+                int r = negative_errno();
+                error_list_add(errors, "%s: cannot stat: %s", dir, strerror(-r));
+                return r;
+        }
+        return check_trusted(dir, &st, errors);
+}
+
+int config_parse_file(Config *c, const char *path, ErrorList *errors) {
+        _cleanup_fclose_ FILE *f = NULL;
+        struct stat st;
+        int r;
+
+        /* O_NONBLOCK: a FIFO (or a device) put in place of the config must not hang the
+         * daemon in open(); anything but a regular file is refused below. */
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                r = negative_errno();
+                error_list_add(errors, "%s: cannot open: %s", path, strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = negative_errno();
+                error_list_add(errors, "%s: cannot stat: %s", path, strerror(-r));
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                error_list_add(errors, "%s: not a regular file", path);
+                return -EINVAL;
+        }
+        f = fdopen(fd, "r");
+        if (!f) {
+                r = negative_errno();
+                error_list_add(errors, "%s: cannot read: %s", path, strerror(-r));
+                return r;
+        }
+        fd = -1; /* owned by f */
+        r = check_trusted(path, &st, errors);
+        if (r < 0)
+                return r;
+        r = check_trusted_parent(path, errors);
+        if (r < 0)
+                return r;
+        return config_read(c, path, f, NULL, errors);
+}
+
+static int conf_filter(const struct dirent *d) {
+        size_t n = strlen(d->d_name);
+        return d->d_name[0] != '.' && n > 5 && streq(d->d_name + n - 5, ".conf");
+}
+
+void config_validate(const Config *c, ErrorList *errors) {
+        for (size_t i = 0; i < config_n_sections; i++)
+                if (config_sections[i].validate)
+                        config_sections[i].validate(c, errors);
+}
+
+int config_load(const char *path, Config **ret, ErrorList *errors) {
+        _cleanup_config_ Config *c = config_new();
+        _cleanup_free_ char *dropin_dir = NULL;
+        struct dirent **entries = NULL;
+        size_t errors_before = errors->n;
+        int n, r;
+
+        if (!c)
+                return -ENOMEM;
+        r = config_parse_file(c, path, errors);
+        if (r == -ENOMEM)
+                return r;
+        /* A main file with nothing in it is far more often a truncated write (an editor
+         * crash, a full disk) than an intent to drop the whole posture. */
+        if (r >= 0 && c->content_lines == 0)
+                error_list_add(errors, "%s: the file is empty (no section or key); refusing it, as it would drop "
+                               "the whole posture (an intentionally empty posture needs one section header, e.g. [daemon])",
+                               path);
+
+        dropin_dir = strdup_printf("%s.d", path);
+        if (!dropin_dir)
+                return -ENOMEM;
+        n = scandir(dropin_dir, &entries, conf_filter, alphasort);
+        if (n < 0 && errno != ENOENT && errno != ENOTDIR)
+                error_list_add(errors, "%s: cannot read drop-in directory: %s", dropin_dir, strerror(errno));
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *file = strdup_printf("%s/%s", dropin_dir, entries[i]->d_name);
+                if (!file)
+                        r = -ENOMEM;
+                else
+                        r = config_parse_file(c, file, errors);
+                free(entries[i]);
+                if (r == -ENOMEM) {
+                        for (int j = i + 1; j < n; j++)
+                                free(entries[j]);
+                        free(entries);
+                        return r;
+                }
+        }
+        free(entries);
+
+        config_validate(c, errors);
+        if (errors->n > errors_before)
+                return -EINVAL;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
