@@ -8,11 +8,14 @@
 #include <sys/stat.h>
 
 #include "originals.h"
+#include "setting-default-affinity.h"
 #include "setting-dma.h"
 #include "setting-file.h"
+#include "setting-governor.h"
 #include "setting-irq.h"
 #include "setting-nic.h"
 #include "setting-slices.h"
+#include "setting-sysctl.h"
 #include "systemd-client.h"
 #include "table.h"
 #include "faketree.h"
