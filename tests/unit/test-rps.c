@@ -10,6 +10,7 @@
 #include "originals.h"
 #include "setting-nic.h"
 #include "setting-rps.h"
+#include "setting-sysfs.h"
 #include "sysfs.h"
 #include "table.h"
 #include "faketree.h"
