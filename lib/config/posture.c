@@ -6,7 +6,7 @@
 
 #include "config/keys.h"
 #include "config/posture.h"
-#include "host/sysfs.h"
+#include "setting/sysfs.h"
 #include "basic/util.h"
 
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Files under /sys as [sysfs] names them: the paths and patterns a config may hold, their
- * expansion under the root, what makes lowlatd refuse a file (a link out of /sys, a file
- * another kind keeps), and the kernel's bracketed choice lists ("always madvise [never]"). */
+ * expansion under the root, and the kernel's bracketed choice lists ("always madvise
+ * [never]"). What makes lowlatd refuse a file is lib/setting/sysfs.h's. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
-#include "basic/errorlist.h"
 #include "host/host.h"
 
 /* Why path cannot be a [sysfs] key, or NULL when it can: an absolute path under /sys of
@@ -38,21 +36,3 @@ typedef int (*SysfsMatchFn)(void *userdata, const char *relpath);
  * directory that cannot be listed matches nothing. A literal last component is handed to
  * fn without looking whether it exists. Returns 0 or fn's error. */
 int sysfs_expand(const Host *h, const char *path, SysfsMatchFn fn, void *userdata);
-
-typedef enum SysfsFileVerdict {
-        SYSFS_FILE_OK,
-        SYSFS_FILE_REFUSED,     /* a link out of /sys, or a file another kind keeps */
-        SYSFS_FILE_NOT_REGULAR, /* a directory (which a pattern may well match too) */
-} SysfsFileVerdict;
-
-/* Whether [sysfs] may keep relpath ("sys/..."): a SysfsFileVerdict, with the reason in
- * *ret_reason unless it is SYSFS_FILE_OK ("leads out of /sys (to /etc/passwd)"); -ENOENT
- * when nothing is there; another -errno when it cannot be resolved. */
-int sysfs_file_check(const Host *h, const char *relpath, char **ret_reason);
-
-/* The [sysfs] entries against the host and the other kinds: a pattern that names a file
- * another kind keeps, and every file an entry matches now that [sysfs] may not keep, are
- * errors "FILE:LINE: PATH: reason". */
-void sysfs_config_check(const Config *c, const Host *h, ErrorList *errors);
-/* Whether some [sysfs] key is a pattern (so devices coming and going matter). */
-bool sysfs_config_has_patterns(const Config *c);

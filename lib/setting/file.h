@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Settings that are one text file under the root: sysctls, governors, idle states and the
- * default IRQ affinity; and the persistent-fd reading that IRQ affinities share. */
+/* The base of the settings that are one text file under the root (sysctl, governor,
+ * cpuidle, the default IRQ affinity, [sysfs], ...), and the persistent-fd reading that IRQ
+ * affinities share. Each kind is in a file of its own. */
 #pragma once
 
 #include "setting/setting.h"
@@ -34,6 +35,12 @@ typedef struct FileSetting {
 /* A new setting of a kind whose struct starts with a FileSetting; takes path (relative to
  * the root), also on failure. */
 int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret);
+/* Reads the file; missing: why a file that does not exist makes the setting unsupported
+ * ("no such sysctl on this kernel"), with the path in s->reason. */
+int file_setting_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags,
+                      const char *missing);
+/* The same, for a file that is simply "not present on this host". */
+int file_setting_read_present(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags);
 /* Writes value to the file; a refused write is a failure to retry (-EIO), never "gone"
  * or "unmovable", with the kernel's words in s->reason. */
 int file_setting_write(Setting *s, SettingContext *rc, const char *value);
@@ -42,6 +49,14 @@ int file_setting_watch_path(const Setting *s, unsigned i, char *buf, size_t size
 void file_setting_inherit(Setting *s, Setting *old, bool same_value);
 void file_setting_release(Setting *s);
 void file_setting_done(Setting *s);
+
+/* The operations every kind that is one host-wide file takes as they are; a kind's vtable
+ * starts with this and adds its size, read, write, done and plan. */
+#define FILE_SETTING_OPS                              \
+        .group = SETTING_GROUP_HOST,                  \
+        .watch_path = file_setting_watch_path,        \
+        .inherit = file_setting_inherit,              \
+        .release = file_setting_release
 
 /* A file that holds a CPU mask in the kernel's comma-grouped hex format (default IRQ
  * affinity, workqueue masks): the desired value is cpus as a mask mask_bits wide (the
@@ -65,13 +80,6 @@ bool setting_file_is_read_only(const SettingFile *f);
  * Returns true, with the reason set, when none of cpus is online now: a passing state
  * (the write is retried when the online CPUs change), not a refusal. */
 bool setting_cpus_offline(Setting *s, SettingContext *rc, const CPUSet *cpus);
-
-/* Constructors; desired values come from the posture. */
-int setting_new_default_affinity(const Posture *p, Setting **ret);
-int setting_new_sysctl(const char *key, const char *value, Setting **ret);
-int setting_new_governor(unsigned cpu, const char *governor, Setting **ret);
-/* An idle state deeper than the latency target, kept disabled on an isolated CPU. */
-int setting_new_cpuidle(unsigned cpu, unsigned state, const char *name, Setting **ret);
 
 /* The file a setting of these kinds reads and writes, relative to the root. */
 const char *setting_file_path(const Setting *s);

@@ -3,9 +3,13 @@
  * inotify and the scan. Patterns are expanded again on every full pass and when devices
  * come and go (daemon/sysfswatch.c), so a new match is kept from then on and a file that
  * went away takes its setting with it. A choice file ("always madvise [never]") compares
- * on its selected word and takes only the words it offers. */
+ * on its selected word and takes only the words it offers. Which files [sysfs] refuses (a
+ * link out of /sys, a file another kind keeps) is decided here too, at load and on every
+ * expansion. */
+#include <fnmatch.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "setting/file.h"
 #include "setting/sysfs.h"
@@ -108,6 +112,111 @@ static int sysfs_write(Setting *s, SettingContext *rc, const char *value) {
 static void sysfs_done(Setting *s) {
         file_setting_done(s);
         free(SYSFS(s)->refused);
+}
+
+/* --- what [sysfs] does not keep --- */
+
+static bool owned_by(const char *const *patterns, const char *relpath, bool both_ways) {
+        for (; patterns && *patterns; patterns++)
+                if (fnmatch(*patterns, relpath, FNM_PATHNAME) == 0 ||
+                    (both_ways && fnmatch(relpath, *patterns, FNM_PATHNAME) == 0))
+                        return true;
+        return false;
+}
+
+/* Why another setting keeps relpath, or NULL. A pattern (both_ways) is also caught when it
+ * matches the keeper's pattern as text: "cpu*" over "cpu[0-3]" and the other way round. */
+static char *owner_reason(const char *relpath, bool both_ways) {
+        for (SettingKind k = 0; k < _SETTING_KIND_MAX; k++)
+                if (owned_by(setting_vtables[k]->owns, relpath, both_ways))
+                        return strdup_printf("is kept by lowlatd's %s settings, not by [sysfs]",
+                                             setting_kind_to_string(k));
+        return NULL;
+}
+
+int sysfs_file_check(const Host *h, const char *relpath, char **ret_reason) {
+        _cleanup_free_ char *resolved = NULL, *reason = NULL;
+        mode_t mode;
+        int r;
+
+        r = host_resolve(h, relpath, &resolved, &mode);
+        if (r == -EXDEV)
+                reason = strdup("leads out of the root");
+        else if (r < 0)
+                return r;
+        else if (strncmp(resolved, "sys/", 4) != 0)
+                reason = strdup_printf("leads out of /sys (to /%s)", resolved);
+        else if (!(reason = owner_reason(relpath, false)) && !(reason = owner_reason(resolved, false))) {
+                if (S_ISREG(mode))
+                        return SYSFS_FILE_OK;
+                reason = strdup(S_ISDIR(mode) ? "is a directory, not a file" : "is not a regular file");
+                if (!reason)
+                        return -ENOMEM;
+                *ret_reason = TAKE_PTR(reason);
+                return SYSFS_FILE_NOT_REGULAR;
+        }
+        if (!reason)
+                return -ENOMEM;
+        *ret_reason = TAKE_PTR(reason);
+        return SYSFS_FILE_REFUSED;
+}
+
+typedef struct MatchCheck {
+        const Host *host;
+        char *first; /* the first refused match and why, "/sys/... leads out of /sys" */
+        size_t refused;
+} MatchCheck;
+
+static int check_match(void *userdata, const char *relpath) {
+        MatchCheck *m = userdata;
+        _cleanup_free_ char *reason = NULL;
+        int r = sysfs_file_check(m->host, relpath, &reason);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r != SYSFS_FILE_REFUSED)
+                return 0; /* not there, or a directory the pattern also matches */
+        if (m->refused++ == 0 && !(m->first = strdup_printf("/%s, which %s", relpath, reason)))
+                return -ENOMEM;
+        return 0;
+}
+
+static void check_entry(const SysfsEntry *e, const Host *h, ErrorList *errors) {
+        const char *relpath = e->path + 1;
+        _cleanup_free_ char *reason = owner_reason(relpath, true);
+        MatchCheck m = { .host = h };
+        int r;
+
+        if (reason) {
+                error_list_add(errors, "%s:%u: %s %s", e->source.file, e->source.line, e->path, reason);
+                return;
+        }
+        if (!sysfs_path_is_pattern(e->path)) {
+                r = sysfs_file_check(h, relpath, &reason);
+                if (r == SYSFS_FILE_REFUSED || r == SYSFS_FILE_NOT_REGULAR)
+                        error_list_add(errors, "%s:%u: %s %s", e->source.file, e->source.line, e->path, reason);
+                return;
+        }
+        r = sysfs_expand(h, e->path, check_match, &m);
+        if (r < 0)
+                error_list_add(errors, "%s:%u: %s: cannot check what it matches: %s", e->source.file, e->source.line,
+                               e->path, strerror(-r));
+        else if (m.refused > 0)
+                error_list_add(errors, "%s:%u: %s matches %s%s", e->source.file, e->source.line, e->path, m.first,
+                               m.refused > 1 ? " (and more of its matches are refused)" : "");
+        free(m.first);
+}
+
+void sysfs_config_check(const Config *c, const Host *h, ErrorList *errors) {
+        for (size_t i = 0; i < c->n_sysfs; i++)
+                check_entry(&c->sysfs[i], h, errors);
+}
+
+bool sysfs_config_has_patterns(const Config *c) {
+        for (size_t i = 0; i < c->n_sysfs; i++)
+                if (sysfs_path_is_pattern(c->sysfs[i].path))
+                        return true;
+        return false;
 }
 
 /* --- the table's files --- */

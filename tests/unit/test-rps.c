@@ -10,6 +10,7 @@
 #include "setting/originals.h"
 #include "setting/nic.h"
 #include "setting/rps.h"
+#include "setting/sysfs.h"
 #include "host/sysfs.h"
 #include "setting/table.h"
 #include "faketree.h"
