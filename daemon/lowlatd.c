@@ -11,6 +11,7 @@
 #include "bus.h"
 #include "manager.h"
 #include "basic/util.h"
+#include "setting/posture-load.h"
 
 #define EXIT_INVALID 1
 #define EXIT_RUNTIME 2

@@ -23,6 +23,7 @@
 #include "host/task.h"
 #include "manager.h"
 #include "basic/util.h"
+#include "setting/posture-load.h"
 
 static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
         [MANAGER_STARTING] = "starting",

@@ -10,6 +10,7 @@
 #include "host/host.h"
 #include "client.h"
 #include "config/posture.h"
+#include "setting/posture-load.h"
 
 int check_report_local(const char *config_path, const char *root, CheckReport *ret, FindingList *ret_findings) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/apps.h"
 #include "audit/audit-internal.h"
 #include "host/task.h"
 #include "basic/util.h"

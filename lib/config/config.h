@@ -193,7 +193,6 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 /* Longest energy_performance_preference name the kernel's preference list has room for. */
 #define PM_EPP_NAME_MAX 31
 #define SYSCTL_VALUE_MAX 255
-#define SYSFS_VALUE_MAX 255
 #define RPS_FLOW_CNT_MAX (UINT32_C(1) << 31)
 /* [noise]: ticks per second a nohz_full CPU running one task may take before an alert
  * (CONFIG_HZ is at least 100, so a tick that did not stop shows 100/s or more). */

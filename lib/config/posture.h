@@ -33,11 +33,6 @@ typedef struct Posture {
 
 /* Takes ownership of *config on success (and sets it to NULL). Errors name file:line. */
 int posture_build(Config **config, const HostCpus *cpus, Posture **ret, ErrorList *errors);
-/* The posture from the files: config_load() of config_path (and its drop-ins), the host's
- * CPUs, then posture_build(), with the [sysfs] paths checked against the host (lib/host/sysfs.h).
- * Every problem goes to errors; -ENODEV when the host's CPUs cannot be read (the host, not
- * the configuration, is at fault). */
-int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors);
 Posture *posture_free(Posture *p);
 DEFINE_POINTER_CLEANUP(Posture, posture_free);
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* [service "NAME"] and [process "COMM"]: the latency-critical programs the audit checks
- * (lib/audit/audit-processes.c), by their unit or by their command name. */
+ * (lib/audit/audit-processes.c), by their unit or by their command name, and which of
+ * them a running process is (apps.h). */
 #include <string.h>
 
+#include "config/apps.h"
 #include "config/keys.h"
+#include "host/task.h"
 #include "basic/util.h"
 
 static void *open_app(ConfigParse *p, AppKind kind, const char *argument) {
@@ -45,4 +48,40 @@ void *config_open_service(ConfigParse *p, const char *argument) {
 
 void *config_open_process(ConfigParse *p, const char *argument) {
         return open_app(p, APP_PROCESS, argument);
+}
+
+bool app_matches(const AppSection *app, const char *comm, const char *cgroup) {
+        char unit[256];
+
+        if (app->kind == APP_PROCESS)
+                return comm && streq(comm, app->name);
+        if (!cgroup || snprintf(unit, sizeof(unit), "%s.service", app->name) >= (int) sizeof(unit))
+                return false;
+        return cgroup_in_unit(cgroup, unit);
+}
+
+int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *comm, bool *matched) {
+        _cleanup_free_ char *cgroup = NULL;
+        bool cgroup_read = false;
+        int n = 0;
+
+        for (size_t i = 0; i < c->n_apps; i++) {
+                bool match;
+
+                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
+                        int r = host_read_filef(h, &cgroup, "proc/%u/cgroup", pid);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                cgroup = NULL;
+                        cgroup_read = true;
+                }
+                match = app_matches(&c->apps[i], comm, cgroup);
+                if (matched)
+                        matched[i] = match;
+                else if (match)
+                        return 1;
+                n += match;
+        }
+        return n;
 }

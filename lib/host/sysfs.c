@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "basic/array.h"
-#include "config/config.h" /* SYSFS_VALUE_MAX, beside the other limits of a config value */
 #include "host/sysfs.h"
 #include "basic/util.h"
 

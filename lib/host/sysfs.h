@@ -13,6 +13,9 @@
  * printable characters, its components names or fnmatch() patterns (no empty, "." or ".."
  * component, every '[' closed in its own component, no backslash), no '/' at the end. */
 const char *sysfs_path_problem(const char *path);
+/* The longest value [sysfs] writes (a config line's other limits are in config/config.h). */
+#define SYSFS_VALUE_MAX 255
+
 /* Why value cannot be written by [sysfs], or NULL: 1 to SYSFS_VALUE_MAX printable
  * characters, no brackets (a choice is written as the bare word: never, not [never]). */
 const char *sysfs_value_problem(const char *value);

@@ -157,42 +157,6 @@ bool cgroup_in_unit(const char *text, const char *unit) {
         return false;
 }
 
-bool app_matches(const AppSection *app, const char *comm, const char *cgroup) {
-        char unit[256];
-
-        if (app->kind == APP_PROCESS)
-                return comm && streq(comm, app->name);
-        if (!cgroup || snprintf(unit, sizeof(unit), "%s.service", app->name) >= (int) sizeof(unit))
-                return false;
-        return cgroup_in_unit(cgroup, unit);
-}
-
-int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *comm, bool *matched) {
-        _cleanup_free_ char *cgroup = NULL;
-        bool cgroup_read = false;
-        int n = 0;
-
-        for (size_t i = 0; i < c->n_apps; i++) {
-                bool match;
-
-                if (c->apps[i].kind == APP_SERVICE && !cgroup_read) {
-                        int r = host_read_filef(h, &cgroup, "proc/%u/cgroup", pid);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0)
-                                cgroup = NULL;
-                        cgroup_read = true;
-                }
-                match = app_matches(&c->apps[i], comm, cgroup);
-                if (matched)
-                        matched[i] = match;
-                else if (match)
-                        return 1;
-                n += match;
-        }
-        return n;
-}
-
 int task_find_by_comm(const Host *h, const char *const *names, size_t n, unsigned *ret_pid, size_t *ret_index) {
         struct dirent *de;
         DIR *d;

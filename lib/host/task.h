@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
 #include "basic/cpuset.h"
 #include "host/host.h"
 #include "basic/string-table.h"
@@ -62,17 +61,6 @@ int task_is_kernel_thread(const Host *h, unsigned pid, const TaskStat *st, const
 /* Whether a /proc/PID/cgroup text ("hierarchy:controllers:path" lines) puts the task in
  * unit ("NAME.service") or below it. */
 bool cgroup_in_unit(const char *text, const char *unit);
-
-/* Whether a process is one of the configured applications: its comm for [process
- * "COMM"], its cgroup (NULL when unreadable) for [service "NAME"]. */
-bool app_matches(const AppSection *app, const char *comm, const char *cgroup);
-
-/* Which of c's [service]/[process] sections the process pid (named comm) is, reading its
- * /proc/PID/cgroup once, and only when a [service] section needs it (an unreadable one
- * matches no service). matched is NULL, or has c->n_apps entries, each set to whether
- * that section matches; when NULL the search stops at the first match. Returns how many
- * matched, or -ENOMEM. */
-int task_match_apps(const Host *h, const Config *c, unsigned pid, const char *comm, bool *matched);
 
 /* The first process (in /proc's order) whose comm is one of names[0..n-1]: 0 with its pid
  * in *ret_pid and the index of its name in *ret_index (may be NULL), -ESRCH when none runs,

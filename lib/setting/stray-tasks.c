@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "config/apps.h"
 #include "basic/array.h"
 #include "setting/stray-tasks.h"
 #include "basic/util.h"

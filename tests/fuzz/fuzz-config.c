@@ -19,6 +19,7 @@
 #include "config/keys.h"
 #include "config/posture.h"
 #include "fuzz.h"
+#include "host/sysfs.h"
 #include "basic/util.h"
 
 #define MAX_FILES 2

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "config/apps.h"
 #include "basic/errorlist.h"
 #include "faketree.h"
 #include "tap.h"
