@@ -6,6 +6,7 @@
 
 #include "bus-names.h"
 #include "client.h"
+#include "basic/array.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 
@@ -242,17 +243,15 @@ static int call_for_array(sd_bus *bus, const char *method, const char *contents,
 
 static int setting_row_read(sd_bus_message *reply, void *list) {
         SettingList *l = list;
-        SettingRow row, *rows;
+        SettingRow row;
         int r;
 
         r = sd_bus_message_read(reply, "(ssssss)", &row.kind, &row.object, &row.desired, &row.observed, &row.state,
                                 &row.label);
         if (r <= 0)
                 return r;
-        rows = array_reserve(l->rows, l->n, &l->allocated, sizeof(SettingRow));
-        if (!rows)
+        if (array_grow(&l->rows, &l->allocated, l->n + 1) < 0)
                 return -ENOMEM;
-        l->rows = rows;
         l->rows[l->n++] = row;
         return 1;
 }
@@ -294,10 +293,8 @@ static int check_details_read(sd_bus_message *reply, CheckFinding *finding) {
 
         r = sd_bus_message_enter_container(reply, 'a', "s");
         while (r >= 0 && (r = sd_bus_message_read_basic(reply, 's', &line)) > 0) {
-                const char **more = array_reserve(lines, n, &allocated, sizeof(char *));
-                if (!more)
+                if (array_grow(&lines, &allocated, n + 1) < 0)
                         return -ENOMEM;
-                lines = more;
                 lines[n++] = line;
         }
         if (r >= 0)
@@ -313,7 +310,7 @@ static int check_details_read(sd_bus_message *reply, CheckFinding *finding) {
  * through a package upgrade). */
 static int check_finding_read(sd_bus_message *reply, void *list) {
         CheckReport *report = list;
-        CheckFinding finding = {}, *findings;
+        CheckFinding finding = {};
         const char *contents;
         char type;
         int r;
@@ -335,12 +332,10 @@ static int check_finding_read(sd_bus_message *reply, void *list) {
                 free(finding.details);
                 return r;
         }
-        findings = array_reserve(report->findings, report->n, &report->allocated, sizeof(CheckFinding));
-        if (!findings) {
+        if (array_grow(&report->findings, &report->allocated, report->n + 1) < 0) {
                 free(finding.details);
                 return -ENOMEM;
         }
-        report->findings = findings;
         report->findings[report->n++] = finding;
         return 1;
 }

@@ -21,20 +21,6 @@
 #define EXIT_USAGE 64  /* EX_USAGE */
 #define EXIT_OUTPUT 74 /* EX_IOERR: standard output could not be written */
 
-/* Room for one more element in a growable array of n elements of size bytes in *allocated
- * slots: the array, moved perhaps, or NULL (and the old one untouched) when out of memory. */
-static inline void *array_reserve(void *array, size_t n, size_t *allocated, size_t size) {
-        size_t k;
-
-        if (n < *allocated)
-                return array;
-        k = *allocated ? *allocated * 2 : 16;
-        array = reallocarray(array, k, size);
-        if (array)
-                *allocated = k;
-        return array;
-}
-
 /* ---- What lowlatd reports (bus.c, check-local.c) ------------------------------------- */
 
 typedef struct LastMeasurement LastMeasurement;

@@ -6,6 +6,7 @@
 
 #include "bus-names.h"
 #include "client.h"
+#include "basic/array.h"
 #include "basic/macro.h"
 #include "measure.h"
 #include "measurement-signature.h"
@@ -41,18 +42,16 @@ int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret) {
         if (r >= 0)
                 r = sd_bus_message_enter_container(m.reply, 'a', MEASUREMENT_CPU_SIGNATURE);
         while (r >= 0) {
-                MeasuredCPURow c, *more;
+                MeasuredCPURow c;
 
                 r = sd_bus_message_read(m.reply, MEASUREMENT_CPU_SIGNATURE, &c.cpu, &c.samples, &c.min_ns, &c.avg_ns,
                                         &c.p99_ns, &c.max_ns, &c.overflows, &c.p99_over);
                 if (r <= 0)
                         break;
-                more = array_reserve(m.cpus, m.n_cpus, &allocated, sizeof(MeasuredCPURow));
-                if (!more) {
+                if (array_grow(&m.cpus, &allocated, m.n_cpus + 1) < 0) {
                         r = -ENOMEM;
                         break;
                 }
-                m.cpus = more;
                 m.cpus[m.n_cpus++] = c;
         }
         if (r >= 0)
@@ -61,18 +60,16 @@ int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret) {
         if (r >= 0)
                 r = sd_bus_message_enter_container(m.reply, 'a', MEASUREMENT_NOISE_SIGNATURE);
         while (r >= 0) {
-                MeasuredNoiseRow n, *more;
+                MeasuredNoiseRow n;
 
                 r = sd_bus_message_read(m.reply, MEASUREMENT_NOISE_SIGNATURE, &n.cpu, &n.kind, &n.source,
                                         &n.description, &n.count);
                 if (r <= 0)
                         break;
-                more = array_reserve(m.noise, m.n_noise, &allocated, sizeof(MeasuredNoiseRow));
-                if (!more) {
+                if (array_grow(&m.noise, &allocated, m.n_noise + 1) < 0) {
                         r = -ENOMEM;
                         break;
                 }
-                m.noise = more;
                 m.noise[m.n_noise++] = n;
         }
         if (r >= 0)

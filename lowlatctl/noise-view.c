@@ -8,6 +8,7 @@
 #include "bus-names.h"
 #include "noise-view.h"
 #include "client.h"
+#include "basic/array.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 
@@ -23,7 +24,7 @@ void noise_view_done(NoiseView *v) {
 }
 
 static int noise_source_read(sd_bus_message *reply, NoiseSample *s) {
-        NoiseSource src, *sources;
+        NoiseSource src;
         int r;
 
         r = sd_bus_message_read(reply, "(ussstd)", &src.cpu, &src.kind, &src.source, &src.description, &src.count,
@@ -33,10 +34,8 @@ static int noise_source_read(sd_bus_message *reply, NoiseSample *s) {
         /* A NaN or negative rate from a confused daemon would sort and print as nonsense. */
         if (!isfinite(src.rate) || src.rate < 0)
                 src.rate = 0;
-        sources = array_reserve(s->sources, s->n, &s->allocated, sizeof(NoiseSource));
-        if (!sources)
+        if (array_grow(&s->sources, &s->allocated, s->n + 1) < 0)
                 return -ENOMEM;
-        s->sources = sources;
         s->sources[s->n++] = src;
         return 1;
 }

@@ -2,6 +2,7 @@
 /* StringSet: names in first-seen order, for counting settings by kind and state when the
  * names come from lowlatd and may be ones this lowlatctl has never heard of. */
 #include "client.h"
+#include "basic/array.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 
@@ -11,15 +12,11 @@ void string_set_done(StringSet *s) {
 }
 
 ssize_t string_set_put(StringSet *set, const char *s) {
-        const char **items;
-
         for (size_t i = 0; i < set->n; i++)
                 if (streq(set->items[i], s))
                         return (ssize_t) i;
-        items = array_reserve(set->items, set->n, &set->allocated, sizeof(char *));
-        if (!items)
+        if (array_grow(&set->items, &set->allocated, set->n + 1) < 0)
                 return -ENOMEM;
-        set->items = items;
         set->items[set->n] = s;
         return (ssize_t) set->n++;
 }

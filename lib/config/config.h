@@ -109,7 +109,7 @@ typedef struct NicSection {
         ConfigSource source;
         NicParamValue params[NIC_PARAM_MAX];
         NicFeature *features;
-        size_t n_features;
+        size_t n_features, allocated_features;
         char *qdisc;
         ConfigSource qdisc_source;
         ConfigCpus irq_cpus; /* CPUS_UNSET or CPUS_LIST */
@@ -202,7 +202,7 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 
 typedef struct Config {
         char **files; /* every file read, main file first */
-        size_t n_files;
+        size_t n_files, allocated_files;
         size_t content_lines; /* lines that were not blank or comments, in all files */
         uint64_t digest; /* FNV-1a over the file names and every byte read, in order */
 
@@ -218,7 +218,7 @@ typedef struct Config {
         bool kthreads_housekeeping; /* move kernel threads off the isolated CPUs */
 
         KthreadSection *kthread_sections;
-        size_t n_kthread_sections;
+        size_t n_kthread_sections, allocated_kthread_sections;
 
         /* Units confined to the housekeeping CPUs with systemd's AllowedCPUs= (lib/setting/slices.c);
          * none when n_slices is 0. */
@@ -235,7 +235,7 @@ typedef struct Config {
         ConfigCpus default_affinity; /* housekeeping, or a list */
 
         IrqPin *pins;
-        size_t n_pins;
+        size_t n_pins, allocated_pins;
 
         IrqbalanceMode irqbalance;
 
@@ -261,16 +261,16 @@ typedef struct Config {
         PmBoost boost;
 
         SysctlEntry *sysctls;
-        size_t n_sysctls;
+        size_t n_sysctls, allocated_sysctls;
 
         SysfsEntry *sysfs; /* in the order read: a later entry wins where two match one file */
-        size_t n_sysfs;
+        size_t n_sysfs, allocated_sysfs;
 
         NicSection *nics;
-        size_t n_nics;
+        size_t n_nics, allocated_nics;
 
         AppSection *apps;
-        size_t n_apps;
+        size_t n_apps, allocated_apps;
 
         /* [noise] (lib/noise/noise.c): the CPUs whose interrupts, softirqs and context switches
          * are counted (default: the isolated ones), and the journal alerts about them. */

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "config/reader.h"
 #include "basic/util.h"
@@ -250,10 +251,8 @@ static void read_lines(ConfigParse *p, ConfigInput *in) {
 }
 
 static int config_add_file_name(Config *c, const char *name, const char **ret) {
-        char **files = realloc(c->files, (c->n_files + 1) * sizeof(char *));
-        if (!files)
+        if (array_grow(&c->files, &c->allocated_files, c->n_files + 1) < 0)
                 return -ENOMEM;
-        c->files = files;
         /* The name and a NUL separate one file's bytes from the next one's in the digest. */
         for (const char *p = name;; p++) {
                 digest_byte(c, (unsigned char) *p);

@@ -4,6 +4,7 @@
  * them a running process is (apps.h). */
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/apps.h"
 #include "config/keys.h"
 #include "host/task.h"
@@ -32,12 +33,11 @@ static void *open_app(ConfigParse *p, AppKind kind, const char *argument) {
                              kind == APP_SERVICE ? "unit name" : "process name (at most 15 characters)");
                 return NULL;
         }
-        a = realloc(c->apps, (c->n_apps + 1) * sizeof(AppSection));
-        if (!a) {
+        if (array_grow(&c->apps, &c->allocated_apps, c->n_apps + 1) < 0) {
                 p->oom = -ENOMEM;
                 return NULL;
         }
-        c->apps = a;
+        a = c->apps;
         a[c->n_apps] = (AppSection) { .kind = kind, .name = TAKE_PTR(name), .source = config_here(p), .policy = -1 };
         return &a[c->n_apps++];
 }

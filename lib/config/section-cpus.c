@@ -3,6 +3,7 @@
  * to the housekeeping CPUs (slices, kernel threads, workqueues), and the default RPS mask. */
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "config/posture.h"
 #include "basic/util.h"
@@ -49,7 +50,7 @@ int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value,
         Config *c = object;
         _cleanup_free_ char *copy = strdup(value);
         char **list = NULL, *word, *save = NULL, missing[64] = "";
-        size_t n = 0, len = 0;
+        size_t n = 0, allocated = 0, len = 0;
         bool bad = false;
 
         (void) key;
@@ -62,18 +63,13 @@ int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value,
                 return 0;
         }
         for (word = strtok_r(copy, " \t", &save); word && !p->oom; word = strtok_r(NULL, " \t", &save)) {
-                char **a;
-
                 if (!slice_word_is_good(p, list, n, word)) {
                         bad = true;
                         continue;
                 }
-                a = realloc(list, (n + 1) * sizeof(char *));
-                if (!a || !(a[n] = strdup(word)))
+                if (array_grow(&list, &allocated, n + 1) < 0 || !(list[n] = strdup(word)))
                         p->oom = -ENOMEM;
-                if (a)
-                        list = a;
-                if (!p->oom)
+                else
                         n++;
         }
         for (size_t i = 0; !bad && i < ELEMENTSOF(required); i++)

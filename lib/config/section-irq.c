@@ -2,6 +2,7 @@
 /* [irq]: where IRQs go by default, the pins by name, and irqbalance. */
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "config/posture.h"
 #include "basic/util.h"
@@ -12,7 +13,6 @@ int config_parse_pin(ConfigParse *p, const ConfigKey *key, const char *value, vo
         _cleanup_free_ char *copy = strdup(value);
         Config *c = object;
         char *glob, *list, *name;
-        IrqPin *pins;
 
         (void) key;
         if (!copy)
@@ -32,12 +32,10 @@ int config_parse_pin(ConfigParse *p, const ConfigKey *key, const char *value, vo
         if (config_parse_cpu_list(p, "pin", list, &cpus) < 0)
                 return -EINVAL;
         name = strdup(glob);
-        pins = name ? realloc(c->pins, (c->n_pins + 1) * sizeof(IrqPin)) : NULL;
-        if (!pins) {
+        if (!name || array_grow(&c->pins, &c->allocated_pins, c->n_pins + 1) < 0) {
                 free(name);
                 return p->oom = -ENOMEM;
         }
-        c->pins = pins;
         c->pins[c->n_pins++] = (IrqPin) { .glob = name, .cpus = cpus, .source = config_here(p) };
         cpus = CPUSET_EMPTY;
         return 0;

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "config/posture.h"
 #include "basic/util.h"
@@ -22,13 +23,12 @@ void *config_open_kthread(ConfigParse *p, const char *argument) {
                 return NULL;
         }
         glob = strdup(argument);
-        a = glob ? realloc(c->kthread_sections, (c->n_kthread_sections + 1) * sizeof(KthreadSection)) : NULL;
-        if (!a) {
+        if (!glob || array_grow(&c->kthread_sections, &c->allocated_kthread_sections, c->n_kthread_sections + 1) < 0) {
                 free(glob);
                 p->oom = -ENOMEM;
                 return NULL;
         }
-        c->kthread_sections = a;
+        a = c->kthread_sections;
         a[c->n_kthread_sections] = (KthreadSection) { .glob = glob, .source = config_here(p), .policy = -1 };
         return &a[c->n_kthread_sections++];
 }

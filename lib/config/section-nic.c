@@ -5,6 +5,7 @@
  * key (lib/config/nic-posture.c). */
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "config/posture.h"
 #include "host/ethtool.h"
@@ -21,13 +22,12 @@ void *config_open_nic(ConfigParse *p, const char *argument) {
                 return NULL;
         }
         glob = strdup(argument);
-        a = glob ? realloc(c->nics, (c->n_nics + 1) * sizeof(NicSection)) : NULL;
-        if (!a) {
+        if (!glob || array_grow(&c->nics, &c->allocated_nics, c->n_nics + 1) < 0) {
                 free(glob);
                 p->oom = -ENOMEM;
                 return NULL;
         }
-        c->nics = a;
+        a = c->nics;
         a[c->n_nics] = (NicSection) { .glob = glob, .source = config_here(p) };
         return &a[c->n_nics++];
 }
@@ -46,10 +46,9 @@ static int nic_add_feature(ConfigParse *p, NicSection *n, const char *name, bool
                         n->features[i].source = config_here(p);
                         return 0;
                 }
-        f = realloc(n->features, (n->n_features + 1) * sizeof(NicFeature));
-        if (!f)
+        if (array_grow(&n->features, &n->allocated_features, n->n_features + 1) < 0)
                 return p->oom = -ENOMEM;
-        n->features = f;
+        f = n->features;
         f[n->n_features] = (NicFeature) { .name = strdup(name), .on = on, .source = config_here(p) };
         if (!f[n->n_features].name)
                 return p->oom = -ENOMEM;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "host/sysfs.h"
 #include "basic/util.h"
@@ -58,7 +59,8 @@ _Static_assert(sizeof(SysfsEntry) == sizeof(NamedValue) && offsetof(SysfsEntry, 
                "SysfsEntry is a NamedValue");
 
 /* Gives name this value: the entry already there (a later line wins), or a new one. */
-static int named_value_set(ConfigParse *p, NamedValue **entries, size_t *n, const char *name, const char *value) {
+static int named_value_set(ConfigParse *p, NamedValue **entries, size_t *n, size_t *allocated, const char *name,
+                           const char *value) {
         NamedValue *e = NULL;
         char *v;
 
@@ -66,11 +68,9 @@ static int named_value_set(ConfigParse *p, NamedValue **entries, size_t *n, cons
                 if (streq((*entries)[i].name, name))
                         e = &(*entries)[i];
         if (!e) {
-                NamedValue *a = realloc(*entries, (*n + 1) * sizeof(NamedValue));
-                if (!a)
+                if (array_grow(entries, allocated, *n + 1) < 0)
                         return p->oom = -ENOMEM;
-                *entries = a;
-                e = &a[*n];
+                e = &(*entries)[*n];
                 *e = (NamedValue) { .name = strdup(name) };
                 if (!e->name)
                         return p->oom = -ENOMEM;
@@ -96,7 +96,7 @@ int config_assign_sysctl(ConfigParse *p, const char *key, const char *value, voi
                 config_error(p, "%s: value must be 1 to %d printable characters", key, SYSCTL_VALUE_MAX);
                 return 0;
         }
-        return named_value_set(p, (NamedValue **) &c->sysctls, &c->n_sysctls, key, value);
+        return named_value_set(p, (NamedValue **) &c->sysctls, &c->n_sysctls, &c->allocated_sysctls, key, value);
 }
 
 int config_assign_sysfs(ConfigParse *p, const char *path, const char *value, void *object) {
@@ -113,5 +113,5 @@ int config_assign_sysfs(ConfigParse *p, const char *path, const char *value, voi
                 config_error(p, "%s: %s", path, problem);
                 return 0;
         }
-        return named_value_set(p, (NamedValue **) &c->sysfs, &c->n_sysfs, path, value);
+        return named_value_set(p, (NamedValue **) &c->sysfs, &c->n_sysfs, &c->allocated_sysfs, path, value);
 }
