@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "audit/audit-internal.h"
 #include "basic/util.h"
 
@@ -126,7 +127,7 @@ void audit_check_numa(Audit *a) {
         const Posture *p = a->posture;
         _cleanup_free_ unsigned *nodes = NULL;
         _cleanup_free_ char *detail = NULL, *subject = NULL, *isolated = NULL;
-        size_t n_nodes = 0, n_spanned = 0;
+        size_t n_nodes = 0, allocated_nodes = 0, n_spanned = 0;
         struct dirent *de;
         DIR *d;
 
@@ -136,13 +137,10 @@ void audit_check_numa(Audit *a) {
                 return;
         while ((de = readdir(d)) && n_nodes < NUMA_NODES_MAX) {
                 unsigned node;
-                unsigned *n;
                 if (strncmp(de->d_name, "node", 4) != 0 || parse_unsigned(de->d_name + 4, &node) < 0)
                         continue;
-                n = realloc(nodes, (n_nodes + 1) * sizeof(unsigned));
-                if (!audit_check_alloc(a, n))
+                if (audit_check_errno(a, array_grow(&nodes, &allocated_nodes, n_nodes + 1)) < 0)
                         break;
-                nodes = n;
                 nodes[n_nodes++] = node;
         }
         closedir(d);
@@ -191,7 +189,7 @@ typedef struct CpuGroup {
 
 typedef struct CpuGroups {
         CpuGroup *items;
-        size_t n;
+        size_t n, allocated;
 } CpuGroups;
 
 static void cpu_groups_done(CpuGroups *g) {
@@ -215,10 +213,9 @@ static void cpu_groups_add(Audit *a, CpuGroups *g, const char *key, const char *
                                 a->error = -ENOMEM;
                         return;
                 }
-        items = audit_check_alloc(a, realloc(g->items, (g->n + 1) * sizeof(CpuGroup)));
-        if (!items)
+        if (audit_check_errno(a, array_grow(&g->items, &g->allocated, g->n + 1)) < 0)
                 return;
-        g->items = items;
+        items = g->items;
         items[g->n] = (CpuGroup) { .key = strdup(key), .label = strdup(label ?: ""), .v1 = v1, .v2 = v2 };
         if (!items[g->n].key || !items[g->n].label || cpuset_add(&items[g->n].cpus, cpu) < 0) {
                 free(items[g->n].key);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "basic/array.h"
 #include "audit/audit-internal.h"
 #include "basic/util.h"
 
@@ -284,7 +285,7 @@ static void load_cmdline(Audit *a) {
         p = text;
         for (;;) {
                 bool quoted = false;
-                char *start, *token, **tokens;
+                char *start, *token;
 
                 while (isspace((unsigned char) *p))
                         p++;
@@ -297,12 +298,10 @@ static void load_cmdline(Audit *a) {
                         p++;
                 }
                 token = audit_check_alloc(a, strndup(start, (size_t) (p - start)));
-                tokens = audit_check_alloc(a, realloc(a->tokens, (a->n_tokens + 1) * sizeof(char *)));
-                if (!token || !tokens) {
+                if (!token || audit_check_errno(a, array_grow(&a->tokens, &a->allocated_tokens, a->n_tokens + 1)) < 0) {
                         free(token);
                         return;
                 }
-                a->tokens = tokens;
                 a->tokens[a->n_tokens++] = token;
         }
         /* The kernel hands what follows "--" to init without reading it. */

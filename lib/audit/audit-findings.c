@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "audit/audit-internal.h"
 #include "basic/util.h"
 
@@ -84,10 +85,9 @@ static void omitted_add(Audit *a, const char *id, Severity severity) {
                         a->omitted[i].worst = MAX(a->omitted[i].worst, severity);
                         return;
                 }
-        o = audit_check_alloc(a, realloc(a->omitted, (a->n_omitted + 1) * sizeof(Omitted)));
-        if (!o)
+        if (audit_check_errno(a, array_grow(&a->omitted, &a->allocated_omitted, a->n_omitted + 1)) < 0)
                 return;
-        a->omitted = o;
+        o = a->omitted;
         o[a->n_omitted] = (Omitted) { .id = audit_check_alloc(a, strdup(id)), .n = 1, .worst = severity };
         if (o[a->n_omitted].id)
                 a->n_omitted++;
@@ -95,18 +95,7 @@ static void omitted_add(Audit *a, const char *id, Severity severity) {
 
 /* Room for one more finding. */
 static int findings_reserve(Audit *a) {
-        Finding *items;
-        size_t n;
-
-        if (a->findings.n < a->allocated)
-                return 0;
-        n = MAX(a->allocated * 2, 16U);
-        items = realloc(a->findings.items, n * sizeof(Finding));
-        if (!items)
-                return -ENOMEM;
-        a->findings.items = items;
-        a->allocated = n;
-        return 0;
+        return array_grow(&a->findings.items, &a->allocated, a->findings.n + 1);
 }
 
 /* Takes subject, message (NULL: out of memory) and details. */

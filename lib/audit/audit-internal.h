@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "basic/array.h"
 #include "audit/audit.h"
 #include "config/config.h"
 #include "basic/cpuset.h"
@@ -82,7 +83,7 @@ typedef struct AppRealtime {
 
 typedef struct AppPids {
         unsigned *pids;
-        size_t n;
+        size_t n, allocated;
 } AppPids;
 
 typedef struct Omitted {
@@ -101,7 +102,7 @@ typedef struct Audit {
         FindingList findings; /* handed to the caller at the end */
         size_t allocated;     /* of findings.items */
         Omitted *omitted;
-        size_t n_omitted;
+        size_t n_omitted, allocated_omitted;
 
         char *release; /* uname -r, from /proc/sys/kernel/osrelease */
         unsigned kernel_major, kernel_minor;
@@ -113,7 +114,7 @@ typedef struct Audit {
 
         bool cmdline_loaded;
         char **tokens;
-        size_t n_tokens;
+        size_t n_tokens, allocated_tokens;
         const char *boot[_BOOT_PARAM_MAX]; /* the value of the last occurrence, NULL when absent */
 
         /* Whether tsc=reliable is safe to advise: the TSC is the clocksource and the CPU
@@ -136,17 +137,17 @@ typedef struct Audit {
         size_t n_examined;
         size_t n_pids_total;
         Stray *strays;
-        size_t n_strays;
+        size_t n_strays, allocated_strays;
         AppPids *apps; /* one per config app */
         bool *app_matched; /* one per config app: scratch for task_match_apps() */
         unsigned irqbalance_pid;
         unsigned stalld_pid;
         Stray *movable_kthreads; /* kernel threads allowed on isolated CPUs that could move */
-        size_t n_movable_kthreads;
+        size_t n_movable_kthreads, allocated_movable_kthreads;
         PercpuKthread *rcu_kthreads; /* rcuc/N and ksoftirqd/N of the isolated CPUs */
-        size_t n_rcu_kthreads;
+        size_t n_rcu_kthreads, allocated_rcu_kthreads;
         AppRealtime *app_realtime; /* filled by audit_check_apps() */
-        size_t n_app_realtime;
+        size_t n_app_realtime, allocated_app_realtime;
         bool dma_device_exists;
         unsigned max_processes;
         unsigned dma_holder_pid;

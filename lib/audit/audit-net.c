@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "audit/audit-internal.h"
 #include "config/nic-posture.h"
 #include "basic/util.h"
@@ -12,7 +13,7 @@
 /* One interface's receive queues as lowlatd will leave them. */
 typedef struct RxQueues {
         char **names;         /* "rx-0", ... */
-        size_t n;
+        size_t n, allocated;
         CPUSet rps_spread;    /* the CPUs the queues' RPS masks name, together */
         bool flow_tables;     /* some queue has (or will have) an RFS flow table */
 } RxQueues;
@@ -35,7 +36,6 @@ static void read_rx_queues(Audit *a, const char *ifname, const NicPosture *np, R
         while ((e = readdir(d)) && !a->error) {
                 _cleanup_free_ char *text = NULL, *flow = NULL;
                 uint64_t entries;
-                char **names;
 
                 if (strncmp(e->d_name, "rx-", 3) != 0)
                         continue;
@@ -49,10 +49,8 @@ static void read_rx_queues(Audit *a, const char *ifname, const NicPosture *np, R
                 else if (audit_read_value(a, &flow, "%s/%s/rps_flow_cnt", dir, e->d_name) >= 0 &&
                          parse_uint64(flow, &entries) >= 0 && entries > 0)
                         ret->flow_tables = true;
-                names = audit_check_alloc(a, reallocarray(ret->names, ret->n + 1, sizeof(char *)));
-                if (!names)
+                if (audit_check_errno(a, array_grow(&ret->names, &ret->allocated, ret->n + 1)) < 0)
                         break;
-                ret->names = names;
                 if (!(ret->names[ret->n] = audit_check_alloc(a, strdup(e->d_name))))
                         break;
                 ret->n++;

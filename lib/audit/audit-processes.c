@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "config/apps.h"
 #include "audit/audit-internal.h"
 #include "host/task.h"
@@ -41,10 +42,8 @@ static int audit_list_numbers(Audit *a, const char *relpath, size_t max, unsigne
 
 static void app_add_pid(Audit *a, size_t app, unsigned pid) {
         AppPids *ap = &a->apps[app];
-        unsigned *pids = audit_check_alloc(a, realloc(ap->pids, (ap->n + 1) * sizeof(unsigned)));
-        if (!pids)
+        if (audit_check_errno(a, array_grow(&ap->pids, &ap->allocated, ap->n + 1)) < 0)
                 return;
-        ap->pids = pids;
         ap->pids[ap->n++] = pid;
 }
 
@@ -83,13 +82,13 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
 
 /* Appends {pid, comm, *allowed} to a list of tasks (taking *allowed), with what st (NULL
  * without a stat line) says of where and how much it ran. */
-static void tasks_append(Audit *a, Stray **list, size_t *n, unsigned pid, const char *comm, char **allowed,
-                         const TaskStat *st) {
-        Stray *l = audit_check_alloc(a, realloc(*list, (*n + 1) * sizeof(Stray)));
+static void tasks_append(Audit *a, Stray **list, size_t *n, size_t *allocated, unsigned pid, const char *comm,
+                         char **allowed, const TaskStat *st) {
+        Stray *l;
 
-        if (!l)
+        if (audit_check_errno(a, array_grow(list, allocated, *n + 1)) < 0)
                 return;
-        *list = l;
+        l = *list;
         l[*n] = (Stray) {
                 .pid = pid,
                 .comm = audit_check_alloc(a, strdup(comm)),
@@ -125,16 +124,15 @@ static void note_kernel_thread(Audit *a, unsigned pid, const TaskStat *st, const
             !cpuset_intersects(&cpus, &p->isolated))
                 return;
         if (!(st->flags & PF_NO_SETAFFINITY)) {
-                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, pid, st->comm, &allowed, st);
+                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, &a->allocated_movable_kthreads, pid, st->comm, &allowed, st);
                 return;
         }
         if (!(percpu_kthread_cpu(st->comm, "rcuc/", &cpu) || percpu_kthread_cpu(st->comm, "ksoftirqd/", &cpu)) ||
             !cpuset_contains(&p->isolated, cpu))
                 return;
-        k = audit_check_alloc(a, realloc(a->rcu_kthreads, (a->n_rcu_kthreads + 1) * sizeof(PercpuKthread)));
-        if (!k)
+        if (audit_check_errno(a, array_grow(&a->rcu_kthreads, &a->allocated_rcu_kthreads, a->n_rcu_kthreads + 1)) < 0)
                 return;
-        a->rcu_kthreads = k;
+        k = a->rcu_kthreads;
         k[a->n_rcu_kthreads] = (PercpuKthread) {
                 .pid = pid,
                 .cpu = cpu,
@@ -195,7 +193,7 @@ static void scan_process(Audit *a, unsigned pid) {
         /* PID 1 has its own finding, with its own fix (audit-systemd.c). */
         if (!is_app && pid != 1 && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
             cpuset_intersects(&cpus, &p->isolated))
-                tasks_append(a, &a->strays, &a->n_strays, pid, comm, &allowed, have_stat ? &st : NULL);
+                tasks_append(a, &a->strays, &a->n_strays, &a->allocated_strays, pid, comm, &allowed, have_stat ? &st : NULL);
 
         if (a->dma_device_exists && a->dma_holder_pid == 0) {
                 r = process_holds_dma_latency(a, pid);
@@ -681,10 +679,9 @@ static void check_app_hugepages(Audit *a, AppProcess *ap) {
  * ap->who and s->realtime_isolated when it keeps them. */
 static void app_realtime_add(Audit *a, AppProcess *ap, ThreadSummary *s) {
         if (s->realtime_priority > 0 && !cpuset_is_empty(&s->realtime_isolated)) {
-                AppRealtime *rt = audit_check_alloc(
-                        a, realloc(a->app_realtime, (a->n_app_realtime + 1) * sizeof(AppRealtime)));
-                if (rt) {
-                        a->app_realtime = rt;
+                if (audit_check_errno(a, array_grow(&a->app_realtime, &a->allocated_app_realtime,
+                                                    a->n_app_realtime + 1)) >= 0) {
+                        AppRealtime *rt = a->app_realtime;
                         rt[a->n_app_realtime] = (AppRealtime) {
                                 .who = TAKE_PTR(ap->who),
                                 .priority = s->realtime_priority,
