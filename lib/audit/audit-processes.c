@@ -124,7 +124,8 @@ static void note_kernel_thread(Audit *a, unsigned pid, const TaskStat *st, const
             !cpuset_intersects(&cpus, &p->isolated))
                 return;
         if (!(st->flags & PF_NO_SETAFFINITY)) {
-                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, &a->allocated_movable_kthreads, pid, st->comm, &allowed, st);
+                tasks_append(a, &a->movable_kthreads, &a->n_movable_kthreads, &a->allocated_movable_kthreads, pid,
+                             st->comm, &allowed, st);
                 return;
         }
         if (!(percpu_kthread_cpu(st->comm, "rcuc/", &cpu) || percpu_kthread_cpu(st->comm, "ksoftirqd/", &cpu)) ||
@@ -193,7 +194,8 @@ static void scan_process(Audit *a, unsigned pid) {
         /* PID 1 has its own finding, with its own fix (audit-systemd.c). */
         if (!is_app && pid != 1 && status && !cpuset_is_empty(&p->isolated) && cpus_allowed(a, status, &cpus, &allowed) >= 0 &&
             cpuset_intersects(&cpus, &p->isolated))
-                tasks_append(a, &a->strays, &a->n_strays, &a->allocated_strays, pid, comm, &allowed, have_stat ? &st : NULL);
+                tasks_append(a, &a->strays, &a->n_strays, &a->allocated_strays, pid, comm, &allowed,
+                             have_stat ? &st : NULL);
 
         if (a->dma_device_exists && a->dma_holder_pid == 0) {
                 r = process_holds_dma_latency(a, pid);
