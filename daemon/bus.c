@@ -121,14 +121,13 @@ static int property_get_uint32(sd_bus *bus, const char *path, const char *interf
 static int property_get_noise_gate(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
-        return sd_bus_message_append(reply, "s", m->noise_gate_state ?: "");
+        return sd_bus_message_append(reply, "s", manager_noise_gate(m) ?: "");
 }
 
 static int property_get_noise_reads(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = ((Bus *) userdata)->manager;
-        return sd_bus_message_append(reply, "(tt)", m->noise ? m->noise->full_reads : 0,
-                                     m->noise ? m->noise->gated_reads : 0);
+        const Noise *n = manager_noise_counters(((Bus *) userdata)->manager);
+        return sd_bus_message_append(reply, "(tt)", n ? n->full_reads : 0, n ? n->gated_reads : 0);
 }
 
 static int property_get_dma_latency(sd_bus *bus, const char *path, const char *interface, const char *property,

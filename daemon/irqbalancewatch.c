@@ -17,18 +17,18 @@
 #define LOOK_DELAY_USEC (100 * USEC_PER_MSEC)
 #define DIR_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR)
 
-struct IrqbalanceWatch {
-        Manager *manager;
+typedef struct IrqbalanceWatch {
+        Source source;
         int fd; /* inotify, -1 while nothing is watched */
         int run_wd, dir_wd;
         sd_event_source *io;
-        sd_event_source *delay;
-};
+        sd_event_source *delay; /* NULL: no look timer, nothing is watched */
+} IrqbalanceWatch;
 
 static void watch_dir(IrqbalanceWatch *w) {
         _cleanup_free_ char *path = NULL;
 
-        if (w->dir_wd >= 0 || !(path = host_path(w->manager->host, IRQBALANCE_SOCKET_DIR)))
+        if (w->dir_wd >= 0 || !(path = host_path(source_host(&w->source), IRQBALANCE_SOCKET_DIR)))
                 return;
         /* ENOENT: not running; its directory appearing in /run says when it is. */
         w->dir_wd = inotify_add_watch(w->fd, path, DIR_EVENTS | IN_DELETE_SELF);
@@ -36,13 +36,12 @@ static void watch_dir(IrqbalanceWatch *w) {
 
 static int on_delay(sd_event_source *source, uint64_t usec, void *userdata) {
         IrqbalanceWatch *w = userdata;
-        Manager *m = w->manager;
-        Setting *s = setting_irqbalance_ban_find(&m->table);
+        Setting *s = setting_irqbalance_ban_find(source_table(&w->source));
 
         /* Forced: a new irqbalance is worth a look even if the last one was unsupported. */
         if (s)
-                table_reconcile_one(&m->table, &m->rc, s, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE);
-        manager_update_status(m);
+                source_request_now(&w->source, s, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE);
+        source_status_changed(&w->source);
         return 0;
 }
 
@@ -80,7 +79,7 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
                                  * irqbalance stopped. */
                                 if (e->mask & (IN_CREATE | IN_MOVED_TO)) {
                                         watch_dir(w);
-                                        look = look || irqbalance_find(w->manager->host, &pid) < 0 || pid > 0;
+                                        look = look || irqbalance_find(source_host(&w->source), &pid) < 0 || pid > 0;
                                 } else
                                         look = true;
                         } else if (e->wd == w->dir_wd && e->wd >= 0) {
@@ -97,8 +96,7 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
 }
 
 static void watch_start(IrqbalanceWatch *w) {
-        Manager *m = w->manager;
-        _cleanup_free_ char *run = host_path(m->host, "run");
+        _cleanup_free_ char *run = host_path(source_host(&w->source), "run");
         int r;
 
         if (!run)
@@ -112,7 +110,7 @@ static void watch_start(IrqbalanceWatch *w) {
         if (w->run_wd < 0)
                 log_warning_errno(errno, "Cannot watch %s; an irqbalance restart is seen by the scan only", run);
         watch_dir(w);
-        r = sd_event_add_io(m->event, &w->io, w->fd, EPOLLIN, on_inotify, w);
+        r = sd_event_add_io(source_event(&w->source), &w->io, w->fd, EPOLLIN, on_inotify, w);
         if (r < 0) {
                 log_warning_errno(r, "Cannot watch inotify for irqbalance");
                 w->fd = safe_close(w->fd);
@@ -123,44 +121,61 @@ static void watch_stop(IrqbalanceWatch *w) {
         w->io = sd_event_source_disable_unref(w->io);
         w->fd = safe_close(w->fd);
         w->run_wd = w->dir_wd = -1;
-        (void) sd_event_source_set_enabled(w->delay, SD_EVENT_OFF);
+        if (w->delay)
+                (void) sd_event_source_set_enabled(w->delay, SD_EVENT_OFF);
 }
 
-void irqbalance_watch_sync(IrqbalanceWatch *w) {
+/* Watches while the table has an irqbalance_ban setting, and stops when it has none. */
+static void watch_sync(IrqbalanceWatch *w) {
         bool wanted;
 
-        if (!w)
+        if (!w->delay)
                 return;
-        wanted = setting_irqbalance_ban_find(&w->manager->table) != NULL;
+        wanted = setting_irqbalance_ban_find(source_table(&w->source)) != NULL;
         if (wanted && w->fd < 0)
                 watch_start(w);
         else if (!wanted && w->fd >= 0)
                 watch_stop(w);
 }
 
-int irqbalance_watch_new(Manager *m, IrqbalanceWatch **ret) {
-        IrqbalanceWatch *w = calloc(1, sizeof(IrqbalanceWatch));
+static void irqbalancewatch_init(Source *s) {
+        IrqbalanceWatch *w = (IrqbalanceWatch *) s;
+
+        w->fd = w->run_wd = w->dir_wd = -1;
+}
+
+/* Never fatal: without inotify the scan sees a restart. */
+static int irqbalancewatch_start(Source *s) {
+        IrqbalanceWatch *w = (IrqbalanceWatch *) s;
         int r;
 
-        if (!w)
-                return -ENOMEM;
-        *w = (IrqbalanceWatch) { .manager = m, .fd = -1, .run_wd = -1, .dir_wd = -1 };
-        r = sd_event_add_time_relative(m->event, &w->delay, CLOCK_MONOTONIC, LOOK_DELAY_USEC, 0, on_delay, w);
+        r = sd_event_add_time_relative(source_event(s), &w->delay, CLOCK_MONOTONIC, LOOK_DELAY_USEC, 0, on_delay, w);
         if (r < 0) {
-                free(w);
-                return log_warning_errno(r, "Cannot arm the irqbalance look timer");
+                w->delay = NULL;
+                log_warning_errno(r, "Cannot arm the irqbalance look timer");
+                return 0;
         }
         (void) sd_event_source_set_enabled(w->delay, SD_EVENT_OFF);
-        irqbalance_watch_sync(w);
-        *ret = w;
+        watch_sync(w);
         return 0;
 }
 
-IrqbalanceWatch *irqbalance_watch_free(IrqbalanceWatch *w) {
-        if (!w)
-                return NULL;
-        watch_stop(w);
-        sd_event_source_disable_unref(w->delay);
-        free(w);
-        return NULL;
+static void irqbalancewatch_posture_changed(Source *s) {
+        watch_sync((IrqbalanceWatch *) s);
 }
+
+static void irqbalancewatch_stop(Source *s) {
+        IrqbalanceWatch *w = (IrqbalanceWatch *) s;
+
+        watch_stop(w);
+        w->delay = sd_event_source_disable_unref(w->delay);
+}
+
+const SourceVTable irqbalancewatch_vtable = {
+        .name = "irqbalance",
+        .size = sizeof(IrqbalanceWatch),
+        .init = irqbalancewatch_init,
+        .start = irqbalancewatch_start,
+        .posture_changed = irqbalancewatch_posture_changed,
+        .stop = irqbalancewatch_stop,
+};

@@ -4,12 +4,8 @@
  * irqbalance<PID>.sock). Each only says "look at irqbalance's ban again". */
 #pragma once
 
-#include "manager.h"
+#include "source.h"
 
-/* Adds the event source (after the first pass) and watches if the table has an
- * irqbalance_ban setting. Never fatal: without inotify the scan sees a restart. */
-int irqbalance_watch_new(Manager *m, IrqbalanceWatch **ret);
-IrqbalanceWatch *irqbalance_watch_free(IrqbalanceWatch *w);
-/* Watches while the table has an irqbalance_ban setting, and stops when it has none; after
- * every reload. */
-void irqbalance_watch_sync(IrqbalanceWatch *w);
+/* Watches from start() on while the table has an irqbalance_ban setting, and stops when a
+ * reload leaves it none. Never fatal: without inotify the scan sees a restart. */
+extern const SourceVTable irqbalancewatch_vtable;

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The daemon's state and event sources. */
+/* The daemon's state, the reconcile loop, and the wiring of the event sources. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <limits.h>
-#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
 #include "basic/array.h"
 #include "build-config.h"
+#include "filewatch.h"
 #include "irqbalancewatch.h"
 #include "netwatch.h"
+#include "noisewatch.h"
 #include "unitwatch.h"
 #include "procwatch.h"
 #include "sysfswatch.h"
@@ -48,71 +49,23 @@ ManagerState manager_state(const Manager *m) {
         return manager_observing(m) ? MANAGER_OBSERVING : MANAGER_ENFORCING;
 }
 
-/* inotify: one watch per file we read, mapped back to its setting. */
-
-/* by_watch is indexed by watch descriptor, every slot NULL or a setting: its length is its
- * capacity, and the slots a growth adds start empty. */
-static void watch_index_set(Manager *m, int wd, Setting *s) {
-        size_t before = m->n_by_watch;
-
-        if (wd < 0)
-                return;
-        if (array_grow(&m->by_watch, &m->n_by_watch, (size_t) wd + 1) < 0)
-                return; /* the scan still catches drift on this one */
-        memset(m->by_watch + before, 0, (m->n_by_watch - before) * sizeof(Setting *));
-        m->by_watch[wd] = s;
-}
-
-static void manager_watch(Manager *m, Setting *s) {
-        if (m->inotify_fd < 0)
-                return;
-        for (unsigned i = 0; i < ELEMENTSOF(s->watches); i++) {
-                _cleanup_free_ char *full = NULL;
-                char path[PATH_MAX];
-                int wd;
-
-                if (s->watches[i] >= 0 || setting_watch_path(s, i, path, sizeof(path)) <= 0)
-                        continue;
-                full = host_path(m->host, path);
-                if (!full)
-                        return;
-                wd = inotify_add_watch(m->inotify_fd, full, IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW);
-                if (wd < 0) {
-                        if (errno == ENOSPC && !m->inotify_full_reported) {
-                                log_warning("inotify watch limit reached (fs.inotify.max_user_watches); "
-                                            "drift on the remaining files is found by the periodic scan only");
-                                m->inotify_full_reported = true;
-                        }
-                        continue;
-                }
-                s->watches[i] = wd;
-                watch_index_set(m, wd, s);
-        }
-}
-
-/* Adds the watches still missing: a file that did not exist (a unit's runtime drop-in
- * directory appears with the first SetUnitProperties) or a path learnt by a read (a
- * unit's cgroup). Watches already there cost nothing. */
-static void manager_watch_all(Manager *m) {
-        for (size_t i = 0; i < m->table.n; i++)
-                manager_watch(m, m->table.settings[i]);
-}
-
-static void manager_unwatch(Manager *m, Setting *s) {
-        for (size_t i = 0; i < ELEMENTSOF(s->watches); i++) {
-                int wd = s->watches[i];
-                if (wd < 0)
-                        continue;
-                if ((size_t) wd < m->n_by_watch && m->by_watch[wd] == s) {
-                        m->by_watch[wd] = NULL;
-                        (void) inotify_rm_watch(m->inotify_fd, wd);
-                }
-                s->watches[i] = -1;
-        }
-}
+/* The event sources, in the order they are told of things: inotify first, as the daemon
+ * always did; the noise counters last, after the first pass. Adding a source is one file
+ * and one line here. */
+static const SourceVTable *const source_vtables[] = {
+        &filewatch_vtable,
+        &netwatch_vtable,
+        &irqbalancewatch_vtable,
+        &unitwatch_vtable,
+        &procwatch_vtable,
+        &sysfswatch_vtable,
+        &noisewatch_vtable,
+};
 
 static void on_setting_added(void *userdata, Setting *s) {
-        manager_watch(userdata, s);
+        Manager *m = userdata;
+
+        source_registry_setting_added(&m->sources, s);
         /* Said once, when planning puts it in: the scan never sees it as drift. */
         if (s->clamped)
                 log_setting_event(EVENT_CLAMPED, s, s->observed);
@@ -121,7 +74,7 @@ static void on_setting_added(void *userdata, Setting *s) {
 static void on_setting_removed(void *userdata, Setting *s) {
         Manager *m = userdata;
 
-        manager_unwatch(m, s);
+        source_registry_setting_removed(&m->sources, s);
         if (s->dirty)
                 for (size_t i = 0; i < m->n_dirty; i++)
                         if (m->dirty[i] == s) {
@@ -163,7 +116,7 @@ static void on_setting_event(void *userdata, EventId event, const Setting *s, Re
         /* A correction may have created what the setting watches (a unit's runtime drop-in
          * directory). */
         if (event == EVENT_CORRECTED)
-                manager_watch(m, (Setting *) s);
+                source_registry_setting_corrected(&m->sources, (Setting *) s);
         /* Putting the posture in place at start or after a reload is not drift: it is
          * summarised in one line. Problems are reported one by one. */
         if ((flags & RECONCILE_QUIET) && event == EVENT_DRIFT)
@@ -263,7 +216,6 @@ int manager_new(const char *config_path, Host *host, Posture *posture, bool obse
         m = calloc(1, sizeof(Manager));
         if (!m)
                 return -ENOMEM;
-        m->inotify_fd = -1;
         m->config_path = strdup(config_path);
         if (!m->config_path)
                 return -ENOMEM;
@@ -273,6 +225,9 @@ int manager_new(const char *config_path, Host *host, Posture *posture, bool obse
         hooks = (SettingTableHooks) { on_setting_added, on_setting_removed, m };
         table_init(&m->table, &hooks);
         manager_init_reconciler(m);
+        if (source_registry_new(&m->sources, source_vtables, ELEMENTSOF(source_vtables), (SourceHost *) m) < 0)
+                return -ENOMEM;
+        m->noise_source = source_registry_find(&m->sources, &noisewatch_vtable);
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -280,22 +235,13 @@ int manager_new(const char *config_path, Host *host, Posture *posture, bool obse
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        table_done(&m->table);
-        m->netwatch = netwatch_free(m->netwatch);
-        m->irqbalance_watch = irqbalance_watch_free(m->irqbalance_watch);
-        m->unitwatch = unitwatch_free(m->unitwatch);
-        m->procwatch = procwatch_free(m->procwatch);
-        m->sysfswatch = sysfswatch_free(m->sysfswatch);
-        m->noise = noise_free(m->noise);
-        m->noise_gate_state = mfree(m->noise_gate_state);
+        table_done(&m->table); /* first: its hooks tell the sources of every setting leaving */
+        source_registry_done(&m->sources);
         originals_free(m->originals);
         cpuset_done(&m->rc.scratch);
         sd_event_source_disable_unref(m->scan_timer);
-        sd_event_source_disable_unref(m->inotify_source);
         sd_event_source_disable_unref(m->dirty_source);
         sd_event_unref(m->event);
-        safe_close(m->inotify_fd);
-        free(m->by_watch);
         free(m->dirty);
         free(m->config_path);
         free(m->last_status);
@@ -307,7 +253,7 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
-void manager_log_applied(Manager *m, const char *what) {
+static void manager_log_applied(Manager *m, const char *what) {
         char buf[512] = "";
         size_t len = 0, total = 0;
 
@@ -328,7 +274,6 @@ void manager_log_applied(Manager *m, const char *what) {
 /* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
  * no inotify event for it, so the scan compares the online list (one small read). */
 static int manager_reload_because(Manager *m, const char *why);
-static void manager_noise_gate_open(Manager *m);
 
 /* A CPU came online or went offline. The posture depends on the online CPUs (the default
  * housekeeping set is "online minus isolated"; governors and idle states are per online
@@ -366,12 +311,10 @@ static void manager_check_online_cpus(Manager *m) {
         changed = m->last_online && !streq(m->last_online, online);
         free(m->last_online);
         m->last_online = TAKE_PTR(online);
-        if (changed)
+        if (changed) {
                 manager_online_cpus_changed(m, m->last_online);
-        /* A CPU that went offline lost its perf events' place on it: new rings, with one for
-         * each watched CPU online now. */
-        if (changed && m->noise)
-                manager_noise_gate_open(m);
+                source_registry_online_cpus_changed(&m->sources);
+        }
 }
 
 static void manager_full_pass(Manager *m, ReconcileFlags flags) {
@@ -379,10 +322,7 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         int r;
 
         manager_check_online_cpus(m);
-        if (m->rewatch || (flags & RECONCILE_FORCE)) {
-                m->rewatch = false;
-                manager_watch_all(m);
-        }
+        source_registry_pass_begin(&m->sources, flags);
         r = table_rescan(&m->table, m->host, m->posture);
         if (r < 0)
                 log_warning_errno(r, "Cannot list what comes and goes under %s (IRQs, workqueues, [sysfs] patterns)",
@@ -392,126 +332,19 @@ static void manager_full_pass(Manager *m, ReconcileFlags flags) {
         if (irq_writer_tick(&m->irq_writer, now))
                 log_info("IRQ affinities have not been rewritten for %us: the other IRQ writer stopped",
                          (unsigned) (FIGHT_QUIET_USEC / USEC_PER_SEC));
-}
-
-/* The gate spares the scan /proc/interrupts while the watched CPUs take nothing but their
- * timer; it needs the live host's perf and tracepoints (a fake tree's CPUs are not this
- * machine's). Without it every scan reads the file, as it must. */
-static void manager_noise_gate_open(Manager *m) {
-        _cleanup_free_ char *cpus = NULL;
-        NoiseGate *g = NULL;
-        const char *event = NULL;
-        size_t rings = 0;
-        int r;
-
-        /* Rings opened before (CPUs that went on- or offline since) go first, also when no
-         * new ones can be had. */
-        noise_set_gate(m->noise, NULL);
-        m->noise_gate_state = mfree(m->noise_gate_state);
-        if (m->noise->n_cpus == 0)
-                return;
-        if (!m->posture->config->noise_gate) {
-                m->noise_gate_state = strdup("off: [noise] gate = off");
-                return;
-        }
-        if (!host_is_live(m->host)) {
-                m->noise_gate_state = strdup("off: not the live host (--root)");
-                return;
-        }
-        r = noise_gate_open(m->host, m->noise->cpus, m->noise->n_cpus, &g, &event);
-        if (r < 0) {
-                m->noise_gate_state = strdup_printf("off: %s%s%s", event ?: "", event ? ": " : "", strerror(-r));
-                log_info("Noise counters: no perf ring on the watched CPUs (%s%s%s); /proc/interrupts is read at "
-                         "every scan",
-                         event ?: "", event ? ": " : "", strerror(-r));
-                return;
-        }
-        for (size_t i = 0; i < g->n_rings; i++)
-                rings += g->rings[i].map != NULL;
-        cpus = cpuset_format_list(&m->posture->noise_cpus);
-        m->noise_gate_state = strdup_printf("perf: %u tracepoints, rings on %zu of %zu CPUs (%s)%s", g->n_events,
-                                            rings, g->n_rings, cpus ?: "?",
-                                            g->has_timer ? ", timer counted apart" : "");
-        noise_set_gate(m->noise, g);
-}
-
-/* The counters follow the posture's noise CPUs: a reload that names other CPUs starts
- * them afresh (the rates then wait for a second scan); one that keeps them keeps them. */
-static void manager_noise_sync(Manager *m) {
-        _cleanup_free_ unsigned *cpus = NULL;
-        size_t n = 0, count = cpuset_count(&m->posture->noise_cpus);
-        HostCpus cpus_now = {};
-        bool same;
-        Noise *noise;
-        int r;
-
-        if (count > 0 && !(cpus = malloc(count * sizeof(unsigned))))
-                return;
-        CPUSET_FOREACH(cpu, &m->posture->noise_cpus)
-                if (n < count)
-                        cpus[n++] = (unsigned) cpu;
-        same = m->noise && m->noise->n_cpus == n && (n == 0 || memcmp(m->noise->cpus, cpus, n * sizeof(unsigned)) == 0) &&
-               m->noise_gate_config == m->posture->config->noise_gate;
-        if (same) {
-                if (host_read_cpus(m->host, &cpus_now) >= 0)
-                        noise_set_nohz_full(m->noise, &cpus_now.nohz_full);
-                host_cpus_done(&cpus_now);
-                return;
-        }
-        r = noise_new(cpus, n, &noise);
-        if (r < 0) {
-                log_warning_errno(r, "Cannot set up the noise counters");
-                return;
-        }
-        noise_free(m->noise);
-        m->noise = noise;
-        if (host_read_cpus(m->host, &cpus_now) >= 0)
-                noise_set_nohz_full(m->noise, &cpus_now.nohz_full);
-        host_cpus_done(&cpus_now);
-        m->noise_gate_config = m->posture->config->noise_gate;
-        manager_noise_gate_open(m);
-}
-
-static NoiseAlertPolicy manager_noise_policy(const Manager *m) {
-        const Config *c = m->posture->config;
-        return (NoiseAlertPolicy) { c->noise_tick_rate_max, c->noise_alert_interval_usec, NOISE_BUSY_SHARE_MIN };
-}
-
-static void on_noise_alert(const NoiseAlert *a, void *userdata) {
-        Manager *m = userdata;
-        NoiseAlertPolicy policy = manager_noise_policy(m);
-
-        log_noise_alert(a, &policy, m->noise->interval_usec, cpuset_contains(&m->posture->isolated, a->cpu));
-}
-
-/* Every scan: the counters, the rates since the last scan, the alerts. */
-static void manager_noise_scan(Manager *m) {
-        NoiseAlertPolicy policy = manager_noise_policy(m);
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        int r;
-
-        if (!m->noise || m->noise->n_cpus == 0)
-                return;
-        r = noise_read_scan(m->noise, m->host, now);
-        if (r < 0 && !m->noise_read_failed)
-                log_warning_errno(r, "Cannot read the noise counters under %s", m->host->root_path);
-        m->noise_read_failed = r < 0;
-        noise_scan(m->noise, now);
-        /* /proc/stat costs as much as /proc/interrupts on a big host: only while a
-         * nohz_full CPU ticks too often, to tell whether it runs a task. */
-        if (noise_wants_stat(m->noise, &policy))
-                (void) noise_read_stat(m->noise, m->host);
-        noise_check_alerts(m->noise, &policy, now, on_noise_alert, m);
+        source_registry_pass_end(&m->sources, flags);
 }
 
 const Noise *manager_noise(Manager *m) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        return noisewatch_refresh(m->noise_source);
+}
 
-        if (!m->noise)
-                return NULL;
-        if (m->noise->n_cpus > 0 && (!m->noise->read_once || now - m->noise->sampled_usec >= NOISE_REFRESH_USEC))
-                (void) noise_read(m->noise, m->host, now);
-        return m->noise;
+const Noise *manager_noise_counters(const Manager *m) {
+        return noisewatch_noise(m->noise_source);
+}
+
+const char *manager_noise_gate(const Manager *m) {
+        return noisewatch_gate_state(m->noise_source);
 }
 
 /* Where originals are kept: systemd's RuntimeDirectory= (the first, if several), else
@@ -570,20 +403,16 @@ int manager_apply(Manager *m) {
         r = table_plan(&m->table, m->host, m->posture);
         if (r < 0)
                 return log_error_errno(r, "Cannot plan the posture");
-        (void) netwatch_new(m, &m->netwatch);
-        (void) unitwatch_new(m, &m->unitwatch);
-        (void) procwatch_new(m, &m->procwatch);
+        source_registry_open(&m->sources);
         manager_full_pass(m, RECONCILE_APPLYING);
-        manager_noise_sync(m);
-        manager_noise_scan(m);
         m->starting = false;
         manager_log_applied(m, "Posture applied");
         return 0;
 }
 
-/* Event sources. */
+/* What the event sources asked to look at. */
 
-void manager_queue_dirty(Manager *m, Setting *s) {
+static void manager_queue_dirty(Manager *m, Setting *s) {
         if (s->dirty)
                 return;
         if (array_grow(&m->dirty, &m->allocated_dirty, m->n_dirty + 1) < 0)
@@ -593,7 +422,7 @@ void manager_queue_dirty(Manager *m, Setting *s) {
         (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_ONESHOT);
 }
 
-void manager_flush_dirty(Manager *m) {
+static void manager_flush_dirty(Manager *m) {
         uint64_t now;
 
         if (m->n_dirty == 0)
@@ -613,46 +442,77 @@ static int on_dirty(sd_event_source *source, void *userdata) {
         return 0;
 }
 
-static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-        union {
-                struct inotify_event ev;
-                char raw[64 * (sizeof(struct inotify_event) + 16)];
-        } buf;
-        ssize_t n;
+/* The sources' side of daemon/source.h. SourceHost is the manager as the sources see it:
+ * only this file knows it is one. */
 
-        for (;;) {
-                n = read(fd, &buf, sizeof(buf));
-                if (n < 0) {
-                        if (errno != EAGAIN && errno != EINTR)
-                                log_warning_errno(errno, "inotify read failed");
-                        break;
-                }
-                for (char *p = buf.raw; p < buf.raw + n;) {
-                        struct inotify_event *e = (struct inotify_event *) p;
-                        if (e->mask & IN_Q_OVERFLOW) {
-                                /* Lost hints: look at everything. */
-                                for (size_t i = 0; i < m->table.n; i++)
-                                        manager_queue_dirty(m, m->table.settings[i]);
-                        } else if (e->wd >= 0 && (size_t) e->wd < m->n_by_watch && m->by_watch[e->wd]) {
-                                Setting *s = m->by_watch[e->wd];
-                                if (e->mask & IN_IGNORED) {
-                                        /* The file was replaced or removed: watch its
-                                         * successor from the next scan on. */
-                                        for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
-                                                if (s->watches[i] == e->wd)
-                                                        s->watches[i] = -1;
-                                        m->by_watch[e->wd] = NULL;
-                                        m->rewatch = true;
-                                }
-                                manager_queue_dirty(m, s);
-                        }
-                        p += sizeof(struct inotify_event) + e->len;
-                }
-        }
-        /* Now, not in another turn of the loop: the events are all read. */
-        manager_flush_dirty(m);
-        return 0;
+static Manager *source_manager(const Source *s) {
+        return (Manager *) s->host;
+}
+
+const SettingTable *source_table(const Source *s) {
+        return &source_manager(s)->table;
+}
+
+const Host *source_host(const Source *s) {
+        return source_manager(s)->host;
+}
+
+const Posture *source_posture(const Source *s) {
+        return source_manager(s)->posture;
+}
+
+sd_event *source_event(const Source *s) {
+        return source_manager(s)->event;
+}
+
+bool source_starting(const Source *s) {
+        return source_manager(s)->starting;
+}
+
+void source_request_setting(Source *s, Setting *setting) {
+        manager_queue_dirty(source_manager(s), setting);
+}
+
+void source_request_all(Source *s) {
+        Manager *m = source_manager(s);
+
+        for (size_t i = 0; i < m->table.n; i++)
+                manager_queue_dirty(m, m->table.settings[i]);
+}
+
+void source_flush_requests(Source *s) {
+        manager_flush_dirty(source_manager(s));
+}
+
+void source_request_now(Source *s, Setting *setting, uint64_t now, ReconcileFlags flags) {
+        Manager *m = source_manager(s);
+
+        table_reconcile_one(&m->table, &m->rc, setting, now, flags);
+}
+
+int source_request_plan(Source *s, SourcePlanStep step, void *userdata) {
+        Manager *m = source_manager(s);
+
+        return step(&m->table, &m->rc, userdata);
+}
+
+void source_status_changed(Source *s) {
+        manager_update_status(source_manager(s));
+}
+
+void source_log_applied(Source *s, const char *what) {
+        manager_log_applied(source_manager(s), what);
+}
+
+void source_provide_netlink(Source *s, Rtnl *rtnl, EthtoolClient *ethtool) {
+        Manager *m = source_manager(s);
+
+        m->rc.rtnl = rtnl;
+        m->rc.ethtool = ethtool;
+}
+
+void source_provide_systemd(Source *s, SystemdClient *client) {
+        source_manager(s)->rc.systemd = client;
 }
 
 /* The scan doubles as the watchdog ping: a loop that scans is alive, and one timer
@@ -683,7 +543,6 @@ static int on_scan_timer(sd_event_source *source, uint64_t usec, void *userdata)
         Manager *m = userdata;
 
         manager_full_pass(m, 0);
-        manager_noise_scan(m);
         manager_update_status(m);
         if (m->watchdog_usec > 0)
                 (void) sd_notify(false, "WATCHDOG=1");
@@ -742,28 +601,12 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, "Cannot create the rescan source");
         (void) sd_event_source_set_enabled(m->dirty_source, SD_EVENT_OFF);
 
-        m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (m->inotify_fd < 0)
-                log_warning_errno(errno, "inotify unavailable; drift is found by the periodic scan only");
-        else {
-                r = sd_event_add_io(m->event, &m->inotify_source, m->inotify_fd, EPOLLIN, on_inotify, m);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot watch inotify");
-                manager_watch_all(m);
-        }
-
         if (m->watchdog_usec > 0)
                 (void) sd_notify(false, "WATCHDOG=1");
 
-        r = netwatch_start(m->netwatch);
+        r = source_registry_start(&m->sources);
         if (r < 0)
                 return r;
-        (void) irqbalance_watch_new(m, &m->irqbalance_watch);
-        (void) unitwatch_start(m->unitwatch);
-        r = procwatch_start(m->procwatch);
-        if (r < 0)
-                return r;
-        sysfswatch_update(m);
         manager_pin_self(m);
         return 0;
 }
@@ -833,7 +676,7 @@ static int manager_reload_because(Manager *m, const char *why) {
         table_init(&table, NULL);
         r = table_plan(&table, m->host, posture);
         if (r >= 0)
-                r = netwatch_plan_links(m->netwatch, &table, posture);
+                r = source_registry_plan(&m->sources, &table, posture);
         if (r >= 0)
                 r = table_rescan(&table, m->host, posture);
         if (r < 0) {
@@ -855,32 +698,26 @@ static int manager_reload_because(Manager *m, const char *why) {
         table_inherit(&table, &m->table); /* old table freed; its hooks unwatch the leftovers */
         table.hooks = (SettingTableHooks) { on_setting_added, on_setting_removed, m };
         table_move(&m->table, &table);
-        for (size_t i = 0; i < m->table.n; i++) {
-                Setting *s = m->table.settings[i];
-                for (size_t w = 0; w < ELEMENTSOF(s->watches); w++)
-                        watch_index_set(m, s->watches[w], s);
-                manager_watch(m, s);
-        }
-        irqbalance_watch_sync(m->irqbalance_watch);
 
         posture_free(m->posture);
         m->posture = posture;
-        sysfswatch_update(m); /* patterns may have come or gone, udev_source changed */
         m->restored = false; /* a good reload enforces again after a restore */
         manager_init_reconciler(m);
         if (!m->originals && !manager_observing(m))
                 manager_open_originals(m);
         m->last_reload_error = mfree(m->last_reload_error);
         m->posture_generation++;
-        manager_noise_sync(m);
+        /* Before the pass: the watches it inherited indexed, patterns that came or went,
+         * the noise counters following the new CPUs. */
+        source_registry_posture_changed(&m->sources);
 
+        source_registry_pass_begin(&m->sources, RECONCILE_FORCE | RECONCILE_APPLYING);
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_APPLYING);
-        manager_watch_all(m); /* what the pass created or learnt; the watches above came first */
+        source_registry_pass_end(&m->sources, RECONCILE_FORCE | RECONCILE_APPLYING);
         manager_log_applied(m, "Reload applied");
 
         if (m->scan_timer)
                 manager_arm_scan(m);
-        procwatch_update(m->procwatch);
         manager_pin_self(m);
         log_event(EVENT_RELOADED, "Reloaded %s%s%s%s: %zu settings", m->config_path, why ? " (" : "", why ?: "",
                   why ? ")" : "", m->table.n);

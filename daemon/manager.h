@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The daemon's state and its event sources: the scan timer, inotify hints, signals. All
- * of them only ever say "look at X again"; setting_reconcile() does the rest. The bus
- * reads this state and is told of changes through ManagerListener; the manager knows
- * nothing of D-Bus. */
+/* The daemon's state, the scan timer and signals, and the wiring of the event sources
+ * (daemon/source.h), which only ever say "look at X again"; setting_reconcile() does the
+ * rest. The bus reads this state and is told of changes through ManagerListener; the
+ * manager knows nothing of D-Bus. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +13,7 @@
 #include "noise/noise.h"
 #include "config/posture.h"
 #include "setting/irq.h"
+#include "source.h"
 #include "basic/string-table.h"
 #include "setting/table.h"
 
@@ -36,16 +37,9 @@ typedef struct ManagerListener {
         void *userdata;
 } ManagerListener;
 
-typedef struct NetWatch NetWatch;
-typedef struct IrqbalanceWatch IrqbalanceWatch;
-typedef struct UnitWatch UnitWatch;
-typedef struct ProcWatch ProcWatch;
-typedef struct SysfsWatch SysfsWatch;
-
 typedef struct Manager {
         sd_event *event;
         sd_event_source *scan_timer;
-        sd_event_source *inotify_source;
         sd_event_source *dirty_source;
 
         Host *host;
@@ -58,12 +52,7 @@ typedef struct Manager {
         Originals *originals;
         SettingContext rc;
 
-        int inotify_fd;
-        bool inotify_full_reported;
-        bool rewatch; /* a watched file went away: re-add missing watches at the next scan */
-        Setting **by_watch; /* inotify wd -> setting */
-        size_t n_by_watch;
-        Setting **dirty;
+        Setting **dirty; /* what the sources asked to look at */
         size_t n_dirty, allocated_dirty;
 
         uint64_t watchdog_usec; /* WATCHDOG_USEC from systemd, 0 when off */
@@ -79,15 +68,8 @@ typedef struct Manager {
         char *last_reload_error;
         unsigned posture_generation; /* bumped by every successful reload */
 
-        NetWatch *netwatch;
-        IrqbalanceWatch *irqbalance_watch;
-        UnitWatch *unitwatch;
-        ProcWatch *procwatch;
-        SysfsWatch *sysfswatch; /* only while a [sysfs] key is a pattern */
-        Noise *noise; /* the posture's noise CPUs' counters; NULL until the first pass */
-        bool noise_read_failed; /* said once, until a read works again */
-        char *noise_gate_state; /* "perf: ..." or "off: why"; NULL with no watched CPU */
-        bool noise_gate_config;  /* [noise] gate as the counters were set up with */
+        SourceRegistry sources;
+        Source *noise_source; /* one of sources, for the bus */
         ManagerListener listener;
 } Manager;
 
@@ -101,8 +83,7 @@ bool manager_observing(const Manager *m);
 
 /* The first full pass: plan, scan IRQs, reconcile everything. */
 int manager_apply(Manager *m);
-/* Sets up signals, timers, inotify, the watchdog, the NIC monitors and the uevent
- * monitor for [sysfs] patterns. */
+/* Sets up signals, the scan timer, the watchdog, and starts every event source. */
 int manager_start(Manager *m);
 /* READY=1, once whoever listens (the bus) is set up too. */
 void manager_ready(Manager *m);
@@ -113,23 +94,19 @@ int manager_reload(Manager *m);
 /* A full pass now, retrying failed and unsupported settings. */
 void manager_reapply(Manager *m);
 
-/* For the event sources: queue a setting for a look, and look at what is queued now (an
- * event source that has read all its events does, instead of waiting for another turn
- * of the loop; whatever is still queued is looked at in the next one). */
-void manager_queue_dirty(Manager *m, Setting *s);
-void manager_flush_dirty(Manager *m);
 void manager_update_status(Manager *m);
-/* One line for what putting a posture in place changed (start, reload, a new NIC). */
-void manager_log_applied(Manager *m, const char *what);
 
 /* Puts every recorded original back and switches to observe mode. Returns the number of
  * settings restored, or -errno (the first failure; the others are still tried). */
 int manager_restore(Manager *m, const char *why);
 
 /* The noise counters re-read for a reader (the bus), unless the last read is younger
- * than NOISE_REFRESH_USEC. NULL when they cannot be had. */
-#define NOISE_REFRESH_USEC (100 * USEC_PER_MSEC)
+ * than NOISE_REFRESH_USEC (daemon/noisewatch.h). NULL when they cannot be had. */
 const Noise *manager_noise(Manager *m);
+/* As the last scan read them, NULL until the first pass; and the gate they are read
+ * through ("perf: ..." or "off: why"; NULL with no watched CPU). */
+const Noise *manager_noise_counters(const Manager *m);
+const char *manager_noise_gate(const Manager *m);
 
 /* Prints the posture report (--once). Returns the number of settings that are not good. */
 size_t manager_print_report(Manager *m, FILE *f);

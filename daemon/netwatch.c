@@ -10,6 +10,7 @@
 #include "log/log.h"
 #include "netwatch.h"
 #include "host/rtnl.h"
+#include "setting/irq.h"
 #include "setting/nic.h"
 #include "setting/rps.h"
 #include "basic/util.h"
@@ -21,8 +22,8 @@ typedef struct KnownLink {
         unsigned flags;
 } KnownLink;
 
-struct NetWatch {
-        Manager *manager;
+typedef struct NetWatch {
+        Source source;
         Rtnl *rtnl;
         EthtoolClient *ethtool;
         struct udev *udev;
@@ -32,7 +33,7 @@ struct NetWatch {
         sd_event_source *udev_source;
         KnownLink *links;
         size_t n_links, allocated_links;
-};
+} NetWatch;
 
 static KnownLink *known_link(NetWatch *w, int ifindex) {
         for (size_t i = 0; i < w->n_links; i++)
@@ -63,40 +64,73 @@ static KnownLink *remember_link(NetWatch *w, const LinkInfo *l) {
         return k;
 }
 
-/* Looks at every setting of one interface again, at once. */
+/* Looks at every setting of one interface again, at once, not through the queue: an
+ * RTM_NEWLINK may be the only notice of a change to put back (txqueuelen, a link's own
+ * reset), and the time from it to the correction is what tests/bench/bench_link.py
+ * measures; the queue would add a turn of the loop. */
 static void reconcile_nic_now(NetWatch *w, int ifindex, ReconcileFlags flags) {
-        Manager *m = w->manager;
+        const SettingTable *t = source_table(&w->source);
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-        for (size_t i = m->table.n; i > 0; i--) {
-                Setting *s = m->table.settings[i - 1];
+        for (size_t i = t->n; i > 0; i--) {
+                Setting *s = t->settings[i - 1];
                 if (setting_nic_ifindex(s) == ifindex)
-                        table_reconcile_one(&m->table, &m->rc, s, now, flags);
+                        source_request_now(&w->source, s, now, flags);
         }
+}
+
+static int step_irq_scan(SettingTable *t, SettingContext *rc, void *userdata) {
+        Source *s = userdata;
+        return irq_table_scan(t, source_host(s), source_posture(s));
 }
 
 /* Looks at every IRQ again, at once: a driver may have requested or re-pinned some. */
 static void irqs_again(NetWatch *w) {
-        Manager *m = w->manager;
+        const SettingTable *t = source_table(&w->source);
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-        if (irq_table_scan(&m->table, m->host, m->posture) < 0)
+        if (source_request_plan(&w->source, step_irq_scan, &w->source) < 0)
                 return;
-        for (size_t i = m->table.n; i > 0; i--) {
-                Setting *s = m->table.settings[i - 1];
+        for (size_t i = t->n; i > 0; i--) {
+                Setting *s = t->settings[i - 1];
                 if (setting_is_irq(s, NULL))
-                        table_reconcile_one(&m->table, &m->rc, s, now, 0);
+                        source_request_now(&w->source, s, now, 0);
         }
+}
+
+typedef struct LinkStep {
+        NetWatch *w;
+        const LinkInfo *link; /* replan */
+        int ifindex;          /* drop */
+        unsigned restored, failed;
+} LinkStep;
+
+static int step_replan(SettingTable *t, SettingContext *rc, void *userdata) {
+        LinkStep *a = userdata;
+        return nic_table_replan(t, rc, a->w->ethtool, source_host(&a->w->source), source_posture(&a->w->source),
+                                a->link->ifindex, a->link->name, &a->restored, &a->failed);
+}
+
+static int step_drop(SettingTable *t, SettingContext *rc, void *userdata) {
+        LinkStep *a = userdata;
+        return nic_table_drop(t, source_posture(&a->w->source), a->ifindex);
+}
+
+/* The interface is gone: its settings and IRQ pins go with it. */
+static void drop_link(NetWatch *w, int ifindex) {
+        LinkStep a = { .w = w, .ifindex = ifindex };
+
+        (void) source_request_plan(&w->source, step_drop, &a);
+        forget_link(w, ifindex);
 }
 
 /* A link appeared, came up, was renamed or re-registered: plan it afresh under its
  * current name (a rename keeps the match by the new name), apply, and look at the IRQs
  * again, since a driver (re)opening a device requests them anew. */
 static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
-        Manager *m = w->manager;
         const LinkInfo *l = event;
-        unsigned restored = 0, failed = 0;
         LinkInfo current;
+        LinkStep a = { .w = w };
         int r;
 
         /* Planned under the name it has now, not the one an event queued behind later
@@ -108,40 +142,38 @@ static void nic_replan(NetWatch *w, const LinkInfo *event, const char *why) {
         if (r >= 0)
                 l = &current;
 
-        r = nic_table_replan(&m->table, &m->rc, w->ethtool, m->host, m->posture, l->ifindex, l->name, &restored,
-                             &failed);
+        a.link = l;
+        r = source_request_plan(&w->source, step_replan, &a);
         if (r < 0) {
                 log_warning_errno(r, "Cannot plan interface %s", l->name);
                 return;
         }
-        if (restored > 0)
-                log_info("Interface %s: restored %u settings its new name no longer asks for", l->name, restored);
+        if (a.restored > 0)
+                log_info("Interface %s: restored %u settings its new name no longer asks for", l->name, a.restored);
         /* Their originals stay on file under the name they were planned under. */
-        if (failed > 0)
+        if (a.failed > 0)
                 log_warning("Interface %s: %u settings its new name no longer asks for could not be put back", l->name,
-                            failed);
+                            a.failed);
         if (r > 0 && why)
                 log_info("Interface %s %s: applying its [nic] posture", l->name, why);
         /* At start the first pass, which follows, looks at all of it. */
-        if (m->starting)
+        if (source_starting(&w->source))
                 return;
         reconcile_nic_now(w, l->ifindex, RECONCILE_FORCE | RECONCILE_APPLYING);
         {
                 _cleanup_free_ char *what = strdup_printf("Interface %s", l->name);
-                manager_log_applied(m, what ?: "Interface");
+                source_log_applied(&w->source, what ?: "Interface");
         }
         irqs_again(w);
 }
 
 static void on_link(void *userdata, const LinkInfo *l, bool removed) {
         NetWatch *w = userdata;
-        Manager *m = w->manager;
         KnownLink *k;
         bool renamed, came_up, k_existed;
 
         if (removed) {
-                (void) nic_table_drop(&m->table, m->posture, l->ifindex);
-                forget_link(w, l->ifindex);
+                drop_link(w, l->ifindex);
                 return;
         }
         k = known_link(w, l->ifindex);
@@ -154,7 +186,7 @@ static void on_link(void *userdata, const LinkInfo *l, bool removed) {
         snprintf(k->name, sizeof(k->name), "%s", l->name);
         k->flags = l->flags;
         if (renamed || came_up)
-                nic_replan(w, l, !k_existed ? (m->event ? "appeared" : NULL) : renamed ? "was renamed" : "came up");
+                nic_replan(w, l, !k_existed ? (source_event(&w->source) ? "appeared" : NULL) : renamed ? "was renamed" : "came up");
         else
                 /* Any other change (carrier, MTU, a driver's own reset, a feature flip):
                  * cheap to look; what the kernel notified need not be asked again. */
@@ -179,7 +211,6 @@ static void collect_link(void *userdata, const LinkInfo *l) {
 }
 
 static void resync(NetWatch *w) {
-        Manager *m = w->manager;
         /* Lost events: dump every link and replan each in place (its settings and IRQ pins
          * are kept while that happens, so nothing moves needlessly); links that are gone
          * are dropped. */
@@ -194,10 +225,8 @@ static void resync(NetWatch *w) {
                 bool present = false;
                 for (size_t j = 0; j < d.n && !present; j++)
                         present = d.links[j].ifindex == w->links[i - 1].ifindex;
-                if (!present) {
-                        (void) nic_table_drop(&m->table, m->posture, w->links[i - 1].ifindex);
-                        forget_link(w, w->links[i - 1].ifindex);
-                }
+                if (!present)
+                        drop_link(w, w->links[i - 1].ifindex);
         }
         for (size_t j = 0; j < d.n; j++) {
                 KnownLink *k;
@@ -220,31 +249,32 @@ static int on_rtnl_event(sd_event_source *s, int fd, uint32_t revents, void *use
                 resync(w);
         } else if (r < 0)
                 log_warning_errno(r, "Reading rtnetlink link events failed");
-        manager_update_status(w->manager);
+        source_status_changed(&w->source);
         return 0;
 }
 
 static void on_ethtool_notification(void *userdata, int ifindex, EthtoolGroup group) {
-        Manager *m = userdata;
+        NetWatch *w = userdata;
+        const SettingTable *t = source_table(&w->source);
 
-        for (size_t i = 0; i < m->table.n; i++)
-                if (setting_nic_notified_by(m->table.settings[i], ifindex, group))
-                        manager_queue_dirty(m, m->table.settings[i]);
+        for (size_t i = 0; i < t->n; i++)
+                if (setting_nic_notified_by(t->settings[i], ifindex, group))
+                        source_request_setting(&w->source, t->settings[i]);
 }
 
 static int on_ethtool_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         NetWatch *w = userdata;
-        Manager *m = w->manager;
-        int r = ethtool_monitor_dispatch(w->ethtool, on_ethtool_notification, m);
+        const SettingTable *t = source_table(&w->source);
+        int r = ethtool_monitor_dispatch(w->ethtool, on_ethtool_notification, w);
 
         if (r == -ENOBUFS) {
                 log_notice("ethtool notifications were lost; looking at every NIC setting again");
-                for (size_t i = 0; i < m->table.n; i++)
-                        if (setting_nic_ifindex(m->table.settings[i]) >= 0)
-                                manager_queue_dirty(m, m->table.settings[i]);
+                for (size_t i = 0; i < t->n; i++)
+                        if (setting_nic_ifindex(t->settings[i]) >= 0)
+                                source_request_setting(&w->source, t->settings[i]);
         } else if (r < 0)
                 log_warning_errno(r, "Reading ethtool notifications failed");
-        manager_flush_dirty(m);
+        source_flush_requests(&w->source);
         return 0;
 }
 
@@ -281,13 +311,13 @@ static void queues_changed(NetWatch *w, const unsigned *ifindexes, size_t n) {
                         continue;
                 /* A new link's queues announce themselves too, after the link was planned
                  * with them. */
-                if (nic_queue_table_in_step(&w->manager->table, w->manager->host, w->manager->posture, l.ifindex,
-                                            l.name) > 0)
+                if (nic_queue_table_in_step(source_table(&w->source), source_host(&w->source),
+                                            source_posture(&w->source), l.ifindex, l.name) > 0)
                         continue;
                 nic_replan(w, &l, "changed its queues");
                 replanned = true;
         }
-        if (n > 0 && !replanned && !w->manager->starting)
+        if (n > 0 && !replanned && !source_starting(&w->source))
                 irqs_again(w);
 }
 
@@ -295,7 +325,6 @@ static void queues_changed(NetWatch *w, const unsigned *ifindexes, size_t n) {
 
 static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         NetWatch *w = userdata;
-        Manager *m = w->manager;
         struct udev_device *d;
         unsigned queue_ifindexes[QUEUE_BURST_MAX];
         size_t n_queues = 0;
@@ -326,10 +355,9 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
                         ifindex = if_nametoindex(sysname);
                 else if (index)
                         (void) parse_unsigned(index, &ifindex);
-                if (ifindex > 0 && action && streq(action, "remove")) {
-                        (void) nic_table_drop(&m->table, m->posture, (int) ifindex);
-                        forget_link(w, (int) ifindex);
-                } else if (ifindex > 0 && rtnl_get_link(w->rtnl, (int) ifindex, &l) >= 0) {
+                if (ifindex > 0 && action && streq(action, "remove"))
+                        drop_link(w, (int) ifindex);
+                else if (ifindex > 0 && rtnl_get_link(w->rtnl, (int) ifindex, &l) >= 0) {
                         /* udev may have renamed it or a driver may have rebound it: replan. */
                         nic_replan(w, &l, streq_ptr(action, "add") || streq_ptr(action, "move") ? "was added or renamed by udev" : NULL);
                         KnownLink *k = remember_link(w, &l);
@@ -341,28 +369,23 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
                 udev_device_unref(d);
         }
         queues_changed(w, queue_ifindexes, n_queues);
-        manager_update_status(m);
+        source_status_changed(&w->source);
         return 0;
 }
 
-int netwatch_new(Manager *m, NetWatch **ret) {
-        NetWatch *w = calloc(1, sizeof(NetWatch));
+static int netwatch_open(Source *s) {
+        NetWatch *w = (NetWatch *) s;
         int r;
-
-        if (!w)
-                return log_warning_errno(ENOMEM, "NIC settings are not managed");
-        w->manager = m;
-        *ret = w;
 
         r = rtnl_open(&w->rtnl);
         if (r < 0)
                 return log_warning_errno(r, "rtnetlink unavailable; NIC settings are not managed");
-        m->rc.rtnl = w->rtnl;
+        source_provide_netlink(s, w->rtnl, NULL);
 
         r = ethtool_client_new(&w->ethtool);
         if (r < 0)
                 log_warning_errno(r, "ethtool netlink unavailable; coalescing, rings, channels and features are unsupported");
-        m->rc.ethtool = w->ethtool;
+        source_provide_netlink(s, w->rtnl, w->ethtool);
 
         r = rtnl_dump_links(w->rtnl, plan_link, w);
         if (r < 0)
@@ -370,29 +393,31 @@ int netwatch_new(Manager *m, NetWatch **ret) {
         return 0;
 }
 
-int netwatch_plan_links(NetWatch *w, SettingTable *t, const Posture *p) {
-        for (size_t i = 0; w && i < w->n_links; i++) {
-                int r = nic_table_plan(t, w->ethtool, w->manager->host, p, w->links[i].ifindex, w->links[i].name);
+/* Plans every known link into a reload's new table. */
+static int netwatch_plan(Source *s, SettingTable *t, const Posture *p) {
+        NetWatch *w = (NetWatch *) s;
+
+        for (size_t i = 0; i < w->n_links; i++) {
+                int r = nic_table_plan(t, w->ethtool, source_host(s), p, w->links[i].ifindex, w->links[i].name);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-int netwatch_start(NetWatch *w) {
-        Manager *m;
-        const Config *c;
+static int netwatch_start(Source *s) {
+        NetWatch *w = (NetWatch *) s;
+        const Config *c = source_posture(s)->config;
+        sd_event *event = source_event(s);
         int r;
 
-        if (!w || !w->rtnl)
+        if (!w->rtnl)
                 return 0;
-        m = w->manager;
-        c = m->posture->config;
-        r = sd_event_add_io(m->event, &w->rtnl_source, rtnl_monitor_fd(w->rtnl), EPOLLIN, on_rtnl_event, w);
+        r = sd_event_add_io(event, &w->rtnl_source, rtnl_monitor_fd(w->rtnl), EPOLLIN, on_rtnl_event, w);
         if (r < 0)
                 return log_error_errno(r, "Cannot watch rtnetlink");
         if (w->ethtool) {
-                r = sd_event_add_io(m->event, &w->ethtool_source, ethtool_monitor_fd(w->ethtool), EPOLLIN,
+                r = sd_event_add_io(event, &w->ethtool_source, ethtool_monitor_fd(w->ethtool), EPOLLIN,
                                     on_ethtool_event, w);
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch ethtool notifications");
@@ -412,27 +437,34 @@ int netwatch_start(NetWatch *w) {
                             udev_source_to_string(c->udev_source));
                 return 0;
         }
-        r = sd_event_add_io(m->event, &w->udev_source, udev_monitor_get_fd(w->udev_monitor), EPOLLIN, on_udev_event, w);
+        r = sd_event_add_io(event, &w->udev_source, udev_monitor_get_fd(w->udev_monitor), EPOLLIN, on_udev_event, w);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch udev events");
         return 0;
 }
 
-NetWatch *netwatch_free(NetWatch *w) {
-        if (!w)
-                return NULL;
-        sd_event_source_disable_unref(w->rtnl_source);
-        sd_event_source_disable_unref(w->ethtool_source);
-        sd_event_source_disable_unref(w->udev_source);
+static void netwatch_stop(Source *s) {
+        NetWatch *w = (NetWatch *) s;
+
+        w->rtnl_source = sd_event_source_disable_unref(w->rtnl_source);
+        w->ethtool_source = sd_event_source_disable_unref(w->ethtool_source);
+        w->udev_source = sd_event_source_disable_unref(w->udev_source);
         if (w->udev_monitor)
-                udev_monitor_unref(w->udev_monitor);
+                w->udev_monitor = udev_monitor_unref(w->udev_monitor);
         if (w->udev)
-                udev_unref(w->udev);
-        w->manager->rc.ethtool = NULL;
-        w->manager->rc.rtnl = NULL;
-        ethtool_client_free(w->ethtool);
-        rtnl_close(w->rtnl);
-        free(w->links);
-        free(w);
-        return NULL;
+                w->udev = udev_unref(w->udev);
+        source_provide_netlink(s, NULL, NULL);
+        w->ethtool = ethtool_client_free(w->ethtool);
+        w->rtnl = rtnl_close(w->rtnl);
+        w->links = mfree(w->links);
+        w->n_links = w->allocated_links = 0;
 }
+
+const SourceVTable netwatch_vtable = {
+        .name = "netlink",
+        .size = sizeof(NetWatch),
+        .open = netwatch_open,
+        .start = netwatch_start,
+        .plan = netwatch_plan,
+        .stop = netwatch_stop,
+};

@@ -24,8 +24,8 @@ typedef struct PendingThread {
  * a look at every kernel thread. */
 #define PENDING_MAX 4096U
 
-struct ProcWatch {
-        Manager *manager;
+typedef struct ProcWatch {
+        Source source;
         ProcConnector *connector;
         sd_event_source *io_source;
         sd_event_source *relook_source;
@@ -33,29 +33,44 @@ struct ProcWatch {
         size_t n_pending, allocated_pending;
         bool overflowed;          /* more than PENDING_MAX: look at them all */
         bool unavailable_reported;
-};
+} ProcWatch;
+
+typedef struct ThreadStep {
+        Source *source;
+        pid_t tid;
+} ThreadStep;
+
+static int step_scan(SettingTable *t, SettingContext *rc, void *userdata) {
+        Source *s = userdata;
+        return kthread_table_scan(t, source_host(s), source_posture(s));
+}
+
+static int step_add(SettingTable *t, SettingContext *rc, void *userdata) {
+        ThreadStep *a = userdata;
+        return kthread_table_add(t, source_host(a->source), source_posture(a->source), a->tid);
+}
 
 /* Queues every kernel-thread setting, and plans the threads that have none yet. */
 static void look_at_all(ProcWatch *w) {
-        Manager *m = w->manager;
-        int r = kthread_table_scan(&m->table, m->host, m->posture);
+        const SettingTable *t = source_table(&w->source);
+        int r = source_request_plan(&w->source, step_scan, &w->source);
 
         if (r < 0)
                 log_warning_errno(r, "Cannot list kernel threads");
-        for (size_t i = 0; i < m->table.n; i++)
-                if (setting_is_kthread(m->table.settings[i], NULL))
-                        manager_queue_dirty(m, m->table.settings[i]);
+        for (size_t i = 0; i < t->n; i++)
+                if (setting_is_kthread(t->settings[i], NULL))
+                        source_request_setting(&w->source, t->settings[i]);
 }
 
-static void queue_thread(Manager *m, pid_t tid) {
+static void queue_thread(ProcWatch *w, pid_t tid) {
         static const SettingKind kinds[] = { SETTING_KTHREAD_AFFINITY, SETTING_KTHREAD_POLICY };
         char object[16];
 
         snprintf(object, sizeof(object), "%d", (int) tid);
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-                Setting *s = table_find(&m->table, kinds[i], object);
+                Setting *s = table_find(source_table(&w->source), kinds[i], object);
                 if (s)
-                        manager_queue_dirty(m, s);
+                        source_request_setting(&w->source, s);
         }
 }
 
@@ -71,7 +86,6 @@ static void arm_relook(ProcWatch *w, uint64_t due) {
 
 static int on_relook(sd_event_source *source, uint64_t usec, void *userdata) {
         ProcWatch *w = userdata;
-        Manager *m = w->manager;
         uint64_t now = now_usec(CLOCK_MONOTONIC), next = UINT64_MAX;
         size_t kept = 0;
 
@@ -81,6 +95,7 @@ static int on_relook(sd_event_source *source, uint64_t usec, void *userdata) {
         }
         for (size_t i = 0; i < w->n_pending; i++) {
                 PendingThread p = w->pending[i];
+                ThreadStep a = { &w->source, p.tid };
                 int r;
 
                 if (now < p.reported_usec + KTHREAD_RELOOK_USEC) {
@@ -88,7 +103,7 @@ static int on_relook(sd_event_source *source, uint64_t usec, void *userdata) {
                         next = MIN(next, p.reported_usec + KTHREAD_RELOOK_USEC);
                         continue;
                 }
-                r = kthread_table_add(&m->table, m->host, m->posture, p.tid);
+                r = source_request_plan(&w->source, step_add, &a);
                 if (r == -EAGAIN && now - p.reported_usec < KTHREAD_SETTLE_MAX_USEC) {
                         /* Still kthreadd's copy: its creator has not named it yet. */
                         w->pending[kept++] = p;
@@ -96,14 +111,14 @@ static int on_relook(sd_event_source *source, uint64_t usec, void *userdata) {
                         continue;
                 }
                 if (r > 0)
-                        queue_thread(m, p.tid);
+                        queue_thread(w, p.tid);
                 else if (r < 0 && r != -ENOENT && r != -EAGAIN)
                         log_warning_errno(r, "Cannot look at new kernel thread %d", (int) p.tid);
         }
         w->n_pending = kept;
         if (kept > 0)
                 arm_relook(w, next);
-        manager_flush_dirty(m);
+        source_flush_requests(&w->source);
         return 0;
 }
 
@@ -140,14 +155,14 @@ static int on_connector(sd_event_source *source, int fd, uint32_t revents, void 
         return 0;
 }
 
-static void procwatch_close(ProcWatch *w) {
+static void connector_close(ProcWatch *w) {
         w->io_source = sd_event_source_disable_unref(w->io_source);
         w->connector = proc_connector_free(w->connector);
         w->n_pending = 0;
         w->overflowed = false;
 }
 
-static void procwatch_open(ProcWatch *w) {
+static void connector_open(ProcWatch *w) {
         int r;
 
         if (w->connector)
@@ -160,60 +175,61 @@ static void procwatch_open(ProcWatch *w) {
         }
 }
 
-int procwatch_new(Manager *m, ProcWatch **ret) {
-        ProcWatch *w = calloc(1, sizeof(ProcWatch));
-
-        if (!w)
-                return log_warning_errno(ENOMEM, "New kernel threads are found by the periodic scan only");
-        w->manager = m;
-        if (posture_manages_kthreads(m->posture))
-                procwatch_open(w);
-        *ret = w;
+static int procwatch_open(Source *s) {
+        if (posture_manages_kthreads(source_posture(s)))
+                connector_open((ProcWatch *) s);
         return 0;
 }
 
-int procwatch_start(ProcWatch *w) {
-        Manager *m;
+static int procwatch_start(Source *s) {
+        ProcWatch *w = (ProcWatch *) s;
         int r;
 
-        if (!w)
-                return 0;
-        m = w->manager;
         if (!w->relook_source) {
                 /* 0.5 ms accuracy: sd-event's default (250 ms) would defeat the point. */
-                r = sd_event_add_time(m->event, &w->relook_source, CLOCK_MONOTONIC, UINT64_MAX, 500, on_relook, w);
+                r = sd_event_add_time(source_event(s), &w->relook_source, CLOCK_MONOTONIC, UINT64_MAX, 500, on_relook, w);
                 if (r < 0)
                         return log_error_errno(r, "Cannot create the kernel thread timer");
                 (void) sd_event_source_set_enabled(w->relook_source, SD_EVENT_OFF);
         }
         if (w->connector && !w->io_source) {
-                r = sd_event_add_io(m->event, &w->io_source, proc_connector_fd(w->connector), EPOLLIN, on_connector, w);
+                r = sd_event_add_io(source_event(s), &w->io_source, proc_connector_fd(w->connector), EPOLLIN,
+                                    on_connector, w);
                 if (r < 0) {
                         log_warning_errno(r, "Cannot watch the proc connector");
-                        procwatch_close(w);
+                        connector_close(w);
                 }
         }
         return 0;
 }
 
-void procwatch_update(ProcWatch *w) {
-        if (!w)
-                return;
-        if (!posture_manages_kthreads(w->manager->posture)) {
-                procwatch_close(w);
+/* Opens or closes the connector as the new posture wants. */
+static void procwatch_posture_changed(Source *s) {
+        ProcWatch *w = (ProcWatch *) s;
+
+        if (!posture_manages_kthreads(source_posture(s))) {
+                connector_close(w);
                 return;
         }
-        procwatch_open(w);
-        if (w->manager->event)
-                (void) procwatch_start(w);
+        connector_open(w);
+        if (source_event(s))
+                (void) procwatch_start(s);
 }
 
-ProcWatch *procwatch_free(ProcWatch *w) {
-        if (!w)
-                return NULL;
-        procwatch_close(w);
-        sd_event_source_disable_unref(w->relook_source);
-        free(w->pending);
-        free(w);
-        return NULL;
+static void procwatch_stop(Source *s) {
+        ProcWatch *w = (ProcWatch *) s;
+
+        connector_close(w);
+        w->relook_source = sd_event_source_disable_unref(w->relook_source);
+        w->pending = mfree(w->pending);
+        w->allocated_pending = 0;
 }
+
+const SourceVTable procwatch_vtable = {
+        .name = "proc-connector",
+        .size = sizeof(ProcWatch),
+        .open = procwatch_open,
+        .start = procwatch_start,
+        .posture_changed = procwatch_posture_changed,
+        .stop = procwatch_stop,
+};

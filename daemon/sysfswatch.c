@@ -14,24 +14,20 @@
 #include "sysfswatch.h"
 #include "basic/util.h"
 
-struct SysfsWatch {
-        Manager *manager;
-        UdevSource source;
+typedef struct SysfsWatch {
+        Source source;
+        UdevSource udev_source; /* where the monitor listens */
         struct udev *udev;
         struct udev_monitor *monitor;
-        sd_event_source *event_source;
-};
+        sd_event_source *event_source; /* NULL: no monitor */
+} SysfsWatch;
 
-SysfsWatch *sysfswatch_free(SysfsWatch *w) {
-        if (!w)
-                return NULL;
-        sd_event_source_disable_unref(w->event_source);
+static void monitor_close(SysfsWatch *w) {
+        w->event_source = sd_event_source_disable_unref(w->event_source);
         if (w->monitor)
-                udev_monitor_unref(w->monitor);
+                w->monitor = udev_monitor_unref(w->monitor);
         if (w->udev)
-                udev_unref(w->udev);
-        free(w);
-        return NULL;
+                w->udev = udev_unref(w->udev);
 }
 
 /* Files appear and vanish with a device's arrival, removal or rename, and with a driver's
@@ -45,9 +41,14 @@ static bool action_changes_files(const char *action) {
         return false;
 }
 
+static int step_rescan(SettingTable *t, SettingContext *rc, void *userdata) {
+        Source *s = userdata;
+        return sysfs_table_rescan(t, source_host(s), source_posture(s));
+}
+
 static int on_uevent(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         SysfsWatch *w = userdata;
-        Manager *m = w->manager;
+        const SettingTable *t = source_table(&w->source);
         struct udev_device *d;
         bool rescan = false;
         uint64_t now;
@@ -61,7 +62,7 @@ static int on_uevent(sd_event_source *source, int fd, uint32_t revents, void *us
         }
         if (!rescan)
                 return 0;
-        r = sysfs_table_rescan(&m->table, m->host, m->posture);
+        r = source_request_plan(&w->source, step_rescan, &w->source);
         if (r < 0)
                 log_warning_errno(r, "Cannot expand the [sysfs] patterns again");
         if (r <= 0)
@@ -69,51 +70,70 @@ static int on_uevent(sd_event_source *source, int fd, uint32_t revents, void *us
         now = now_usec(CLOCK_MONOTONIC);
         /* The new settings are the pending ones; whatever else is pending gets its first
          * look a little early. */
-        for (size_t i = m->table.n; i > 0; i--) {
-                Setting *s = m->table.settings[i - 1];
+        for (size_t i = t->n; i > 0; i--) {
+                Setting *s = t->settings[i - 1];
                 if (s->state == SETTING_PENDING)
-                        table_reconcile_one(&m->table, &m->rc, s, now, RECONCILE_APPLYING);
+                        source_request_now(&w->source, s, now, RECONCILE_APPLYING);
         }
-        manager_log_applied(m, "Devices changed");
-        manager_update_status(m);
+        source_log_applied(&w->source, "Devices changed");
+        source_status_changed(&w->source);
         return 0;
 }
 
-static int sysfswatch_new(Manager *m, SysfsWatch **ret) {
-        SysfsWatch *w = calloc(1, sizeof(SysfsWatch));
+static int monitor_open(SysfsWatch *w) {
         const char *source;
         int r;
 
-        if (!w)
-                return -ENOMEM;
-        w->manager = m;
-        w->source = m->posture->config->udev_source;
-        source = udev_source_to_string(w->source);
+        w->udev_source = source_posture(&w->source)->config->udev_source;
+        source = udev_source_to_string(w->udev_source);
         w->udev = udev_new();
         if (w->udev)
                 w->monitor = udev_monitor_new_from_netlink(w->udev, source);
         if (!w->monitor || udev_monitor_enable_receiving(w->monitor) < 0) {
-                sysfswatch_free(w);
+                monitor_close(w);
                 log_warning("Cannot listen to %s events; new matches of the [sysfs] patterns are found by the "
                             "periodic scan",
                             source);
                 return -EIO;
         }
-        r = sd_event_add_io(m->event, &w->event_source, udev_monitor_get_fd(w->monitor), EPOLLIN, on_uevent, w);
+        r = sd_event_add_io(source_event(&w->source), &w->event_source, udev_monitor_get_fd(w->monitor), EPOLLIN,
+                            on_uevent, w);
         if (r < 0) {
-                sysfswatch_free(w);
+                monitor_close(w);
                 return log_warning_errno(r, "Cannot watch %s events for the [sysfs] patterns", source);
         }
-        *ret = w;
         return 0;
 }
 
-void sysfswatch_update(Manager *m) {
-        const Config *c = m->posture->config;
-        bool want = m->event && sysfs_config_has_patterns(c);
+/* The monitor exists only while some [sysfs] key is a pattern, and listens where [daemon]
+ * udev_source says. Never fatal: without it the periodic scan finds new matches. */
+static void monitor_update(SysfsWatch *w) {
+        const Config *c = source_posture(&w->source)->config;
+        bool want = source_event(&w->source) && sysfs_config_has_patterns(c);
 
-        if (m->sysfswatch && (!want || m->sysfswatch->source != c->udev_source))
-                m->sysfswatch = sysfswatch_free(m->sysfswatch);
-        if (want && !m->sysfswatch)
-                (void) sysfswatch_new(m, &m->sysfswatch);
+        if (w->event_source && (!want || w->udev_source != c->udev_source))
+                monitor_close(w);
+        if (want && !w->event_source)
+                (void) monitor_open(w);
 }
+
+static int sysfswatch_start(Source *s) {
+        monitor_update((SysfsWatch *) s);
+        return 0;
+}
+
+static void sysfswatch_posture_changed(Source *s) {
+        monitor_update((SysfsWatch *) s);
+}
+
+static void sysfswatch_stop(Source *s) {
+        monitor_close((SysfsWatch *) s);
+}
+
+const SourceVTable sysfswatch_vtable = {
+        .name = "sysfs-uevents",
+        .size = sizeof(SysfsWatch),
+        .start = sysfswatch_start,
+        .posture_changed = sysfswatch_posture_changed,
+        .stop = sysfswatch_stop,
+};

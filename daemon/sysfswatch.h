@@ -3,10 +3,8 @@
  * again, so that a new device's files are kept at once rather than at the next scan. */
 #pragma once
 
-#include "manager.h"
+#include "source.h"
 
-/* Starts, keeps or stops the monitor to fit m->posture: it exists only while some [sysfs]
- * key is a pattern, and listens where [daemon] udev_source says. Never fatal: without it
- * the periodic scan finds new matches. */
-void sysfswatch_update(Manager *m);
-SysfsWatch *sysfswatch_free(SysfsWatch *w);
+/* From start() on, and after every reload, the monitor exists only while some [sysfs] key
+ * is a pattern. Never fatal: without it the periodic scan finds new matches. */
+extern const SourceVTable sysfswatch_vtable;

@@ -5,58 +5,62 @@
 #include "host/systemd-client.h"
 #include "unitwatch.h"
 
-struct UnitWatch {
-        Manager *manager;
+typedef struct UnitWatch {
+        Source source;
         SystemdClient *client;
-};
+} UnitWatch;
 
 /* Only queued: the look runs from the loop, not inside the bus's own dispatch. */
 static void on_unit_changed(void *userdata, const char *unit) {
-        Manager *m = userdata;
+        UnitWatch *w = userdata;
+        const SettingTable *t = source_table(&w->source);
         Setting *s;
 
         if (unit) {
-                s = slice_table_find(&m->table, unit);
+                s = slice_table_find(t, unit);
                 if (s)
-                        manager_queue_dirty(m, s);
+                        source_request_setting(&w->source, s);
                 return;
         }
-        for (size_t i = 0; i < m->table.n; i++)
-                if (setting_is_slice(m->table.settings[i]))
-                        manager_queue_dirty(m, m->table.settings[i]);
+        for (size_t i = 0; i < t->n; i++)
+                if (setting_is_slice(t->settings[i]))
+                        source_request_setting(&w->source, t->settings[i]);
 }
 
-int unitwatch_new(Manager *m, UnitWatch **ret) {
-        UnitWatch *w = calloc(1, sizeof(UnitWatch));
+static int unitwatch_open(Source *s) {
+        UnitWatch *w = (UnitWatch *) s;
         int r;
 
-        if (!w)
-                return log_warning_errno(ENOMEM, "AllowedCPUs= of units is not managed");
-        w->manager = m;
-        *ret = w;
-        r = systemd_client_new(m->host, &w->client);
+        r = systemd_client_new(source_host(s), &w->client);
         if (r < 0)
                 return log_warning_errno(r, "AllowedCPUs= of units is not managed");
-        m->rc.systemd = w->client;
+        source_provide_systemd(s, w->client);
         return 0;
 }
 
-int unitwatch_start(UnitWatch *w) {
+static int unitwatch_start(Source *s) {
+        UnitWatch *w = (UnitWatch *) s;
         int r;
 
-        if (!w || !w->client)
+        if (!w->client)
                 return 0;
-        r = systemd_client_attach(w->client, w->manager->event, on_unit_changed, w->manager);
+        r = systemd_client_attach(w->client, source_event(s), on_unit_changed, w);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch PID 1's unit signals; inotify and the scan still see changes");
         return 0;
 }
 
-UnitWatch *unitwatch_free(UnitWatch *w) {
-        if (!w)
-                return NULL;
-        w->manager->rc.systemd = NULL;
-        systemd_client_free(w->client);
-        free(w);
-        return NULL;
+static void unitwatch_stop(Source *s) {
+        UnitWatch *w = (UnitWatch *) s;
+
+        source_provide_systemd(s, NULL);
+        w->client = systemd_client_free(w->client);
 }
+
+const SourceVTable unitwatch_vtable = {
+        .name = "units",
+        .size = sizeof(UnitWatch),
+        .open = unitwatch_open,
+        .start = unitwatch_start,
+        .stop = unitwatch_stop,
+};
