@@ -181,20 +181,26 @@ int config_parse_name(ConfigParse *p, const ConfigKey *key, const char *value, v
         return 0;
 }
 
-int config_parse_cpu_list(ConfigParse *p, const char *key, const char *value, CPUSet *ret) {
+/* A CPU list; names: the words the key also takes, for the message ("housekeeping,
+ * isolated or none"), NULL when it takes only a list. */
+static int parse_cpu_list(ConfigParse *p, const char *key, const char *value, const char *names, CPUSet *ret) {
         _cleanup_cpuset_ CPUSet set = CPUSET_EMPTY;
         int r;
 
         r = cpuset_parse_list(value, &set);
-        if (r == -ERANGE) {
-                config_error(p, "%s: CPU number too large in '%s' (max %u)", key, value, CPUSET_MAX_CPUS - 1);
-                return r;
-        }
         if (r == -ENOMEM)
                 return p->oom = r;
+        if (r == -ERANGE) {
+                config_error(p, "%s: CPU number too large in '%s' (max %u)", key, value, CPUSET_MAX_CPUS - 1);
+                return -EINVAL;
+        }
+        if (r < 0 && names) {
+                config_error(p, "%s: '%s' is not a CPU list (e.g. 2-3,6), %s", key, value, names);
+                return -EINVAL;
+        }
         if (r < 0) {
                 config_error(p, "%s: '%s' is not a CPU list (expected e.g. 2-3,6)", key, value);
-                return r;
+                return -EINVAL;
         }
         if (cpuset_is_empty(&set)) {
                 config_error(p, "%s: empty CPU list", key);
@@ -206,9 +212,12 @@ int config_parse_cpu_list(ConfigParse *p, const char *key, const char *value, CP
         return 0;
 }
 
+int config_parse_cpu_list(ConfigParse *p, const char *key, const char *value, CPUSet *ret) {
+        return parse_cpu_list(p, key, value, NULL, ret);
+}
+
 /* A CPU set: one of the names the row allows, or a list. */
 int config_parse_cpus(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
-        _cleanup_cpuset_ CPUSet set = CPUSET_EMPTY;
         ConfigCpus *dest = config_key_value(key, object);
         CpusKind kind = cpus_kind_from_string(value);
         const char *names[_CPUS_KIND_MAX + 1];
@@ -222,32 +231,14 @@ int config_parse_cpus(ConfigParse *p, const ConfigKey *key, const char *value, v
                 cpuset_done(&dest->cpus);
                 return 0;
         }
-        r = cpuset_parse_list(value, &set);
-        if (r == -ENOMEM)
-                return p->oom = r;
-        if (r == -ERANGE) {
-                config_error(p, "%s: CPU number too large in '%s' (max %u)", key->name, value, CPUSET_MAX_CPUS - 1);
-                return -EINVAL;
-        }
-        if (r < 0) {
-                for (CpusKind k = 0; k < _CPUS_KIND_MAX; k++)
-                        if (key->cpu_names & (1u << k))
-                                names[n++] = cpus_kind_to_string(k);
-                names[n] = NULL;
-                if (n == 0)
-                        config_error(p, "%s: '%s' is not a CPU list (expected e.g. 2-3,6)", key->name, value);
-                else
-                        config_error(p, "%s: '%s' is not a CPU list (e.g. 2-3,6), %s", key->name, value,
-                                     format_alternatives(names, alternatives, sizeof(alternatives)));
-                return -EINVAL;
-        }
-        if (cpuset_is_empty(&set)) {
-                config_error(p, "%s: empty CPU list", key->name);
-                return -EINVAL;
-        }
-        cpuset_done(&dest->cpus);
-        dest->cpus = set;
-        set = CPUSET_EMPTY;
+        for (CpusKind k = 0; k < _CPUS_KIND_MAX; k++)
+                if (key->cpu_names & (1u << k))
+                        names[n++] = cpus_kind_to_string(k);
+        names[n] = NULL;
+        r = parse_cpu_list(p, key->name, value, n > 0 ? format_alternatives(names, alternatives, sizeof(alternatives)) : NULL,
+                           &dest->cpus);
+        if (r < 0)
+                return r;
         dest->kind = CPUS_LIST;
         return 0;
 }
