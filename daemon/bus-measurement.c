@@ -11,6 +11,7 @@
 #include "bus-names.h"
 #include "log/log.h"
 #include "measure-tool.h"
+#include "basic/array.h"
 #include "basic/util.h"
 
 #define MEASUREMENT_MAX_CPUS 8192U
@@ -102,13 +103,8 @@ static int measurement_read_cpus(sd_bus_message *message, MeasurementStore *new,
                         if (new->cpus[i].cpu == c.cpu)
                                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u given twice",
                                                          c.cpu);
-                if (new->n_cpus >= allocated) {
-                        MeasuredCPU *more = reallocarray(new->cpus, allocated ? allocated * 2 : 8, sizeof(MeasuredCPU));
-                        if (!more)
-                                return -ENOMEM;
-                        new->cpus = more;
-                        allocated = allocated ? allocated * 2 : 8;
-                }
+                if (array_grow(&new->cpus, &allocated, new->n_cpus + 1) < 0)
+                        return -ENOMEM;
                 c.p99_over = !!c.p99_over;
                 new->cpus[new->n_cpus++] = c;
         }
@@ -140,14 +136,8 @@ static int measurement_read_noise(sd_bus_message *message, MeasurementStore *new
                         return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "Too many noise sources");
                 if (!text_is_fit(kind) || !text_is_fit(source) || !text_is_fit(description))
                         return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS, "A noise source name is too long");
-                if (new->n_noise >= allocated) {
-                        MeasuredNoise *more = reallocarray(new->noise, allocated ? allocated * 2 : 16,
-                                                           sizeof(MeasuredNoise));
-                        if (!more)
-                                return -ENOMEM;
-                        new->noise = more;
-                        allocated = allocated ? allocated * 2 : 16;
-                }
+                if (array_grow(&new->noise, &allocated, new->n_noise + 1) < 0)
+                        return -ENOMEM;
                 n = &new->noise[new->n_noise];
                 *n = (MeasuredNoise) { .cpu = cpu, .count = count };
                 new->n_noise++;

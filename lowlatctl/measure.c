@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "basic/macro.h"
 #include "measure.h"
 #include "basic/util.h"
@@ -261,7 +262,7 @@ typedef struct ReportState {
         double unit_ns;
         /* timerlat: the index of each column's CPU in stats, -1 for a column not kept. */
         ssize_t *columns;
-        size_t n_columns;
+        size_t n_columns, allocated_columns;
 } ReportState;
 
 static void report_state_done(ReportState *s) {
@@ -517,15 +518,11 @@ static int timerlat_read_columns(ReportState *s, const char *header, size_t *ret
         if (!copy)
                 return -ENOMEM;
         for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-                ssize_t *c;
-
                 if (s->n_columns >= MAX_COLUMNS)
                         return -EBADMSG;
-                c = reallocarray(s->columns, s->n_columns + 1, sizeof(ssize_t));
-                if (!c)
+                if (array_grow(&s->columns, &s->allocated_columns, s->n_columns + 1) < 0)
                         return -ENOMEM;
-                s->columns = c;
-                c[s->n_columns++] = strncmp(t, "Thr-", 4) == 0 ? (ssize_t) n_threads++ : -1;
+                s->columns[s->n_columns++] = strncmp(t, "Thr-", 4) == 0 ? (ssize_t) n_threads++ : -1;
         }
         *ret_n_threads = n_threads;
         return 0;

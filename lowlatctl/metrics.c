@@ -10,6 +10,7 @@
 
 #include "bus-names.h"
 #include "client.h"
+#include "basic/array.h"
 #include "basic/macro.h"
 #include "setting/setting.h"
 #include "basic/util.h"
@@ -118,14 +119,8 @@ int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret) {
                 r = sd_bus_message_read(reply, "(ussstd)", &cpu, &kind, &source, &description, &count, &rate);
                 if (r <= 0)
                         break;
-                if (n.n == allocated) {
-                        size_t a = allocated ? allocated * 2 : 64;
-                        MetricsNoiseSource *v = reallocarray(n.sources, a, sizeof(MetricsNoiseSource));
-                        if (!v)
-                                return -ENOMEM;
-                        n.sources = v;
-                        allocated = a;
-                }
+                if (array_grow(&n.sources, &allocated, n.n + 1) < 0)
+                        return -ENOMEM;
                 n.sources[n.n] = (MetricsNoiseSource) { cpu, strdup(kind), strdup(source), strdup(description), count };
                 if (!n.sources[n.n].kind || !n.sources[n.n].source || !n.sources[n.n].description) {
                         n.n++;

@@ -14,6 +14,7 @@
 #include "setting/irq.h"
 #include "setting/nic.h"
 #include "setting/rps.h"
+#include "basic/array.h"
 #include "basic/util.h"
 
 typedef struct NicSetting {
@@ -306,12 +307,8 @@ static int nic_add_features(SettingTable *t, EthtoolClient *ethtool, const NicPo
                                 continue;
                         if (i == n_names && pattern && matched > 0)
                                 break;
-                        if (n == cap) {
-                                FeatureWant *a = reallocarray(want, cap = cap ? 2 * cap : 16, sizeof(FeatureWant));
-                                if (!a)
-                                        return -ENOMEM;
-                                want = a;
-                        }
+                        if (array_grow(&want, &cap, n + 1) < 0)
+                                return -ENOMEM;
                         want[n++] = (FeatureWant) { name, nf->on };
                         matched++;
                 }
