@@ -96,15 +96,12 @@ static void emit_line(FILE *f, const Terminal *t, bool highlight, const char *fm
 static void emit_line(FILE *f, const Terminal *t, bool highlight, const char *fmt, ...) {
         _cleanup_free_ char *line = NULL;
         va_list ap;
-        int n;
 
         va_start(ap, fmt);
-        n = vasprintf(&line, fmt, ap);
+        line = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (n < 0) {
-                line = NULL;
+        if (!line)
                 return;
-        }
         if (t->fancy) {
                 size_t width = 0;
                 char *p = line;

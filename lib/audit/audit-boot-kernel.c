@@ -152,13 +152,11 @@ _printf_(6, 7) static void cmdline_finding_add(Audit *a, Severity severity, cons
         _cleanup_free_ char *message = NULL;
         va_list ap;
         bool known = false;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&message, fmt, ap);
+        message = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                message = NULL;
+        if (!message) {
                 a->error = -ENOMEM;
                 return;
         }
@@ -479,13 +477,11 @@ void audit_check_boot_cmdline(Audit *a) {
 _printf_(3, 4) static void preempt_full_finding_add(Audit *a, Severity severity, const char *fmt, ...) {
         _cleanup_free_ char *message = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&message, fmt, ap);
+        message = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                message = NULL;
+        if (!message) {
                 a->error = -ENOMEM;
                 return;
         }

@@ -140,8 +140,7 @@ _printf_(7, 0) static void finding_addv(Audit *a, Severity severity, const char 
                 omitted_add(a, id, severity);
                 return;
         }
-        if (vasprintf(&message, fmt, ap) < 0)
-                message = NULL;
+        message = strdup_vprintf(fmt, ap);
         finding_append(a, severity, id, strdup(subject), message, details, n_details);
 }
 

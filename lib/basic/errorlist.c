@@ -8,14 +8,13 @@
 #include "basic/util.h"
 
 int error_list_add(ErrorList *l, const char *fmt, ...) {
-        char *s = NULL;
         va_list ap;
-        int r;
+        char *s;
 
         va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
+        s = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
+        if (!s)
                 return -ENOMEM;
         /* Errors quote file names and values, which may hold any bytes; they end up in
          * D-Bus strings (LastReloadError), which must be UTF-8. */

@@ -343,15 +343,20 @@ char *utf8_escape(const char *s) {
         return out;
 }
 
+char *strdup_vprintf(const char *fmt, va_list ap) {
+        char *s = NULL;
+
+        return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 char *strdup_printf(const char *fmt, ...) {
         va_list ap;
-        char *s = NULL;
-        int r;
+        char *s;
 
         va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
+        s = strdup_vprintf(fmt, ap);
         va_end(ap);
-        return r < 0 ? NULL : s;
+        return s;
 }
 
 ssize_t pread_string(int fd, char *buf, size_t size) {

@@ -2,6 +2,7 @@
 /* String and number parsing with full error checks, and small fd helpers. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +67,9 @@ char *utf8_escape(const char *s);
 
 /* Like asprintf() but returns the string, NULL on allocation failure. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
+/* strdup_printf() of a va_list: the new string, or NULL when out of memory (vasprintf()
+ * leaves its pointer undefined on failure; this never does). */
+char *strdup_vprintf(const char *fmt, va_list ap) _printf_(1, 0);
 
 /* Reads up to size-1 bytes at offset 0 and NUL-terminates; returns the length or -errno. */
 ssize_t pread_string(int fd, char *buf, size_t size);

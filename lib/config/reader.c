@@ -16,12 +16,11 @@
 void config_error(ConfigParse *p, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0 || error_list_add(p->errors, "%s:%u: %s", p->file, p->line, msg) < 0)
+        if (!msg || error_list_add(p->errors, "%s:%u: %s", p->file, p->line, msg) < 0)
                 p->oom = -ENOMEM;
 }
 

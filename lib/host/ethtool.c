@@ -334,8 +334,7 @@ static void explain_unsupported(char **error, const char *format, ...) {
         if (*error)
                 return;
         va_start(ap, format);
-        if (vasprintf(error, format, ap) < 0)
-                *error = NULL;
+        *error = strdup_vprintf(format, ap);
         va_end(ap);
 }
 

@@ -366,12 +366,10 @@ int host_opendir(const Host *h, const char *relpath, DIR **ret) {
 }
 
 int host_read_filev(const Host *h, char **ret, const char *fmt, va_list ap) {
-        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *path = strdup_vprintf(fmt, ap);
 
-        if (vasprintf(&path, fmt, ap) < 0) {
-                path = NULL; /* undefined after a failure */
+        if (!path)
                 return -ENOMEM;
-        }
         return host_read_file(h, path, ret);
 }
 

@@ -96,13 +96,12 @@ const char *systemd_unit_interface(const char *unit) {
 static void set_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
 static void set_error(char **ret_error, const char *fmt, ...) {
         va_list ap;
-        char *s = NULL;
+        char *s;
 
         if (!ret_error)
                 return;
         va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
+        s = strdup_vprintf(fmt, ap);
         va_end(ap);
         free(*ret_error);
         *ret_error = s;

@@ -157,16 +157,16 @@ static void log_send(int level, const char *message, const struct iovec *extra, 
 int log_internal(int level, int error, const char *fmt, ...) {
         _cleanup_free_ char *text = NULL;
         va_list ap;
-        int saved = errno, r;
+        int saved = errno;
 
         if (error < 0)
                 error = -error;
         if (level > log_state.max_level)
                 return -error;
         va_start(ap, fmt);
-        r = vasprintf(&text, fmt, ap);
+        text = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
+        if (!text)
                 return -error;
         if (error > 0) {
                 char *with = strdup_printf("%s: %s", text, strerror(error));
@@ -394,11 +394,10 @@ void log_noise_alert(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t in
 void log_event(EventId id, const char *fmt, ...) {
         _cleanup_free_ char *message = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&message, fmt, ap);
+        message = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r >= 0)
+        if (message)
                 log_event_fields(id, message, NULL, NULL);
 }

@@ -73,11 +73,10 @@ Setting *setting_free(Setting *s) {
 
 void setting_set_reason(Setting *s, const char *fmt, ...) {
         va_list ap;
-        char *r = NULL;
+        char *r;
 
         va_start(ap, fmt);
-        if (vasprintf(&r, fmt, ap) < 0)
-                r = NULL;
+        r = strdup_vprintf(fmt, ap);
         va_end(ap);
         free(s->reason);
         s->reason = r;

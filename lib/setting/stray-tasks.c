@@ -75,12 +75,11 @@ _printf_(6, 7) static int excluded_add(Strays *st, pid_t pid, pid_t tid, uint64_
                                        const char *why_fmt, ...) {
         StrayExcluded e = { .pid = pid, .tid = tid, .start_time = start_time, .seen = true };
         va_list ap;
-        int r;
 
         va_start(ap, why_fmt);
-        r = vasprintf(&e.why, why_fmt, ap);
+        e.why = strdup_vprintf(why_fmt, ap);
         va_end(ap);
-        if (r < 0)
+        if (!e.why)
                 return -ENOMEM;
         e.what = pid == tid ? strdup_printf("pid %d (%s)", (int) pid, comm)
                             : strdup_printf("pid %d (%s) thread %d", (int) pid, comm, (int) tid);
