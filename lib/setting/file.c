@@ -172,6 +172,32 @@ int file_setting_new(SettingKind kind, char *path, const char *object, const cha
 
 /* --- a CPU mask in the kernel's hex format, compared by its CPUs --- */
 
+int file_setting_new_cpu(SettingKind kind, unsigned cpu, const char *file, const char *desired, Setting **ret) {
+        _cleanup_free_ char *object = strdup_printf("cpu%u", cpu);
+
+        if (!object)
+                return -ENOMEM;
+        return file_setting_new(kind, strdup_printf("sys/devices/system/cpu/cpu%u/%s", cpu, file), object, desired,
+                                ret);
+}
+
+int file_setting_write_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun) {
+        _cleanup_free_ char *file = NULL, *offered = NULL, *words = NULL;
+        const char *path = setting_file_path(s), *slash = strrchr(path, '/');
+
+        file = strdup_printf("%.*s/%s", (int) (slash ? slash - path : 0), path, list);
+        if (!file)
+                return -ENOMEM;
+        if (host_read_file(rc->host, file, &offered) >= 0 && !word_list_contains(offered, value)) {
+                words = normalize_whitespace(offered);
+                if (!words)
+                        return -ENOMEM;
+                setting_set_reason(s, "%s '%s' is not offered (available: %s)", noun, value, words);
+                return -EOPNOTSUPP;
+        }
+        return file_setting_write(s, rc, value);
+}
+
 int mask_file_setting_new(SettingKind kind, char *path, const char *object, const CPUSet *cpus, unsigned mask_bits,
                           Setting **ret) {
         _cleanup_(setting_freep) Setting *s = NULL;

@@ -35,6 +35,14 @@ typedef struct FileSetting {
 /* A new setting of a kind whose struct starts with a FileSetting; takes path (relative to
  * the root), also on failure. */
 int file_setting_new(SettingKind kind, char *path, const char *object, const char *desired, Setting **ret);
+/* A file setting of one CPU: sys/devices/system/cpu/cpuCPU/FILE, its object "cpuCPU"
+ * (cpufreq's, cpuidle's and power's per-CPU files). */
+int file_setting_new_cpu(SettingKind kind, unsigned cpu, const char *file, const char *desired, Setting **ret);
+/* Writes value, unless list (a file beside the setting's: the words the driver offers, such
+ * as scaling_available_governors) leaves it out: then the setting is unsupported, not a
+ * failure to retry, with "NOUN 'value' is not offered (available: ...)" as the reason. A
+ * list that cannot be read lets the write decide. */
+int file_setting_write_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun);
 /* Reads the file; missing: why a file that does not exist makes the setting unsupported
  * ("no such sysctl on this kernel"), with the path in s->reason. */
 int file_setting_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags,

@@ -9,44 +9,15 @@
 #include "basic/util.h"
 
 int setting_new_governor(unsigned cpu, const char *governor, Setting **ret) {
-        _cleanup_free_ char *object = strdup_printf("cpu%u", cpu);
-
-        if (!object)
-                return -ENOMEM;
-        return file_setting_new(SETTING_GOVERNOR,
-                                strdup_printf("sys/devices/system/cpu/cpu%u/cpufreq/scaling_governor", cpu), object,
-                                governor, ret);
+        return file_setting_new_cpu(SETTING_GOVERNOR, cpu, "cpufreq/scaling_governor", governor, ret);
 }
 
 static int governor_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
         return file_setting_read(s, rc, buf, size, flags, "no cpufreq driver for this CPU");
 }
 
-/* A governor the driver does not offer is unsupported, not a failure to retry. */
-static int governor_check_available(Setting *s, SettingContext *rc, const char *governor) {
-        _cleanup_free_ char *file = NULL, *avail = NULL, *norm = NULL;
-        const char *path = setting_file_path(s), *slash = strrchr(path, '/');
-
-        file = strdup_printf("%.*s/scaling_available_governors", (int) (slash ? slash - path : 0), path);
-        if (!file)
-                return -ENOMEM;
-        if (host_read_file(rc->host, file, &avail) < 0)
-                return 0; /* cannot tell; let the write decide */
-        if (word_list_contains(avail, governor))
-                return 0;
-        norm = normalize_whitespace(avail);
-        if (!norm)
-                return -ENOMEM;
-        setting_set_reason(s, "governor '%s' is not available (available: %s)", governor, norm);
-        return -EOPNOTSUPP;
-}
-
 static int governor_write(Setting *s, SettingContext *rc, const char *value) {
-        int r = governor_check_available(s, rc, value);
-
-        if (r < 0)
-                return r;
-        return file_setting_write(s, rc, value);
+        return file_setting_write_offered(s, rc, value, "scaling_available_governors", "governor");
 }
 
 static int governor_plan(SettingTable *t, const Host *h, const Posture *p) {

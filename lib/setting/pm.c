@@ -34,8 +34,7 @@ static int pm_setting_refuse(Setting *s, const char *fmt, ...) {
         char *text;
 
         va_start(ap, fmt);
-        if (vasprintf(&text, fmt, ap) < 0)
-                text = NULL;
+        text = strdup_vprintf(fmt, ap);
         va_end(ap);
         if (!text)
                 return -ENOMEM;
@@ -165,12 +164,7 @@ static int pm_plan_cpus(SettingTable *t, const Host *h, const Posture *p, Settin
 /* --- resume_latency --- */
 
 int setting_new_resume_latency(unsigned cpu, const char *value, Setting **ret) {
-        _cleanup_free_ char *object = strdup_printf("cpu%u", cpu);
-
-        if (!object)
-                return -ENOMEM;
-        return file_setting_new(SETTING_RESUME_LATENCY,
-                              strdup_printf(CPU_DIR "/cpu%u/power/pm_qos_resume_latency_us", cpu), object, value, ret);
+        return file_setting_new_cpu(SETTING_RESUME_LATENCY, cpu, "power/pm_qos_resume_latency_us", value, ret);
 }
 
 static int resume_latency_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
@@ -246,20 +240,17 @@ int pm_min_freq_clamp(uint64_t asked_khz, bool max, uint64_t cpuinfo_min, uint64
 
 int setting_new_min_freq(const Host *h, unsigned cpu, const Config *c, Setting **ret) {
         _cleanup_(setting_freep) Setting *s = NULL;
-        _cleanup_free_ char *object = strdup_printf("cpu%u", cpu), *desired = NULL;
+        _cleanup_free_ char *desired = NULL;
         uint64_t khz = 0;
         const char *bound = NULL;
         int r;
 
-        if (!object)
-                return -ENOMEM;
         r = pm_min_freq_clamp(c->min_freq_khz, c->min_freq_max, read_khz(h, cpu, "cpuinfo_min_freq"),
                               read_khz(h, cpu, "cpuinfo_max_freq"), read_khz(h, cpu, "scaling_max_freq"), &khz, &bound);
         desired = r < 0 ? strdup("max") : strdup_printf("%" PRIu64, khz);
         if (!desired)
                 return -ENOMEM;
-        r = file_setting_new(SETTING_MIN_FREQ, strdup_printf(CPU_DIR "/cpu%u/cpufreq/scaling_min_freq", cpu), object,
-                           desired, &s);
+        r = file_setting_new_cpu(SETTING_MIN_FREQ, cpu, "cpufreq/scaling_min_freq", desired, &s);
         if (r < 0)
                 return r;
         if (streq(desired, "max") &&
@@ -312,13 +303,8 @@ const SettingVTable min_freq_vtable = {
 /* --- energy_performance_preference --- */
 
 int setting_new_energy_performance_preference(unsigned cpu, const char *name, Setting **ret) {
-        _cleanup_free_ char *object = strdup_printf("cpu%u", cpu);
-
-        if (!object)
-                return -ENOMEM;
-        return file_setting_new(SETTING_ENERGY_PERFORMANCE_PREFERENCE,
-                              strdup_printf(CPU_DIR "/cpu%u/cpufreq/energy_performance_preference", cpu), object, name,
-                              ret);
+        return file_setting_new_cpu(SETTING_ENERGY_PERFORMANCE_PREFERENCE, cpu, "cpufreq/energy_performance_preference",
+                                    name, ret);
 }
 
 static int epp_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
@@ -334,20 +320,9 @@ static int epp_read(Setting *s, SettingContext *rc, char *buf, size_t size, Reco
         return r;
 }
 
-/* A preference the driver does not list is unsupported, not a failure to retry. */
 static int epp_write(Setting *s, SettingContext *rc, const char *value) {
-        _cleanup_free_ char *available = NULL, *words = NULL;
-
-        if (host_read_filef(rc->host, &available, CPU_DIR "/cpu%u/cpufreq/energy_performance_available_preferences",
-                            pm_setting_cpu(s)) >= 0 &&
-            !word_list_contains(available, value)) {
-                words = normalize_whitespace(available);
-                if (!words)
-                        return -ENOMEM;
-                setting_set_reason(s, "energy_performance_preference '%s' is not offered (available: %s)", value, words);
-                return -EOPNOTSUPP;
-        }
-        return file_setting_write(s, rc, value);
+        return file_setting_write_offered(s, rc, value, "energy_performance_available_preferences",
+                                          "energy_performance_preference");
 }
 
 static int epp_construct(const Host *h, unsigned cpu, const Posture *p, Setting **ret) {
