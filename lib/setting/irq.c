@@ -20,7 +20,6 @@ typedef struct IrqSetting {
         unsigned irq;
         CPUSet cpus; /* the target */
         bool exact;  /* pinned: the affinity must equal cpus */
-        unsigned seen; /* the irq_table_scan() that last found it in /proc/irq */
 } IrqSetting;
 
 #define IRQ(s) ((IrqSetting *) (s))
@@ -221,7 +220,6 @@ typedef struct NicIrqPin {
 
 /* What the IRQ kind keeps in the table beside its settings. */
 typedef struct IrqTableState {
-        unsigned scans; /* irq_table_scan() calls: what IrqSetting.seen counts */
         IrqNames names; /* /proc/interrupts as last read */
         NicIrqPin *nic_pins;
         size_t n_nic_pins, allocated_nic_pins;
@@ -315,7 +313,6 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
         IrqTableState *st = irq_table_state(t);
         bool names;
         struct dirent *de;
-        size_t seen = 0;
         int present = 0, added = 0, r;
         DIR *dir;
 
@@ -334,7 +331,7 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
         r = host_opendir(h, "proc/irq", &dir);
         if (r < 0)
                 return r;
-        st->scans++;
+        table_scan_begin(t, SETTING_IRQ_AFFINITY);
 
         while ((de = readdir(dir))) {
                 Setting *s;
@@ -345,8 +342,7 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                 present++;
                 s = table_find(t, SETTING_IRQ_AFFINITY, de->d_name);
                 if (s) {
-                        IRQ(s)->seen = st->scans;
-                        seen++;
+                        table_scan_mark(t, s);
                         continue;
                 }
                 r = setting_new_irq(p, irq, NULL, &s);
@@ -354,31 +350,21 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                         setting_free(s);
                 if (r < 0)
                         break;
-                IRQ(s)->seen = st->scans;
+                table_scan_mark(t, s);
                 r = table_add(t, s);
                 if (r < 0)
                         break;
-                seen++;
                 added++;
         }
         closedir(dir);
         if (r < 0)
                 return r;
 
-        /* The IRQs that are gone; a walk over the table only when some are. */
-        if (seen < t->kind_counts[SETTING_IRQ_AFFINITY])
-                for (size_t i = t->n; i > 0; i--) {
-                        Setting *s = t->settings[i - 1];
-                        if (setting_is_irq(s, NULL) && IRQ(s)->seen != st->scans)
-                                table_remove(t, s);
-                }
-        /* A stable order is what ListSettings shows; the sort is paid only when IRQs appear,
-         * and so are the names of new IRQs when no pin needed them. */
-        if (added > 0) {
-                table_sort(t);
-                if (!names)
-                        (void) irq_table_refresh_names(t, h);
-        }
+        /* The IRQs that are gone go; the names of new IRQs are read when no pin needed them
+         * (paid only when IRQs appear, as the sort is). */
+        table_scan_end(t, SETTING_IRQ_AFFINITY, added);
+        if (added > 0 && !names)
+                (void) irq_table_refresh_names(t, h);
         return present;
 }
 

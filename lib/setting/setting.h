@@ -77,6 +77,7 @@ typedef struct Setting {
         bool dirty;          /* queued for a look by an event source */
         bool readback_retry; /* a read-back mismatch had its one more look */
         bool empty_seen;     /* the last scan read "" (a writer between O_TRUNC and write?) */
+        unsigned seen_scan;  /* the table scan of its kind that last found it (table_scan_mark()) */
 } Setting;
 
 /* How one look at a setting came about; passed down, never kept. */

@@ -22,7 +22,6 @@ typedef struct SysfsSetting {
         bool from_pattern; /* matched by a pattern: a file that goes away drops the setting */
         bool missing;      /* named as it is and not there: rescans look for it */
         char *refused;     /* why lowlatd does not keep this file (FILE:LINE first), or NULL */
-        unsigned seen;     /* the last rescan that found the file (SysfsTableState.scans) */
 } SysfsSetting;
 
 #define SYSFS(s) ((SysfsSetting *) (s))
@@ -221,18 +220,12 @@ bool sysfs_config_has_patterns(const Config *c) {
 
 /* --- the table's files --- */
 
-/* What the kind keeps in the table beside its settings. */
-typedef struct SysfsTableState {
-        unsigned scans; /* sysfs_table_rescan() calls: what SysfsSetting.seen counts */
-} SysfsTableState;
-
 typedef struct Expansion {
         SettingTable *table;
         const Host *host;
         const SysfsEntry *entry;
-        unsigned scan;
         bool from_pattern;
-        size_t seen, added;
+        size_t added;
 } Expansion;
 
 /* One file an entry names or matches: a new setting unless one keeps it already. */
@@ -247,11 +240,10 @@ static int expansion_add(void *userdata, const char *relpath) {
                 return -ENOMEM;
         s = table_find(x->table, SETTING_SYSFS, object);
         /* Kept already: by this entry, or by a later one, which was expanded first and wins. */
-        if (s && SYSFS(s)->seen == x->scan)
+        if (s && table_scan_marked(x->table, s))
                 return 0;
         if (s && !SYSFS(s)->missing) {
-                SYSFS(s)->seen = x->scan;
-                x->seen++;
+                table_scan_mark(x->table, s);
                 return 0;
         }
         r = sysfs_file_check(x->host, relpath, &reason);
@@ -263,8 +255,7 @@ static int expansion_add(void *userdata, const char *relpath) {
         if (s) {
                 /* A file named as it is, missing until now: kept afresh from here on. */
                 if (r == -ENOENT) {
-                        SYSFS(s)->seen = x->scan;
-                        x->seen++;
+                        table_scan_mark(x->table, s);
                         return 0;
                 }
                 table_remove(x->table, s);
@@ -279,32 +270,21 @@ static int expansion_add(void *userdata, const char *relpath) {
         r = setting_new_sysfs(object, e->value, x->from_pattern, refused, &s);
         if (r < 0)
                 return r;
-        SYSFS(s)->seen = x->scan;
+        table_scan_mark(x->table, s);
         r = table_add(x->table, s);
         if (r < 0)
                 return r;
-        x->seen++;
         x->added++;
         return 0;
 }
 
-static SysfsTableState *sysfs_table_state(SettingTable *t) {
-        if (!t->kind_state[SETTING_SYSFS])
-                t->kind_state[SETTING_SYSFS] = calloc(1, sizeof(SysfsTableState));
-        return t->kind_state[SETTING_SYSFS];
-}
-
 int sysfs_table_rescan(SettingTable *t, const Host *h, const Posture *p) {
         const Config *c = p->config;
-        SysfsTableState *st;
-        size_t seen = 0, added = 0;
+        size_t added = 0;
 
         if (c->n_sysfs == 0 && t->kind_counts[SETTING_SYSFS] == 0)
-                return 0; /* no state to allocate in every table of a config without [sysfs] */
-        st = sysfs_table_state(t);
-        if (!st)
-                return -ENOMEM;
-        st->scans++;
+                return 0;
+        table_scan_begin(t, SETTING_SYSFS);
 
         /* Where two entries match one file the later one wins: entries are expanded last
          * first, and a file kept already is skipped. */
@@ -314,27 +294,17 @@ int sysfs_table_rescan(SettingTable *t, const Host *h, const Posture *p) {
                         .table = t,
                         .host = h,
                         .entry = e,
-                        .scan = st->scans,
                         .from_pattern = sysfs_path_is_pattern(e->path),
                 };
                 int r = x.from_pattern ? sysfs_expand(h, e->path, expansion_add, &x) : expansion_add(&x, e->path + 1);
 
-                seen += x.seen;
                 added += x.added;
                 if (r < 0)
                         return r;
         }
         /* What no pattern matches any more went with its device (on a real host its next
-         * read would fail too, but only then). A walk over the table only when some did. */
-        if (seen < t->kind_counts[SETTING_SYSFS])
-                for (size_t i = t->n; i > 0; i--) {
-                        Setting *s = t->settings[i - 1];
-                        if (s->kind == SETTING_SYSFS && SYSFS(s)->seen != st->scans)
-                                table_remove(t, s);
-                }
-        /* ListSettings order; paid only when files appear. */
-        if (added > 0)
-                table_sort(t);
+         * read would fail too, but only then). */
+        table_scan_end(t, SETTING_SYSFS, added);
         return (int) MIN(added, (size_t) INT_MAX);
 }
 
@@ -353,5 +323,4 @@ const SettingVTable sysfs_vtable = {
         .release = file_setting_release,
         .done = sysfs_done,
         .rescan = sysfs_rescan,
-        .free_table_state = free,
 };

@@ -109,6 +109,34 @@ void table_sort(SettingTable *t) {
         qsort(t->settings, t->n, sizeof(Setting *), compare_settings);
 }
 
+void table_scan_begin(SettingTable *t, SettingKind kind) {
+        t->kind_scans[kind]++;
+        t->kind_marked[kind] = 0;
+}
+
+bool table_scan_marked(const SettingTable *t, const Setting *s) {
+        return s->seen_scan == t->kind_scans[s->kind];
+}
+
+void table_scan_mark(SettingTable *t, Setting *s) {
+        if (table_scan_marked(t, s))
+                return;
+        s->seen_scan = t->kind_scans[s->kind];
+        t->kind_marked[s->kind]++;
+}
+
+void table_scan_end(SettingTable *t, SettingKind kind, size_t added) {
+        if (t->kind_marked[kind] < t->kind_counts[kind])
+                for (size_t i = t->n; i > 0; i--) {
+                        Setting *s = t->settings[i - 1];
+                        if (s->kind == kind && !table_scan_marked(t, s))
+                                table_drop(t, i - 1);
+                }
+        /* ListSettings shows the table in order; the sort is paid only when settings appear. */
+        if (added > 0)
+                table_sort(t);
+}
+
 int table_plan(SettingTable *t, const Host *h, const Posture *p) {
         for (size_t k = 0; k < _SETTING_KIND_MAX; k++) {
                 if (!setting_vtables[k]->plan)

@@ -23,6 +23,9 @@ struct SettingTable {
          * /proc/interrupts, the NICs' IRQ pins): owned by the kind, freed by its
          * free_table_state(). */
         void *kind_state[_SETTING_KIND_MAX];
+        /* Per kind: the number of its latest scan, and how many settings it has marked. */
+        unsigned kind_scans[_SETTING_KIND_MAX];
+        size_t kind_marked[_SETTING_KIND_MAX];
         SettingTableHooks hooks;
 };
 
@@ -41,6 +44,18 @@ Setting *table_detach(SettingTable *t, Setting *s);
 void table_remove(SettingTable *t, Setting *s);
 /* Puts the settings in ListSettings order. */
 void table_sort(SettingTable *t);
+
+/* Mark and sweep, for the kinds whose settings mirror a listing of the host's (the IRQs in
+ * /proc/irq, the workqueues, the files [sysfs] patterns match): a scan of a kind begins
+ * with table_scan_begin(), marks each setting it finds with table_scan_mark(), and ends
+ * with table_scan_end(), which drops the kind's settings the scan did not mark (the walk
+ * over the table happens only when some are missing) and sorts the table when the scan
+ * added any. */
+void table_scan_begin(SettingTable *t, SettingKind kind);
+/* Marks s as found by the scan of its kind under way; a second mark counts once. */
+void table_scan_mark(SettingTable *t, Setting *s);
+bool table_scan_marked(const SettingTable *t, const Setting *s);
+void table_scan_end(SettingTable *t, SettingKind kind, size_t added);
 
 /* Every kind's plan(), in registry order; the table is sorted after. Objects that come
  * and go are listed by table_rescan(). */

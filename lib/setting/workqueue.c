@@ -16,7 +16,6 @@
 
 typedef struct WorkqueueSetting {
         MaskFileSetting mask;
-        unsigned seen; /* the workqueue_table_scan() that last found it */
 } WorkqueueSetting;
 
 #define WORKQUEUE(s) ((WorkqueueSetting *) (s))
@@ -101,15 +100,6 @@ static int workqueue_plan(SettingTable *t, const Host *h, const Posture *p) {
         return r < 0 ? r : table_add(t, s);
 }
 
-/* What the kind keeps in the table beside its settings. */
-typedef struct WorkqueueTableState {
-        unsigned scans; /* workqueue_table_scan() calls: what WorkqueueSetting.seen counts */
-} WorkqueueTableState;
-
-static void workqueue_free_table_state(void *state) {
-        free(state);
-}
-
 /* A directory entry that may be a workqueue: a directory (or a file system that does not
  * say), with a name that can go on the bus. */
 static bool is_workqueue_dirent(const struct dirent *de) {
@@ -128,26 +118,23 @@ static int workqueue_has_cpumask(const Host *h, const char *name) {
 }
 
 int workqueue_table_scan(SettingTable *t, const Host *h, const Posture *p) {
-        WorkqueueTableState *st;
         struct dirent *de;
-        size_t seen = 0;
+        Setting *all;
         int present = 0, added = 0, r;
         DIR *dir;
 
         if (cpuset_is_empty(&p->workqueues))
                 return 0;
-        if (!t->kind_state[SETTING_WORKQUEUE_CPUMASK])
-                t->kind_state[SETTING_WORKQUEUE_CPUMASK] = calloc(1, sizeof(WorkqueueTableState));
-        st = t->kind_state[SETTING_WORKQUEUE_CPUMASK];
-        if (!st)
-                return -ENOMEM;
-
         r = host_opendir(h, WORKQUEUE_DIR, &dir);
         if (r == -ENOENT)
                 return 0; /* no workqueue in sysfs: the mask for all of them says unsupported */
         if (r < 0)
                 return r;
-        st->scans++;
+        table_scan_begin(t, SETTING_WORKQUEUE_CPUMASK);
+        /* The mask for all of them is never in the listing, and stays. */
+        all = table_find(t, SETTING_WORKQUEUE_CPUMASK, WORKQUEUE_UNBOUND_OBJECT);
+        if (all)
+                table_scan_mark(t, all);
         while ((de = readdir(dir))) {
                 Setting *s;
 
@@ -155,8 +142,7 @@ int workqueue_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                         continue;
                 s = table_find(t, SETTING_WORKQUEUE_CPUMASK, de->d_name);
                 if (s) {
-                        WORKQUEUE(s)->seen = st->scans;
-                        seen++;
+                        table_scan_mark(t, s);
                         present++;
                         continue;
                 }
@@ -168,29 +154,18 @@ int workqueue_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                 r = setting_new_workqueue(p, de->d_name, &s);
                 if (r < 0)
                         break;
-                WORKQUEUE(s)->seen = st->scans;
+                table_scan_mark(t, s);
                 r = table_add(t, s);
                 if (r < 0)
                         break;
-                seen++;
                 present++;
                 added++;
         }
         closedir(dir);
         if (r < 0)
                 return r;
-
-        /* The workqueues that are gone; a walk over the table only when some are (the mask
-         * for all of them is never seen in the listing, so it is counted out). */
-        if (seen + (table_find(t, SETTING_WORKQUEUE_CPUMASK, WORKQUEUE_UNBOUND_OBJECT) ? 1 : 0) <
-            t->kind_counts[SETTING_WORKQUEUE_CPUMASK])
-                for (size_t i = t->n; i > 0; i--) {
-                        Setting *s = t->settings[i - 1];
-                        if (s->kind == SETTING_WORKQUEUE_CPUMASK && !is_unbound_mask(s) && WORKQUEUE(s)->seen != st->scans)
-                                table_remove(t, s);
-                }
-        if (added > 0)
-                table_sort(t);
+        /* The workqueues that are gone go. */
+        table_scan_end(t, SETTING_WORKQUEUE_CPUMASK, added);
         return present;
 }
 
@@ -224,5 +199,4 @@ const SettingVTable workqueue_cpumask_vtable = {
         .done = mask_file_setting_done,
         .plan = workqueue_plan,
         .rescan = workqueue_rescan,
-        .free_table_state = workqueue_free_table_state,
 };
