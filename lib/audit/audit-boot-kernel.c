@@ -154,12 +154,10 @@ _printf_(6, 7) static void cmdline_finding_add(Audit *a, Severity severity, cons
         bool known = false;
 
         va_start(ap, fmt);
-        message = strdup_vprintf(fmt, ap);
+        message = audit_check_alloc(a, strdup_vprintf(fmt, ap));
         va_end(ap);
-        if (!message) {
-                a->error = -ENOMEM;
+        if (!message)
                 return;
-        }
         finding_add(a, severity, id, subject, "%s Fix: %s on the kernel command line (the whole line is under "
                                               "boot.cmdline).",
                     message, params);
@@ -479,12 +477,10 @@ _printf_(3, 4) static void preempt_full_finding_add(Audit *a, Severity severity,
         va_list ap;
 
         va_start(ap, fmt);
-        message = strdup_vprintf(fmt, ap);
+        message = audit_check_alloc(a, strdup_vprintf(fmt, ap));
         va_end(ap);
-        if (!message) {
-                a->error = -ENOMEM;
+        if (!message)
                 return;
-        }
         if (a->cmdline_loaded)
                 cmdline_finding_add(a, severity, "kernel.preempt", "preempt", "preempt=full", "%s", message);
         else

@@ -350,8 +350,7 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                         setting_free(s);
                 if (r < 0)
                         break;
-                table_scan_mark(t, s);
-                r = table_add(t, s);
+                r = table_scan_add(t, s);
                 if (r < 0)
                         break;
                 added++;

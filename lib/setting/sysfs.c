@@ -270,8 +270,7 @@ static int expansion_add(void *userdata, const char *relpath) {
         r = setting_new_sysfs(object, e->value, x->from_pattern, refused, &s);
         if (r < 0)
                 return r;
-        table_scan_mark(x->table, s);
-        r = table_add(x->table, s);
+        r = table_scan_add(x->table, s);
         if (r < 0)
                 return r;
         x->added++;

@@ -125,6 +125,14 @@ void table_scan_mark(SettingTable *t, Setting *s) {
         t->kind_marked[s->kind]++;
 }
 
+int table_scan_add(SettingTable *t, Setting *s) {
+        int r = table_add(t, s);
+
+        if (r >= 0)
+                table_scan_mark(t, s);
+        return r;
+}
+
 void table_scan_end(SettingTable *t, SettingKind kind, size_t added) {
         if (t->kind_marked[kind] < t->kind_counts[kind])
                 for (size_t i = t->n; i > 0; i--) {

@@ -55,6 +55,8 @@ void table_scan_begin(SettingTable *t, SettingKind kind);
 /* Marks s as found by the scan of its kind under way; a second mark counts once. */
 void table_scan_mark(SettingTable *t, Setting *s);
 bool table_scan_marked(const SettingTable *t, const Setting *s);
+/* table_add() of a setting the scan under way found: marked. Takes s, also on failure. */
+int table_scan_add(SettingTable *t, Setting *s);
 void table_scan_end(SettingTable *t, SettingKind kind, size_t added);
 
 /* Every kind's plan(), in registry order; the table is sorted after. Objects that come

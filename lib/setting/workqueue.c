@@ -154,8 +154,7 @@ int workqueue_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                 r = setting_new_workqueue(p, de->d_name, &s);
                 if (r < 0)
                         break;
-                table_scan_mark(t, s);
-                r = table_add(t, s);
+                r = table_scan_add(t, s);
                 if (r < 0)
                         break;
                 present++;
