@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Daemon-level figures for the README, measured against fake trees on tmpfs:
+"""Daemon-level figures for docs/performance.md, measured against fake trees on tmpfs:
   - time from start to READY=1 with the whole posture applied, at 1,000 and 10,000 IRQs,
     next to the time to merely start and stop the binary (--check-config) as the floor;
   - inotify path: an external write to smp_affinity_list until lowlatd has written the

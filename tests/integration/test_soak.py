@@ -24,7 +24,7 @@ At the end (drift, reloads and bus traffic stopped) it checks:
   - every reload was applied (RELOADING=1 then READY=1, "Reloaded" logged, none failed);
   - the daemon answered every bus call, with no long gap;
   - it stops cleanly, with no sanitizer report.
-The figures are printed as TAP comments ("# soak: ...") for the README.
+The figures are printed as TAP comments ("# soak: ...") for docs/testing.md.
 
 Environment (besides lowlat_harness's):
   SOAK_SECONDS    length of the loaded phase (default 120; CI runs the suite twice,

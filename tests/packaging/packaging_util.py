@@ -167,7 +167,7 @@ def require_program(path, what):
 # --- Fake host tree -------------------------------------------------------------------
 
 def make_fake_root(cpus="0-3", isolated=""):
-    """The smallest tree --check-config reads its CPU facts from (see SPEC, fake host)."""
+    """The smallest tree --check-config reads its CPU facts from."""
     root = tempdir("lowlat-root-")
     cpu = os.path.join(root, "sys/devices/system/cpu")
     write(os.path.join(cpu, "online"), cpus + "\n")

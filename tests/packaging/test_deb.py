@@ -43,8 +43,8 @@ EXPECTED = {
     "/usr/share/doc/lowlatd/copyright": (0o644, "the copyright file"),
     "/usr/share/doc/lowlatd/changelog.gz": (0o644, "the changelog"),
 }
-# The libraries the daemon links (DESIGN.md's card, less libinih: the config reader is
-# lowlatd's own, see the README's Layout), as Debian 12 names their packages.
+# The libraries the daemon links (not libinih: the config reader is lowlatd's own, see
+# docs/hacking.md), as Debian 12 names their packages.
 ALSO_ALLOWED = re.compile(r"^/usr/share/(doc/lowlatd/.*|lintian/overrides/lowlatd)$")
 LIBRARY_PACKAGES = ("libsystemd0", "libudev1", "libnl-3-200", "libnl-route-3-200",
                     "libnl-genl-3-200")

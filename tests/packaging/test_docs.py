@@ -8,7 +8,12 @@
 - every config key the parser accepts (the rows of lib/config/keys.c's key table) is
   documented in its [SECTION] of lowlatd.conf(5) and present
   (usually commented out) in its section of conf/lowlatd.conf, and nothing else is;
-- groff -man -ww -z finds nothing to warn about in any page;
+- groff -man -ww -z finds nothing to warn about in any page, nor does groff as man(1) runs
+  it on a UTF-8 or an ASCII terminal, and every page is printable ASCII;
+- lowlatctl(1) lists exactly the kinds of the registry (lib/setting/kind.h), and
+  lowlatd.conf(5)'s DESCRIPTION every section of config_sections[] (lib/config/keys.c);
+- what lowlatd.conf(5) says of indentation is what the reader does: an indented file reads
+  as the same file unindented;
 - conf/lowlatd.conf passes --check-config as shipped, and with every commented-out
   key = value line enabled ([sysfs] paths included); so do conf/examples/*.conf and the EXAMPLE of lowlatd.conf(5);
 - the longest line lowlatd.conf(5) and conf/lowlatd.conf allow is the longest line
@@ -207,6 +212,16 @@ def check_config_keys(t):
          " ".join(extra_sections))
 
 
+# How a page is rendered: the plain command (no preprocessor, groff's default device, the
+# input read as Latin-1), and as man(1) runs it on a UTF-8 and on an ASCII terminal
+# (preprocessors from the page's '\" line, preconv, 80 columns).
+GROFF_RUNS = [
+    ("groff -man -ww -z", False, []),
+    ("man(1) on a UTF-8 terminal", True, ["-Tutf8", "-rLL=78n"]),
+    ("man(1) on an ASCII terminal", True, ["-Tascii", "-rLL=78n"]),
+]
+
+
 def check_groff(t):
     groff = shutil.which("groff")
     for _, (page, _) in sorted(u.MAN_PAGES.items()):
@@ -217,21 +232,131 @@ def check_groff(t):
         t.ok(m and m.group(1).lower() == name.lower() and m.group(2) == section,
              "%s: .TH names %s section %s" % (page, name.upper(), section),
              ".TH %s" % (" ".join(m.groups()) if m else "missing"))
-        what = "groff -man -ww -z -Tutf8 -rLL=78n %s: no warnings" % page
-        if not groff:
-            t.skip(what, "groff is not installed")
-            continue
+        # A byte outside printable ASCII (a form feed, a raw UTF-8 micro sign) renders
+        # differently on each device, or not at all: characters are roff escapes.
+        # (split at newlines only: splitlines() would take a form feed for a line break)
+        odd = ["line %d: %r" % (n, line) for n, line in enumerate(text.split("\n"), 1)
+               if re.search(r"[^\t\x20-\x7e]", line)]
+        t.ok(not odd, "%s: printable ASCII only (special characters as roff escapes)" % page,
+             "\n".join(odd))
         # Preprocessors as man(1) runs them: the '\" line names them (t = tbl).
         pre = []
         first = text.splitlines()[0] if text else ""
         mm = re.match(r"^'\\\" ([a-z]+)", first)
         if mm:
             pre = ["-" + c for c in mm.group(1) if c in "tepgrR"]
-        # Formatted for an 80-column terminal, as man(1) shows it: a table cell too narrow
-        # for a long word only warns at a real line length.
-        p = u.run([groff, "-k"] + pre + ["-man", "-ww", "-z", "-Tutf8", "-rLL=78n", path],
-                  env={"LC_ALL": "C.UTF-8"})
-        t.ok(p.returncode == 0 and not p.stderr.strip() and not p.stdout.strip(), what, u.describe(p))
+        for how, as_man, args in GROFF_RUNS:
+            what = "%s: no warnings from %s" % (page, how)
+            if not groff:
+                t.skip(what, "groff is not installed")
+                continue
+            argv = [groff] + (["-k"] + pre if as_man else []) + ["-man", "-ww", "-z"] + args + [path]
+            p = u.run(argv, env={"LC_ALL": "C.UTF-8"})
+            t.ok(p.returncode == 0 and not p.stderr.strip() and not p.stdout.strip(), what, u.describe(p))
+
+
+def setting_kinds():
+    """The kinds of the registry, X(ENUM, name) lines of SETTING_KINDS in lib/setting/kind.h."""
+    text = u.strip_c_comments(u.read(u.src("lib", "setting", "kind.h")))
+    m = re.search(r"#define\s+SETTING_KINDS\(X\)((?:[^\n]*\\\n)*[^\n]*)", text)
+    if not m:
+        raise ValueError("no SETTING_KINDS(X) in lib/setting/kind.h")
+    kinds = re.findall(r"\bX\(\s*\w+\s*,\s*(\w+)\s*\)", m.group(1))
+    if not kinds:
+        raise ValueError("SETTING_KINDS(X) has no X(ENUM, name) line")
+    return kinds
+
+
+def check_kinds(t):
+    """lowlatctl(1) names every kind of the registry in its paragraph on kinds: the words
+    set in bold from ".I kind" to "see lowlatd(8)"."""
+    kinds = setting_kinds()
+    raw = u.read(u.src("man", "lowlatctl.1"))
+    m = re.search(r"^\.I kind\n(.*?)^see\n", raw, re.M | re.S)
+    if not t.ok(m, "lowlatctl(1) has its paragraph on kinds (.I kind ... see lowlatd(8))"):
+        return
+    listed = []
+    for line in m.group(1).splitlines():
+        mm = re.match(r"^\.(?:B|BR|RB)\s+(.*)$", line)
+        if mm:
+            listed += [w for w in re.findall(r'"[^"]*"|\S+', mm.group(1)) if re.match(r"^[a-z][a-z0-9_]*$", w)]
+    dup = sorted({k for k in listed if listed.count(k) > 1})
+    t.ok(set(listed) == set(kinds) and not dup,
+         "lowlatctl(1) lists exactly the %d kinds of lib/setting/kind.h" % len(kinds),
+         "missing: %s\nnot in the registry: %s\ntwice: %s" % (
+             " ".join(k for k in kinds if k not in listed) or "-",
+             " ".join(sorted(set(listed) - set(kinds))) or "-", " ".join(dup) or "-"))
+
+
+def config_section_names():
+    """The section names of config_sections[] in lib/config/keys.c."""
+    text = u.strip_c_comments(u.read(u.src("lib", "config", "keys.c")))
+    table = text[text.index("config_sections[]"):]
+    names = re.findall(r'\.name\s*=\s*"(\w+)"', table[:table.index("};")])
+    if not names:
+        raise ValueError("no sections in config_sections[]")
+    return names
+
+
+def check_description(t):
+    """lowlatd.conf(5)'s DESCRIPTION has an item for every section the reader knows."""
+    names = config_section_names()
+    raw = u.man_sections(u.read(u.src("man", "lowlatd.conf.5")), raw=True).get("DESCRIPTION", "")
+    described = set()
+    for tag in u.man_tags(raw):
+        described |= set(re.findall(r"\[(\w+)", tag))
+    t.ok(described == set(names),
+         "lowlatd.conf(5) DESCRIPTION has an item for each section of config_sections[] (%s)" % " ".join(names),
+         "missing: %s\nnot a section: %s" % (" ".join(n for n in names if n not in described) or "-",
+                                              " ".join(sorted(described - set(names))) or "-"))
+
+
+def indent(text):
+    """text with every line indented, with spaces, a tab or both in turn."""
+    pads = ["  ", "\t", " \t "]
+    return "".join(pads[i % 3] + line for i, line in enumerate(text.splitlines(True)))
+
+
+def check_indentation(t):
+    """lowlatd.conf(5) says white space before a key, a header or a comment is ignored and
+    an indented line is never the continuation of the one before: so an indented file
+    reads as the same file unindented."""
+    u.require_program(u.LOWLATD, "lowlatd")
+    fmt = u.man_sections(u.read(u.src("man", "lowlatd.conf.5"))).get("FILE FORMAT", "")
+    t.ok("indented line is a line of its own" in fmt and "first column" not in fmt
+         and "first character other than white space is" in fmt,
+         "lowlatd.conf(5) FILE FORMAT: an indented line is a line of its own, an indented "
+         "comment a comment (no first-column rule)", fmt)
+    root = u.make_fake_root(cpus="0-3")
+    u.write(os.path.join(root, "proc/sys/kernel/numa_balancing"), "0\n")
+    u.write(os.path.join(root, "proc/sys/vm/stat_interval"), "1\n")
+    tmp = u.tempdir("lowlat-indent-")
+    # Were an indented line a continuation, numa_balancing's value would be
+    # "1 vm.stat_interval = 10"; were '#' a comment only in the first column, the comment
+    # line would be a key "# not" of [sysctl].
+    flat = ("[daemon]\nmode = observe\n[cpus]\nisolated = 2-3\n# not = a key\n; nor = this\n"
+            "[sysctl]\nkernel.numa_balancing = 1\nvm.stat_interval = 10\n")
+    runs = {}
+    for name, text in (("flat", flat), ("indented", indent(flat))):
+        path = os.path.join(tmp, name + ".conf")
+        u.write(path, text)
+        runs[name] = u.run([u.LOWLATD, "--observe", "--once", "--config", path, "--root", root])
+    f, i = runs["flat"], runs["indented"]
+    t.ok("numa_balancing" in f.stdout and "stat_interval" in f.stdout and f.returncode in (0, 3)
+         and not f.stderr.strip(), "lowlatd --observe --once reads the flat file", u.describe(f))
+    t.ok((i.returncode, i.stdout, i.stderr) == (f.returncode, f.stdout, f.stderr),
+         "the same file indented (spaces, tabs) reads the same: lowlatd --observe --once prints the same",
+         "flat:\n%s\nindented:\n%s" % (u.describe(f), u.describe(i)))
+
+    # Every key the shipped example documents, enabled and indented.
+    text = u.read(u.src("conf", "lowlatd.conf"))
+    key = r"(?:[A-Za-z0-9_.-]+|/sys/\S+)\s*="
+    enabled = re.sub(r"(?m)^#(?=%s|\[\w+\s+\"[^\"]*\"\]\s*$)" % key, "", text)
+    path = os.path.join(tmp, "example-indented.conf")
+    u.write(path, indent(enabled))
+    p = u.check_config(u.LOWLATD, path, u.make_fake_root(cpus="0-3", isolated="2-3"))
+    t.ok(p.returncode == 0, "conf/lowlatd.conf with its keys enabled and every line indented passes --check-config",
+         u.describe(p))
 
 
 def man_example_config():
@@ -323,6 +448,9 @@ def test(t):
     check_configs(t)
     check_line_limit(t)
     check_groff(t)
+    check_kinds(t)
+    check_description(t)
+    check_indentation(t)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ static void test_cpu_dma_latency(void) {
         setting_reconcile(&f.rc, lax, T0, 0);
         CHECK_STR(events_take(&f), "", "a stricter (lower) observed latency counts as ok");
         CHECK(lax->state == SETTING_OK, "stricter latency state is ok");
-        /* SPEC: the request is "held open on /dev/cpu_dma_latency"; without a hold of its own,
-         * lowlatd's constraint vanishes when the stricter holder closes its fd. */
+        /* lowlatd.conf(5): lowlatd holds the file open for as long as it runs; without a hold
+         * of its own, lowlatd's constraint vanishes when the stricter holder closes its fd. */
         CHECK(fd_is_open(setting_dma_hold_fd(lax)), "enforce mode holds its own request even when a stricter one exists");
 
         setting_free(s);
