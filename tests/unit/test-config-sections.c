@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "config/apps.h"
 #include "config/config.h"
+#include "basic/errorlist.h"
 #include "host/ethtool.h"
 #include "faketree.h"
 #include "basic/macro.h"
@@ -149,6 +151,41 @@ static void test_app_sections(void) {
                     "unknown key in [process]");
 }
 
+/* Which sections a running process is (task_match_apps(), section-apps.c), on a fake /proc. */
+static void check_match_apps(const Host *h) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = config_new();
+        static const char text[] = "[process \"engine\"]\n[service \"trader\"]\n[process \"x\"]\n";
+        bool matched[3] = { true, true, true };
+
+        if (!CHECK(c && config_parse_string(c, "t.conf", text, &errors) == 0 && errors.n == 0 && c->n_apps == 3,
+                   "a config with three applications"))
+                return;
+
+        CHECK(task_match_apps(h, c, 100, "engine", matched) == 2, "comm and cgroup both match");
+        CHECK(matched[0] && matched[1] && !matched[2], "each section is marked");
+        CHECK(task_match_apps(h, c, 100, "engine", NULL) == 1, "without the array, the first match ends it");
+        CHECK(task_match_apps(h, c, 101, "engine", matched) == 1 && !matched[1], "another cgroup: the process only");
+        CHECK(task_match_apps(h, c, 101, "other", NULL) == 0, "neither");
+        CHECK(task_match_apps(h, c, 102, "other", matched) == 0 && !matched[1],
+              "an unreadable cgroup matches no service");
+        CHECK(app_matches(&c->apps[0], "engine", NULL), "[process] needs no cgroup");
+        CHECK(!app_matches(&c->apps[1], "trader", NULL), "[service] is never matched by comm");
+}
+
+/* Which sections a running process is (task_match_apps(), section-apps.c), on a fake /proc. */
+static void test_match_apps(void) {
+        _cleanup_(host_freep) Host *h = NULL;
+        char root[64];
+
+        faketree_mkdtemp(root, sizeof(root), "test-config-apps");
+        faketree_writef(root, "0::/system.slice/trader.service/worker\n", "proc/100/cgroup");
+        faketree_writef(root, "0::/user.slice\n", "proc/101/cgroup");
+        if (CHECK(host_open(root, &h) == 0, "the fake tree opens"))
+                check_match_apps(h);
+        faketree_remove(root);
+}
+
 static void test_kthreads(void) {
         _cleanup_config_ Config *c = parse_ok("[cpus]\nkthreads = housekeeping\n"
                                               "[kthread \"ksoftirqd/*\"]\npolicy = fifo\npriority = 2\n"
@@ -211,6 +248,7 @@ int main(void) {
         test_nic_link_keys();
         test_nic_errors();
         test_app_sections();
+        test_match_apps();
         test_kthreads();
         return tap_finish();
 }

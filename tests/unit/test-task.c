@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The task readers the audit and evict_strays share: stat and status parsing, telling a
- * kernel thread (by each kind of evidence), and matching a process to the configured
- * applications, against a small fake /proc. */
+ * kernel thread (by each kind of evidence), finding a daemon by its comm, against a small
+ * fake /proc. */
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "config/apps.h"
-#include "basic/errorlist.h"
 #include "faketree.h"
 #include "tap.h"
 #include "host/task.h"
@@ -120,29 +118,6 @@ static void test_kernel_thread(const Host *h) {
         CHECK(task_is_kernel_thread(h, 2, NULL, NULL) == 1, "nothing but the command line: kthreadd itself");
 }
 
-static void test_match_apps(const Host *h) {
-        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
-        _cleanup_config_ Config *c = config_new();
-        static const char text[] = "[process \"engine\"]\n[service \"trader\"]\n[process \"x\"]\n";
-        bool matched[3] = { true, true, true };
-
-        faketree_writef(root, "0::/system.slice/trader.service/worker\n", "proc/100/cgroup");
-        faketree_writef(root, "0::/user.slice\n", "proc/101/cgroup");
-        if (!CHECK(c && config_parse_string(c, "t.conf", text, &errors) == 0 && errors.n == 0 && c->n_apps == 3,
-                   "a config with three applications"))
-                return;
-
-        CHECK(task_match_apps(h, c, 100, "engine", matched) == 2, "comm and cgroup both match");
-        CHECK(matched[0] && matched[1] && !matched[2], "each section is marked");
-        CHECK(task_match_apps(h, c, 100, "engine", NULL) == 1, "without the array, the first match ends it");
-        CHECK(task_match_apps(h, c, 101, "engine", matched) == 1 && !matched[1], "another cgroup: the process only");
-        CHECK(task_match_apps(h, c, 101, "other", NULL) == 0, "neither");
-        CHECK(task_match_apps(h, c, 102, "other", matched) == 0 && !matched[1],
-              "an unreadable cgroup matches no service");
-        CHECK(app_matches(&c->apps[0], "engine", NULL), "[process] needs no cgroup");
-        CHECK(!app_matches(&c->apps[1], "trader", NULL), "[service] is never matched by comm");
-}
-
 static void test_find_by_comm(const Host *h) {
         static const char *const names[] = { "irqbalance", "tuned" };
         unsigned pid = 77;
@@ -172,7 +147,6 @@ int main(void) {
         test_status_fields();
         if (CHECK(host_open(root, &h) == 0, "the fake tree opens")) {
                 test_kernel_thread(h);
-                test_match_apps(h);
                 test_find_by_comm(h);
         }
         faketree_remove(root);
