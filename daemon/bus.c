@@ -11,7 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
-#include "build-config.h"
+#include "version.h"
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "bus.h"

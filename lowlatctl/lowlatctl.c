@@ -5,7 +5,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
-#include "build-config.h"
+#include "version.h"
 #include "noise-view.h"
 #include "client.h"
 #include "basic/macro.h"
