@@ -36,9 +36,11 @@ SPEC_PROPERTIES = {
     "Corrections": "t", "Failures": "t", "AppliedSettings": "t", "Fights": "t",
     "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
+    "Features": "as", "NoiseCPUs": "s",
 }
-# How the noise counters are read: NoiseReads changes at every scan, so neither is announced.
-UNANNOUNCED = {"Version", "NoiseGate", "NoiseReads"}
+# Version and Features are the build's; how the noise counters are read: NoiseReads changes
+# at every scan, so neither it nor NoiseGate is announced.
+UNANNOUNCED = {"Version", "Features", "NoiseGate", "NoiseReads"}
 NOT_OK_STATES = {"drifted", "failed", "unmovable", "unsupported"}
 KINDS = {"irq_affinity", "irq_default_affinity", "sysctl", "cpu_dma_latency", "governor"}
 STATES = {"ok", "drifted", "corrected", "failed", "unsupported", "unmovable", "pending"}
@@ -535,7 +537,7 @@ def check_introspection(t, stack):
          repr(props))
     t.ok(all(props[p][2] in ("true", "invalidates") for p in props if p not in UNANNOUNCED) and
          all(props[p][2] in ("false", "const") for p in UNANNOUNCED if p in props),
-         "introspection: every property but Version, NoiseGate and NoiseReads emits PropertiesChanged",
+         "introspection: every property but Version, Features, NoiseGate and NoiseReads emits PropertiesChanged",
          repr({k: v[2] for k, v in props.items()}))
     t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssssas)"), "Reload": ("", ""),
                               "Reapply": ("", ""), "Restore": ("", "u"), "Noise": ("", "tta(ussstd)"),
