@@ -84,7 +84,8 @@ def check_meson(t, copy):
     for option, want in (([], PROJECT_VERSION), (["-Dpackage_version=7.7-1~test"], "7.7-1~test")):
         build = os.path.join(copy, "build-version-%d" % len(option))
         p = u.run([meson, "setup", build] + option, cwd=copy, timeout=300)
-        if not t.ok(p.returncode == 0, "meson setup%s in a copy without .git" % "".join(" " + o for o in option), u.describe(p)):
+        what = "meson setup%s in a copy without .git" % "".join(" " + o for o in option)
+        if not t.ok(p.returncode == 0, what, u.describe(p)):
             continue
         p = u.run(["ninja", "-C", build, "common/version.h"], timeout=120)
         got = header_version(os.path.join(build, "common", "version.h")) if p.returncode == 0 else None
