@@ -672,7 +672,8 @@ def check_usage(t, stack):
     t.ok(p.returncode == 74 and "standard output" in p.stderr,
          "status into a full disk (/dev/full) exits 74", "exit %d: %s" % (p.returncode, p.stderr))
     p = ctl.run("--version")
-    t.ok(p.stdout.strip() == "lowlatctl " + VERSION, "--version prints lowlatctl " + VERSION, p.stdout)
+    t.ok(p.stdout.startswith("lowlatctl %s\nlowlatd %s (features: " % (VERSION, VERSION)),
+         "--version prints lowlatctl %s, then lowlatd's version and features" % VERSION, p.stdout)
     p = ctl.run()
     t.ok(p.returncode == EXIT_OK and "State: enforcing" in p.stdout, "no command means status",
          desc(p))
@@ -821,8 +822,8 @@ def check_unprivileged(t, stack):
     last = bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"]
     for verb in ("reload", "reapply"):
         p = ctl.run(verb, user=b.NOBODY)
-        t.ok(p.returncode == 1 and "org.freedesktop.DBus.Error.AccessDenied" in p.stderr,
-             "uid 65534: lowlatctl %s exits 1 with AccessDenied" % verb, desc(p))
+        t.ok(p.returncode == 1 and p.stderr.startswith("lowlatctl: %s needs root" % verb),
+             "uid 65534: lowlatctl %s exits 1: it needs root" % verb, desc(p))
     t.ok(bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"] == last, "uid 65534: no reload happened")
     p = nb.run("call", NAME, PATH, IFACE, "Reload")
     t.ok(p.returncode != 0 and ("denied" in p.stderr.lower() or "rejected" in p.stderr.lower()),
@@ -888,7 +889,7 @@ def check_stopped(t, stack):
         p = ctl.run(verb)
         t.ok(p.returncode == EXIT_UNKNOWN, "lowlatd not running: %s exits 3" % verb, desc(p))
     p = ctl.run("status")
-    t.ok("not running" in p.stderr, "lowlatd not running: status says so", p.stderr)
+    t.ok("not running" in p.stdout, "lowlatd not running: status says so", desc(p))
     check_down_metrics(t, ctl.run("metrics"), "lowlatd not running")
     bus.stop()
 
@@ -1089,8 +1090,8 @@ def scenario_second_fence(t, ctl_bin):
     last = bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"]
     for verb in ("reload", "reapply"):
         p = ctl.run(verb, user=b.NOBODY)
-        t.ok(p.returncode == 1 and "org.freedesktop.DBus.Error.AccessDenied" in p.stderr,
-             "open bus policy, uid 65534: %s refused by lowlatd itself (AccessDenied)" % verb, desc(p))
+        t.ok(p.returncode == 1 and p.stderr.startswith("lowlatctl: %s needs root" % verb),
+             "open bus policy, uid 65534: %s refused by lowlatd itself (it needs root)" % verb, desc(p))
     t.ok(bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"] == last, "open bus policy: no reload happened")
     p = ctl.run("reload")
     t.ok(p.returncode == EXIT_OK, "open bus policy: root may reload", desc(p))
