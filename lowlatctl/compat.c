@@ -4,7 +4,6 @@
  * an older one lacks, and the reading of structs a newer one has grown at their end. The
  * rules both sides keep are lowlatd(8)'s COMPATIBILITY. */
 #include <string.h>
-#include <unistd.h>
 
 #include "bus-features.h"
 #include "bus-names.h"
