@@ -3,7 +3,6 @@
  * open to everyone; Reload and Reapply are privileged, which sd-bus enforces itself
  * (methods not marked SD_BUS_VTABLE_UNPRIVILEGED need the caller to be root or hold
  * CAP_SYS_ADMIN). The policy file in conf/ is the second fence. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,9 @@
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
-#include "build-config.h"
+#include "version.h"
+#include "bus-address.h"
+#include "bus-features.h"
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "bus.h"
@@ -63,6 +64,9 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
                 v = owned = cpuset_format_list(&m->posture->housekeeping);
         else if (streq(property, "LastReloadError"))
                 v = m->last_reload_error ?: "";
+        else if (streq(property, "NoiseCPUs"))
+                /* With Noise() empty, "" says no CPU is watched, a list that none took any. */
+                v = owned = cpuset_format_list(&m->posture->noise_cpus);
         if (!v)
                 return -ENOMEM;
         return sd_bus_message_append(reply, "s", v);
@@ -77,6 +81,19 @@ static int property_get_config_files(sd_bus *bus, const char *path, const char *
         r = sd_bus_message_open_container(reply, 'a', "s");
         for (size_t i = 0; r >= 0 && i < c->n_files; i++)
                 r = sd_bus_message_append(reply, "s", c->files[i]);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+/* Every feature this build has: the interface is the build's, whatever the config. */
+static int property_get_features(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (BusFeature f = 0; r >= 0 && f < _BUS_FEATURE_MAX; f++)
+                r = sd_bus_message_append(reply, "s", bus_feature_to_string(f));
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -240,6 +257,7 @@ static int method_reapply(sd_bus_message *message, void *userdata, sd_bus_error 
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Features", "as", property_get_features, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Mode", "s", property_get_string, 0, CHANGES),
         SD_BUS_PROPERTY("State", "s", property_get_string, 0, CHANGES),
         SD_BUS_PROPERTY("IsolatedCPUs", "s", property_get_string, 0, CHANGES),
@@ -256,6 +274,7 @@ static const sd_bus_vtable manager_vtable[] = {
         /* Not announced: NoiseReads changes at every scan. */
         SD_BUS_PROPERTY("NoiseGate", "s", property_get_noise_gate, 0, 0),
         SD_BUS_PROPERTY("NoiseReads", "(tt)", property_get_noise_reads, 0, 0),
+        SD_BUS_PROPERTY("NoiseCPUs", "s", property_get_string, 0, CHANGES),
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
@@ -325,32 +344,6 @@ static int bus_publish(Bus *b) {
         return 0;
 }
 
-/* The socket path of a "unix:path=..." system bus address (the default one when
- * DBUS_SYSTEM_BUS_ADDRESS is unset), %XX-unescaped; NULL for any other transport. */
-static char *bus_socket_path(void) {
-        const char *address = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: "unix:path=/run/dbus/system_bus_socket";
-        const char *p;
-        char *path, *o;
-
-        if (strncmp(address, "unix:path=", strlen("unix:path=")) != 0)
-                return NULL;
-        p = address + strlen("unix:path=");
-        path = o = malloc(strlen(p) + 1);
-        if (!path)
-                return NULL;
-        for (; *p && *p != ',' && *p != ';'; p++) {
-                unsigned v;
-                if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1 && isxdigit((unsigned char) p[1]) &&
-                    isxdigit((unsigned char) p[2])) {
-                        *o++ = (char) v;
-                        p += 2;
-                } else
-                        *o++ = *p;
-        }
-        *o = '\0';
-        return path;
-}
-
 static int bus_try_connect(Bus *b);
 
 static int on_bus_socket_created(sd_event_source *source, const struct inotify_event *event, void *userdata) {
@@ -371,7 +364,7 @@ static bool bus_watch_socket(Bus *b) {
 
         if (b->socket_watch)
                 return true;
-        path = bus_socket_path();
+        path = bus_address_socket_path(bus_system_address());
         if (!path || !(slash = strrchr(path, '/')) || slash == path)
                 return false;
         *slash = '\0';
@@ -478,6 +471,7 @@ static void bus_flush_changes(Bus *b) {
                 names[n++] = "HousekeepingCPUs";
                 names[n++] = "ConfigFiles";
                 names[n++] = "CpuDmaLatencyUSec";
+                names[n++] = "NoiseCPUs";
         }
         names[n] = NULL;
         b->emitted = now;

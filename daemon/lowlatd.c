@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "build-config.h"
+#include "version.h"
 #include "log/log.h"
 #include "bus.h"
 #include "manager.h"

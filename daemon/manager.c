@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "basic/array.h"
-#include "build-config.h"
+#include "version.h"
 #include "filewatch.h"
 #include "irqbalancewatch.h"
 #include "netwatch.h"

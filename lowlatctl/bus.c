@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatctl's side of org.lowlatd1: connecting, reading the properties, ListSettings and
  * Check into plain structs, calling the methods, and saying why a call failed. */
+#include <stdarg.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
+#include <unistd.h>
 
+#include "bus-address.h"
 #include "bus-names.h"
 #include "client.h"
 #include "basic/array.h"
@@ -62,31 +65,136 @@ static const char *bus_error_text(const sd_bus_error *error, int r) {
         return strerror(r < 0 ? -r : r);
 }
 
-/* Prints why a call failed, in the words most useful to whoever reads it. */
-void ctl_log_call_failed(const char *what, const sd_bus_error *error, int r) {
+/* Says why into *why when the caller takes it (status prints it as its verdict's reason),
+ * else on stderr. Returns r. */
+static int fail(char **why, int r, const char *format, ...) _printf_(3, 4);
+static int fail(char **why, int r, const char *format, ...) {
+        char *text = NULL;
+        va_list ap;
+
+        va_start(ap, format);
+        if (vasprintf(&text, format, ap) < 0)
+                text = NULL;
+        va_end(ap);
+        if (why) {
+                free(*why);
+                *why = text;
+        } else {
+                fprintf(stderr, "lowlatctl: %s\n", text ?: strerror(-r));
+                free(text);
+        }
+        return r;
+}
+
+/* The system bus as a person would look for it: the socket's path, else the address. */
+static char *system_bus_location(void) {
+        const char *address = bus_system_address();
+        return bus_address_socket_path(address) ?: strdup(address);
+}
+
+static char *not_running_text(void) {
+        _cleanup_free_ char *where = system_bus_location();
+        return strdup_printf("lowlatd is not running (%s is not on the system bus at %s); start it: systemctl start "
+                             "lowlatd",
+                             BUS_NAME, where ?: "?");
+}
+
+/* The methods only root may call (conf/org.lowlatd1.conf; lowlatd's vtable leaves them
+ * privileged), by the verb that calls them. */
+static const struct {
+        const char *method;
+        const char *verb;
+} privileged_methods[] = {
+        { "Reload", "reload" },
+        { "Reapply", "reapply" },
+        { "Restore", "restore" },
+        { "RecordMeasurement", "measure" },
+};
+
+/* AccessDenied: from the bus's policy or from lowlatd's own check. NULL when there is
+ * nothing better to say than the bus's words. */
+static char *access_denied_text(sd_bus *bus, const char *member) {
+        uid_t uid = geteuid();
+        BusFeature feature;
+
+        for (size_t i = 0; i < ELEMENTSOF(privileged_methods); i++)
+                if (uid != 0 && streq(member, privileged_methods[i].method))
+                        return strdup_printf("%s needs root: lowlatd lets only root call %s (this is uid %u)",
+                                             privileged_methods[i].verb, member, (unsigned) uid);
+        /* A member anyone may call, refused by the bus: lowlatd and its policy from before
+         * it, or a policy file that is not the running lowlatd's. */
+        feature = bus_feature_from_member(member);
+        if (feature < 0 || !bus)
+                return NULL;
+        switch (ctl_daemon_offers(bus, feature)) {
+        case 0:
+                return ctl_lacking_text(bus, member);
+        case 1:
+                return strdup_printf("the system bus refuses %s to uid %u although lowlatd has it: the D-Bus policy "
+                                     "for %s (org.lowlatd1.conf) is not the running lowlatd's; install lowlatd's own",
+                                     member, (unsigned) uid, BUS_NAME);
+        default:
+                return NULL;
+        }
+}
+
+char *ctl_call_failure(sd_bus *bus, const char *what, const char *member, const sd_bus_error *error, int r) {
         if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
-                fprintf(stderr, "lowlatctl: lowlatd is not running (%s is not on the system bus)\n", BUS_NAME);
-        else if (sd_bus_error_is_set(error) && error->message && strchr(error->message, '\n'))
+                return not_running_text();
+        if (member && sd_bus_error_has_names(error, SD_BUS_ERROR_UNKNOWN_METHOD, SD_BUS_ERROR_UNKNOWN_PROPERTY))
+                return ctl_lacking_text(bus, member);
+        if (member && sd_bus_error_has_name(error, SD_BUS_ERROR_ACCESS_DENIED)) {
+                char *text = access_denied_text(bus, member);
+                if (text)
+                        return text;
+        }
+        if (sd_bus_error_is_set(error) && error->message && strchr(error->message, '\n'))
                 /* InvalidConfig: one "FILE:LINE: reason" per line; keep them whole. */
-                fprintf(stderr, "lowlatctl: %s failed (%s):\n%s\n", what, error->name, error->message);
-        else if (sd_bus_error_is_set(error))
-                fprintf(stderr, "lowlatctl: %s failed: %s (%s)\n", what, bus_error_text(error, r), error->name);
-        else
-                fprintf(stderr, "lowlatctl: %s failed: %s\n", what, strerror(-r));
+                return strdup_printf("%s failed (%s):\n%s", what, error->name, error->message);
+        if (sd_bus_error_is_set(error))
+                return strdup_printf("%s failed: %s (%s)", what, bus_error_text(error, r), error->name);
+        return strdup_printf("%s failed: %s", what, strerror(-r));
+}
+
+void ctl_log_call_failed(sd_bus *bus, const char *method, const sd_bus_error *error, int r) {
+        _cleanup_free_ char *text = ctl_call_failure(bus, method, method, error, r);
+        fail(NULL, r, "%s", text ?: method);
+}
+
+void ctl_log_read_failed(sd_bus *bus, const char *property, const sd_bus_error *error, int r) {
+        _cleanup_free_ char *what = strdup_printf("Reading %s", property);
+        _cleanup_free_ char *text = ctl_call_failure(bus, what ?: property, property, error, r);
+        fail(NULL, r, "%s", text ?: property);
+}
+
+char *ctl_connect_failure(int r) {
+        _cleanup_free_ char *where = system_bus_location();
+        const char *hint = "is D-Bus running? systemctl start lowlatd starts it too";
+
+        if (r == -ENOENT)
+                return strdup_printf("cannot connect to the system bus: there is no socket %s (D-Bus is not running; "
+                                     "systemctl start lowlatd starts it too)",
+                                     where ?: "?");
+        if (r == -ECONNREFUSED)
+                return strdup_printf("cannot connect to the system bus at %s: nobody listens there (%s)", where ?: "?",
+                                     hint);
+        if (r == -EACCES || r == -EPERM)
+                return strdup_printf("cannot connect to the system bus at %s: %s", where ?: "?", strerror(-r));
+        return strdup_printf("cannot connect to the system bus at %s: %s (%s)", where ?: "?", strerror(-r), hint);
 }
 
 /* A caller only: no name, no event loop, and sd-bus's default 25 s call timeout, since
  * Check() answers only once its audit is done. lowlatd's own connection (bus_publish() in
  * daemon/bus.c) serves instead, and waits 5 s at most so a hung bus cannot stall it. */
-int ctl_bus_connect(sd_bus **ret) {
+int ctl_bus_connect(sd_bus **ret, char **why) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
 
         /* Honours $DBUS_SYSTEM_BUS_ADDRESS. */
         r = sd_bus_open_system(&bus);
         if (r < 0) {
-                fprintf(stderr, "lowlatctl: cannot connect to the system bus: %s\n", strerror(-r));
-                return r;
+                _cleanup_free_ char *text = ctl_connect_failure(r);
+                return fail(why, r, "%s", text ?: strerror(-r));
         }
         *ret = TAKE_PTR(bus);
         return 0;
@@ -123,11 +231,8 @@ static int read_property_value(sd_bus_message *m, const PropertyField *field, Ma
         void *p = (uint8_t *) info + field->offset;
         int r;
 
+        /* -ENXIO: not of the type the spec says. */
         r = sd_bus_message_enter_container(m, 'v', field->signature);
-        if (r == -ENXIO) {
-                fprintf(stderr, "lowlatctl: property %s does not have type '%s'\n", field->name, field->signature);
-                return -EBADMSG;
-        }
         if (r < 0)
                 return r;
         if (streq(field->signature, "as")) {
@@ -142,8 +247,8 @@ static int read_property_value(sd_bus_message *m, const PropertyField *field, Ma
 }
 
 /* Fills *ret from GetAll. Every property of the spec must be there: a half-known daemon
- * would make every verdict a guess. Returns -errno after printing why. */
-int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret) {
+ * would make every verdict a guess. Returns -errno after saying why (see fail()). */
+int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret, char **why) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(manager_info_done) ManagerInfo info = {};
         bool seen[ELEMENTSOF(manager_fields)] = {};
@@ -152,8 +257,8 @@ int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret) {
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, "org.freedesktop.DBus.Properties", "GetAll", &error,
                                &info.reply, "s", BUS_INTERFACE);
         if (r < 0) {
-                ctl_log_call_failed("Reading the properties of " BUS_NAME, &error, r);
-                return r;
+                _cleanup_free_ char *text = ctl_call_failure(bus, "Reading the properties of " BUS_NAME, NULL, &error, r);
+                return fail(why, r, "%s", text ?: strerror(-r));
         }
 
         r = sd_bus_message_enter_container(info.reply, 'a', "{sv}");
@@ -176,8 +281,9 @@ int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret) {
                         r = read_property_value(info.reply, field, &info);
                 else
                         r = sd_bus_message_skip(info.reply, "v"); /* newer daemon, more properties */
-                if (r == -EBADMSG)
-                        return r;
+                if (r == -ENXIO)
+                        return fail(why, -EBADMSG, "property %s does not have type '%s'", field->name,
+                                    field->signature);
                 if (r < 0)
                         goto bad_message;
                 r = sd_bus_message_exit_container(info.reply);
@@ -192,53 +298,45 @@ int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret) {
 
         for (size_t i = 0; i < ELEMENTSOF(manager_fields); i++)
                 if (!seen[i]) {
-                        fprintf(stderr, "lowlatctl: lowlatd did not report property %s\n", manager_fields[i].name);
-                        return -EBADMSG;
+                        _cleanup_free_ char *text = ctl_lacking_text(bus, manager_fields[i].name);
+                        return fail(why, -EBADMSG, "%s", text ?: manager_fields[i].name);
                 }
         *ret = info;
         info = (ManagerInfo) {};
         return 0;
 
 bad_message:
-        fprintf(stderr, "lowlatctl: cannot parse the properties of %s: %s\n", BUS_NAME, strerror(-r));
-        return r;
+        return fail(why, r, "cannot parse the properties of %s: %s", BUS_NAME, strerror(-r));
 }
 
 /* Reads one element of an array reply into list: 1 when it read one, 0 at the end of the
  * array, or -errno. */
 typedef int (*ElementReader)(sd_bus_message *reply, void *list);
 
-/* Calls method, which takes no arguments and returns an array of contents (NULL: of
- * whatever read_element tells apart), and hands its elements one by one to read_element.
- * The strings read point into *reply. Prints why it failed and returns -errno; error is
- * set when lowlatd answered with one. */
-static int call_for_array(sd_bus *bus, const char *method, const char *contents, sd_bus_error *error,
-                          sd_bus_message **reply, ElementReader read_element, void *list) {
+/* Calls method, which takes no arguments and returns an array of structs that start with
+ * fields (a newer lowlatd may have added more at their end), and hands its elements one by
+ * one to read_element. The strings read point into *reply. Says why it failed (see fail())
+ * and returns -errno; error is set when lowlatd answered with one. */
+static int call_for_array(sd_bus *bus, const char *method, const char *fields, sd_bus_error *error,
+                          sd_bus_message **reply, ElementReader read_element, void *list, char **why) {
         int r;
 
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, error, reply, NULL);
         if (r < 0) {
-                ctl_log_call_failed(method, error, r);
-                return r;
+                _cleanup_free_ char *text = ctl_call_failure(bus, method, method, error, r);
+                return fail(why, r, "%s", text ?: method);
         }
 
-        if (!contents) {
-                char type;
-                r = sd_bus_message_peek_type(*reply, &type, &contents);
-                if (r >= 0 && type != 'a')
-                        r = -EBADMSG;
-        }
-        if (r >= 0)
-                r = sd_bus_message_enter_container(*reply, 'a', contents);
+        r = ctl_enter_struct_array(*reply, fields);
         while (r >= 0 && (r = read_element(*reply, list)) > 0)
                 ;
         if (r >= 0)
                 r = sd_bus_message_exit_container(*reply);
         if (r == -ENOMEM)
-                fprintf(stderr, "lowlatctl: out of memory\n");
-        else if (r < 0)
-                fprintf(stderr, "lowlatctl: cannot parse the reply of %s: %s\n", method, strerror(-r));
-        return MIN(r, 0);
+                return fail(why, r, "out of memory");
+        if (r < 0)
+                return fail(why, r, "cannot parse the reply of %s: %s", method, strerror(-r));
+        return 0;
 }
 
 static int setting_row_read(sd_bus_message *reply, void *list) {
@@ -246,8 +344,12 @@ static int setting_row_read(sd_bus_message *reply, void *list) {
         SettingRow row;
         int r;
 
-        r = sd_bus_message_read(reply, "(ssssss)", &row.kind, &row.object, &row.desired, &row.observed, &row.state,
-                                &row.label);
+        r = ctl_enter_struct(reply, "ssssss");
+        if (r > 0)
+                r = sd_bus_message_read(reply, "ssssss", &row.kind, &row.object, &row.desired, &row.observed,
+                                        &row.state, &row.label);
+        if (r > 0)
+                r = ctl_exit_struct(reply);
         if (r <= 0)
                 return r;
         if (array_grow(&l->rows, &l->allocated, l->n + 1) < 0)
@@ -256,12 +358,12 @@ static int setting_row_read(sd_bus_message *reply, void *list) {
         return 1;
 }
 
-int ctl_read_settings(sd_bus *bus, SettingList *ret) {
+int ctl_read_settings(sd_bus *bus, SettingList *ret, char **why) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(setting_list_done) SettingList l = {};
         int r;
 
-        r = call_for_array(bus, "ListSettings", "(ssssss)", &error, &l.reply, setting_row_read, &l);
+        r = call_for_array(bus, "ListSettings", "ssssss", &error, &l.reply, setting_row_read, &l, why);
         if (r < 0)
                 return r;
         *ret = l;
@@ -269,14 +371,14 @@ int ctl_read_settings(sd_bus *bus, SettingList *ret) {
         return 0;
 }
 
-int ctl_read_posture(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list) {
+int ctl_read_posture(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list, char **why) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         int r;
 
-        r = ctl_read_manager_info(bus, &info);
+        r = ctl_read_manager_info(bus, &info, why);
         if (r < 0)
                 return r;
-        r = ctl_read_settings(bus, ret_list);
+        r = ctl_read_settings(bus, ret_list, why);
         if (r < 0)
                 return r;
         *ret_info = info;
@@ -307,7 +409,7 @@ static int check_details_read(sd_bus_message *reply, CheckFinding *finding) {
 }
 
 /* (ssssas), or the (ssss) of a lowlatd from before the detail lines (one still running
- * through a package upgrade). */
+ * through a package upgrade), or either with fields a newer lowlatd added after them. */
 static int check_finding_read(sd_bus_message *reply, void *list) {
         CheckReport *report = list;
         CheckFinding finding = {};
@@ -315,19 +417,16 @@ static int check_finding_read(sd_bus_message *reply, void *list) {
         char type;
         int r;
 
-        r = sd_bus_message_peek_type(reply, &type, &contents);
+        r = ctl_enter_struct(reply, "ssss");
         if (r <= 0)
                 return r;
-        if (type != 'r' || (!streq(contents, "ssss") && !streq(contents, "ssssas")))
-                return -EBADMSG;
-        r = sd_bus_message_enter_container(reply, 'r', contents);
+        r = sd_bus_message_read(reply, "ssss", &finding.severity, &finding.id, &finding.subject, &finding.message);
         if (r >= 0)
-                r = sd_bus_message_read(reply, "ssss", &finding.severity, &finding.id, &finding.subject,
-                                        &finding.message);
-        if (r >= 0 && streq(contents, "ssssas"))
+                r = sd_bus_message_peek_type(reply, &type, &contents);
+        if (r > 0 && type == 'a' && streq(contents, "s"))
                 r = check_details_read(reply, &finding);
         if (r >= 0)
-                r = sd_bus_message_exit_container(reply);
+                r = ctl_exit_struct(reply);
         if (r < 0) {
                 free(finding.details);
                 return r;
@@ -353,7 +452,7 @@ int ctl_read_check_report(sd_bus *bus, CheckReport *ret) {
         _cleanup_(check_report_done) CheckReport report = {};
         int r;
 
-        r = call_for_array(bus, "Check", NULL, &error, &report.reply, check_finding_read, &report);
+        r = call_for_array(bus, "Check", "ssss", &error, &report.reply, check_finding_read, &report, NULL);
         if (r < 0)
                 /* A parse failure sets no error, so it counts as "could not be asked". */
                 return bus_error_is_unreachable(&error) ? r : 1;
@@ -369,7 +468,7 @@ int ctl_call_action(sd_bus *bus, const char *method) {
 
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, &error, &reply, NULL);
         if (r < 0) {
-                ctl_log_call_failed(method, &error, r);
+                ctl_log_call_failed(bus, method, &error, r);
                 return bus_error_is_unreachable(&error) ? r : 1;
         }
         return 0;

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
+#include "bus-features.h"
 
 /* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
 #define EXIT_OK 0
@@ -78,18 +79,29 @@ typedef struct CheckReport {
         size_t n, allocated;
 } CheckReport;
 
-/* Each prints why it failed before returning -errno. */
-int ctl_bus_connect(sd_bus **ret);
-/* Prints why a call of what failed, in the words most useful to whoever reads it. */
-void ctl_log_call_failed(const char *what, const sd_bus_error *error, int r);
+/* Those that take `char **why` say why they failed before returning -errno: into *why (a
+ * person's words, without "lowlatctl: ") when it is not NULL, else on stderr. The others
+ * print it on stderr. */
+int ctl_bus_connect(sd_bus **ret, char **why);
+/* Why the system bus could not be reached (sd_bus_open_system's r): the socket, and what
+ * to run. NULL when out of memory. */
+char *ctl_connect_failure(int r);
+/* Why a call failed, in the words most useful to whoever reads them: lowlatd is not
+ * running, is too old for member (the method called or the property read; NULL: none in
+ * particular), the verb needs root, or what lowlatd said. what names the call for the
+ * last ("Reading LastMeasurement", "Reload"). NULL when out of memory. */
+char *ctl_call_failure(sd_bus *bus, const char *what, const char *member, const sd_bus_error *error, int r);
+/* The same, printed: calling method, reading property. */
+void ctl_log_call_failed(sd_bus *bus, const char *method, const sd_bus_error *error, int r);
+void ctl_log_read_failed(sd_bus *bus, const char *property, const sd_bus_error *error, int r);
 /* Every property of the spec must be there: a half-known daemon would make every verdict
  * a guess. */
-int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret);
+int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret, char **why);
 void manager_info_done(ManagerInfo *info);
-int ctl_read_settings(sd_bus *bus, SettingList *ret);
+int ctl_read_settings(sd_bus *bus, SettingList *ret, char **why);
 void setting_list_done(SettingList *l);
 /* Both of the above: what status, list and metrics show. */
-int ctl_read_posture(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list);
+int ctl_read_posture(sd_bus *bus, ManagerInfo *ret_info, SettingList *ret_list, char **why);
 /* Returns 0, or 1 when lowlatd answered with an error (it is there but would not audit),
  * or -errno when it could not be asked. */
 int ctl_read_check_report(sd_bus *bus, CheckReport *ret);
@@ -101,6 +113,25 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
 /* Reload, Reapply, Restore: returns 0, 1 when lowlatd refused, or -errno when it could not
  * be asked. */
 int ctl_call_action(sd_bus *bus, const char *method);
+
+/* ---- A lowlatd of another version (compat.c) ---------------------------------------- */
+
+/* The Version property; -errno. */
+int ctl_daemon_version(sd_bus *bus, char **ret);
+/* Whether lowlatd offers feature: its Features property, or for a lowlatd older than that
+ * property its introspection. 1, 0, or -errno when it cannot be asked. */
+int ctl_daemon_offers(sd_bus *bus, BusFeature feature);
+/* "lowlatd 0.1.0-230-g8bbec47 has no noise counters; upgrade it", for a lowlatd without
+ * member (a method or property); bus NULL: no version. NULL when out of memory. */
+char *ctl_lacking_text(sd_bus *bus, const char *member);
+/* --version: lowlatctl's version, then lowlatd's and its features (or why it is unknown). */
+void ctl_print_versions(FILE *f);
+/* Reading a struct, or an array of structs, whose signature starts with fields: a newer
+ * lowlatd may have added fields at its end, which ctl_exit_struct() skips. Enter: 1 (0 for
+ * a struct at the end of its array), or -errno (-EBADMSG: not such a struct). */
+int ctl_enter_struct_array(sd_bus_message *m, const char *fields);
+int ctl_enter_struct(sd_bus_message *m, const char *fields);
+int ctl_exit_struct(sd_bus_message *m);
 
 /* ---- What it means for the exit status (verdict.c) ----------------------------------- */
 
@@ -157,6 +188,8 @@ int finish_output(int verdict);
 
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
+/* lowlatd could not be asked: "LOWLATD UNKNOWN: reason", or {"verdict":"unknown","reason":...}. */
+void status_print_unknown(FILE *f, const char *reason, bool json);
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
 void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
 void check_print(FILE *f, const CheckReport *report, bool json);

@@ -33,7 +33,7 @@ int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret) {
                 return 0;
         }
         if (r < 0) {
-                ctl_log_call_failed("Reading LastMeasurement", &error, r);
+                ctl_log_read_failed(bus, "LastMeasurement", &error, r);
                 return r;
         }
         r = sd_bus_message_enter_container(m.reply, 'r', MEASUREMENT_SIGNATURE);

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
-#include "build-config.h"
 #include "noise-view.h"
 #include "client.h"
 #include "basic/macro.h"
@@ -27,6 +26,7 @@ typedef enum VerbOption {
 typedef enum VerbFlags {
         VERB_DEFAULT = 1 << 0,   /* the verb when none is named */
         VERB_NEEDS_BUS = 1 << 1, /* exit 3 when the system bus cannot be reached */
+        VERB_VERDICT = 1 << 2,   /* the verdict on stdout always, "LOWLATD UNKNOWN: why" too */
 } VerbFlags;
 
 /* One row per verb, as systemd's dispatch_verb() takes them (src/shared/verbs.h). */
@@ -58,14 +58,19 @@ static int verb_status(sd_bus *bus, const Arguments *args) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         _cleanup_(setting_list_done) SettingList l = {};
         _cleanup_(last_measurement_done) LastMeasurement measurement = {};
+        _cleanup_free_ char *why = NULL;
         int r, verdict;
 
-        r = ctl_read_posture(bus, &info, &l);
-        if (r < 0)
-                return r;
-        r = ctl_read_last_measurement(bus, &measurement);
-        if (r < 0)
-                return r;
+        /* A monitoring check reads stdout: it says why there is no verdict. */
+        r = ctl_read_posture(bus, &info, &l, &why);
+        if (r >= 0 && ctl_read_last_measurement(bus, &measurement) < 0) {
+                r = -EBADMSG;
+                why = strdup("lowlatd's LastMeasurement cannot be read (why is on standard error)");
+        }
+        if (r < 0) {
+                status_print_unknown(stdout, why, args->json);
+                return finish_output(EXIT_UNKNOWN);
+        }
         info.measurement = &measurement;
 
         verdict = posture_verdict(&info, &l);
@@ -82,7 +87,7 @@ static int verb_list(sd_bus *bus, const Arguments *args) {
         int r;
 
         /* The State property takes part in the verdict (degraded). */
-        r = ctl_read_posture(bus, &info, &l);
+        r = ctl_read_posture(bus, &info, &l, NULL);
         if (r < 0)
                 return r;
 
@@ -99,7 +104,7 @@ static int verb_metrics(sd_bus *bus, const Arguments *args) {
         _cleanup_(metrics_noise_done) MetricsNoise noise = {};
         int r;
 
-        r = bus ? ctl_read_posture(bus, &info, &l) : -ENOTCONN;
+        r = bus ? ctl_read_posture(bus, &info, &l, NULL) : -ENOTCONN;
         /* A lowlatd without Noise() still gets its other families. */
         bool have_noise = r >= 0 && ctl_read_metrics_noise(bus, args->root, &noise) >= 0;
         if (args->output) {
@@ -154,7 +159,7 @@ static int verb_noise(sd_bus *bus, const Arguments *args) {
         if (args->json)
                 noise_print_json(stdout, &s, &g);
         else {
-                noise_print_table(stdout, &s, args->legend);
+                noise_print_table(stdout, &s, &g, args->legend);
                 if (args->legend)
                         noise_reads_print(stdout, &g);
         }
@@ -194,7 +199,7 @@ static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
 /* metrics and measure go on without the bus: metrics says "down", and measure --cpus
  * needs lowlatd only to count the noise and keep the result. */
 static const Verb verbs[] = {
-        { "status", 0, VERB_DEFAULT | VERB_NEEDS_BUS, OPTION_JSON, verb_status },
+        { "status", 0, VERB_DEFAULT | VERB_NEEDS_BUS | VERB_VERDICT, OPTION_JSON, verb_status },
         { "list", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_STATE | OPTION_NO_LEGEND, verb_list },
         { "metrics", 0, 0, OPTION_OUTPUT, verb_metrics },
         { "reload", 0, VERB_NEEDS_BUS, 0, verb_reload },
@@ -237,7 +242,7 @@ static void help(void) {
                "     --cpus=LIST    measure: these CPUs instead of the isolated ones\n"
                "     --tool=TOOL    measure: timerlat, cyclictest or oslat instead of the best installed\n"
                "  -h --help         Show this help\n"
-               "     --version      Show the version\n\n"
+               "     --version      Show the version, and that of the lowlatd on the bus\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
                "3 unknown (lowlatd unreachable), 64 usage error; measure: 69 no tool installed,\n"
                "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
@@ -281,7 +286,7 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 help();
                 return 0;
         case ARG_VERSION:
-                printf("lowlatctl %s\n", LOWLATD_VERSION);
+                ctl_print_versions(stdout);
                 return 0;
         case ARG_JSON:
                 args->json = true;
@@ -393,6 +398,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *why = NULL;
         Arguments args;
         int r;
 
@@ -402,7 +408,11 @@ int main(int argc, char *argv[]) {
 
         /* check --config audits here: no bus needed. */
         if (!args.config) {
-                r = ctl_bus_connect(&bus);
+                r = ctl_bus_connect(&bus, (args.verb->flags & VERB_VERDICT) ? &why : NULL);
+                if (r < 0 && (args.verb->flags & VERB_VERDICT)) {
+                        status_print_unknown(stdout, why, args.json);
+                        return finish_output(EXIT_UNKNOWN);
+                }
                 if (r < 0 && (args.verb->flags & VERB_NEEDS_BUS))
                         return EXIT_UNKNOWN;
         }

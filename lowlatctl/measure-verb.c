@@ -313,7 +313,7 @@ static int record_measurement(sd_bus *bus, const MeasureResult *res, const Noise
         }
         r = sd_bus_call(bus, m, 0, &error, &reply);
         if (r < 0) {
-                ctl_log_call_failed("RecordMeasurement", &error, r);
+                ctl_log_call_failed(bus, "RecordMeasurement", &error, r);
                 return r;
         }
         return 0;
@@ -325,7 +325,7 @@ static int isolated_cpus_get(sd_bus *bus, char **ret) {
 
         r = sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "IsolatedCPUs", &error, ret);
         if (r < 0)
-                ctl_log_call_failed("Reading IsolatedCPUs", &error, r);
+                ctl_log_read_failed(bus, "IsolatedCPUs", &error, r);
         return r;
 }
 

@@ -109,14 +109,18 @@ int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret) {
                 return r;
         r = sd_bus_message_read(reply, "tt", &sampled, &interval);
         if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(ussstd)");
+                r = ctl_enter_struct_array(reply, "ussstd");
         while (r >= 0) {
                 const char *kind, *source, *description;
                 uint32_t cpu;
                 uint64_t count;
                 double rate;
 
-                r = sd_bus_message_read(reply, "(ussstd)", &cpu, &kind, &source, &description, &count, &rate);
+                r = ctl_enter_struct(reply, "ussstd");
+                if (r > 0)
+                        r = sd_bus_message_read(reply, "ussstd", &cpu, &kind, &source, &description, &count, &rate);
+                if (r > 0)
+                        r = ctl_exit_struct(reply);
                 if (r <= 0)
                         break;
                 if (array_grow(&n.sources, &allocated, n.n + 1) < 0)

@@ -27,8 +27,12 @@ static int noise_source_read(sd_bus_message *reply, NoiseSample *s) {
         NoiseSource src;
         int r;
 
-        r = sd_bus_message_read(reply, "(ussstd)", &src.cpu, &src.kind, &src.source, &src.description, &src.count,
-                                &src.rate);
+        r = ctl_enter_struct(reply, "ussstd");
+        if (r > 0)
+                r = sd_bus_message_read(reply, "ussstd", &src.cpu, &src.kind, &src.source, &src.description,
+                                        &src.count, &src.rate);
+        if (r > 0)
+                r = ctl_exit_struct(reply);
         if (r <= 0)
                 return r;
         /* A NaN or negative rate from a confused daemon would sort and print as nonsense. */
@@ -48,7 +52,7 @@ int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret) {
         if (r >= 0)
                 r = sd_bus_message_read(s.reply, "tt", &s.sampled_usec, &s.interval_usec);
         if (r >= 0)
-                r = sd_bus_message_enter_container(s.reply, 'a', "(ussstd)");
+                r = ctl_enter_struct_array(s.reply, "ussstd");
         while (r >= 0 && (r = noise_source_read(s.reply, &s)) > 0)
                 ;
         if (r >= 0)
@@ -67,7 +71,7 @@ int ctl_read_noise(sd_bus *bus, NoiseSample *ret) {
 
         r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
         if (r < 0) {
-                ctl_log_call_failed("Noise", &error, r);
+                ctl_log_call_failed(bus, "Noise", &error, r);
                 return r;
         }
         r = noise_sample_from_reply(reply, ret);
@@ -80,6 +84,7 @@ int ctl_read_noise(sd_bus *bus, NoiseSample *ret) {
 
 void noise_reads_done(NoiseReads *g) {
         g->gate = mfree(g->gate);
+        g->cpus = mfree(g->cpus);
 }
 
 void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret) {
@@ -87,6 +92,9 @@ void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 
         *ret = (NoiseReads) {};
+        if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseCPUs", &error, &ret->cpus) < 0)
+                ret->cpus = NULL;
+        sd_bus_error_free(&error);
         if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseGate", &error, &ret->gate) < 0)
                 return;
         sd_bus_error_free(&error);
@@ -256,7 +264,27 @@ char *noise_sample_cpus(const NoiseSample *s) {
         return TAKE_PTR(buf);
 }
 
-void noise_print_table(FILE *f, const NoiseSample *s, bool legend) {
+/* Noise() without a row: no CPU watched, or none with a counter above 0. */
+static void noise_print_none(FILE *f, const NoiseReads *g) {
+        if (!g || !g->cpus)
+                /* A lowlatd without NoiseCPUs cannot say which. */
+                fputs("No noise sources: no CPU is watched (no isolated CPUs, no [noise] cpus=), or nothing has "
+                      "reached them.\n",
+                      f);
+        else if (isempty(g->cpus))
+                fputs("No noise sources: lowlatd watches no CPU (there are no isolated CPUs, and [noise] cpus "
+                      "names none).\n",
+                      f);
+        else {
+                bool several = strpbrk(g->cpus, ",-");
+                fputs(several ? "No noise sources: lowlatd watches CPUs " : "No noise sources: lowlatd watches CPU ", f);
+                print_escaped(f, g->cpus);
+                fputs(several ? ", and none of their counters is above 0.\n" : ", and none of its counters is above 0.\n",
+                      f);
+        }
+}
+
+void noise_print_table(FILE *f, const NoiseSample *s, const NoiseReads *g, bool legend) {
         static const char *const headers[] = { "CPU", "KIND", "SOURCE", "DESCRIPTION", "COUNT", "RATE/S" };
         _cleanup_free_ const NoiseSource **ranked = noise_sample_ranked(s);
         size_t width[ELEMENTSOF(headers)];
@@ -292,9 +320,7 @@ void noise_print_table(FILE *f, const NoiseSample *s, bool legend) {
                 _cleanup_free_ char *cpus = noise_sample_cpus(s);
 
                 if (s->n == 0)
-                        fputs("No noise sources: no CPU is watched (no isolated CPUs, no [noise] cpus=), or "
-                              "nothing has reached them.\n",
-                              f);
+                        noise_print_none(f, g);
                 else
                         fprintf(f, "\n%zu source%s on CPU%s %s", s->n, s->n == 1 ? "" : "s",
                                 cpus && strchr(cpus, ',') ? "s" : "", cpus ?: "?");
@@ -314,6 +340,11 @@ void noise_print_json(FILE *f, const NoiseSample *s, const NoiseReads *g) {
                 return;
         }
         fprintf(f, "{\"sampled_usec\":%" PRIu64 ",\"interval_usec\":%" PRIu64 ",", s->sampled_usec, s->interval_usec);
+        if (g && g->cpus) {
+                /* "": no CPU is watched; a list: with no source, none of them took any. */
+                json_print_member(f, "watched_cpus", g->cpus, true);
+                fputc(',', f);
+        }
         if (g && g->gate) {
                 fputs("\"gate\":{", f);
                 json_print_member(f, "mode", g->gate, true);

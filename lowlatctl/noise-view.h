@@ -33,14 +33,15 @@ int noise_sample_from_reply(sd_bus_message *reply, NoiseSample *ret);
 /* Calls Noise(). Prints why before returning -errno. */
 int ctl_read_noise(sd_bus *bus, NoiseSample *ret);
 
-/* How lowlatd reads the counters: the NoiseGate and NoiseReads properties. */
+/* How lowlatd reads the counters: the NoiseGate, NoiseReads and NoiseCPUs properties. */
 typedef struct NoiseReads {
         char *gate;                       /* "perf: ...", "off: why"; NULL: an older lowlatd */
         uint64_t full_reads, gated_reads; /* scans that read /proc/interrupts, that did without */
+        char *cpus;                       /* NoiseCPUs, the watched CPUs: "" none; NULL: an older lowlatd */
 } NoiseReads;
 
 void noise_reads_done(NoiseReads *g);
-/* Reads both properties; a lowlatd without them leaves *ret empty. Never fails the verb. */
+/* Reads the properties; a lowlatd without them leaves *ret empty. Never fails the verb. */
 void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret);
 void noise_reads_print(FILE *f, const NoiseReads *g);
 
@@ -71,7 +72,8 @@ void noise_view_done(NoiseView *v);
 int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const NoiseSample *cur, NoiseView *ret);
 
 /* lowlatctl noise: lowlatd's totals and rates, ranked by rate. */
-void noise_print_table(FILE *f, const NoiseSample *s, bool legend);
+/* With no source, g (NULL: none) says whether no CPU is watched or none took any. */
+void noise_print_table(FILE *f, const NoiseSample *s, const NoiseReads *g, bool legend);
 void noise_print_json(FILE *f, const NoiseSample *s, const NoiseReads *g);
 /* "1,3": the CPUs that have a row in s, or NULL when out of memory. */
 char *noise_sample_cpus(const NoiseSample *s);

@@ -232,6 +232,19 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fputs("}\n", f);
 }
 
+void status_print_unknown(FILE *f, const char *reason, bool json) {
+        if (json) {
+                fputc('{', f);
+                json_print_member(f, "verdict", verdict_to_string(EXIT_UNKNOWN), true);
+                json_print_member(f, "reason", reason ?: "", false);
+                fputs("}\n", f);
+                return;
+        }
+        fputs("LOWLATD UNKNOWN: ", f);
+        print_escaped(f, reason ?: "?");
+        fputc('\n', f);
+}
+
 void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {
         print_settings_table(f, l, filter_by_state_list, &state_filter, legend);
 }

@@ -258,7 +258,7 @@ static int top_refresh(TopState *s) {
         sd_bus_error_free(&error);
         r = sd_bus_call_method(s->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
         if (r < 0) {
-                s->error = strdup(sd_bus_error_is_set(&error) ? (error.message ?: error.name) : strerror(-r));
+                s->error = ctl_call_failure(s->bus, "Noise", "Noise", &error, r);
                 return s->error ? 0 : -ENOMEM;
         }
         /* The same reader as lowlatctl noise, but quiet: the screen shows the error. */

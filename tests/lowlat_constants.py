@@ -5,9 +5,9 @@ time, so that a test never checks against a copy that has gone stale.
 Numbers and names come from `#define`s, looked for in every header under lib/ and daemon/
 and then in their .c files (the C may move a constant from one file to another); every
 definition found must agree. MESSAGE_IDs come from the events table (lib/log/log.c today) and
-each must have its entry in conf/lowlatd.catalog; the version from meson.build. Anything
-missing, ambiguous or not understood raises ConstantError at import: every test that
-uses this module then fails, saying which constant and why.
+each must have its entry in conf/lowlatd.catalog; the version from the build's version.h
+(or tools/version.sh). Anything missing, ambiguous or not understood raises ConstantError
+at import: every test that uses this module then fails, saying which constant and why.
 
 Source tree: LOWLATD_SOURCE_ROOT (meson sets it), else the tree this file is in.
 """
@@ -16,6 +16,7 @@ import ast
 import glob
 import os
 import re
+import subprocess
 
 SOURCE_ROOT = os.environ.get("LOWLATD_SOURCE_ROOT") or \
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,12 +151,29 @@ def _message_ids():
     return ids
 
 
-def _version():
+def _project_version():
     text = _read(os.path.join(SOURCE_ROOT, "meson.build"))
     m = re.search(r"\bproject\s*\(.*?\bversion\s*:\s*'([^']+)'", text, re.S)
     if not m:
         raise ConstantError("no version : '...' in meson.build's project()")
     return m.group(1)
+
+
+def _build_version():
+    """What the programs of the build under test report: the version.h meson generated
+    (LOWLATD_VERSION_H, set by the suites' meson.build), else what tools/version.sh says of
+    the source tree now."""
+    header = os.environ.get("LOWLATD_VERSION_H")
+    if header:
+        m = re.search(r'(?m)^#define LOWLATD_VERSION "([^"\\]+)"$', _read(header))
+        if not m:
+            raise ConstantError("no #define LOWLATD_VERSION \"...\" in %s" % header)
+        return m.group(1)
+    p = subprocess.run([os.path.join(SOURCE_ROOT, "tools", "version.sh"), SOURCE_ROOT, "", PROJECT_VERSION],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode != 0 or not p.stdout.strip():
+        raise ConstantError("tools/version.sh failed (%d): %s" % (p.returncode, p.stderr.strip()))
+    return p.stdout.strip()
 
 
 USEC_PER_SEC = define("USEC_PER_SEC")
@@ -180,7 +198,10 @@ BUS_INTERFACE = define("BUS_INTERFACE")
 # The journal's MESSAGE_IDs by event name ("drift", "corrected", ...)
 MESSAGE_IDS = _message_ids()
 
-VERSION = _version()
+# meson.build's project version, and what this build's programs report (tools/version.sh:
+# git describe in a checkout, e.g. "0.1.0-392-ga95bff9")
+PROJECT_VERSION = _project_version()
+VERSION = _build_version()
 
 
 def slices_line(length):

@@ -2,6 +2,8 @@
 # Debian 12 packages, sourced by tools/quickstart and .ci/run so both install the same.
 BUILD_PACKAGES=(
         gcc meson ninja-build pkg-config
+        # tools/version.sh: the version of a build from a checkout is git describe's
+        git
         libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 )
 TEST_PACKAGES=(

@@ -3,10 +3,12 @@
 """Noise() on a private bus, through the real busctl, against lowlatd on a fake tree whose
 /proc/interrupts and /proc/softirqs the test rewrites between scans: totals and rates,
 a new IRQ line, a CPU coming online (a new column), a counter going backwards, an IRQ line
-vanishing; readable by an unprivileged caller. Then, read-only, the real host's counters
+vanishing; readable by an unprivileged caller; with no row, NoiseCPUs and lowlatctl noise
+say whether no CPU is watched or none took anything. Then, read-only, the real host's counters
 with [noise] cpus = 0-1 in observe mode (this host isolates no CPU)."""
 
 import os
+import subprocess
 
 import busctl_harness as b
 import lowlat_constants as C
@@ -107,9 +109,51 @@ def fake_tree(t):
     d.rewrite_config(CONFIG + "\n[noise]\ncpus = none\n")
     d.sighup()
     t.ok(d.poll_until(lambda: noise(bc)[2] == {}, h.scaled(5)), "[noise] cpus = none: an empty array")
+    check_nothing_watched(t, d, bc, counters)
 
     t.stopped_cleanly(d)
     bus.stop()
+
+
+def lowlatctl_noise(bc, *args):
+    ctl = os.environ.get("LOWLATCTL")
+    if not ctl:
+        h.skip("LOWLATCTL is not set (path of the lowlatctl binary)")
+    return subprocess.run([ctl, "noise"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bc.address),
+                          timeout=h.scaled(30))
+
+
+def check_nothing_watched(t, d, bc, counters):
+    """Noise() with no row has two causes, which NoiseCPUs tells apart and lowlatctl words:
+    no CPU is watched (here: [noise] cpus = none), or no counter of the watched ones is
+    above 0 (CPU 1, its counters set to 0)."""
+    t.ok(bc.get_property(NAME, PATH, IFACE, "NoiseCPUs") == ("s", ""), "[noise] cpus = none: NoiseCPUs is \"\"",
+         repr(bc.get_property(NAME, PATH, IFACE, "NoiseCPUs")))
+    p = lowlatctl_noise(bc)
+    t.ok(p.returncode == 0 and p.stdout == "No noise sources: lowlatd watches no CPU (there are no isolated CPUs, "
+         "and [noise] cpus names none).\n", "lowlatctl noise: no CPU is watched",
+         "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+    p = lowlatctl_noise(bc, "--json")
+    t.ok(p.returncode == 0 and '"watched_cpus":"",' in p.stdout and '"sources":[]' in p.stdout,
+         "lowlatctl noise --json: watched_cpus \"\" and no source", p.stdout + p.stderr)
+
+    for counts, _ in counters.state["irqs"].values():
+        counts.pop(1, None)
+    for rows in (counters.state["arch"], counters.state["soft"]):
+        for counts in rows.values():
+            counts.pop(1, None)
+    counters.publish()
+    d.rewrite_config(CONFIG + "\n[noise]\ncpus = 1\n")
+    d.sighup()
+    t.ok(d.poll_until(lambda: bc.get_property(NAME, PATH, IFACE, "NoiseCPUs")[1] == "1" and noise(bc)[2] == {},
+                      h.scaled(5)),
+         "[noise] cpus = 1 with its counters at 0: NoiseCPUs is \"1\", Noise() has no row", repr(noise(bc)[2]))
+    p = lowlatctl_noise(bc)
+    t.ok(p.returncode == 0 and p.stdout.startswith("No noise sources: lowlatd watches CPU 1, and none of its "
+                                                   "counters is above 0.\n"),
+         "lowlatctl noise: CPU 1 is watched and took nothing",
+         "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
 
 
 def check_first_read(t, d, bc):

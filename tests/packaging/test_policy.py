@@ -196,6 +196,15 @@ def test(t):
              and a.get("send_member") and a["send_member"] not in methods]
     t.ok(not stale, "no allow rule names a %s member the vtable lacks" % interface, " ".join(stale))
 
+    # lowlatctl tells a non-root caller that a command needs root for exactly the
+    # privileged methods of lowlatd's vtables (its privileged_methods[] in lowlatctl/bus.c).
+    privileged = {m for vtable_file in ("bus.c", "bus-measurement.c")
+                  for m, public in parse_vtable(u.read(u.src("daemon", vtable_file)))[0].items() if not public}
+    table = re.search(r"privileged_methods\[\] = \{(.*?)\n\};", u.read(u.src("lowlatctl", "bus.c")), re.S)
+    client = set(re.findall(r'\{ "(\w+)", "[\w-]+" \}', table.group(1))) if table else set()
+    t.ok(client == privileged, "lowlatctl's privileged_methods[] are the vtables' privileged methods: %s"
+         % " ".join(sorted(privileged)), "lowlatctl: %s" % " ".join(sorted(client)))
+
     for iface, member in STANDARD_READ:
         t.ok(send_allowed(as_user, bus_name, iface, member),
              "everyone may call %s.%s" % (iface, member))

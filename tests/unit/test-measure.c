@@ -273,7 +273,7 @@ static char *printed(void (*print)(FILE *, const NoiseSample *), const NoiseSamp
 }
 
 static void print_table_legend(FILE *f, const NoiseSample *s) {
-        noise_print_table(f, s, true);
+        noise_print_table(f, s, NULL, true);
 }
 
 static const NoiseReads *print_reads;

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Where the system bus is, as sd-bus finds it: lowlatd watches its socket while the bus is
+ * away, lowlatctl names it when it cannot connect. */
+#pragma once
+
+/* $DBUS_SYSTEM_BUS_ADDRESS (honoured as sd-bus does, not under setuid), else the default. */
+#define BUS_SYSTEM_ADDRESS_DEFAULT "unix:path=/run/dbus/system_bus_socket"
+const char *bus_system_address(void);
+/* The socket path of a "unix:path=..." address, %XX-unescaped; NULL for any other
+ * transport (errno EINVAL) or out of memory (errno ENOMEM). */
+char *bus_address_socket_path(const char *address);
