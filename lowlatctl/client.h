@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
+#include "basic/cells.h"
 
 /* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
 #define EXIT_OK 0
@@ -136,14 +137,7 @@ ssize_t string_set_put(StringSet *set, const char *s);
 
 /* ---- The printers' pieces (format.c) ------------------------------------------------- */
 
-/* A JSON string (escaped), "key":"value" (a comma before it unless first), and table cells
- * with control characters shown as \xNN. */
-void json_print_string(FILE *f, const char *s);
-void json_print_member(FILE *f, const char *key, const char *value, bool first);
-size_t cell_width(const char *s);
-void print_escaped(FILE *f, const char *s);
-/* s ("-" when empty) padded to width + 2 columns, or ended with a newline when last. */
-void print_cell(FILE *f, const char *s, size_t width, bool last);
+/* Table cells and JSON strings: basic/cells.h. */
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
 char *format_timestamp(uint64_t usec);
 /* Nanoseconds as µs after prefix, in buf: whole when they are (cyclictest's), else with

@@ -36,19 +36,15 @@ static bool filter_not_good(const SettingRow *row, _unused_ const void *userdata
 static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter, const void *userdata,
                                  bool legend) {
         static const char *const headers[] = { "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE" };
-        size_t width[ELEMENTSOF(headers)];
+        size_t width[ELEMENTSOF(headers)] = {};
         size_t shown = 0;
 
-        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                width[c] = legend ? strlen(headers[c]) : 0;
-        /* Two passes over the same rows: the first measures the columns, the second prints,
-         * since every width must be known before the first line goes out. */
+        if (legend)
+                table_measure_row(width, headers, ELEMENTSOF(headers));
+        /* Two passes over the same rows: the first measures the columns, the second prints. */
         for (int pass = 0; pass < 2; pass++) {
-                bool measure = pass == 0;
-
-                if (!measure && legend && shown > 0)
-                        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                                print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
+                if (pass == 1 && legend && shown > 0)
+                        table_print_row(f, width, headers, ELEMENTSOF(headers), 0);
                 for (size_t i = 0; i < l->n; i++) {
                         const SettingRow *row = &l->rows[i];
                         _cleanup_free_ char *object = NULL;
@@ -59,13 +55,11 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
                         /* "24 virtio0-input.0": the number and what it is. */
                         if (!isempty(row->label) && (object = strdup_printf("%s %s", row->object, row->label)))
                                 cells[1] = object;
-                        for (size_t c = 0; c < ELEMENTSOF(cells); c++)
-                                if (measure)
-                                        width[c] = MAX(width[c], cell_width(cells[c]));
-                                else
-                                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
-                        if (measure)
+                        if (pass == 0) {
+                                table_measure_row(width, cells, ELEMENTSOF(cells));
                                 shown++;
+                        } else
+                                table_print_row(f, width, cells, ELEMENTSOF(cells), 0);
                 }
         }
         if (legend)
