@@ -10,6 +10,7 @@
 #include "log/log.h"
 #include "bus.h"
 #include "manager.h"
+#include "report.h"
 #include "basic/util.h"
 #include "setting/posture-load.h"
 
@@ -23,6 +24,7 @@ typedef struct Arguments {
         bool observe;
         bool check_config;
         bool once;
+        ReportFlags report; /* --once: --changed, --json */
 } Arguments;
 
 static void help(void) {
@@ -32,7 +34,9 @@ static void help(void) {
                "  -r --root=DIR      Prefix for every /proc, /sys and /dev path (default /)\n"
                "     --observe       Report drift, change nothing\n"
                "     --check-config  Validate the configuration and exit\n"
-               "     --once          One pass: print the posture report and exit\n"
+               "     --once          One pass: print the state of every setting and exit\n"
+               "     --changed       --once: only the settings that are not ok\n"
+               "     --json          --once: the report as JSON\n"
                "  -h --help          Show this help\n"
                "     --version       Show the version\n\n"
                "See lowlatd(8) and lowlatd.conf(5).\n",
@@ -41,7 +45,7 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION };
+        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION, ARG_CHANGED, ARG_JSON };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "root", required_argument, NULL, 'r' },
@@ -50,6 +54,8 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
+                { "changed", no_argument, NULL, ARG_CHANGED },
+                { "json", no_argument, NULL, ARG_JSON },
                 {},
         };
         int c;
@@ -72,6 +78,12 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ARG_ONCE:
                         args->once = true;
                         break;
+                case ARG_CHANGED:
+                        args->report |= REPORT_CHANGED;
+                        break;
+                case ARG_JSON:
+                        args->report |= REPORT_JSON;
+                        break;
                 case 'h':
                         help();
                         return 0;
@@ -83,6 +95,10 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 }
         if (optind < argc) {
                 fprintf(stderr, "lowlatd: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (args->report && !args->once) {
+                fprintf(stderr, "lowlatd: --changed and --json apply to --once only\n");
                 return -EINVAL;
         }
         return 1;
@@ -162,7 +178,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return EXIT_RUNTIME;
         if (args.once)
-                return manager_print_report(m, stdout) > 0 ? EXIT_DRIFT : EXIT_SUCCESS;
+                return manager_print_report(m, stdout, args.report) > 0 ? EXIT_DRIFT : EXIT_SUCCESS;
 
         r = manager_start(m);
         if (r < 0)
