@@ -109,11 +109,24 @@ int ctl_call_action(sd_bus *bus, const char *method);
  * attention; everything else, an unknown state included, is shown by status. */
 bool setting_state_name_is_good(const char *name);
 /* list --state=STATE[,STATE...]: one bit per state; STATE_FILTER_ALL for no filter. */
-typedef unsigned StateFilter;
+typedef uint64_t StateFilter;
 #define STATE_FILTER_ALL 0U
 /* Only the states liblowlat knows: an unknown name (a typo) is printed and -EINVAL. */
 int state_filter_parse(const char *list, StateFilter *ret);
 bool state_filter_matches(StateFilter filter, const char *name);
+/* --state=help: every state, one a line. */
+void state_names_print(FILE *f);
+/* list --kind=KIND[,KIND...], the same over the kinds of settings. */
+typedef uint64_t KindFilter;
+#define KIND_FILTER_ALL 0U
+int kind_filter_parse(const char *list, KindFilter *ret);
+bool kind_filter_matches(KindFilter filter, const char *name);
+void kind_names_print(FILE *f);
+/* What list shows: the settings in one of the states and of one of the kinds. */
+typedef struct ListFilter {
+        StateFilter states;
+        KindFilter kinds;
+} ListFilter;
 int posture_verdict(const ManagerInfo *info, const SettingList *l);
 const char *verdict_to_string(int v);
 /* The audit's severities, worst first: critical 0, warning 1, info 2, ok 3; anything else
@@ -151,8 +164,8 @@ int finish_output(int verdict);
 
 void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
-void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
-void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
+void list_print_table(FILE *f, const SettingList *l, const ListFilter *filter, bool legend);
+void list_print_json(FILE *f, const SettingList *l, const ListFilter *filter);
 void check_print(FILE *f, const CheckReport *report, bool json);
 
 /* ---- For Prometheus (metrics.c) ------------------------------------------------------ */

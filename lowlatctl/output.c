@@ -24,9 +24,9 @@ static void json_print_setting(FILE *f, const SettingRow *row) {
 
 typedef bool (*RowFilter)(const SettingRow *row, const void *userdata);
 
-static bool filter_by_state_list(const SettingRow *row, const void *userdata) {
-        const StateFilter *filter = userdata;
-        return state_filter_matches(*filter, row->state);
+static bool list_filter_matches(const SettingRow *row, const void *userdata) {
+        const ListFilter *filter = userdata;
+        return state_filter_matches(filter->states, row->state) && kind_filter_matches(filter->kinds, row->kind);
 }
 
 static bool filter_not_good(const SettingRow *row, _unused_ const void *userdata) {
@@ -226,16 +226,16 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fputs("}\n", f);
 }
 
-void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {
-        print_settings_table(f, l, filter_by_state_list, &state_filter, legend);
+void list_print_table(FILE *f, const SettingList *l, const ListFilter *filter, bool legend) {
+        print_settings_table(f, l, list_filter_matches, filter, legend);
 }
 
-void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter) {
+void list_print_json(FILE *f, const SettingList *l, const ListFilter *filter) {
         bool first = true;
 
         fputc('[', f);
         for (size_t i = 0; i < l->n; i++) {
-                if (!state_filter_matches(state_filter, l->rows[i].state))
+                if (!list_filter_matches(&l->rows[i], filter))
                         continue;
                 fputs(first ? "\n" : ",\n", f);
                 json_print_setting(f, &l->rows[i]);

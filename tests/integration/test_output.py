@@ -3,16 +3,21 @@
 """What lowlatd and lowlatctl print, through the real programs: lowlatd --once lists every
 setting (--changed only those not ok, --json for programs), its table as wide as its
 cells (a long [sysfs] path), reasons with host paths as the host writes them (a leading
-/).
+/), lowlatctl list --kind and --state, and their names listed by --kind=help and
+--state=help.
 
 Environment: LOWLATD, LOWLATCTL, LOWLATD_SOURCE_ROOT (as every integration test)."""
 
 import json
 import re
 
+import busctl_harness as b
+import lowlat_constants as C
 import lowlat_harness as h
-from test_lowlatctl import desc
+from test_lowlatctl import Ctl, desc, lowlatctl_path, parse_json, parse_table, start_stack, wait_owner
 
+NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
+EXIT_USAGE = 64
 STATES = {"pending", "ok", "drifted", "corrected", "failed", "unsupported", "unmovable", "would change"}
 LONG_SYSFS = "/sys/devices/system/machinecheck/machinecheck0/a_rather_long_attribute_name_for_a_table"
 MISSING_SYSCTL = "net.core.no_such_sysctl_here"
@@ -107,10 +112,48 @@ def test_once(t):
     t.ok(r.returncode == 1 and "--once" in r.stderr, "--changed without --once is a usage error", desc(r))
 
 
+def test_list_kind(t, ctl_bin):
+    b.require_tools()
+    host = host_with_drift()
+    bus, bc, _, d = start_stack(t, host, CONFIG, extra_args=["--observe"], monitor=False)
+    ctl = Ctl(ctl_bin, bus.address, host.tmp)
+    if not wait_owner(t, bc, d, "list --kind"):
+        return
+    p = ctl.run("list", "--kind=help")
+    kinds = p.stdout.split()
+    t.ok(p.returncode == 0 and {"irq_affinity", "sysctl", "governor", "sysfs", "slice_cpus"} <= set(kinds),
+         "--kind=help: the kinds, one a line", desc(p))
+    p = ctl.run("list", "--state=help")
+    t.ok(p.returncode == 0 and set(p.stdout.split()) == STATES - {"would change"},
+         "--state=help: the states, one a line", desc(p))
+    rows, _ = parse_table(ctl.run("list").stdout)
+    p = ctl.run("list", "--kind", "sysctl")
+    got, _ = parse_table(p.stdout)
+    t.ok(got and {r[0] for r in got} == {"sysctl"} and len(got) == sum(1 for r in rows if r[0] == "sysctl"),
+         "list --kind sysctl: every sysctl, nothing else", desc(p))
+    p = ctl.run("list", "--kind=sysctl,governor", "--state=ok")
+    got, _ = parse_table(p.stdout)
+    want = [r for r in rows if r[0] in ("sysctl", "governor") and r[4] == "ok"]
+    t.ok(got and got == want, "list --kind=sysctl,governor --state=ok: both filters", desc(p))
+    p = ctl.run("list", "--kind", "governor", "--json")
+    j = parse_json(t, p, "list --kind governor --json")
+    t.ok(j and {s["kind"] for s in j} == {"governor"} and len(j) == 4, "list --kind --json: the 4 governors",
+         desc(p))
+    p = ctl.run("list", "--kind", "sysctls")
+    t.ok(p.returncode == EXIT_USAGE and "unknown kind 'sysctls'" in p.stderr and "sysctl" in p.stderr,
+         "list --kind sysctls (a typo): exit 64, with the kinds", desc(p))
+    p = ctl.run("status", "--kind", "sysctl")
+    t.ok(p.returncode == EXIT_USAGE and "list only" in p.stderr, "--kind applies to list only", desc(p))
+    t.stopped_cleanly(d)
+    bus.stop()
+
+
 def main(t):
+    ctl = lowlatctl_path()
     h.lowlatd_path()
     h.isolate_from_real_journal()
     test_once(t)
+    test_list_kind(t, ctl)
 
 
 if __name__ == "__main__":
