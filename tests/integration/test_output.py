@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What lowlatd and lowlatctl print, through the real programs: lowlatd --once lists every
-setting (--changed only those not ok, --json for programs), its table as wide as its
-cells (a long [sysfs] path), reasons with host paths as the host writes them (a leading
-/), lowlatctl list --kind and --state, and their names listed by --kind=help and
---state=help.
+setting (--changed only those not ok, --json for programs), tables as wide as their cells
+(a long [sysfs] path, a count in the trillions), reasons with host paths as the host
+writes them (a leading /), lowlatctl list --kind and --state, and their names listed by
+--kind=help and --state=help.
 
 Environment: LOWLATD, LOWLATCTL, LOWLATD_SOURCE_ROOT (as every integration test)."""
 
@@ -15,6 +15,7 @@ import busctl_harness as b
 import lowlat_constants as C
 import lowlat_harness as h
 from test_lowlatctl import Ctl, desc, lowlatctl_path, parse_json, parse_table, start_stack, wait_owner
+from test_noise import interrupts_text, softirqs_text
 
 NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
 EXIT_USAGE = 64
@@ -148,12 +149,41 @@ def test_list_kind(t, ctl_bin):
     bus.stop()
 
 
+def test_top_columns(t, ctl_bin):
+    """A count in the trillions (a long-running host) widens its column; every row follows."""
+    b.require_tools()
+    host = h.FakeHost(ncpus=4, nirqs=20, isolated="", irq_affinity="0-1")
+    online = [0, 1, 2, 3]
+    irqs = {42: ({2: 123456789012345}, "eth0-TxRx-0"), 43: ({2: 7}, "a-device-with-a-longer-name")}
+    host.write("proc/interrupts", interrupts_text(online, irqs, {"LOC": {2: 90, 3: 80}}))
+    host.write("proc/softirqs", softirqs_text(online, {"TIMER": {2: 30}}))
+    bus, bc, _, d = start_stack(t, host, "[daemon]\nscan_interval = 1s\n\n[noise]\ncpus = 2-3\n", monitor=False)
+    ctl = Ctl(ctl_bin, bus.address, host.tmp)
+    if not wait_owner(t, bc, d, "top"):
+        return
+    p = ctl.run("top", "--iterations", "1")
+    lines = p.stdout.splitlines()
+    hdr = next((l for l in lines if l.startswith("CPU ")), "")
+    rows = [l for l in lines if re.match(r"\d+\s", l) and "quiet" not in l and "more" not in l]
+    kind_at, count_end = hdr.find("KIND"), hdr.find("COUNT") + len("COUNT")
+    bad = [l for l in rows if not re.match(r"(irq|timer|ipi|softirq|ctxsw) ", l[kind_at:]) or
+           not l[:count_end].endswith(tuple("0123456789")) or l[count_end:count_end + 2] != "  "]
+    t.ok(p.returncode == 0 and rows and any("123456789012345" in l for l in rows) and not bad,
+         "top: the counts right-aligned under COUNT, every KIND under KIND, with a 15-digit count", desc(p))
+    p = ctl.run("noise")
+    t.ok(p.returncode == 0 and re.search(r"sources on CPUs 2-3;", p.stdout),
+         "noise: the CPUs written as a range (2-3), as every CPU list", desc(p))
+    t.stopped_cleanly(d)
+    bus.stop()
+
+
 def main(t):
     ctl = lowlatctl_path()
     h.lowlatd_path()
     h.isolate_from_real_journal()
     test_once(t)
     test_list_kind(t, ctl)
+    test_top_columns(t, ctl)
 
 
 if __name__ == "__main__":
