@@ -82,6 +82,26 @@ static int property_get_config_files(sd_bus *bus, const char *path, const char *
         return sd_bus_message_close_container(reply);
 }
 
+/* LastReloadErrors: LastReloadError's lines, one error each. */
+static int property_get_reload_errors(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (const char *p = m->last_reload_error; r >= 0 && !isempty(p);) {
+                size_t len = strcspn(p, "\n");
+                _cleanup_free_ char *line = strndup(p, len);
+
+                r = line ? sd_bus_message_append(reply, "s", line) : -ENOMEM;
+                p += len;
+                p += *p == '\n';
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_counter(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
@@ -258,6 +278,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("NoiseReads", "(tt)", property_get_noise_reads, 0, 0),
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
+        SD_BUS_PROPERTY("LastReloadErrors", "as", property_get_reload_errors, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ssssss)", settings),
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -471,6 +492,7 @@ static void bus_flush_changes(Bus *b) {
         if (now.reload_usec != was->reload_usec) {
                 names[n++] = "LastReloadUSec";
                 names[n++] = "LastReloadError";
+                names[n++] = "LastReloadErrors";
         }
         if (now.generation != was->generation) {
                 names[n++] = "Mode";

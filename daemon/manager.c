@@ -629,7 +629,8 @@ static int manager_build_posture(Manager *m, Posture **ret, char **ret_error) {
         int r = posture_load(m->config_path, m->host, ret, &errors);
 
         if (r < 0) {
-                *ret_error = errors.n > 0 ? error_list_join(&errors, "; ") : strdup(strerror(-r));
+                /* One "FILE:LINE: reason" a line: as --check-config prints them. */
+                *ret_error = errors.n > 0 ? error_list_join(&errors, "\n") : strdup(strerror(-r));
                 return r;
         }
         return 0;

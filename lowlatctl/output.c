@@ -187,6 +187,23 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         }
 }
 
+/* A JSON array of the lines of text ([] when empty): LastReloadError holds one error a
+ * line. */
+static void json_print_lines(FILE *f, const char *text) {
+        fputc('[', f);
+        for (const char *p = text; !isempty(p);) {
+                size_t len = strcspn(p, "\n");
+                _cleanup_free_ char *line = strndup(p, len);
+
+                if (p != text)
+                        fputc(',', f);
+                json_print_string(f, line ?: "?");
+                p += len;
+                p += *p == '\n';
+        }
+        fputc(']', f);
+}
+
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict) {
         bool first = true;
 
@@ -204,7 +221,8 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
                 json_print_string(f, info->config_files[i]);
         }
         fprintf(f, "],\"last_reload_usec\":%" PRIu64, info->last_reload_usec);
-        json_print_member(f, "last_reload_error", info->last_reload_error, false);
+        fputs(",\"last_reload_error\":", f);
+        json_print_lines(f, info->last_reload_error);
         fprintf(f, ",\"drift_events\":%" PRIu64 ",\"corrections\":%" PRIu64 ",\"failures\":%" PRIu64
                    ",\"fights\":%" PRIu64 ",\"applied_settings\":%" PRIu64 ",\"cpu_dma_latency_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32
                    ",\"n_settings_not_ok\":%" PRIu32 ",\"settings_not_ok\":[",
