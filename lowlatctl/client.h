@@ -151,6 +151,11 @@ ssize_t string_set_put(StringSet *set, const char *s);
 /* ---- The printers' pieces (format.c) ------------------------------------------------- */
 
 /* Table cells and JSON strings: basic/cells.h. */
+/* A duration given as an option's value, as lowlatd.conf takes them (systemd.time(7): a
+ * bare number is seconds), from min_usec to max_usec: 1, or -EINVAL after printing why,
+ * with the bounds as the reader takes them. */
+int parse_duration_option(const char *option, const char *value, uint64_t min_usec, uint64_t max_usec,
+                          uint64_t *ret);
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
 char *format_timestamp(uint64_t usec);
 /* Nanoseconds as µs after prefix, in buf: whole when they are (cyclictest's), else with

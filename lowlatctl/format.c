@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pieces every printer of lowlatctl shares beyond basic/cells.h: timestamps and
- * microseconds, and the exit status once printed. */
+/* The pieces every verb of lowlatctl shares beyond basic/cells.h: durations given as
+ * options, timestamps and microseconds, and the exit status once printed. */
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +8,29 @@
 #include "client.h"
 #include "basic/macro.h"
 #include "basic/util.h"
+
+int parse_duration_option(const char *option, const char *value, uint64_t min_usec, uint64_t max_usec,
+                          uint64_t *ret) {
+        _cleanup_free_ char *min = NULL, *max = NULL;
+        uint64_t usec;
+        int r;
+
+        /* The one reader of durations, the configuration's too: "500ms", "2m", "1h 30min". */
+        r = parse_duration_usec(value, &usec);
+        if (r == -EINVAL) {
+                fprintf(stderr, "lowlatctl: %s: '%s' is not a duration (e.g. 500ms, 10s, 1min)\n", option, value);
+                return r;
+        }
+        if (r >= 0 && usec >= min_usec && usec <= max_usec) {
+                *ret = usec;
+                return 1;
+        }
+        /* The bounds as the reader takes them back. */
+        min = format_duration_usec(min_usec);
+        max = format_duration_usec(max_usec);
+        fprintf(stderr, "lowlatctl: %s: '%s' is out of range (%s to %s)\n", option, value, min ?: "?", max ?: "?");
+        return -EINVAL;
+}
 
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
 char *format_timestamp(uint64_t usec) {

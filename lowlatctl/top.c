@@ -424,12 +424,8 @@ static bool keys_read(bool *quit, bool *redraw) {
 
 int top_parse_interval(const char *value, TopArguments *args) {
         /* Seconds, as top(1) takes them ("1.5"), or a duration with its unit. */
-        if (parse_duration_usec(value, &args->interval_usec) < 0 || args->interval_usec < USEC_PER_SEC / 10 ||
-            args->interval_usec > 3600 * USEC_PER_SEC) {
-                fprintf(stderr, "lowlatctl: --interval: '%s' is not 0.1 to 3600 seconds\n", value);
-                return -EINVAL;
-        }
-        return 1;
+        return parse_duration_option("--interval", value, USEC_PER_SEC / 10, 3600 * USEC_PER_SEC,
+                                     &args->interval_usec);
 }
 
 int top_parse_iterations(const char *value, TopArguments *args) {
