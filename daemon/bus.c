@@ -230,7 +230,7 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
 
         int r = manager_reload(m);
 
-        if (r == -EINVAL)
+        if (r == -EINVAL || r == -ENOENT) /* a missing file is no valid configuration either */
                 return sd_bus_error_set(error, "org.lowlatd1.Error.InvalidConfig",
                                         m->last_reload_error ?: "invalid configuration");
         if (r < 0)

@@ -90,15 +90,16 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ARG_VERSION:
                         printf("lowlatd %s\n", LOWLATD_VERSION);
                         return 0;
-                default:
+                default: /* getopt_long() said which option */
+                        fprintf(stderr, "lowlatd: see --help\n");
                         return -EINVAL;
                 }
         if (optind < argc) {
-                fprintf(stderr, "lowlatd: unexpected argument '%s'\n", argv[optind]);
+                fprintf(stderr, "lowlatd: unexpected argument '%s'; see --help\n", argv[optind]);
                 return -EINVAL;
         }
         if (args->report && !args->once) {
-                fprintf(stderr, "lowlatd: --changed and --json apply to --once only\n");
+                fprintf(stderr, "lowlatd: --changed and --json apply to --once only; see --help\n");
                 return -EINVAL;
         }
         return 1;
@@ -126,6 +127,11 @@ static int load_posture(const Arguments *args, Host *host, Posture **ret) {
 
         if (r == -ENODEV) {
                 fprintf(stderr, "lowlatd: %s\n", errors.n > 0 ? errors.items[errors.n - 1] : strerror(ENODEV));
+                return r;
+        }
+        if (r == -ENOENT) { /* "FILE: cannot open: No such file or directory", the one error */
+                fprintf(stderr, "lowlatd: %s (write it, see lowlatd.conf(5), or name another file with --config)\n",
+                        errors.n > 0 ? errors.items[errors.n - 1] : args->config_path);
                 return r;
         }
         for (size_t i = 0; i < errors.n; i++)

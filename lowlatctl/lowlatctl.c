@@ -345,7 +345,8 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 args->measure.tool = value;
                 args->options_given |= OPTION_MEASURE;
                 return 1;
-        default:
+        default: /* getopt_long() said which option */
+                fprintf(stderr, "lowlatctl: see --help\n");
                 return -EINVAL;
         }
 }
@@ -392,7 +393,8 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
         if (optind < argc)
                 optind++;
         if ((unsigned) (argc - optind) > args->verb->max_args) {
-                fprintf(stderr, "lowlatctl: unexpected argument '%s'\n", argv[optind + (int) args->verb->max_args]);
+                fprintf(stderr, "lowlatctl: unexpected argument '%s'; see --help\n",
+                        argv[optind + (int) args->verb->max_args]);
                 return -EINVAL;
         }
 

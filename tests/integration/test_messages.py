@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Messages a person can act on, through the real programs: a reload's errors one
 `FILE:LINE: reason` a line (lowlatctl reload, status, status --json's array, the bus's
-LastReloadErrors), and durations through one reader everywhere (the configuration,
-measure --duration, top -d) with bounds the reader takes back.
+LastReloadErrors), durations through one reader everywhere (the configuration, measure
+--duration, top -d) with bounds the reader takes back, a missing configuration named with
+its reason, and an unknown option pointing at --help.
 
 Environment: LOWLATD, LOWLATCTL, LOWLATD_SOURCE_ROOT (as every integration test)."""
 
@@ -34,6 +35,32 @@ def no_bus_env(tmp):
     env = dict(os.environ)
     env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + os.path.join(tmp, "no-bus-here")
     return env
+
+
+def test_unknown_option(t, ctl):
+    tmp = h.make_tempdir()
+    for argv, rc, what in (([h.lowlatd_path(), "--bogus"], EXIT_INVALID, "lowlatd --bogus"),
+                           ([h.lowlatd_path(), "--check-config", "surplus"], EXIT_INVALID,
+                            "lowlatd with a surplus argument"),
+                           ([ctl, "--bogus"], EXIT_USAGE, "lowlatctl --bogus"),
+                           ([ctl, "-x", "status"], EXIT_USAGE, "lowlatctl -x"),
+                           ([ctl, "list", "surplus"], EXIT_USAGE, "lowlatctl list with a surplus argument")):
+        p = run(argv, env=no_bus_env(tmp))
+        t.ok(p.returncode == rc and "see --help" in p.stderr and p.stdout == "",
+             "%s: exit %d, and the message says 'see --help'" % (what, rc), desc(p))
+
+
+def test_missing_config(t):
+    host = h.FakeHost(ncpus=4, nirqs=10, isolated="2-3")
+    absent = os.path.join(host.tmp, "etc", "absent.conf")
+    for args, what in ((["--check-config"], "--check-config"), (["--once", "--observe"], "--once --observe")):
+        p = h.run_lowlatd(host, args, config_path=absent)
+        lines = p.stderr.strip().splitlines()
+        t.ok(p.returncode == EXIT_INVALID and len(lines) == 1 and absent in lines[0] and
+             "No such file or directory" in lines[0] and "--config" in lines[0],
+             "%s with a missing file: one line naming it, the reason, and --config" % what, desc(p))
+        t.ok("invalid" not in p.stderr, "%s: a missing file is not called an invalid configuration" % what,
+             desc(p))
 
 
 def check_config(host, text):
@@ -136,6 +163,8 @@ def main(t):
     ctl = lowlatctl_path()
     h.lowlatd_path()
     h.isolate_from_real_journal()
+    test_unknown_option(t, ctl)
+    test_missing_config(t)
     test_config_durations(t)
     test_ctl_durations(t, ctl)
     test_reload_errors(t, ctl)
