@@ -260,7 +260,9 @@ void noise_print_table(FILE *f, const NoiseSample *s, bool legend) {
                 for (size_t i = 0; i < s->n; i++) {
                         const NoiseSource *src = ranked[i];
                         char cpu[16], count[32], rate[64];
-                        const char *const cells[_COLUMNS] = { cpu, src->kind, src->source, src->description, count, rate };
+                        const char *const cells[_COLUMNS] = {
+                                cpu, src->kind, src->source, src->description, count, rate,
+                        };
 
                         snprintf(cpu, sizeof(cpu), "%" PRIu32, src->cpu);
                         snprintf(count, sizeof(count), "%" PRIu64, src->count);
