@@ -99,6 +99,26 @@ static int property_get_features(sd_bus *bus, const char *path, const char *inte
         return sd_bus_message_close_container(reply);
 }
 
+/* LastReloadErrors: LastReloadError's lines, one error each. */
+static int property_get_reload_errors(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (const char *p = m->last_reload_error; r >= 0 && !isempty(p);) {
+                size_t len = strcspn(p, "\n");
+                _cleanup_free_ char *line = strndup(p, len);
+
+                r = line ? sd_bus_message_append(reply, "s", line) : -ENOMEM;
+                p += len;
+                p += *p == '\n';
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_counter(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
@@ -227,7 +247,7 @@ static int method_reload(sd_bus_message *message, void *userdata, sd_bus_error *
 
         int r = manager_reload(m);
 
-        if (r == -EINVAL)
+        if (r == -EINVAL || r == -ENOENT) /* a missing file is no valid configuration either */
                 return sd_bus_error_set(error, "org.lowlatd1.Error.InvalidConfig",
                                         m->last_reload_error ?: "invalid configuration");
         if (r < 0)
@@ -277,6 +297,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("NoiseCPUs", "s", property_get_string, 0, CHANGES),
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
+        SD_BUS_PROPERTY("LastReloadErrors", "as", property_get_reload_errors, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ssssss)", settings),
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -464,6 +485,7 @@ static void bus_flush_changes(Bus *b) {
         if (now.reload_usec != was->reload_usec) {
                 names[n++] = "LastReloadUSec";
                 names[n++] = "LastReloadError";
+                names[n++] = "LastReloadErrors";
         }
         if (now.generation != was->generation) {
                 names[n++] = "Mode";

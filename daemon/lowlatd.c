@@ -11,6 +11,7 @@
 #include "log/log.h"
 #include "bus.h"
 #include "manager.h"
+#include "report.h"
 #include "basic/util.h"
 #include "setting/posture-load.h"
 
@@ -24,6 +25,7 @@ typedef struct Arguments {
         bool observe;
         bool check_config;
         bool once;
+        ReportFlags report; /* --once: --changed, --json */
 } Arguments;
 
 static void help(void) {
@@ -33,7 +35,9 @@ static void help(void) {
                "  -r --root=DIR      Prefix for every /proc, /sys and /dev path (default /)\n"
                "     --observe       Report drift, change nothing\n"
                "     --check-config  Validate the configuration and exit\n"
-               "     --once          One pass: print the posture report and exit\n"
+               "     --once          One pass: print the state of every setting and exit\n"
+               "     --changed       --once: only the settings that are not ok\n"
+               "     --json          --once: the report as JSON\n"
                "  -h --help          Show this help\n"
                "     --version       Show the version\n\n"
                "See lowlatd(8) and lowlatd.conf(5).\n",
@@ -42,7 +46,7 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION };
+        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION, ARG_CHANGED, ARG_JSON };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "root", required_argument, NULL, 'r' },
@@ -51,6 +55,8 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
+                { "changed", no_argument, NULL, ARG_CHANGED },
+                { "json", no_argument, NULL, ARG_JSON },
                 {},
         };
         int c;
@@ -73,17 +79,28 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ARG_ONCE:
                         args->once = true;
                         break;
+                case ARG_CHANGED:
+                        args->report |= REPORT_CHANGED;
+                        break;
+                case ARG_JSON:
+                        args->report |= REPORT_JSON;
+                        break;
                 case 'h':
                         help();
                         return 0;
                 case ARG_VERSION:
                         printf("lowlatd %s\n", LOWLATD_VERSION);
                         return 0;
-                default:
+                default: /* getopt_long() said which option */
+                        fprintf(stderr, "lowlatd: see --help\n");
                         return -EINVAL;
                 }
         if (optind < argc) {
-                fprintf(stderr, "lowlatd: unexpected argument '%s'\n", argv[optind]);
+                fprintf(stderr, "lowlatd: unexpected argument '%s'; see --help\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (args->report && !args->once) {
+                fprintf(stderr, "lowlatd: --changed and --json apply to --once only; see --help\n");
                 return -EINVAL;
         }
         return 1;
@@ -111,6 +128,11 @@ static int load_posture(const Arguments *args, Host *host, Posture **ret) {
 
         if (r == -ENODEV) {
                 fprintf(stderr, "lowlatd: %s\n", errors.n > 0 ? errors.items[errors.n - 1] : strerror(ENODEV));
+                return r;
+        }
+        if (r == -ENOENT) { /* "FILE: cannot open: No such file or directory", the one error */
+                fprintf(stderr, "lowlatd: %s (write it, see lowlatd.conf(5), or name another file with --config)\n",
+                        errors.n > 0 ? errors.items[errors.n - 1] : args->config_path);
                 return r;
         }
         for (size_t i = 0; i < errors.n; i++)
@@ -163,7 +185,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return EXIT_RUNTIME;
         if (args.once)
-                return manager_print_report(m, stdout) > 0 ? EXIT_DRIFT : EXIT_SUCCESS;
+                return manager_print_report(m, stdout, args.report) > 0 ? EXIT_DRIFT : EXIT_SUCCESS;
 
         r = manager_start(m);
         if (r < 0)

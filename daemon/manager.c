@@ -629,7 +629,8 @@ static int manager_build_posture(Manager *m, Posture **ret, char **ret_error) {
         int r = posture_load(m->config_path, m->host, ret, &errors);
 
         if (r < 0) {
-                *ret_error = errors.n > 0 ? error_list_join(&errors, "; ") : strdup(strerror(-r));
+                /* One "FILE:LINE: reason" a line: as --check-config prints them. */
+                *ret_error = errors.n > 0 ? error_list_join(&errors, "\n") : strdup(strerror(-r));
                 return r;
         }
         return 0;
@@ -729,34 +730,4 @@ static int manager_reload_because(Manager *m, const char *why) {
 void manager_reapply(Manager *m) {
         manager_full_pass(m, RECONCILE_FORCE);
         manager_update_status(m);
-}
-
-size_t manager_print_report(Manager *m, FILE *f) {
-        size_t counts[_SETTING_STATE_MAX], bad = 0;
-        bool observe = manager_observing(m);
-
-        (void) irq_table_refresh_names(&m->table, m->host);
-        fprintf(f, "%-22s %-28s %-20s %-28s %s\n", "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE");
-        for (size_t i = 0; i < m->table.n; i++) {
-                Setting *s = m->table.settings[i];
-                _cleanup_free_ char *object = NULL;
-                char buf[4096];
-                if (setting_state_is_good(s->state))
-                        continue;
-                /* "24 virtio0-input.0": the number and what it is. */
-                if (s->label)
-                        object = strdup_printf("%s %s", s->object, s->label);
-                fprintf(f, "%-22s %-28s %-20s %-28s %s%s%s\n", setting_kind_to_string(s->kind), object ?: s->object, s->desired,
-                        setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: "-",
-                        observe && s->state == SETTING_DRIFTED ? "would change" : setting_state_to_string(s->state),
-                        s->reason ? ": " : "", s->reason ?: "");
-                if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED)
-                        bad++;
-        }
-        table_count(&m->table, counts);
-        fprintf(f, "\n%zu settings: %zu ok, %zu corrected, %zu %s, %zu failed, %zu unmovable, %zu unsupported\n",
-                m->table.n, counts[SETTING_OK], counts[SETTING_CORRECTED], counts[SETTING_DRIFTED],
-                observe ? "would change" : "drifted", counts[SETTING_FAILED], counts[SETTING_UNMOVABLE],
-                counts[SETTING_UNSUPPORTED]);
-        return bad;
 }

@@ -107,6 +107,3 @@ const Noise *manager_noise(Manager *m);
  * through ("perf: ..." or "off: why"; NULL with no watched CPU). */
 const Noise *manager_noise_counters(const Manager *m);
 const char *manager_noise_gate(const Manager *m);
-
-/* Prints the posture report (--once). Returns the number of settings that are not good. */
-size_t manager_print_report(Manager *m, FILE *f);

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
+#include "basic/cells.h"
 #include "bus-features.h"
 
 /* Monitoring-plugin exit statuses (status, list), and the others lowlatctl uses. */
@@ -139,11 +140,24 @@ int ctl_exit_struct(sd_bus_message *m);
  * attention; everything else, an unknown state included, is shown by status. */
 bool setting_state_name_is_good(const char *name);
 /* list --state=STATE[,STATE...]: one bit per state; STATE_FILTER_ALL for no filter. */
-typedef unsigned StateFilter;
+typedef uint64_t StateFilter;
 #define STATE_FILTER_ALL 0U
 /* Only the states liblowlat knows: an unknown name (a typo) is printed and -EINVAL. */
 int state_filter_parse(const char *list, StateFilter *ret);
 bool state_filter_matches(StateFilter filter, const char *name);
+/* --state=help: every state, one a line. */
+void state_names_print(FILE *f);
+/* list --kind=KIND[,KIND...], the same over the kinds of settings. */
+typedef uint64_t KindFilter;
+#define KIND_FILTER_ALL 0U
+int kind_filter_parse(const char *list, KindFilter *ret);
+bool kind_filter_matches(KindFilter filter, const char *name);
+void kind_names_print(FILE *f);
+/* What list shows: the settings in one of the states and of one of the kinds. */
+typedef struct ListFilter {
+        StateFilter states;
+        KindFilter kinds;
+} ListFilter;
 int posture_verdict(const ManagerInfo *info, const SettingList *l);
 const char *verdict_to_string(int v);
 /* The audit's severities, worst first: critical 0, warning 1, info 2, ok 3; anything else
@@ -167,14 +181,12 @@ ssize_t string_set_put(StringSet *set, const char *s);
 
 /* ---- The printers' pieces (format.c) ------------------------------------------------- */
 
-/* A JSON string (escaped), "key":"value" (a comma before it unless first), and table cells
- * with control characters shown as \xNN. */
-void json_print_string(FILE *f, const char *s);
-void json_print_member(FILE *f, const char *key, const char *value, bool first);
-size_t cell_width(const char *s);
-void print_escaped(FILE *f, const char *s);
-/* s ("-" when empty) padded to width + 2 columns, or ended with a newline when last. */
-void print_cell(FILE *f, const char *s, size_t width, bool last);
+/* Table cells and JSON strings: basic/cells.h. */
+/* A duration given as an option's value, as lowlatd.conf takes them (systemd.time(7): a
+ * bare number is seconds), from min_usec to max_usec: 1, or -EINVAL after printing why,
+ * with the bounds as the reader takes them. */
+int parse_duration_option(const char *option, const char *value, uint64_t min_usec, uint64_t max_usec,
+                          uint64_t *ret);
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */
 char *format_timestamp(uint64_t usec);
 /* Nanoseconds as µs after prefix, in buf: whole when they are (cyclictest's), else with
@@ -190,8 +202,8 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict);
 /* lowlatd could not be asked: "LOWLATD UNKNOWN: reason", or {"verdict":"unknown","reason":...}. */
 void status_print_unknown(FILE *f, const char *reason, bool json);
-void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend);
-void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter);
+void list_print_table(FILE *f, const SettingList *l, const ListFilter *filter, bool legend);
+void list_print_json(FILE *f, const SettingList *l, const ListFilter *filter);
 void check_print(FILE *f, const CheckReport *report, bool json);
 
 /* ---- For Prometheus (metrics.c) ------------------------------------------------------ */

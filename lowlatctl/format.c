@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pieces every printer of lowlatctl shares: JSON strings, table cells with control
- * characters escaped, timestamps and microseconds, and the exit status once printed. */
-#include <ctype.h>
+/* The pieces every verb of lowlatctl shares beyond basic/cells.h: durations given as
+ * options, timestamps and microseconds, and the exit status once printed. */
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
@@ -10,66 +9,27 @@
 #include "basic/macro.h"
 #include "basic/util.h"
 
-/* D-Bus guarantees valid UTF-8 in strings, so only escapes are needed for valid JSON. */
-void json_print_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                if (*p == '"' || *p == '\\') {
-                        fputc('\\', f);
-                        fputc(*p, f);
-                } else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\u%04x", *p);
-                else
-                        fputc(*p, f);
+int parse_duration_option(const char *option, const char *value, uint64_t min_usec, uint64_t max_usec,
+                          uint64_t *ret) {
+        _cleanup_free_ char *min = NULL, *max = NULL;
+        uint64_t usec;
+        int r;
+
+        /* The one reader of durations, the configuration's too: "500ms", "2m", "1h 30min". */
+        r = parse_duration_usec(value, &usec);
+        if (r == -EINVAL) {
+                fprintf(stderr, "lowlatctl: %s: '%s' is not a duration (e.g. 500ms, 10s, 1min)\n", option, value);
+                return r;
         }
-        fputc('"', f);
-}
-
-/* Prints ("key":"value"), preceded by a comma unless it opens its object. */
-void json_print_member(FILE *f, const char *key, const char *value, bool first) {
-        if (!first)
-                fputc(',', f);
-        json_print_string(f, key);
-        fputc(':', f);
-        json_print_string(f, value);
-}
-
-/* Table cells: control characters (a hostile or corrupt file's contents) are shown as
- * \xNN so they cannot move the cursor or break the columns. Width counts UTF-8 code
- * points, not bytes. */
-size_t cell_width(const char *s) {
-        size_t w = 0;
-
-        if (isempty(s))
-                return 1; /* shown as "-" */
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        w += 4;
-                else if ((*p & 0xc0) != 0x80)
-                        w++;
-        return w;
-}
-
-void print_escaped(FILE *f, const char *s) {
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\x%02x", *p);
-                else
-                        fputc(*p, f);
-}
-
-void print_cell(FILE *f, const char *s, size_t width, bool last) {
-        size_t w = cell_width(s);
-
-        if (isempty(s))
-                fputc('-', f);
-        else
-                print_escaped(f, s);
-        if (last)
-                fputc('\n', f);
-        else
-                for (size_t i = w; i < width + 2; i++)
-                        fputc(' ', f);
+        if (r >= 0 && usec >= min_usec && usec <= max_usec) {
+                *ret = usec;
+                return 1;
+        }
+        /* The bounds as the reader takes them back. */
+        min = format_duration_usec(min_usec);
+        max = format_duration_usec(max_usec);
+        fprintf(stderr, "lowlatctl: %s: '%s' is out of range (%s to %s)\n", option, value, min ?: "?", max ?: "?");
+        return -EINVAL;
 }
 
 /* Local time as "Tue 2024-05-07 10:00:00 CEST"; NULL on failure. */

@@ -44,7 +44,7 @@ struct Arguments {
         VerbOption options_given;
         bool json;
         bool legend;
-        StateFilter state_filter;
+        ListFilter list_filter;
         const char *config; /* check: audit here against this file, without lowlatd */
         const char *root;
         const char *output; /* metrics: write this file atomically instead of stdout */
@@ -92,9 +92,9 @@ static int verb_list(sd_bus *bus, const Arguments *args) {
                 return r;
 
         if (args->json)
-                list_print_json(stdout, &l, args->state_filter);
+                list_print_json(stdout, &l, &args->list_filter);
         else
-                list_print_table(stdout, &l, args->state_filter, args->legend);
+                list_print_table(stdout, &l, &args->list_filter, args->legend);
         return finish_output(posture_verdict(&info, &l));
 }
 
@@ -231,14 +231,15 @@ static void help(void) {
                "                    (with the noise counted meanwhile; lowlatd keeps the result)\n\n"
                "Options:\n"
                "     --json         JSON output (status, list, check, noise)\n"
-               "     --state=STATE  list: only settings in STATE (comma-separated)\n"
+               "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
+               "     --kind=KIND    list: only settings of KIND (comma-separated; help lists them)\n"
                "     --no-legend    list, noise: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run)\n"
                "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
-               "  -d --interval=S   top: seconds between refreshes (default 2)\n"
+               "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
                "     --iterations=N top: stop after N refreshes (for scripts)\n"
-               "     --duration=S   measure: seconds to measure (default 10)\n"
+               "     --duration=T   measure: how long to measure (default 10s; 90s, 1m, 1h 30min)\n"
                "     --cpus=LIST    measure: these CPUs instead of the isolated ones\n"
                "     --tool=TOOL    measure: timerlat, cyclictest or oslat instead of the best installed\n"
                "  -h --help         Show this help\n"
@@ -254,7 +255,7 @@ static const struct {
         const char *refusal;
 } option_scopes[] = {
         { OPTION_JSON, "--json applies to status, list, check and noise only" },
-        { OPTION_STATE, "--state applies to list only" },
+        { OPTION_STATE, "--state and --kind apply to list only" },
         { OPTION_NO_LEGEND, "--no-legend applies to list and noise only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },
         { OPTION_MEASURE, "--duration, --cpus and --tool apply to measure only" },
@@ -266,6 +267,7 @@ enum {
         ARG_VERSION = 0x100,
         ARG_JSON,
         ARG_STATE,
+        ARG_KIND,
         ARG_NO_LEGEND,
         ARG_CONFIG,
         ARG_ROOT,
@@ -293,7 +295,21 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 args->options_given |= OPTION_JSON;
                 return 1;
         case ARG_STATE:
-                r = state_filter_parse(value, &args->state_filter);
+                if (streq(value, "help")) {
+                        state_names_print(stdout);
+                        return 0;
+                }
+                r = state_filter_parse(value, &args->list_filter.states);
+                if (r < 0)
+                        return r;
+                args->options_given |= OPTION_STATE;
+                return 1;
+        case ARG_KIND:
+                if (streq(value, "help")) {
+                        kind_names_print(stdout);
+                        return 0;
+                }
+                r = kind_filter_parse(value, &args->list_filter.kinds);
                 if (r < 0)
                         return r;
                 args->options_given |= OPTION_STATE;
@@ -334,7 +350,8 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 args->measure.tool = value;
                 args->options_given |= OPTION_MEASURE;
                 return 1;
-        default:
+        default: /* getopt_long() said which option */
+                fprintf(stderr, "lowlatctl: see --help\n");
                 return -EINVAL;
         }
 }
@@ -346,6 +363,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "state", required_argument, NULL, ARG_STATE },
+                { "kind", required_argument, NULL, ARG_KIND },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "root", required_argument, NULL, ARG_ROOT },
@@ -380,7 +398,8 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
         if (optind < argc)
                 optind++;
         if ((unsigned) (argc - optind) > args->verb->max_args) {
-                fprintf(stderr, "lowlatctl: unexpected argument '%s'\n", argv[optind + (int) args->verb->max_args]);
+                fprintf(stderr, "lowlatctl: unexpected argument '%s'; see --help\n",
+                        argv[optind + (int) args->verb->max_args]);
                 return -EINVAL;
         }
 

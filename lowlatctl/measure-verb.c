@@ -330,10 +330,19 @@ static int isolated_cpus_get(sd_bus *bus, char **ret) {
 }
 
 int measure_parse_duration(const char *value, MeasureArguments *args) {
-        if (parse_unsigned(value, &args->duration_sec) < 0 || args->duration_sec == 0 || args->duration_sec > 86400) {
-                fprintf(stderr, "lowlatctl: --duration: '%s' is not 1 to 86400 seconds\n", value);
+        uint64_t usec;
+        int r;
+
+        r = parse_duration_option("--duration", value, USEC_PER_SEC, 24 * 3600 * USEC_PER_SEC, &usec);
+        if (r < 0)
+                return r;
+        /* Every tool takes whole seconds. */
+        if (usec % USEC_PER_SEC != 0) {
+                fprintf(stderr, "lowlatctl: --duration: '%s' is not a whole number of seconds (the tools measure "
+                        "whole seconds)\n", value);
                 return -EINVAL;
         }
+        args->duration_sec = (unsigned) (usec / USEC_PER_SEC);
         return 1;
 }
 

@@ -9,6 +9,7 @@
 #include "noise-view.h"
 #include "client.h"
 #include "basic/array.h"
+#include "basic/cpuset.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 
@@ -237,31 +238,14 @@ static const NoiseSource **noise_sample_ranked(const NoiseSample *s) {
         return ranked;
 }
 
-static int uint32_compare(const void *x, const void *y) {
-        uint32_t a = *(const uint32_t *) x, b = *(const uint32_t *) y;
-        return a < b ? -1 : a > b;
-}
-
 char *noise_sample_cpus(const NoiseSample *s) {
-        _cleanup_free_ uint32_t *cpus = calloc(MAX(s->n, 1U), sizeof(uint32_t));
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0, n = 0;
-        FILE *f;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
 
-        if (!cpus)
-                return NULL;
         for (size_t i = 0; i < s->n; i++)
-                cpus[i] = s->sources[i].cpu;
-        qsort(cpus, s->n, sizeof(uint32_t), uint32_compare);
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < s->n; i++)
-                if (i == 0 || cpus[i] != cpus[i - 1])
-                        fprintf(f, "%s%" PRIu32, n++ ? "," : "", cpus[i]);
-        if (fclose(f) != 0)
-                return NULL;
-        return TAKE_PTR(buf);
+                if (cpuset_add(&cpus, s->sources[i].cpu) < 0)
+                        return NULL;
+        /* "0-1", as every CPU list lowlatd and lowlatctl print. */
+        return cpuset_format_list(&cpus);
 }
 
 /* Noise() without a row: no CPU watched, or none with a counter above 0. */
@@ -285,35 +269,36 @@ static void noise_print_none(FILE *f, const NoiseReads *g) {
 }
 
 void noise_print_table(FILE *f, const NoiseSample *s, const NoiseReads *g, bool legend) {
-        static const char *const headers[] = { "CPU", "KIND", "SOURCE", "DESCRIPTION", "COUNT", "RATE/S" };
+        enum { CPU, KIND, SOURCE, DESCRIPTION, COUNT, RATE, _COLUMNS };
+        static const char *const headers[_COLUMNS] = { "CPU", "KIND", "SOURCE", "DESCRIPTION", "COUNT", "RATE/S" };
+        /* Counts and rates right-aligned, as top shows them; the CPU is a name. */
+        static const unsigned numbers = 1U << COUNT | 1U << RATE;
         _cleanup_free_ const NoiseSource **ranked = noise_sample_ranked(s);
-        size_t width[ELEMENTSOF(headers)];
+        size_t width[_COLUMNS] = {};
 
         if (!ranked) {
                 fprintf(stderr, "lowlatctl: out of memory\n");
                 return;
         }
-        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                width[c] = legend ? strlen(headers[c]) : 0;
+        if (legend)
+                table_measure_row(width, headers, _COLUMNS);
         for (int pass = 0; pass < 2; pass++) {
-                bool measure = pass == 0;
-
-                if (!measure && legend && s->n > 0)
-                        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                                print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
+                if (pass == 1 && legend && s->n > 0)
+                        table_print_row(f, width, headers, _COLUMNS, numbers);
                 for (size_t i = 0; i < s->n; i++) {
                         const NoiseSource *src = ranked[i];
                         char cpu[16], count[32], rate[64];
-                        const char *cells[] = { cpu, src->kind, src->source, src->description, count, rate };
+                        const char *const cells[_COLUMNS] = {
+                                cpu, src->kind, src->source, src->description, count, rate,
+                        };
 
                         snprintf(cpu, sizeof(cpu), "%" PRIu32, src->cpu);
                         snprintf(count, sizeof(count), "%" PRIu64, src->count);
                         snprintf(rate, sizeof(rate), "%.1f", src->rate);
-                        for (size_t c = 0; c < ELEMENTSOF(cells); c++)
-                                if (measure)
-                                        width[c] = MAX(width[c], cell_width(cells[c]));
-                                else
-                                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
+                        if (pass == 0)
+                                table_measure_row(width, cells, _COLUMNS);
+                        else
+                                table_print_row(f, width, cells, _COLUMNS, numbers);
                 }
         }
         if (legend) {
@@ -323,7 +308,7 @@ void noise_print_table(FILE *f, const NoiseSample *s, const NoiseReads *g, bool 
                         noise_print_none(f, g);
                 else
                         fprintf(f, "\n%zu source%s on CPU%s %s", s->n, s->n == 1 ? "" : "s",
-                                cpus && strchr(cpus, ',') ? "s" : "", cpus ?: "?");
+                                cpus && strpbrk(cpus, ",-") ? "s" : "", cpus ?: "?");
                 if (s->n > 0 && s->interval_usec > 0)
                         fprintf(f, "; rates over lowlatd's last scan interval, %.1f s.\n",
                                 (double) s->interval_usec / (double) USEC_PER_SEC);

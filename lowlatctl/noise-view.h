@@ -75,5 +75,6 @@ int noise_view_compute(const NoiseSample *old, const NoiseView *previous, const 
 /* With no source, g (NULL: none) says whether no CPU is watched or none took any. */
 void noise_print_table(FILE *f, const NoiseSample *s, const NoiseReads *g, bool legend);
 void noise_print_json(FILE *f, const NoiseSample *s, const NoiseReads *g);
-/* "1,3": the CPUs that have a row in s, or NULL when out of memory. */
+/* "0-1,3": the CPUs that have a row in s, as every CPU list is written; NULL when out of
+ * memory. */
 char *noise_sample_cpus(const NoiseSample *s);

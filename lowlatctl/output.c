@@ -24,9 +24,9 @@ static void json_print_setting(FILE *f, const SettingRow *row) {
 
 typedef bool (*RowFilter)(const SettingRow *row, const void *userdata);
 
-static bool filter_by_state_list(const SettingRow *row, const void *userdata) {
-        const StateFilter *filter = userdata;
-        return state_filter_matches(*filter, row->state);
+static bool list_filter_matches(const SettingRow *row, const void *userdata) {
+        const ListFilter *filter = userdata;
+        return state_filter_matches(filter->states, row->state) && kind_filter_matches(filter->kinds, row->kind);
 }
 
 static bool filter_not_good(const SettingRow *row, _unused_ const void *userdata) {
@@ -36,19 +36,15 @@ static bool filter_not_good(const SettingRow *row, _unused_ const void *userdata
 static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter, const void *userdata,
                                  bool legend) {
         static const char *const headers[] = { "KIND", "OBJECT", "DESIRED", "OBSERVED", "STATE" };
-        size_t width[ELEMENTSOF(headers)];
+        size_t width[ELEMENTSOF(headers)] = {};
         size_t shown = 0;
 
-        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                width[c] = legend ? strlen(headers[c]) : 0;
-        /* Two passes over the same rows: the first measures the columns, the second prints,
-         * since every width must be known before the first line goes out. */
+        if (legend)
+                table_measure_row(width, headers, ELEMENTSOF(headers));
+        /* Two passes over the same rows: the first measures the columns, the second prints. */
         for (int pass = 0; pass < 2; pass++) {
-                bool measure = pass == 0;
-
-                if (!measure && legend && shown > 0)
-                        for (size_t c = 0; c < ELEMENTSOF(headers); c++)
-                                print_cell(f, headers[c], width[c], c + 1 == ELEMENTSOF(headers));
+                if (pass == 1 && legend && shown > 0)
+                        table_print_row(f, width, headers, ELEMENTSOF(headers), 0);
                 for (size_t i = 0; i < l->n; i++) {
                         const SettingRow *row = &l->rows[i];
                         _cleanup_free_ char *object = NULL;
@@ -59,13 +55,11 @@ static void print_settings_table(FILE *f, const SettingList *l, RowFilter filter
                         /* "24 virtio0-input.0": the number and what it is. */
                         if (!isempty(row->label) && (object = strdup_printf("%s %s", row->object, row->label)))
                                 cells[1] = object;
-                        for (size_t c = 0; c < ELEMENTSOF(cells); c++)
-                                if (measure)
-                                        width[c] = MAX(width[c], cell_width(cells[c]));
-                                else
-                                        print_cell(f, cells[c], width[c], c + 1 == ELEMENTSOF(cells));
-                        if (measure)
+                        if (pass == 0) {
+                                table_measure_row(width, cells, ELEMENTSOF(cells));
                                 shown++;
+                        } else
+                                table_print_row(f, width, cells, ELEMENTSOF(cells), 0);
                 }
         }
         if (legend)
@@ -193,6 +187,23 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         }
 }
 
+/* A JSON array of the lines of text ([] when empty): LastReloadError holds one error a
+ * line. */
+static void json_print_lines(FILE *f, const char *text) {
+        fputc('[', f);
+        for (const char *p = text; !isempty(p);) {
+                size_t len = strcspn(p, "\n");
+                _cleanup_free_ char *line = strndup(p, len);
+
+                if (p != text)
+                        fputc(',', f);
+                json_print_string(f, line ?: "?");
+                p += len;
+                p += *p == '\n';
+        }
+        fputc(']', f);
+}
+
 void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, int verdict) {
         bool first = true;
 
@@ -210,7 +221,8 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
                 json_print_string(f, info->config_files[i]);
         }
         fprintf(f, "],\"last_reload_usec\":%" PRIu64, info->last_reload_usec);
-        json_print_member(f, "last_reload_error", info->last_reload_error, false);
+        fputs(",\"last_reload_error\":", f);
+        json_print_lines(f, info->last_reload_error);
         fprintf(f, ",\"drift_events\":%" PRIu64 ",\"corrections\":%" PRIu64 ",\"failures\":%" PRIu64
                    ",\"fights\":%" PRIu64 ",\"applied_settings\":%" PRIu64 ",\"cpu_dma_latency_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32
                    ",\"n_settings_not_ok\":%" PRIu32 ",\"settings_not_ok\":[",
@@ -245,16 +257,16 @@ void status_print_unknown(FILE *f, const char *reason, bool json) {
         fputc('\n', f);
 }
 
-void list_print_table(FILE *f, const SettingList *l, StateFilter state_filter, bool legend) {
-        print_settings_table(f, l, filter_by_state_list, &state_filter, legend);
+void list_print_table(FILE *f, const SettingList *l, const ListFilter *filter, bool legend) {
+        print_settings_table(f, l, list_filter_matches, filter, legend);
 }
 
-void list_print_json(FILE *f, const SettingList *l, StateFilter state_filter) {
+void list_print_json(FILE *f, const SettingList *l, const ListFilter *filter) {
         bool first = true;
 
         fputc('[', f);
         for (size_t i = 0; i < l->n; i++) {
-                if (!state_filter_matches(state_filter, l->rows[i].state))
+                if (!list_filter_matches(&l->rows[i], filter))
                         continue;
                 fputs(first ? "\n" : ",\n", f);
                 json_print_setting(f, &l->rows[i]);

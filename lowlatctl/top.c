@@ -116,14 +116,60 @@ static void emit_line(FILE *f, const Terminal *t, bool highlight, const char *fm
                 fprintf(f, "%s\n", line);
 }
 
-/* Text from the kernel (IRQ names) shown safely: control characters as '?'. */
-static char *sanitize(const char *s) {
-        char *c = strdup(s ?: "");
+/* The table's columns; the counts right-aligned, as lowlatctl noise shows them. */
+enum { TOP_CPU, TOP_NEW, TOP_RATE, TOP_DELTA, TOP_COUNT, TOP_KIND, TOP_SOURCE, TOP_DESCRIPTION, _TOP_COLUMNS };
+#define TOP_NUMBERS (1U << TOP_RATE | 1U << TOP_DELTA | 1U << TOP_COUNT)
+static const char *const top_headers[_TOP_COLUMNS] = {
+        "CPU", " ", "RATE/S", "DELTA", "COUNT", "KIND", "SOURCE", "DESCRIPTION",
+};
 
-        for (char *p = c; p && *p; p++)
-                if ((unsigned char) *p < 0x20 || *p == 0x7f)
-                        *p = '?';
-        return c;
+typedef struct TopCells {
+        char cpu[16], rate[64], delta[32], count[32];
+        const char *cells[_TOP_COLUMNS];
+} TopCells;
+
+static void top_cells(const NoiseViewRow *r, TopCells *c) {
+        snprintf(c->cpu, sizeof(c->cpu), "%" PRIu32, r->cpu);
+        snprintf(c->rate, sizeof(c->rate), "%.1f", r->rate);
+        snprintf(c->delta, sizeof(c->delta), "%" PRIu64, r->delta);
+        snprintf(c->count, sizeof(c->count), "%" PRIu64, r->count);
+        /* Text from the kernel (IRQ names) is escaped by the cells, as in every table. */
+        memcpy(c->cells, (const char *const[_TOP_COLUMNS]) { c->cpu, r->is_new ? "+" : " ", c->rate, c->delta, c->count,
+                                                            r->kind, r->source, r->description },
+               sizeof(c->cells));
+}
+
+/* Every column as wide as its widest cell in the view (the header at least), so a long
+ * IRQ name or a count in the billions never pushes the columns apart. */
+static void top_widths(const Frame *fr, size_t width[_TOP_COLUMNS]) {
+        memset(width, 0, sizeof(size_t) * _TOP_COLUMNS);
+        table_measure_row(width, top_headers, _TOP_COLUMNS);
+        for (size_t i = 0; fr->view && i < fr->view->n; i++) {
+                TopCells c;
+                top_cells(&fr->view->rows[i], &c);
+                table_measure_row(width, c.cells, _TOP_COLUMNS);
+        }
+        CPUSET_FOREACH(cpu, fr->cpus) {
+                char name[16];
+                snprintf(name, sizeof(name), "%d", cpu);
+                width[TOP_CPU] = MAX(width[TOP_CPU], strlen(name));
+        }
+}
+
+/* One line of the table: n cells, the last one not padded. */
+static void emit_cells(FILE *f, const Terminal *t, bool highlight, const size_t *width, const char *const *cells,
+                       size_t n, unsigned right) {
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&line, &size);
+
+        if (!m)
+                return;
+        table_print_row(m, width, cells, n, right);
+        if (fclose(m) != 0)
+                return;
+        line[strcspn(line, "\n")] = '\0';
+        emit_line(f, t, highlight, "%s", line);
 }
 
 static size_t rows_of_cpu(const NoiseView *v, uint32_t cpu) {
@@ -145,6 +191,8 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
         unsigned max_lines = t->fancy ? (t->rows > 1 ? t->rows - 1 : 1) : UINT32_MAX;
         double total_rate = 0;
         uint64_t total_delta = 0;
+        size_t width[_TOP_COLUMNS];
+        char name[16];
 
         if (localtime_r(&sec, &tm))
                 strftime(now, sizeof(now), "%H:%M:%S", &tm);
@@ -164,8 +212,8 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
                 emit_line(f, t, false, "(first sample: rates from the next refresh)");
         else if (t->fancy) /* plain frames have no empty line but the one between them */
                 emit_line(f, t, false, "%s", "");
-        emit_line(f, t, false, "%-4s %1s %10s %8s %14s %-8s %-8s %s", "CPU", "", "RATE/S", "DELTA", "COUNT", "KIND",
-                  "SOURCE", "DESCRIPTION");
+        top_widths(fr, width);
+        emit_cells(f, t, false, width, top_headers, _TOP_COLUMNS, TOP_NUMBERS);
         used = t->fancy || fr->error || !fr->view || fr->view->elapsed_usec == 0 ? 4 : 3;
 
         if (t->fancy) {
@@ -181,29 +229,30 @@ static void render(FILE *f, const Terminal *t, const Frame *fr) {
 
                 if (used >= max_lines)
                         break;
+                snprintf(name, sizeof(name), "%d", cpu);
                 if (total == 0) {
-                        emit_line(f, t, false, "%-4d %1s %10s %8s %14s quiet: nothing counted", cpu, "", "-", "-", "-");
+                        emit_cells(f, t, false, width,
+                                   (const char *const[]) { name, " ", "-", "-", "-", "quiet: nothing counted" },
+                                   TOP_KIND + 1, TOP_NUMBERS);
                         used++;
                         continue;
                 }
                 for (size_t i = 0; fr->view && i < fr->view->n; i++) {
                         const NoiseViewRow *r = &fr->view->rows[i];
-                        _cleanup_free_ char *kind = NULL, *source = NULL, *description = NULL;
+                        TopCells c;
 
                         if (r->cpu != (uint32_t) cpu)
                                 continue;
                         /* The last line of the CPU's share (or of the screen) says what is left. */
                         if ((lines + 1 >= per_cpu || used + 1 >= max_lines) && shown + 1 < total) {
-                                emit_line(f, t, false, "%-4d   ... %zu more", cpu, total - shown);
+                                _cleanup_free_ char *more = strdup_printf("... %zu more", total - shown);
+                                emit_cells(f, t, false, width, (const char *const[]) { name, " ", more ?: "..." },
+                                           TOP_NEW + 2, 0);
                                 used++;
                                 break;
                         }
-                        kind = sanitize(r->kind);
-                        source = sanitize(r->source);
-                        description = sanitize(r->description);
-                        emit_line(f, t, r->is_new, "%-4" PRIu32 " %1s %10.1f %8" PRIu64 " %14" PRIu64 " %-8s %-8s %s",
-                                  r->cpu, r->is_new ? "+" : "", r->rate, r->delta, r->count, kind ?: "?",
-                                  source ?: "?", description ?: "");
+                        top_cells(r, &c);
+                        emit_cells(f, t, r->is_new, width, c.cells, _TOP_COLUMNS, TOP_NUMBERS);
                         shown++;
                         lines++;
                         used++;
@@ -372,12 +421,8 @@ static bool keys_read(bool *quit, bool *redraw) {
 
 int top_parse_interval(const char *value, TopArguments *args) {
         /* Seconds, as top(1) takes them ("1.5"), or a duration with its unit. */
-        if (parse_duration_usec(value, &args->interval_usec) < 0 || args->interval_usec < USEC_PER_SEC / 10 ||
-            args->interval_usec > 3600 * USEC_PER_SEC) {
-                fprintf(stderr, "lowlatctl: --interval: '%s' is not 0.1 to 3600 seconds\n", value);
-                return -EINVAL;
-        }
-        return 1;
+        return parse_duration_option("--interval", value, USEC_PER_SEC / 10, 3600 * USEC_PER_SEC,
+                                     &args->interval_usec);
 }
 
 int top_parse_iterations(const char *value, TopArguments *args) {

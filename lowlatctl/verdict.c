@@ -75,51 +75,108 @@ bool setting_state_name_is_good(const char *name) {
         return setting_state_is_good(setting_state_from_string(name));
 }
 
-/* One bit per state. */
-_Static_assert(_SETTING_STATE_MAX <= sizeof(StateFilter) * 8, "StateFilter has a bit for every state");
+/* list --state and --kind: names from one of liblowlat's string tables, one bit each. */
+typedef struct FilterNames {
+        const char *option; /* "--state" */
+        const char *noun;   /* "state" */
+        unsigned n;
+        const char *(*name)(unsigned i);
+} FilterNames;
 
-int state_filter_parse(const char *list, StateFilter *ret) {
-        StateFilter filter = 0;
+static const char *state_name(unsigned i) {
+        return setting_state_to_string((SettingState) i);
+}
+
+static const char *kind_name(unsigned i) {
+        return setting_kind_to_string((SettingKind) i);
+}
+
+static const FilterNames state_names = { "--state", "state", _SETTING_STATE_MAX, state_name };
+static const FilterNames kind_names = { "--kind", "kind", _SETTING_KIND_MAX, kind_name };
+
+_Static_assert(_SETTING_STATE_MAX <= sizeof(StateFilter) * 8, "StateFilter has a bit for every state");
+_Static_assert(_SETTING_KIND_MAX <= sizeof(KindFilter) * 8, "KindFilter has a bit for every kind");
+
+static int filter_name_index(const FilterNames *names, const char *s) {
+        for (unsigned i = 0; i < names->n; i++)
+                if (streq(names->name(i), s))
+                        return (int) i;
+        return -EINVAL;
+}
+
+static int filter_parse(const FilterNames *names, const char *list, uint64_t *ret) {
+        uint64_t filter = 0;
 
         for (const char *p = list; *p;) {
                 size_t len = strcspn(p, ",");
-                SettingState state;
 
                 if (len > 0) {
                         _cleanup_free_ char *name = strndup(p, len);
+                        int i;
+
                         if (!name)
                                 return -ENOMEM;
-                        state = setting_state_from_string(name);
-                        if (state < 0) {
+                        i = filter_name_index(names, name);
+                        if (i < 0) {
                                 /* A typo must not look like "no setting is in that state". */
-                                fprintf(stderr, "lowlatctl: --state: unknown state '%.*s'; the states are",
-                                        (int) len, p);
-                                for (state = 0; state < _SETTING_STATE_MAX; state++)
-                                        fprintf(stderr, " %s", setting_state_to_string(state));
+                                fprintf(stderr, "lowlatctl: %s: unknown %s '%.*s'; the %ss are", names->option,
+                                        names->noun, (int) len, p, names->noun);
+                                for (unsigned k = 0; k < names->n; k++)
+                                        fprintf(stderr, " %s", names->name(k));
                                 fputc('\n', stderr);
                                 return -EINVAL;
                         }
-                        filter |= 1U << state;
+                        filter |= UINT64_C(1) << i;
                 }
                 p += len;
                 if (*p == ',')
                         p++;
         }
-        if (filter == STATE_FILTER_ALL) {
-                fprintf(stderr, "lowlatctl: --state needs a state\n");
+        if (filter == 0) {
+                fprintf(stderr, "lowlatctl: %s needs a %s (%s=help lists them)\n", names->option, names->noun,
+                        names->option);
                 return -EINVAL;
         }
         *ret = filter;
         return 0;
 }
 
-bool state_filter_matches(StateFilter filter, const char *name) {
-        SettingState state;
+static bool filter_matches(const FilterNames *names, uint64_t filter, const char *name) {
+        int i;
 
-        if (filter == STATE_FILTER_ALL)
+        if (filter == 0)
                 return true;
-        state = setting_state_from_string(name);
-        return state >= 0 && (filter & (1U << state));
+        i = filter_name_index(names, name);
+        return i >= 0 && (filter & (UINT64_C(1) << i));
+}
+
+static void filter_names_print(const FilterNames *names, FILE *f) {
+        for (unsigned i = 0; i < names->n; i++)
+                fprintf(f, "%s\n", names->name(i));
+}
+
+int state_filter_parse(const char *list, StateFilter *ret) {
+        return filter_parse(&state_names, list, ret);
+}
+
+bool state_filter_matches(StateFilter filter, const char *name) {
+        return filter_matches(&state_names, filter, name);
+}
+
+void state_names_print(FILE *f) {
+        filter_names_print(&state_names, f);
+}
+
+int kind_filter_parse(const char *list, KindFilter *ret) {
+        return filter_parse(&kind_names, list, ret);
+}
+
+bool kind_filter_matches(KindFilter filter, const char *name) {
+        return filter_matches(&kind_names, filter, name);
+}
+
+void kind_names_print(FILE *f) {
+        filter_names_print(&kind_names, f);
 }
 
 /* The audit's findings, worst first when printed: critical is rank 0. */

@@ -21,4 +21,6 @@ TEST_PACKAGES=(
         tmux
         # lowlatctl measure runs cyclictest (oslat) on the host, with --laptop
         rt-tests
+        # the completion is also tried under bash-completion's own script (test_completion.py)
+        bash-completion
 )

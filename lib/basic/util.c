@@ -221,12 +221,19 @@ int parse_duration_usec(const char *s, uint64_t *ret) {
 }
 
 char *format_duration_usec(uint64_t usec) {
-        if (usec % (60 * USEC_PER_SEC) == 0 && usec > 0)
-                return strdup_printf("%" PRIu64 "min", usec / (60 * USEC_PER_SEC));
-        if (usec % USEC_PER_SEC == 0)
-                return strdup_printf("%" PRIu64 "s", usec / USEC_PER_SEC);
-        if (usec % USEC_PER_MSEC == 0)
-                return strdup_printf("%" PRIu64 "ms", usec / USEC_PER_MSEC);
+        /* The largest unit that divides it, up to hours ("100ms", "10min", "24h"): what a
+         * person writes, and what parse_duration_usec() reads back. */
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } units[] = {
+                { "h", 3600 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC }, { "s", USEC_PER_SEC },
+                { "ms", USEC_PER_MSEC },      { "us", 1 },
+        };
+
+        for (size_t i = 0; i + 1 < ELEMENTSOF(units); i++)
+                if (usec % units[i].usec == 0 && (usec > 0 || streq(units[i].suffix, "s")))
+                        return strdup_printf("%" PRIu64 "%s", usec / units[i].usec, units[i].suffix);
         return strdup_printf("%" PRIu64 "us", usec);
 }
 

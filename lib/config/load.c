@@ -113,7 +113,9 @@ int config_load(const char *path, Config **ret, ErrorList *errors) {
         if (!c)
                 return -ENOMEM;
         r = config_parse_file(c, path, errors);
-        if (r == -ENOMEM)
+        /* Without its main file there is no configuration (drop-ins alone are not one), and
+         * a caller tells a missing file from an invalid one. */
+        if (r == -ENOMEM || r == -ENOENT)
                 return r;
         /* A main file with nothing in it is far more often a truncated write (an editor
          * crash, a full disk) than an intent to drop the whole posture. */

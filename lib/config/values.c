@@ -120,27 +120,8 @@ int config_parse_uint32(ConfigParse *p, const ConfigKey *key, const char *value,
         return 0;
 }
 
-/* A bound as a duration is written: the largest unit that divides it ("100ms", "24h"). */
-static const char *format_duration_bound(uint64_t usec, char *buf, size_t size) {
-        static const struct {
-                const char *suffix;
-                uint64_t usec;
-        } units[] = {
-                { "h", 3600 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC }, { "s", USEC_PER_SEC },
-                { "ms", USEC_PER_MSEC },      { "us", 1 },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (usec % units[i].usec == 0 || i + 1 == ELEMENTSOF(units)) {
-                        snprintf(buf, size, "%" PRIu64 "%s", usec / units[i].usec, units[i].suffix);
-                        break;
-                }
-        return buf;
-}
-
 int config_parse_duration(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
         const ConfigRange *range = key->data;
-        char min[32], max[32];
         uint64_t usec;
 
         if (range->off && streq(value, range->off)) {
@@ -152,8 +133,11 @@ int config_parse_duration(ConfigParse *p, const ConfigKey *key, const char *valu
                 return -EINVAL;
         }
         if (usec < range->min || usec > range->max) {
-                range_error(p, key, value, format_duration_bound(range->min, min, sizeof(min)),
-                            format_duration_bound(range->max, max, sizeof(max)));
+                /* The bounds as the parser reads them back ("100ms to 1h"). */
+                _cleanup_free_ char *min = format_duration_usec(range->min), *max = format_duration_usec(range->max);
+                if (!min || !max)
+                        return p->oom = -ENOMEM;
+                range_error(p, key, value, min, max);
                 return -EINVAL;
         }
         *(uint64_t *) config_key_value(key, object) = usec;

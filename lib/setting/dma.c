@@ -56,17 +56,17 @@ static int dma_read(Setting *s, SettingContext *rc, char *buf, size_t size, Reco
                         int r = d->hold_fd >= 0 ? negative_errno() : d->fd;
                         d->fd = -1;
                         if (r == -ENOENT) {
-                                setting_set_reason(s, "not present on this host (%s)", d->path);
+                                setting_set_reason(s, "not present on this host (/%s)", d->path);
                                 return -EOPNOTSUPP;
                         }
-                        setting_set_reason(s, "reading %s failed: %s", d->path, strerror(-r));
+                        setting_set_reason(s, "reading /%s failed: %s", d->path, strerror(-r));
                         return r;
                 }
         }
         n = pread(d->fd, &v, sizeof(v), 0);
         if (n != (ssize_t) sizeof(v)) {
                 int r = n < 0 ? negative_errno() : -EIO;
-                setting_set_reason(s, "reading %s failed: %s", d->path, strerror(-r));
+                setting_set_reason(s, "reading /%s failed: %s", d->path, strerror(-r));
                 return r;
         }
         snprintf(buf, size, "%" PRId32, v);
@@ -95,7 +95,7 @@ static int dma_write(Setting *s, SettingContext *rc, const char *value) {
                 if (d->hold_fd < 0) {
                         r = d->hold_fd;
                         d->hold_fd = -1;
-                        setting_set_reason(s, "writing %s failed: %s", d->path, strerror(-r));
+                        setting_set_reason(s, "writing /%s failed: %s", d->path, strerror(-r));
                         return r == -ENOENT || r == -EPERM ? -EIO : r;
                 }
                 /* Read through the held request from now on. */
@@ -106,7 +106,7 @@ static int dma_write(Setting *s, SettingContext *rc, const char *value) {
                 n = write(d->hold_fd, &v, sizeof(v));
         if (n != (ssize_t) sizeof(v)) {
                 r = n < 0 ? negative_errno() : -EIO;
-                setting_set_reason(s, "writing %s failed: %s", d->path, strerror(-r));
+                setting_set_reason(s, "writing /%s failed: %s", d->path, strerror(-r));
                 return r == -ENOENT || r == -EPERM ? -EIO : r;
         }
         d->held_usec = v;

@@ -113,11 +113,11 @@ int file_setting_read(Setting *s, SettingContext *rc, char *buf, size_t size, Re
         int r = setting_file_read(f, rc, buf, size, flags);
 
         if (r == -ENOENT) {
-                setting_set_reason(s, "%s (%s)", missing, f->path);
+                setting_set_reason(s, "%s (/%s)", missing, f->path);
                 return -EOPNOTSUPP;
         }
         if (r < 0)
-                setting_set_reason(s, "reading %s failed: %s", f->path, strerror(-r));
+                setting_set_reason(s, "reading /%s failed: %s", f->path, strerror(-r));
         return r;
 }
 
@@ -131,7 +131,7 @@ int file_setting_write(Setting *s, SettingContext *rc, const char *value) {
 
         if (r >= 0)
                 return 0;
-        setting_set_reason(s, "writing %s failed: %s", path, strerror(-r));
+        setting_set_reason(s, "writing /%s failed: %s", path, strerror(-r));
         /* A file that was just read is not "gone", and a refused write is a failure to
          * retry, not an unmovable object: those answers belong to IRQs and NICs. */
         return r == -ENOENT || r == -EPERM ? -EIO : r;

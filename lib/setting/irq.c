@@ -103,7 +103,7 @@ static int irq_read(Setting *s, SettingContext *rc, char *buf, size_t size, Reco
         if (r == -ENOENT || r == -ENODEV || r == -EIO)
                 return -ENOENT;
         if (r < 0)
-                setting_set_reason(s, "reading %s failed: %s", IRQ_FILE(s)->path, strerror(-r));
+                setting_set_reason(s, "reading /%s failed: %s", IRQ_FILE(s)->path, strerror(-r));
         return r;
 }
 
@@ -137,7 +137,7 @@ static int irq_write(Setting *s, SettingContext *rc, const char *value) {
                                    r == -EIO ? " (managed or per-CPU IRQ)" : "");
                 return -EPERM;
         }
-        setting_set_reason(s, "writing %s failed: %s", IRQ_FILE(s)->path, strerror(-r));
+        setting_set_reason(s, "writing /%s failed: %s", IRQ_FILE(s)->path, strerror(-r));
         return r;
 }
 

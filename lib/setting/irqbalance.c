@@ -106,7 +106,7 @@ static int find_irqbalance(Setting *s, SettingContext *rc) {
 
         r = irqbalance_find(rc->host, &pid);
         if (r < 0) {
-                setting_set_reason(s, "listing %s failed: %s", dir ?: IRQBALANCE_SOCKET_DIR, strerror(-r));
+                setting_set_reason(s, "listing %s failed: %s", dir ?: "/" IRQBALANCE_SOCKET_DIR, strerror(-r));
                 return r == -EPERM ? -EIO : r;
         }
         if (pid != b->pid)

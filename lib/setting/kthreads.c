@@ -158,11 +158,11 @@ static int kthread_read_stat(Setting *s, SettingContext *rc, ReconcileFlags flag
         if (r == -ENOENT || r == -ESRCH)
                 return kthread_gone(s, rc);
         if (r < 0) {
-                setting_set_reason(s, "reading %s failed: %s", k->stat.path, strerror(-r));
+                setting_set_reason(s, "reading /%s failed: %s", k->stat.path, strerror(-r));
                 return r;
         }
         if (task_stat_parse(buf, &ts) < 0) {
-                setting_set_reason(s, "%s is not a stat line: '%.64s'", k->stat.path, buf);
+                setting_set_reason(s, "/%s is not a stat line: '%.64s'", k->stat.path, buf);
                 return -EIO;
         }
         if (ts.start_time != k->start_time || !(ts.flags & PF_KTHREAD))
@@ -226,7 +226,7 @@ static int kthread_policy_read(Setting *s, SettingContext *rc, char *buf, size_t
         if (r < 0)
                 return r;
         if (!ts.have_policy) {
-                setting_set_reason(s, "%s has no scheduling policy (field 41)", KTHREAD(s)->stat.path);
+                setting_set_reason(s, "/%s has no scheduling policy (field 41)", KTHREAD(s)->stat.path);
                 return -EOPNOTSUPP;
         }
         return sched_format((SchedPolicy) ts.policy, ts.rt_priority, buf, size);

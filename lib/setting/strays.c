@@ -49,7 +49,7 @@ static int strays_read(Setting *s, SettingContext *rc, char *buf, size_t size, R
         }
         r = strays_scan(STRAYS(s), rc->host, rc->posture, getpid(), buf, size);
         if (r < 0)
-                setting_set_reason(s, "reading proc failed: %s", strerror(-r));
+                setting_set_reason(s, "reading /proc failed: %s", strerror(-r));
         return r == -ENOENT ? -EIO : r;
 }
 

@@ -51,11 +51,11 @@ static int workqueue_read(Setting *s, SettingContext *rc, char *buf, size_t size
         if ((r == -ENOENT || r == -ENODEV) && !is_unbound_mask(s))
                 return -ENOENT;
         if (r == -ENOENT) {
-                setting_set_reason(s, "this kernel has no %s", path);
+                setting_set_reason(s, "this kernel has no /%s", path);
                 return -EOPNOTSUPP;
         }
         if (r < 0)
-                setting_set_reason(s, "reading %s failed: %s", path, strerror(-r));
+                setting_set_reason(s, "reading /%s failed: %s", path, strerror(-r));
         return r;
 }
 
@@ -64,7 +64,7 @@ static int workqueue_write(Setting *s, SettingContext *rc, const char *value) {
         int r;
 
         if (setting_file_is_read_only(WORKQUEUE_FILE(s))) {
-                setting_set_reason(s, "%s is read-only (the kernel does not let this workqueue move)", path);
+                setting_set_reason(s, "/%s is read-only (the kernel does not let this workqueue move)", path);
                 return -EPERM;
         }
         r = host_write_file(rc->host, path, value);
@@ -75,13 +75,13 @@ static int workqueue_write(Setting *s, SettingContext *rc, const char *value) {
         if (r == -EINVAL && cpuset_parse_mask(value, &rc->scratch) >= 0 && setting_cpus_offline(s, rc, &rc->scratch))
                 return -EAGAIN;
         if (r == -EACCES || r == -EPERM) {
-                setting_set_reason(s, "the kernel refused to write %s: %s", path, strerror(-r));
+                setting_set_reason(s, "the kernel refused to write /%s: %s", path, strerror(-r));
                 return -EPERM;
         }
         /* EINVAL for CPUs that are online: a mask this kernel will not take (newer kernels keep
          * unbound work off isolcpus=domain CPUs and refuse a mask of those only); failed,
          * tried again later or after a reload. */
-        setting_set_reason(s, "the kernel refused mask %s for %s: %s", value, path, strerror(-r));
+        setting_set_reason(s, "the kernel refused mask %s for /%s: %s", value, path, strerror(-r));
         return r == -ENOENT ? -EIO : r;
 }
 

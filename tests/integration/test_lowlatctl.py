@@ -36,7 +36,7 @@ SPEC_PROPERTIES = {
     "Corrections": "t", "Failures": "t", "AppliedSettings": "t", "Fights": "t",
     "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
-    "Features": "as", "NoiseCPUs": "s",
+    "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
@@ -635,7 +635,7 @@ def check_all_ok(t, stack, pr, rows):
         want = {"version": VERSION, "mode": "enforce", "state": "enforcing", "verdict": "ok",
                 "isolated_cpus": "2-3", "housekeeping_cpus": "0-1",
                 "config_files": [d.config_path], "last_reload_usec": 0,
-                "last_reload_error": "", "drift_events": pr["DriftEvents"],
+                "last_reload_error": [], "drift_events": pr["DriftEvents"],
                 "corrections": pr["Corrections"], "failures": 0, "fights": 0,
                 "applied_settings": pr["AppliedSettings"], "cpu_dma_latency_usec": 0,
                 "n_settings": pr["Settings"], "n_settings_not_ok": 0, "settings_not_ok": [],
@@ -760,8 +760,9 @@ def check_bad_config(t, stack):
     p = ctl.run("status", "--json")
     j = parse_json(t, p, "status --json after a failed reload")
     if j is not None:
-        t.ok(j["last_reload_error"] == pr["LastReloadError"] and p.returncode == EXIT_OK,
-             "status --json: last_reload_error, still exit 0 (old posture enforced)", desc(p))
+        t.ok(j["last_reload_error"] == pr["LastReloadErrors"] and p.returncode == EXIT_OK,
+             "status --json: last_reload_error, an array of the errors, still exit 0 (old posture enforced)",
+             desc(p))
     f = parse_status_text(ctl.run("status").stdout)
     t.ok(f.get("Last reload", [""])[0].endswith("(failed)") and
          d.config_path in " ".join(f.get("Last reload error", [])),

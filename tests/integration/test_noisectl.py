@@ -110,7 +110,7 @@ def test_noise(t, w):
     t.ok(rows and rows[0][:3] == ["2", "irq", "42"] and "eth0-TxRx-0" in lines[1] and rows[0][-2] == "307",
          "ranked by rate: IRQ 42 on CPU 2 (eth0-TxRx-0, count 307) first", desc(p))
     t.ok({r[0] for r in rows} == {"2", "3"}, "only the watched CPUs 2 and 3", desc(p))
-    t.ok(re.search(r"\d+ sources on CPUs 2,3; rates over lowlatd's last scan interval", p.stdout),
+    t.ok(re.search(r"\d+ sources on CPUs 2-3; rates over lowlatd's last scan interval", p.stdout),
          "a footer with the number of sources, the CPUs and what the rates cover", desc(p))
     t.ok(re.search(r"^Gate: off: not the live host \(--root\); \d+ scans read /proc/interrupts, 0 did without it\.$",
                    p.stdout, re.M),

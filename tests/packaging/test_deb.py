@@ -39,6 +39,8 @@ EXPECTED = {
     "/usr/share/man/man8/lowlatd.8.gz": (0o644, "lowlatd(8)"),
     "/usr/share/man/man5/lowlatd.conf.5.gz": (0o644, "lowlatd.conf(5)"),
     "/usr/share/man/man1/lowlatctl.1.gz": (0o644, "lowlatctl(1)"),
+    "/usr/share/bash-completion/completions/lowlatd": (0o644, "the bash completion for lowlatd"),
+    "/usr/share/bash-completion/completions/lowlatctl": (0o644, "the bash completion for lowlatctl"),
     "/etc/lowlatd/lowlatd.conf": (0o644, "the configuration"),
     "/usr/share/doc/lowlatd/copyright": (0o644, "the copyright file"),
     "/usr/share/doc/lowlatd/changelog.gz": (0o644, "the changelog"),
@@ -209,7 +211,11 @@ def check_payload(t, root, contents, version):
                          ("/usr/share/dbus-1/system.d/org.lowlatd1.conf", u.src("conf", "org.lowlatd1.conf")),
                          ("/usr/share/lowlatd/prometheus/lowlatd-alerts.yml",
                           u.src("conf", "prometheus", "lowlatd-alerts.yml")),
-                         ("/lib/systemd/system/lowlatd-metrics.timer", u.src("units", "lowlatd-metrics.timer"))):
+                         ("/lib/systemd/system/lowlatd-metrics.timer", u.src("units", "lowlatd-metrics.timer")),
+                         ("/usr/share/bash-completion/completions/lowlatctl",
+                          u.src("shell-completion", "bash", "lowlatctl")),
+                         ("/usr/share/bash-completion/completions/lowlatd",
+                          u.src("shell-completion", "bash", "lowlatd"))):
         full = os.path.join(root, path.lstrip("/"))
         t.ok(os.path.isfile(full) and u.read(full) == u.read(source),
              "%s is %s" % (path, os.path.relpath(source, u.SOURCE_ROOT)))

@@ -6,7 +6,7 @@ daemon, and the installed example configuration passes --check-config.
 
 Environment (tests/packaging/meson.build): LOWLATD_MESON (the meson that configured
 the build), LOWLATD_BUILD_ROOT, LOWLATD_PREFIX, LOWLATD_INSTALL_{SBINDIR,BINDIR,MANDIR,
-DATADIR,DBUSPOLICYDIR,UNITDIR} (absolute), LOWLATD_VERSION. Without them the build's own options are read
+DATADIR,DBUSPOLICYDIR,UNITDIR,BASHCOMPLETIONDIR} (absolute), LOWLATD_VERSION. Without them the build's own options are read
 with meson introspect.
 """
 
@@ -35,7 +35,7 @@ def meson_command():
 def build_options(meson):
     """Install directories and version, from the environment or meson introspect."""
     keys = ("PREFIX", "INSTALL_SBINDIR", "INSTALL_BINDIR", "INSTALL_MANDIR", "INSTALL_DATADIR",
-            "INSTALL_DBUSPOLICYDIR", "INSTALL_UNITDIR", "VERSION")
+            "INSTALL_DBUSPOLICYDIR", "INSTALL_UNITDIR", "INSTALL_BASHCOMPLETIONDIR", "VERSION")
     got = {k: os.environ.get("LOWLATD_" + k) for k in keys}
     if all(got.values()):
         return got
@@ -53,6 +53,8 @@ def build_options(meson):
         "INSTALL_DATADIR": os.path.join(prefix, opts["datadir"]),
         "INSTALL_DBUSPOLICYDIR": opts.get("dbuspolicydir") or "/usr/share/dbus-1/system.d",
         "INSTALL_UNITDIR": opts.get("systemdsystemunitdir") or os.path.join(prefix, "lib/systemd/system"),
+        "INSTALL_BASHCOMPLETIONDIR": opts.get("bashcompletiondir") or
+        os.path.join(prefix, opts["datadir"], "bash-completion", "completions"),
         "VERSION": info["projectinfo"]["version"],
     }
 
@@ -122,6 +124,11 @@ def expected_files(o):
                             u.src("conf", "lowlatd.catalog")),
         "example config": ("/etc/lowlatd/lowlatd.conf", u.src("conf", "lowlatd.conf")),
     }
+    # -Dbashcompletiondir=no leaves the completion out.
+    if o["INSTALL_BASHCOMPLETIONDIR"] != "no":
+        for program in ("lowlatd", "lowlatctl"):
+            expected["bash completion for " + program] = (
+                os.path.join(o["INSTALL_BASHCOMPLETIONDIR"], program), u.src("shell-completion", "bash", program))
     return sbin_lowlatd, expected
 
 

@@ -55,8 +55,29 @@ static void test_state_filter(void) {
         CHECK(state_filter_matches(STATE_FILTER_ALL, "fighting"), "no filter: every setting, unknown states too");
 }
 
+static void test_kind_filter(void) {
+        KindFilter filter = KIND_FILTER_ALL;
+
+        CHECK(kind_filter_parse("sysctl,governor", &filter) == 0 && kind_filter_matches(filter, "sysctl") &&
+                      kind_filter_matches(filter, "governor") && !kind_filter_matches(filter, "irq_affinity") &&
+                      !kind_filter_matches(filter, "a_kind_of_tomorrow"),
+              "--kind=sysctl,governor: those two kinds only");
+        for (SettingKind k = 0; k < _SETTING_KIND_MAX; k++) {
+                const char *name = setting_kind_to_string(k);
+                _cleanup_free_ char *what = strdup_printf("--kind=%s is accepted and picks %s", name, name);
+
+                CHECK(kind_filter_parse(name, &filter) == 0 && kind_filter_matches(filter, name), what ?: name);
+        }
+        filter = KIND_FILTER_ALL;
+        CHECK(kind_filter_parse("sysctls", &filter) == -EINVAL && filter == KIND_FILTER_ALL,
+              "--kind=sysctls (a typo): -EINVAL, nothing written");
+        CHECK(kind_filter_parse(",", &filter) == -EINVAL, "--kind=,: no kind at all, -EINVAL");
+        CHECK(kind_filter_matches(KIND_FILTER_ALL, "a_kind_of_tomorrow"), "no filter: every kind, unknown ones too");
+}
+
 int main(void) {
         test_setting_states();
         test_state_filter();
+        test_kind_filter();
         return tap_finish();
 }

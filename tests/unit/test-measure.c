@@ -297,8 +297,11 @@ static void test_noise_print(void) {
               "noise table: header, ranked by rate (LOC 250/s before IRQ 42 1.5/s)");
         CHECK(table && !strchr(table, '\x1b') && strstr(table, "eth0\\x0a\\x1b[2J"),
               "noise table: control characters of an IRQ name shown as \\xNN, never sent to the terminal");
-        CHECK(table && strstr(table, "2 sources on CPUs 2,3; rates over lowlatd's last scan interval, 10.0 s."),
-              "noise table: the footer");
+        CHECK(table && strstr(table, "2 sources on CPUs 2-3; rates over lowlatd's last scan interval, 10.0 s."),
+              "noise table: the footer, the CPUs as every list is written (2-3, not 2,3)");
+        CHECK(table && strstr(table, "COUNT  RATE/S\n") && strstr(table, "Local timer interrupts    999   250.0\n") &&
+                      strstr(table, "   10     1.5\n"),
+              "noise table: counts and rates right-aligned, as top shows them");
         CHECK(json && strstr(json, "\"description\":\"eth0\\u000a\\u001b[2J\\\"x\\\"\"") &&
                       strstr(json, "\"rate\":250.000") < strstr(json, "\"rate\":1.500"),
               "noise JSON: escaped strings, ranked by rate");

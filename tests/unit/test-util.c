@@ -76,6 +76,17 @@ static void test_durations(void) {
         CHECK_STR(a, "2min", "format minutes");
         CHECK_STR(b, "1500ms", "format milliseconds");
         CHECK_STR(c, "7us", "format microseconds");
+        {
+                _cleanup_free_ char *hour = format_duration_usec(3600 * USEC_PER_SEC),
+                                    *day = format_duration_usec(24 * 3600 * USEC_PER_SEC),
+                                    *mixed = format_duration_usec(5400 * USEC_PER_SEC),
+                                    *zero = format_duration_usec(0);
+                /* Bounds in messages ("out of range (100ms to 1h)") are written this way. */
+                CHECK_STR(hour, "1h", "format an hour as 1h, not 60min");
+                CHECK_STR(day, "24h", "format a day as 24h");
+                CHECK_STR(mixed, "90min", "1h 30min: the largest unit that divides it");
+                CHECK_STR(zero, "0s", "format zero as 0s");
+        }
 }
 
 static void test_whitespace(void) {
