@@ -50,7 +50,22 @@ packages=(
 )
 
 work=$(mktemp -d "${out%/}.tmp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+mm_pid=
+# A build that is stopped (run-e2e.sh's timeout signals the whole process group) must not
+# remove the tree while mmdebstrap still has /proc, /sys and /dev mounted in it: wait for
+# mmdebstrap to finish its own teardown, unmount whatever is still mounted below the tree,
+# deepest first, and never cross into another file system while removing it.
+cleanup() {
+        if [ -n "$mm_pid" ]; then
+                kill -TERM "$mm_pid" 2>/dev/null || true
+                wait "$mm_pid" 2>/dev/null || true
+        fi
+        findmnt -rn -o TARGET | awk -v w="$work/" 'index($0, w) == 1' | sort -r |
+                while read -r m; do umount -l "$m" || true; done
+        rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 root=$work/root
 if [ "$suite" != bookworm ]; then
         # The same mirrors, the other suite: bookworm, bookworm-updates and
@@ -73,7 +88,12 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
         --customize-hook='systemctl --root="$1" mask getty@.service serial-getty@.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer' \
         --customize-hook='rm -rf "$1/var/cache/apt/archives/"*.deb "$1/var/lib/apt/lists/"*_Packages' \
         --customize-hook='chroot "$1" passwd -d root' \
-        "$suite" "$root" "$sources"
+        "$suite" "$root" "$sources" &
+# In the background, so that a signal reaches cleanup() at once and it can wait for
+# mmdebstrap (a foreground child would hold the trap back until it ended).
+mm_pid=$!
+wait "$mm_pid"
+mm_pid=
 
 mkdir -p "$work/img"
 cp "$root"/boot/vmlinuz-* "$work/img/vmlinuz"
