@@ -15,6 +15,7 @@ typedef enum BusFeature {
         BUS_FEATURE_NOISE,         /* Noise(), NoiseGate, NoiseReads */
         BUS_FEATURE_MEASUREMENT,   /* RecordMeasurement(), LastMeasurement */
         BUS_FEATURE_NOISE_CPUS,    /* NoiseCPUs: the CPUs Noise() watches */
+        BUS_FEATURE_NOISE_UNREADABLE, /* NoiseUnreadable: why the counters cannot be counted */
         _BUS_FEATURE_MAX,
         _BUS_FEATURE_INVALID = -EINVAL,
 } BusFeature;

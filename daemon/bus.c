@@ -64,7 +64,10 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
                 v = owned = cpuset_format_list(&m->posture->housekeeping);
         else if (streq(property, "LastReloadError"))
                 v = m->last_reload_error ?: "";
-        else if (streq(property, "NoiseCPUs"))
+        else if (streq(property, "NoiseUnreadable")) {
+                const Noise *n = manager_noise_counters(m);
+                v = n && n->unreadable ? n->unreadable : "";
+        } else if (streq(property, "NoiseCPUs"))
                 /* With Noise() empty, "" says no CPU is watched, a list that none took any. */
                 v = owned = cpuset_format_list(&m->posture->noise_cpus);
         if (!v)
@@ -295,6 +298,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("NoiseGate", "s", property_get_noise_gate, 0, 0),
         SD_BUS_PROPERTY("NoiseReads", "(tt)", property_get_noise_reads, 0, 0),
         SD_BUS_PROPERTY("NoiseCPUs", "s", property_get_string, 0, CHANGES),
+        /* Not announced either: it is found out at a scan, as NoiseReads counts. */
+        SD_BUS_PROPERTY("NoiseUnreadable", "s", property_get_string, 0, 0),
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("LastReloadErrors", "as", property_get_reload_errors, 0, CHANGES),

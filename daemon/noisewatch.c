@@ -12,7 +12,7 @@
 typedef struct NoiseWatch {
         Source source;
         Noise *noise; /* the posture's noise CPUs' counters; NULL until the first pass */
-        bool read_failed; /* said once, until a read works again */
+        bool unreadable;  /* said once (EVENT_NOISE_UNREADABLE), until a read works again */
         char *gate_state; /* "perf: ..." or "off: why"; NULL with no watched CPU */
         bool gate_config; /* [noise] gate as the counters were set up with */
         bool set_up;      /* after the first pass */
@@ -114,19 +114,30 @@ static void on_noise_alert(const NoiseAlert *a, void *userdata) {
                         cpuset_contains(&source_posture(&w->source)->isolated, a->cpu));
 }
 
+/* The counters that cannot be counted are said once, and once more when they can again:
+ * until then what they show is the last read that worked, and no alert is raised. */
+static void noise_report_readable(NoiseWatch *w) {
+        const char *why = w->noise->unreadable;
+
+        if (why && !w->unreadable)
+                log_event(EVENT_NOISE_UNREADABLE, "The noise counters cannot be counted: %s", why);
+        else if (!why && w->unreadable)
+                log_info("The noise counters are counted again");
+        w->unreadable = why;
+}
+
 /* Every scan: the counters, the rates since the last scan, the alerts. */
 static void noise_scan_now(NoiseWatch *w) {
         const Host *host = source_host(&w->source);
         NoiseAlertPolicy policy = noise_policy(w);
         uint64_t now = now_usec(CLOCK_MONOTONIC);
-        int r;
 
         if (!w->noise || w->noise->n_cpus == 0)
                 return;
-        r = noise_read_scan(w->noise, host, now);
-        if (r < 0 && !w->read_failed)
-                log_warning_errno(r, "Cannot read the noise counters under %s", host->root_path);
-        w->read_failed = r < 0;
+        (void) noise_read_scan(w->noise, host, now);
+        noise_report_readable(w);
+        if (w->noise->unreadable)
+                return;
         noise_scan(w->noise, now);
         /* /proc/stat costs as much as /proc/interrupts on a big host: only while a
          * nohz_full CPU ticks too often, to tell whether it runs a task. */

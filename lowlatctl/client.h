@@ -223,6 +223,7 @@ typedef struct MetricsNoise {
         MetricsNoiseSource *sources;
         size_t n;
         CPUSet nohz_full; /* this host's, read by lowlatctl itself; empty when none */
+        int readable;     /* NoiseUnreadable was "": 1, it was not: 0, an older lowlatd: -1 */
 } MetricsNoise;
 
 void metrics_noise_done(MetricsNoise *n);

@@ -134,6 +134,11 @@ int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret) {
         }
         if (r < 0)
                 return r;
+        n.readable = -1;
+        sd_bus_error_free(&error);
+        if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseUnreadable", &error, &text) >= 0)
+                n.readable = isempty(text);
+        text = mfree(text);
         /* Which watched CPUs are nohz_full= is the host's, not lowlatd's: read it here
          * (lowlatctl metrics runs on the host it reports on). */
         path = strdup_printf("%s/sys/devices/system/cpu/nohz_full", isempty(root) ? "" : root);
@@ -159,6 +164,13 @@ static bool kind_is_interrupt(const char *kind) {
  * went offline and back may restart them, which rate() and increase() take as a reset). */
 int metrics_print_noise(FILE *f, const MetricsNoise *n) {
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+
+        if (n->readable >= 0) {
+                prom_print_header(f, "lowlatd_noise_readable", "gauge",
+                                  "0 when lowlatd cannot count the noise counters (lowlatctl noise says why): the "
+                                  "series below are then its last read that worked.");
+                fprintf(f, "lowlatd_noise_readable %d\n", n->readable);
+        }
 
         prom_print_header(f, "lowlatd_isolated_cpu_interrupts_total", "counter",
                           "Interrupts on a CPU lowlatd watches for noise (by default the isolated ones), by source: "

@@ -86,6 +86,7 @@ int ctl_read_noise(sd_bus *bus, NoiseSample *ret) {
 void noise_reads_done(NoiseReads *g) {
         g->gate = mfree(g->gate);
         g->cpus = mfree(g->cpus);
+        g->unreadable = mfree(g->unreadable);
 }
 
 void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret) {
@@ -95,6 +96,10 @@ void ctl_read_noise_reads(sd_bus *bus, NoiseReads *ret) {
         *ret = (NoiseReads) {};
         if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseCPUs", &error, &ret->cpus) < 0)
                 ret->cpus = NULL;
+        sd_bus_error_free(&error);
+        if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseUnreadable", &error,
+                                       &ret->unreadable) < 0)
+                ret->unreadable = NULL;
         sd_bus_error_free(&error);
         if (sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "NoiseGate", &error, &ret->gate) < 0)
                 return;
@@ -250,6 +255,8 @@ char *noise_sample_cpus(const NoiseSample *s) {
 
 /* Noise() without a row: no CPU watched, or none with a counter above 0. */
 static void noise_print_none(FILE *f, const NoiseReads *g) {
+        if (g && !isempty(g->unreadable))
+                return; /* said before the table: noise_print_unreadable() */
         if (!g || !g->cpus)
                 /* A lowlatd without NoiseCPUs cannot say which. */
                 fputs("No noise sources: no CPU is watched (no isolated CPUs, no [noise] cpus=), or nothing has "
@@ -279,6 +286,12 @@ void noise_print_table(FILE *f, const NoiseSample *s, const NoiseReads *g, bool 
         if (!ranked) {
                 fprintf(stderr, "lowlatctl: out of memory\n");
                 return;
+        }
+        if (g && !isempty(g->unreadable)) {
+                /* The rows, if any, are the last read that worked: say so before them. */
+                fputs("lowlatd cannot count the noise counters: ", f);
+                print_escaped(f, g->unreadable);
+                fputs(s->n > 0 ? "; what follows is its last read that worked.\n" : ".\n", f);
         }
         if (legend)
                 table_measure_row(width, headers, _COLUMNS);
@@ -328,6 +341,11 @@ void noise_print_json(FILE *f, const NoiseSample *s, const NoiseReads *g) {
         if (g && g->cpus) {
                 /* "": no CPU is watched; a list: with no source, none of them took any. */
                 json_print_member(f, "watched_cpus", g->cpus, true);
+                fputc(',', f);
+        }
+        if (g && g->unreadable) {
+                /* "": counted; else why not (the sources are then the last read that worked). */
+                json_print_member(f, "unreadable", g->unreadable, true);
                 fputc(',', f);
         }
         if (g && g->gate) {

@@ -38,6 +38,7 @@ typedef struct NoiseReads {
         char *gate;                       /* "perf: ...", "off: why"; NULL: an older lowlatd */
         uint64_t full_reads, gated_reads; /* scans that read /proc/interrupts, that did without */
         char *cpus;                       /* NoiseCPUs, the watched CPUs: "" none; NULL: an older lowlatd */
+        char *unreadable;                 /* NoiseUnreadable: why they cannot be counted; "" or NULL: they can */
 } NoiseReads;
 
 void noise_reads_done(NoiseReads *g);

@@ -29,6 +29,7 @@ typedef enum EventId {
         EVENT_IRQ_WRITER,
         EVENT_NOISE_IRQ,
         EVENT_NOISE_TICK,
+        EVENT_NOISE_UNREADABLE,
         _EVENT_ID_MAX,
         _EVENT_ID_INVALID = -EINVAL,
 } EventId;

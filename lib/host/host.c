@@ -19,9 +19,6 @@
 #include "host/host.h"
 #include "basic/util.h"
 
-/* /proc/interrupts on a big host runs to megabytes; bound what a corrupt tree can cost. */
-#define HOST_FILE_MAX (16 * 1024 * 1024)
-
 int host_open(const char *root, Host **ret) {
         _cleanup_(host_freep) Host *h = NULL;
 
@@ -165,6 +162,10 @@ int host_read_file(const Host *h, const char *relpath, char **ret) {
 }
 
 int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *ret_len) {
+        return host_read_file_max(h, relpath, HOST_FILE_MAX, ret, ret_len);
+}
+
+int host_read_file_max(const Host *h, const char *relpath, size_t max, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, size = 0;
@@ -177,9 +178,9 @@ int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *r
         for (;;) {
                 ssize_t n;
 
-                /* Room for one byte more and the NUL; it doubles, 4096 up to HOST_FILE_MAX. */
+                /* Room for one byte more and the NUL; it doubles, 4096 up to max. */
                 if (len + 1 >= size) {
-                        if (size >= HOST_FILE_MAX)
+                        if (len >= max)
                                 return -EFBIG;
                         if (array_grow(&buf, &size, len + 2) < 0)
                                 return -ENOMEM;

@@ -33,10 +33,15 @@ int host_open_file(const Host *h, const char *relpath, int flags);
 int host_resolve(const Host *h, const char *relpath, char **ret, mode_t *ret_mode);
 /* Whether relpath exists under the root, without opening what it names. */
 bool host_path_exists(const Host *h, const char *relpath);
-/* Reads a file whole (at most 16 MiB); newly allocated, NUL-terminated. */
+/* Reads a file whole (at most HOST_FILE_MAX, 16 MiB: -EFBIG beyond); newly allocated,
+ * NUL-terminated. */
+#define HOST_FILE_MAX ((size_t) 16 * 1024 * 1024)
 int host_read_file(const Host *h, const char *relpath, char **ret);
 /* The same, with the length (for contents that hold NULs, like /proc/PID/environ). */
 int host_read_file_len(const Host *h, const char *relpath, char **ret, size_t *ret_len);
+/* The same for a file that may be larger (/proc/interrupts: PROC_INTERRUPTS_MAX): at most
+ * max bytes, -EFBIG beyond. ret_len may be NULL. */
+int host_read_file_max(const Host *h, const char *relpath, size_t max, char **ret, size_t *ret_len);
 /* One write() of value into a freshly opened O_WRONLY|O_TRUNC fd: procfs ignores
  * O_TRUNC, a plain file in a fake tree needs it. */
 int host_write_file(const Host *h, const char *relpath, const char *value);

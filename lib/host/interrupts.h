@@ -4,6 +4,13 @@
 
 #include <stddef.h>
 
+/* The most of /proc/interrupts (and /proc/softirqs) lowlatd reads, 256 MiB. A line is a
+ * label, 11 bytes per online CPU and the action names: NR_CPUS's largest, 8,192, makes
+ * about 90 kB a line, so this holds 2,900 IRQs at 8,192 CPUs, 11,000 at 2,048, or 50,000
+ * at 512 (512 CPUs and 3,200 IRQs print 18 MB). Beyond it the file is not read, and lowlatd
+ * says so (the noise counters are then unreadable, not zero). */
+#define PROC_INTERRUPTS_MAX ((size_t) 256 * 1024 * 1024)
+
 typedef struct IrqNames {
         unsigned *irqs; /* ascending */
         char **names;   /* action list as printed, e.g. "eth0-TxRx-0" or "i8042, rtc0" */

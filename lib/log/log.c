@@ -33,6 +33,7 @@ static const EventInfo events[_EVENT_ID_MAX] = {
         [EVENT_IRQ_WRITER] = { "9d0feb6bc8ff47ad85b710377c55b0f8", "irq-writer", LOG_WARNING },
         [EVENT_NOISE_IRQ] = { "91c147c8955f4a67a47d5e7c8e5fc632", "noise-irq", LOG_WARNING },
         [EVENT_NOISE_TICK] = { "ba958e4e951048c783f38bb1eea43507", "noise-tick", LOG_WARNING },
+        [EVENT_NOISE_UNREADABLE] = { "94c70c596c98481898e685c43c91bdfe", "noise-unreadable", LOG_WARNING },
 };
 
 static struct {

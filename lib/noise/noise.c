@@ -24,8 +24,6 @@ static const char *const noise_paths[_NOISE_FORMAT_MAX] = {
         [NOISE_FORMAT_SCHEDSTAT] = "proc/schedstat",
 };
 
-/* /proc/interrupts runs to megabytes on a big host; bound what a corrupt tree can cost. */
-#define NOISE_FILE_MAX (16 * 1024 * 1024)
 /* More columns than any kernel has CPUs (NR_CPUS is at most 8192). */
 #define NOISE_COLUMNS_MAX 8192
 /* Every count column the kernel prints is " %10u": a space and ten characters, right
@@ -62,6 +60,7 @@ Noise *noise_free(Noise *n) {
         for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++)
                 noise_file_done(&n->files[i]);
         free(n->cpus);
+        free(n->unreadable);
         free(n->cpu_state);
         free(n->stat_text);
         safe_close(n->stat_fd);
@@ -77,6 +76,7 @@ int noise_new(const unsigned *cpus, size_t n_cpus, Noise **ret) {
         if (!n)
                 return -ENOMEM;
         n->stat_fd = -1;
+        n->file_max = PROC_INTERRUPTS_MAX;
         for (size_t i = 0; i < _NOISE_FORMAT_MAX; i++) {
                 n->files[i].format = (NoiseFormat) i;
                 n->files[i].fd = -1;
@@ -679,26 +679,25 @@ int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         return noise_parse_file(n, &n->files[format], (char *) text, length, false);
 }
 
-/* The whole file through a kept fd into a buffer that grows as needed (up to
- * NOISE_FILE_MAX): pread() from offset 0 until it returns 0 (seq_file hands out as many
- * whole records as fit each time). */
-static int pread_whole(int fd, char **text, size_t *size, size_t *ret_len) {
+/* The whole file through a kept fd into a buffer that grows as needed (a file of more
+ * than max bytes: -EFBIG): pread() from offset 0 until it returns 0 (seq_file hands out as
+ * many whole records as fit each time). The buffer doubles, but never past max + 1. */
+static int pread_whole(int fd, size_t max, char **text, size_t *size, size_t *ret_len) {
         size_t len = 0;
 
         for (;;) {
                 ssize_t k;
-                if (*size - len < 4096) {
-                        size_t s = MAX(*size * 2, (size_t) 65536);
-                        char *t;
-                        if (s > NOISE_FILE_MAX + 1)
-                                return -EFBIG;
-                        t = realloc(*text, s);
+                if (*size - len < 4096 && *size <= max) {
+                        size_t s = MIN(MAX(*size * 2, (size_t) 65536), max + 1);
+                        char *t = realloc(*text, s);
                         if (!t)
                                 return -ENOMEM;
                         *text = t;
                         *size = s;
                 }
-                k = pread(fd, *text + len, *size - len, (off_t) len);
+                if (len > max)
+                        return -EFBIG;
+                k = pread(fd, *text + len, MIN(*size - len, max + 1 - len), (off_t) len);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -708,12 +707,23 @@ static int pread_whole(int fd, char **text, size_t *size, size_t *ret_len) {
                         break;
                 len += (size_t) k;
         }
+        /* The buffer is kept for the next read, and the file keeps about its size: doubling
+         * left up to twice that (32 MiB for an 18 MB /proc/interrupts, and the previous read
+         * keeps another). Give back all but an eighth to grow into. */
+        if (*size > len + len / 8 + 65536) {
+                size_t s = len + len / 8 + 4096;
+                char *t = realloc(*text, s);
+                if (t) {
+                        *text = t;
+                        *size = s;
+                }
+        }
         *ret_len = len;
         return 0;
 }
 
 /* The whole file through its persistent fd, opened at the first read. */
-static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
+static int read_file(NoiseFile *f, const Host *h, size_t max, size_t *ret_len) {
         if (f->missing)
                 return -ENOENT;
         if (f->fd < 0) {
@@ -727,24 +737,44 @@ static int read_file(NoiseFile *f, const Host *h, size_t *ret_len) {
                         return r;
                 }
         }
-        return pread_whole(f->fd, &f->text, &f->text_size, ret_len);
+        return pread_whole(f->fd, max, &f->text, &f->text_size, ret_len);
 }
 
-/* Reads and parses the files from first (a NoiseFormat) on. */
+/* Why a file cannot be counted, in words: "/proc/interrupts is larger than the 256 MiB
+ * lowlatd reads", or the read's or the parse's error. */
+static char *unreadable_text(const Noise *n, NoiseFormat format, int r) {
+        if (r == -EFBIG && n->file_max % (1024 * 1024) == 0)
+                return strdup_printf("/%s is larger than the %zu MiB lowlatd reads", noise_paths[format],
+                                     n->file_max / (1024 * 1024));
+        if (r == -EFBIG)
+                return strdup_printf("/%s is larger than the %zu bytes lowlatd reads", noise_paths[format],
+                                     n->file_max);
+        if (r == -EBADMSG)
+                return strdup_printf("/%s has no header naming CPUs", noise_paths[format]);
+        return strdup_printf("/%s: %s", noise_paths[format], strerror(-r));
+}
+
+/* Reads and parses the files from first (a NoiseFormat) on; n->unreadable says why the
+ * first that failed could not be counted, NULL when every one could. */
 static int read_files(Noise *n, const Host *h, size_t first) {
         int ret = 0;
 
         for (size_t i = first; i < _NOISE_FORMAT_MAX; i++) {
                 NoiseFile *f = &n->files[i];
                 size_t len;
-                int r = read_file(f, h, &len);
+                int r = read_file(f, h, n->file_max, &len);
                 if (r >= 0)
                         r = noise_parse_file(n, f, f->text, len, true);
-                else if (r == -ENOENT)
+                else if (r == -ENOENT && f->missing)
                         continue; /* no /proc/schedstat without CONFIG_SCHEDSTATS */
-                if (r < 0 && ret == 0)
+                if (r < 0 && ret == 0) {
                         ret = r;
+                        free(n->unreadable);
+                        n->unreadable = unreadable_text(n, (NoiseFormat) i, r);
+                }
         }
+        if (ret == 0 && first == 0)
+                n->unreadable = mfree(n->unreadable);
         return ret;
 }
 
@@ -927,7 +957,7 @@ int noise_read_stat(Noise *n, const Host *h) {
                         return r;
                 }
         }
-        r = pread_whole(n->stat_fd, &n->stat_text, &n->stat_size, &len);
+        r = pread_whole(n->stat_fd, n->file_max, &n->stat_text, &n->stat_size, &len);
         if (r < 0)
                 return r;
         return noise_parse_stat(n, n->stat_text, len, hz > 0 ? (unsigned long) hz : 100);

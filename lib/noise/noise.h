@@ -118,6 +118,11 @@ typedef struct Noise {
         uint64_t full_usec;     /* CLOCK_MONOTONIC of the last full read */
         uint64_t full_reads;    /* reads of /proc/interrupts */
         uint64_t gated_reads;   /* scans that did without it */
+        /* The most of a file read (PROC_INTERRUPTS_MAX; a test may set less). */
+        size_t file_max;
+        /* Why the last full read could not count (a file too large, unreadable, without a
+         * header), in words; NULL when it could. Its counts are then the last good ones. */
+        char *unreadable;
 } Noise;
 
 /* The longest a gated Noise goes without reading /proc/interrupts: the lines no tracepoint

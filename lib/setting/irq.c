@@ -290,7 +290,7 @@ static bool wants_names(const IrqTableState *st, const Posture *p) {
 static void load_names(IrqTableState *st, const Host *h) {
         _cleanup_free_ char *text = NULL;
 
-        if (host_read_file(h, "proc/interrupts", &text) >= 0)
+        if (host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL) >= 0)
                 (void) irq_names_parse(text, &st->names);
 }
 

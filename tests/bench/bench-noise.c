@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,8 +32,11 @@
 #include "basic/util.h"
 
 #define REPEATS 101
-#define NCPUS 64
-#define NIRQS 1000
+
+/* A fake host: its CPUs (the last 4 isolated and watched) and its IRQs. */
+typedef struct Shape {
+        unsigned ncpus, nirqs;
+} Shape;
 
 static uint64_t now_ns(void) {
         struct timespec ts;
@@ -50,7 +54,7 @@ static int write_file(const char *path, const char *text) {
 
 /* /proc/interrupts as kernel/irq/proc.c and arch/x86/kernel/irq.c print it; generation
  * changes the counts of every tenth line (step 10) or of every line (step 1). */
-static char *interrupts_text(unsigned generation, unsigned step, size_t *ret_len) {
+static char *interrupts_text(const Shape *sh, unsigned generation, unsigned step, size_t *ret_len) {
         static const char *const arch[][2] = {
                 { "NMI", "Non-maskable interrupts" }, { "LOC", "Local timer interrupts" },
                 { "SPU", "Spurious interrupts" },     { "PMI", "Performance monitoring interrupts" },
@@ -58,36 +62,38 @@ static char *interrupts_text(unsigned generation, unsigned step, size_t *ret_len
                 { "CAL", "Function call interrupts" }, { "TLB", "TLB shootdowns" },
                 { "MCP", "Machine check polls" },
         };
-        size_t size = (NIRQS + 20) * (NCPUS * 11 + 80), len = 0;
+        size_t size = (size_t) (sh->nirqs + 20) * (sh->ncpus * 11 + 80), len = 0;
         char *t = malloc(size);
 
         if (!t)
                 abort();
         len += (size_t) snprintf(t + len, size - len, "      ");
-        for (unsigned c = 0; c < NCPUS; c++)
+        for (unsigned c = 0; c < sh->ncpus; c++)
                 len += (size_t) snprintf(t + len, size - len, "CPU%-8u", c);
         t[len++] = '\n';
-        for (unsigned i = 0; i < NIRQS + ELEMENTSOF(arch); i++) {
+        for (unsigned i = 0; i < sh->nirqs + ELEMENTSOF(arch); i++) {
                 unsigned bump = step && i % step == 0 ? generation : 0;
-                if (i < NIRQS)
+                if (i < sh->nirqs)
                         len += (size_t) snprintf(t + len, size - len, "%4u:", 24 + i);
                 else
-                        len += (size_t) snprintf(t + len, size - len, "%4s:", arch[i - NIRQS][0]);
-                for (unsigned c = 0; c < NCPUS; c++)
+                        len += (size_t) snprintf(t + len, size - len, "%4s:", arch[i - sh->nirqs][0]);
+                for (unsigned c = 0; c < sh->ncpus; c++)
                         len += (size_t) snprintf(t + len, size - len, " %10u", (i * 7919 + c * 104729) % 100000 + bump);
-                if (i < NIRQS)
+                if (i < sh->nirqs)
                         len += (size_t) snprintf(t + len, size - len, "  IR-PCI-MSI %u-edge      eth%u-TxRx-%u\n",
                                                  524288 + i, i / 64, i % 64);
                 else
-                        len += (size_t) snprintf(t + len, size - len, "   %s\n", arch[i - NIRQS][1]);
+                        len += (size_t) snprintf(t + len, size - len, "   %s\n", arch[i - sh->nirqs][1]);
         }
         len += (size_t) snprintf(t + len, size - len, " ERR:          0\n MIS:          0\n");
         *ret_len = len;
         return t;
 }
 
-static int build_tree(const char *root) {
-        char path[8192], *text;
+static int build_tree(const char *root, const Shape *sh) {
+        _cleanup_cpuset_ CPUSet housekeeping = CPUSET_EMPTY;
+        _cleanup_free_ char *mask = NULL;
+        char path[8192], text_buf[64], *text;
         size_t len;
         static const char *const dirs[] = { "proc", "proc/irq", "sys", "sys/devices", "sys/devices/system",
                                             "sys/devices/system/cpu" };
@@ -99,24 +105,33 @@ static int build_tree(const char *root) {
                         return -errno;
         }
         snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", root);
-        write_file(path, "0-63\n");
+        snprintf(text_buf, sizeof(text_buf), "0-%u\n", sh->ncpus - 1);
+        write_file(path, text_buf);
+        snprintf(text_buf, sizeof(text_buf), "%u-%u\n", sh->ncpus - 4, sh->ncpus - 1);
         snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/isolated", root);
-        write_file(path, "60-63\n");
+        write_file(path, text_buf);
         snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/nohz_full", root);
-        write_file(path, "60-63\n");
+        write_file(path, text_buf);
+        for (unsigned c = 0; c + 4 < sh->ncpus; c++)
+                if (cpuset_add(&housekeeping, c) < 0)
+                        return -ENOMEM;
+        mask = cpuset_format_mask(&housekeeping, sh->ncpus);
+        if (!mask)
+                return -ENOMEM;
         snprintf(path, sizeof(path), "%s/proc/irq/default_smp_affinity", root);
-        write_file(path, "0fffffff,ffffffff\n");
-        for (unsigned i = 0; i < NIRQS; i++) {
+        write_file(path, mask);
+        snprintf(text_buf, sizeof(text_buf), "0-%u\n", sh->ncpus - 5);
+        for (unsigned i = 0; i < sh->nirqs; i++) {
                 unsigned irq = 24 + i;
                 snprintf(path, sizeof(path), "%s/proc/irq/%u", root, irq);
                 if (mkdir(path, 0755) < 0 && errno != EEXIST)
                         return -errno;
                 snprintf(path, sizeof(path), "%s/proc/irq/%u/smp_affinity_list", root, irq);
-                write_file(path, "0-59\n");
+                write_file(path, text_buf);
                 snprintf(path, sizeof(path), "%s/proc/irq/%u/effective_affinity_list", root, irq);
                 write_file(path, "0\n");
         }
-        text = interrupts_text(0, 0, &len);
+        text = interrupts_text(sh, 0, 0, &len);
         snprintf(path, sizeof(path), "%s/proc/interrupts", root);
         f = fopen(path, "we");
         if (!f)
@@ -129,14 +144,14 @@ static int build_tree(const char *root) {
         if (!f)
                 return -errno;
         fprintf(f, "                    ");
-        for (unsigned c = 0; c < NCPUS; c++)
+        for (unsigned c = 0; c < sh->ncpus; c++)
                 fprintf(f, "CPU%-8u", c);
         fputc('\n', f);
         static const char *const softirqs[] = { "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
                                                 "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU" };
         for (size_t i = 0; i < ELEMENTSOF(softirqs); i++) {
                 fprintf(f, "%12s:", softirqs[i]);
-                for (unsigned c = 0; c < NCPUS; c++)
+                for (unsigned c = 0; c < sh->ncpus; c++)
                         fprintf(f, " %10u", (unsigned) (i * 1000 + c));
                 fputc('\n', f);
         }
@@ -148,7 +163,7 @@ static int build_tree(const char *root) {
         if (!f)
                 return -errno;
         fprintf(f, "version 15\ntimestamp 4295892312\n");
-        for (unsigned c = 0; c < NCPUS; c++) {
+        for (unsigned c = 0; c < sh->ncpus; c++) {
                 fprintf(f, "cpu%u 0 0 0 %u %u %u %u %u %u\n", c, 1000 + c, 500 + c, 400 + c, 123456789u + c,
                         23456789u + c, 2000 + c);
                 for (unsigned d = 0; d < 3; d++) {
@@ -180,6 +195,7 @@ static void fake_gate_ticks(NoiseGate *g, unsigned k) {
 }
 
 typedef struct Scan {
+        const Shape *shape;
         Host *host;
         Posture *posture;
         SettingTable table;
@@ -193,15 +209,15 @@ static void alert_sink(const NoiseAlert *a, void *userdata) {
         (*(unsigned *) userdata)++;
 }
 
-static int scan_open(Scan *s, const char *root, const char *config_text, bool observe) {
+static int scan_open(Scan *s, const Shape *sh, const char *root, const char *config_text, bool observe) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
         Config *config = config_new();
         HostCpus cpus = {};
-        unsigned watched[NCPUS];
+        unsigned watched[64];
         size_t n = 0;
         int r;
 
-        *s = (Scan) {};
+        *s = (Scan) { .shape = sh };
         if (!config || host_open(root, &s->host) < 0 || host_read_cpus(s->host, &cpus) < 0)
                 return fprintf(stderr, "cannot open %s\n", root), -1;
         config_parse_string(config, "bench.conf", config_text, &errors);
@@ -217,7 +233,7 @@ static int scan_open(Scan *s, const char *root, const char *config_text, bool ob
         s->rc = (SettingContext) { .host = s->host, .posture = s->posture, .observe = observe };
         table_reconcile_all(&s->table, &s->rc, 1, 0); /* opens the persistent fds */
         CPUSET_FOREACH(cpu, &s->posture->noise_cpus)
-                if (n < NCPUS)
+                if (n < ELEMENTSOF(watched))
                         watched[n++] = (unsigned) cpu;
         if (noise_new(watched, n, &s->noise) < 0)
                 return -1;
@@ -268,7 +284,7 @@ static double compare(const char *label, Scan *s, const char *interrupts_path, u
         uint64_t best_without = UINT64_MAX, best_with = UINT64_MAX, best_read = UINT64_MAX;
         uint64_t full0 = s->noise->full_reads, gated0 = s->noise->gated_reads;
         double ratios[REPEATS], median;
-        size_t size = 4 << 20;
+        size_t size = (size_t) (s->shape ? s->shape->nirqs + 64 : 4096) * ((s->shape ? s->shape->ncpus : 256) * 11 + 128);
         char *buf = malloc(size);
         int fd = open(interrupts_path ?: "/proc/interrupts", O_RDONLY | O_CLOEXEC);
 
@@ -281,8 +297,8 @@ static double compare(const char *label, Scan *s, const char *interrupts_path, u
         size_t lens[2] = {};
         int wfd = -1;
         if (step) {
-                texts[0] = interrupts_text(1, step, &lens[0]);
-                texts[1] = interrupts_text(2, step, &lens[1]);
+                texts[0] = interrupts_text(s->shape, 1, step, &lens[0]);
+                texts[1] = interrupts_text(s->shape, 2, step, &lens[1]);
                 wfd = open(interrupts_path, O_WRONLY | O_CLOEXEC);
                 if (wfd < 0)
                         abort();
@@ -381,34 +397,73 @@ static void compare_sources(void) {
         close(fd);
 }
 
-int main(int argc, char *argv[]) {
-        const char *base = argc > 1 ? argv[1] : "/dev/shm";
-        char root[4096], path[4200], cmd[4300];
-        struct rlimit rl;
+/* The heap the noise counters of a fake tree hold once read (the text of each file and
+ * of its previous read, the lines, the rows), from malloc's own count, and the time of one
+ * read of every file against one pread of /proc/interrupts alone. */
+static void noise_footprint(const Scan *s, const char *interrupts_path) {
+        unsigned watched[] = { s->shape->ncpus - 4, s->shape->ncpus - 3, s->shape->ncpus - 2, s->shape->ncpus - 1 };
+        uint64_t best_read = UINT64_MAX, best_pread = UINT64_MAX;
+        struct mallinfo2 before = mallinfo2(), after;
+        size_t size = 0;
+        char *buf = NULL;
+        Noise *n = NULL;
+        int fd = open(interrupts_path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || noise_new(watched, ELEMENTSOF(watched), &n) < 0)
+                abort();
+        for (unsigned rep = 0; rep < 11; rep++) {
+                uint64_t start = now_ns();
+                if (noise_read(n, s->host, (uint64_t) (rep + 1) * USEC_PER_SEC) < 0 || n->unreadable)
+                        abort();
+                best_read = MIN(best_read, now_ns() - start);
+        }
+        after = mallinfo2();
+        size = (size_t) st.st_size + 1;
+        buf = malloc(size);
+        for (unsigned rep = 0; buf && rep < 11; rep++) {
+                uint64_t start = now_ns();
+                ssize_t k;
+                off_t off = 0;
+                while ((k = pread(fd, buf + off, size - (size_t) off, off)) > 0)
+                        off += k;
+                best_pread = MIN(best_pread, now_ns() - start);
+        }
+        printf("  /proc/interrupts %.1f MB: the counters hold %.1f MB of heap once read (%.2fx the file); a read of "
+               "every file %.1f ms, one pread of /proc/interrupts alone %.1f ms (%.2fx)\n",
+               st.st_size / 1e6,
+               ((double) (after.uordblks + after.hblkhd) - (double) (before.uordblks + before.hblkhd)) / 1e6,
+               ((double) (after.uordblks + after.hblkhd) - (double) (before.uordblks + before.hblkhd)) / (double) st.st_size,
+               best_read / 1e6, best_pread / 1e6, (double) best_read / (double) best_pread);
+        free(buf);
+        noise_free(n);
+        close(fd);
+}
+
+/* The scan with and without the counters on a fake tree of shape sh (under base), the gate
+ * open and closed; with footprint, the counters' heap too. */
+static int bench_fake_tree(const char *base, const Shape *sh, bool footprint) {
+        char root[4096], path[4200], cmd[4300], config[128];
         double full, gated;
         Scan s;
 
-        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0) {
-                rl.rlim_cur = rl.rlim_max;
-                (void) setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        log_open(LOG_TARGET_STDERR);
-        log_set_max_level(LOG_ERR);
         snprintf(root, sizeof(root), "%s/lowlatd-bench-noise-XXXXXX", base);
-        if (!mkdtemp(root) || build_tree(root) < 0)
-                return fprintf(stderr, "cannot build a tree under %s\n", base), 1;
+        if (!mkdtemp(root) || build_tree(root, sh) < 0)
+                return fprintf(stderr, "cannot build a tree under %s\n", base), -1;
         snprintf(path, sizeof(path), "%s/proc/interrupts", root);
         printf("Noise counters' cost in the periodic scan (best of %d), %u IRQs x %u CPUs, 4 watched:\n", REPEATS,
-               NIRQS, NCPUS);
-        if (scan_open(&s, root, "[cpus]\nisolated = 60-63\n", false) < 0)
-                return 1;
+               sh->nirqs, sh->ncpus);
+        snprintf(config, sizeof(config), "[cpus]\nisolated = %u-%u\n", sh->ncpus - 4, sh->ncpus - 1);
+        if (scan_open(&s, sh, root, config, false) < 0)
+                return -1;
+        if (footprint)
+                noise_footprint(&s, path);
         full = compare("fake tree, no line changed (gate off or open)", &s, path, 0);
         compare("fake tree, 10% of the lines changed (gate open)", &s, path, 10);
         compare("fake tree, every line changed (gate open)", &s, path, 1);
         /* The gate closed: the watched CPUs took only their timer (10 ticks each between
-         * two scans), /proc/interrupts unchanged. */
-        /* Rings in memory (no perf for the fake tree's CPUs): the scan reads them with the
-         * same loads as the kernel's. */
+         * two scans), /proc/interrupts unchanged. Rings in memory (no perf for the fake
+         * tree's CPUs): the scan reads them with the same loads as the kernel's. */
         {
                 NoiseGate *g = NULL;
                 if (noise_gate_new_in_memory(s.noise->n_cpus, 7, &g) < 0)
@@ -424,9 +479,29 @@ int main(int argc, char *argv[]) {
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
         if (system(cmd) != 0)
                 fprintf(stderr, "could not remove %s\n", root);
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        static const Shape server = { 64, 1000 }, large = { 512, 3200 };
+        const char *base = argc > 1 ? argv[1] : "/dev/shm";
+        struct rlimit rl;
+        Scan s;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        log_open(LOG_TARGET_STDERR);
+        log_set_max_level(LOG_ERR);
+        if (bench_fake_tree(base, &server, true) < 0)
+                return 1;
+        /* A large host: /proc/interrupts of 18 MB, over what lowlatd once read at most. */
+        if (bench_fake_tree(base, &large, true) < 0)
+                return 1;
 
         /* The real procfs, read only: observe mode never writes. */
-        if (scan_open(&s, "/", "[cpus]\nisolated = auto\n\n[noise]\ncpus = 0-1\n", true) < 0)
+        if (scan_open(&s, NULL, "/", "[cpus]\nisolated = auto\n\n[noise]\ncpus = 0-1\n", true) < 0)
                 return 1;
         compare("this host's /proc (observe), CPUs 0-1", &s, NULL, 0);
         {

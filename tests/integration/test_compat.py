@@ -32,7 +32,7 @@ NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
 OLD_VERSION = "0.1.0-230-g8bbec47"
 NEW_VERSION = "9.9.9-newer"
 # A lowlatd from before the noise counters, the audit and Restore (and Features).
-OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "Check", "Restore"]
+OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "NoiseUnreadable", "Check", "Restore"]
 # What a person must never be shown instead of words.
 RAW = ("org.freedesktop.DBus.Error", "Unknown method", "Rejected send message")
 

@@ -36,11 +36,11 @@ SPEC_PROPERTIES = {
     "Corrections": "t", "Failures": "t", "AppliedSettings": "t", "Fights": "t",
     "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
-    "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as",
+    "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
-UNANNOUNCED = {"Version", "Features", "NoiseGate", "NoiseReads"}
+UNANNOUNCED = {"Version", "Features", "NoiseGate", "NoiseReads", "NoiseUnreadable"}
 NOT_OK_STATES = {"drifted", "failed", "unmovable", "unsupported"}
 KINDS = {"irq_affinity", "irq_default_affinity", "sysctl", "cpu_dma_latency", "governor"}
 STATES = {"ok", "drifted", "corrected", "failed", "unsupported", "unmovable", "pending"}
@@ -377,6 +377,7 @@ def check_metrics_match(t, ctl, bc, what, user=None):
         # Noise() (isolated = 2-3): the noise families, checked in test_monitoring.
         "lowlatd_isolated_cpu_interrupts_total": "counter", "lowlatd_isolated_cpu_softirqs_total": "counter",
         "lowlatd_isolated_cpu_context_switches_total": "counter", "lowlatd_isolated_cpu_nohz_full": "gauge",
+        "lowlatd_noise_readable": "gauge",
     }
     t.ok(m["type"] == expect_types and set(m["help"]) == set(expect_types) and
          all(m["help"].values()),

@@ -130,12 +130,12 @@ def test_noise(t, w):
     bus = w.bc.call(NAME, PATH, IFACE, "Noise")["data"]
     t.ok(j.get("gate", {}).get("mode") == "off: not the live host (--root)" and j["gate"]["full_reads"] >= 1 and
          j["gate"]["gated_reads"] == 0, "noise --json: the gate, as NoiseGate and NoiseReads say", desc(p))
-    t.ok(set(j) == {"sampled_usec", "interval_usec", "watched_cpus", "gate", "sources"} and
-         j["watched_cpus"] == w.bc.get_property(NAME, PATH, IFACE, "NoiseCPUs")[1] and
+    t.ok(set(j) == {"sampled_usec", "interval_usec", "watched_cpus", "unreadable", "gate", "sources"} and
+         j["watched_cpus"] == w.bc.get_property(NAME, PATH, IFACE, "NoiseCPUs")[1] and j["unreadable"] == "" and
          any(j["interval_usec"] == n[1] and
              {(s["cpu"], s["kind"], s["source"]) for s in j["sources"]} == {(r[0], r[1], r[2]) for r in n[2]}
              for n in (before, bus)),
-         "noise --json: the same watched CPUs and sources as NoiseCPUs and Noise() on the bus",
+         "noise --json: the same watched CPUs and sources as NoiseCPUs and Noise() on the bus, \"unreadable\" empty",
          "%s\nNoise() before: %r\nafter: %r" % (desc(p), before[:2], bus[:2]))
     rates = [s["rate"] for s in j["sources"]]
     t.ok(rates == sorted(rates, reverse=True), "noise --json: ranked by rate", repr(rates))

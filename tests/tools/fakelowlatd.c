@@ -50,7 +50,7 @@ static int get_string(sd_bus *bus, const char *path, const char *interface, cons
         } values[] = {
                 { "Mode", "enforce" },        { "State", "enforcing" },     { "IsolatedCPUs", "2-3" },
                 { "HousekeepingCPUs", "0-1" }, { "LastReloadError", "" },    { "NoiseGate", "off: fakelowlatd" },
-                { "NoiseCPUs", "2-3" },       { "Colour", "octarine" },
+                { "NoiseCPUs", "2-3" },       { "NoiseUnreadable", "" },    { "Colour", "octarine" },
         };
         const Fake *f = userdata;
 
@@ -198,6 +198,7 @@ static const sd_bus_vtable full_vtable[] = {
         SD_BUS_PROPERTY("NoiseGate", "s", get_string, 0, 0),
         SD_BUS_PROPERTY("NoiseReads", "(tt)", get_noise_reads, 0, 0),
         SD_BUS_PROPERTY("NoiseCPUs", "s", get_string, 0, CHANGES),
+        SD_BUS_PROPERTY("NoiseUnreadable", "s", get_string, 0, 0),
         SD_BUS_PROPERTY("Settings", "u", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("LastMeasurement", "(" MEASUREMENT_SIGNATURE ")", get_last_measurement, 0, CHANGES),

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "basic/macro.h"
+#include "faketree.h"
 #include "noise/noise.h"
 #include "tap.h"
 #include "basic/util.h"
@@ -327,6 +328,46 @@ static void test_alerts(void) {
         noise_free(n);
 }
 
+/* A file larger than the most noise reads is not read, and said so: the counts stay the
+ * last good read's; a file of exactly that size is read. Through a fake tree, as the
+ * daemon reads it (a kept fd, pread from 0). */
+static void check_limit(const Host *h, const char *root) {
+        _cleanup_(noise_freep) Noise *n = watch(2, 3);
+        size_t size = sizeof(x86) - 1;
+        _cleanup_free_ char *big = NULL;
+
+        n->file_max = size;
+        CHECK(noise_read(n, h, 1 * SEC) == 0 && !n->unreadable && count(n, "LOC", 0) == 250,
+              "a /proc/interrupts of exactly file_max bytes is read");
+        big = malloc(size + 2);
+        if (!big)
+                abort();
+        memcpy(big, x86, size);
+        memcpy(big + size, "\n", 2);
+        faketree_write(root, "proc/interrupts", big); /* in place: the kept fd reads it */
+        CHECK(noise_read(n, h, 2 * SEC) == -EFBIG, "one byte more: -EFBIG");
+        CHECK(n->unreadable && strstr(n->unreadable, "/proc/interrupts is larger than the ") &&
+                      strstr(n->unreadable, " bytes lowlatd reads"),
+              "unreadable says which file and the limit");
+        CHECK(count(n, "LOC", 0) == 250, "the counts stay the last good read's");
+        n->file_max = 256 * 1024 * 1024;
+        CHECK(noise_read(n, h, 3 * SEC) == 0 && !n->unreadable, "read again under the limit: readable");
+}
+
+static void test_limit(void) {
+        _cleanup_(noise_freep) Noise *fresh = watch(2, 3);
+        _cleanup_(host_freep) Host *h = NULL;
+        char root[64];
+
+        CHECK(fresh->file_max == 256 * 1024 * 1024, "a new Noise reads at most 256 MiB");
+        faketree_mkdtemp(root, sizeof(root), "test-noise");
+        faketree_write(root, "proc/interrupts", x86);
+        faketree_write(root, "proc/softirqs", softirqs);
+        if (CHECK(host_open(root, &h) == 0, "the fake tree opens"))
+                check_limit(h, root);
+        faketree_remove(root);
+}
+
 static void test_kind_names(void) {
         CHECK_STR(noise_kind_to_string(NOISE_IRQ), "irq", "irq");
         CHECK_STR(noise_kind_to_string(NOISE_CTXSW), "ctxsw", "ctxsw");
@@ -342,5 +383,6 @@ int main(void) {
         test_rates();
         test_alerts();
         test_kind_names();
+        test_limit();
         return tap_finish();
 }
