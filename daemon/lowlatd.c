@@ -24,6 +24,7 @@ typedef struct Arguments {
         const char *root;
         bool observe;
         bool check_config;
+        bool strict; /* --check-config: warnings fail too */
         bool once;
         ReportFlags report; /* --once: --changed, --json */
 } Arguments;
@@ -35,6 +36,7 @@ static void help(void) {
                "  -r --root=DIR      Prefix for every /proc, /sys and /dev path (default /)\n"
                "     --observe       Report drift, change nothing\n"
                "     --check-config  Validate the configuration and exit\n"
+               "     --strict        --check-config: fail on warnings too\n"
                "     --once          One pass: print the state of every setting and exit\n"
                "     --changed       --once: only the settings that are not ok\n"
                "     --json          --once: the report as JSON\n"
@@ -46,12 +48,13 @@ static void help(void) {
 
 /* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on bad usage. */
 static int parse_arguments(int argc, char *argv[], Arguments *args) {
-        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION, ARG_CHANGED, ARG_JSON };
+        enum { ARG_OBSERVE = 0x100, ARG_CHECK_CONFIG, ARG_ONCE, ARG_VERSION, ARG_CHANGED, ARG_JSON, ARG_STRICT };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "root", required_argument, NULL, 'r' },
                 { "observe", no_argument, NULL, ARG_OBSERVE },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "strict", no_argument, NULL, ARG_STRICT },
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -76,6 +79,9 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 case ARG_CHECK_CONFIG:
                         args->check_config = true;
                         break;
+                case ARG_STRICT:
+                        args->strict = true;
+                        break;
                 case ARG_ONCE:
                         args->once = true;
                         break;
@@ -97,6 +103,10 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 }
         if (optind < argc) {
                 fprintf(stderr, "lowlatd: unexpected argument '%s'; see --help\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (args->strict && !args->check_config) {
+                fprintf(stderr, "lowlatd: --strict applies to --check-config only; see --help\n");
                 return -EINVAL;
         }
         if (args->report && !args->once) {
@@ -140,6 +150,15 @@ static int load_posture(const Arguments *args, Host *host, Posture **ret) {
         if (r < 0 && r != -ENOMEM && errors.n > 0)
                 fprintf(stderr, "lowlatd: %s: configuration is invalid (%zu error%s)\n", args->config_path,
                         errors.n, errors.n == 1 ? "" : "s");
+        if (r >= 0) {
+                const ErrorList *w = &(*ret)->config->warnings;
+                /* --check-config and --once speak to a person on stderr; the daemon to its log. */
+                for (size_t i = 0; i < w->n; i++)
+                        if (args->check_config || args->once)
+                                fprintf(stderr, "%s\n", w->items[i]);
+                        else
+                                log_warning("%s", w->items[i]);
+        }
         return r;
 }
 
@@ -171,7 +190,18 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return EXIT_INVALID;
         if (args.check_config) {
-                printf("%s: configuration is valid\n", args.config_path);
+                size_t n = posture->config->warnings.n;
+
+                if (n > 0 && args.strict) {
+                        fprintf(stderr, "lowlatd: %s: configuration is refused by --strict (%zu warning%s)\n",
+                                args.config_path, n, n == 1 ? "" : "s");
+                        return EXIT_INVALID;
+                }
+                if (n > 0)
+                        printf("%s: configuration is valid, with %zu warning%s\n", args.config_path, n,
+                               n == 1 ? "" : "s");
+                else
+                        printf("%s: configuration is valid\n", args.config_path);
                 return EXIT_SUCCESS;
         }
 

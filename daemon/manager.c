@@ -670,6 +670,8 @@ static int manager_reload_because(Manager *m, const char *why) {
         r = manager_build_posture(m, &posture, &error);
         if (r < 0)
                 return manager_reload_failed(m, r, TAKE_PTR(error));
+        for (size_t i = 0; i < posture->config->warnings.n; i++)
+                log_warning("%s", posture->config->warnings.items[i]);
 
         /* Build the new table beside the old one, move fds, watches and history across for
          * what is unchanged, then drop the old table, which releases what is no longer

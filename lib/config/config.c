@@ -59,6 +59,7 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_files; i++)
                 free(c->files[i]);
         free(c->files);
+        error_list_done(&c->warnings);
         config_cpus_done(&c->isolated);
         config_cpus_done(&c->housekeeping);
         config_cpus_done(&c->default_affinity);

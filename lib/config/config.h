@@ -205,6 +205,9 @@ typedef struct Config {
         size_t n_files, allocated_files;
         size_t content_lines; /* lines that were not blank or comments, in all files */
         uint64_t digest; /* FNV-1a over the file names and every byte read, in order */
+        /* "FILE:LINE: warning: reason": what is valid but will hurt (warnings.c). A
+         * configuration with warnings is applied; --check-config --strict refuses it. */
+        ErrorList warnings;
 
         DaemonMode mode;
         uint64_t scan_interval_usec;
@@ -300,6 +303,13 @@ void config_validate(const Config *c, ErrorList *errors);
 /* Loads path and then path.d/\*.conf in lexical order, and validates. Returns 0 with
  * *ret set, or -EINVAL with every problem in errors (nothing in *ret). */
 int config_load(const char *path, Config **ret, ErrorList *errors);
+/* warnings.c: adds to c->warnings what the files ask for that is valid but will hurt (a
+ * key set twice in one file, throttling off, a pattern that takes in lo or can match
+ * nothing, every kernel thread real-time, a [sysfs] path the unit cannot write). */
+void config_check_warnings(Config *c);
+/* posture_load(), once the isolated CPUs are known: a pin of every IRQ onto them. */
+void config_warn_pins_isolated(Config *c, const CPUSet *isolated);
+_printf_(3, 4) void config_warn(Config *c, const ConfigSource *where, const char *fmt, ...);
 
 /* The units [cpus] slices must name together: the first AllowedCPUs= turns the cpuset
  * controller on for the whole tree, and every unit left out then runs on every CPU. */

@@ -92,7 +92,7 @@ const ConfigKey config_keys[] = {
         { "cpus", "rps_default_mask", config_parse_cpus, C(rps_default_mask), .cpu_names = CPUS_POSTURE_NAMES },
 
         { "irq", "default_affinity", config_parse_cpus, C(default_affinity), .cpu_names = CPUS_NAME_HOUSEKEEPING },
-        { "irq", "pin", config_parse_pin, C(pins) },
+        { "irq", "pin", config_parse_pin, C(pins), .repeats = true },
         { "irq", "irqbalance", config_parse_enum, C(irqbalance), .data = &irqbalance_mode_enum },
 
         { "pm", "cpu_dma_latency", config_parse_uint32, C(cpu_dma_latency_usec),

@@ -26,6 +26,13 @@ typedef struct ConfigParse {
         char *argument;               /* the section's quoted name as written, or NULL */
         void *object;                 /* what the section's rows write into */
         bool skipping;                /* under an unknown or broken header: its keys are not reported */
+        /* The rows this file has set, by object: a second line for one is a warning. */
+        struct ConfigSeen {
+                const void *object;
+                const ConfigKey *row;
+                unsigned line;
+        } *seen;
+        size_t n_seen, allocated_seen;
 } ConfigParse;
 
 /* A value parser: value is the key's value (trimmed, never empty unless the section takes
@@ -46,6 +53,7 @@ struct ConfigKey {
         size_t source;   /* CONFIG_FIELD() of a ConfigSource where the key was written, good or not; 0: none */
         const void *data; /* the parser's: ConfigRange, ConfigEnum, ConfigBool, ConfigName */
         unsigned cpu_names; /* config_parse_cpus(): the names the key takes besides a list (CPUS_NAME_*) */
+        bool repeats;      /* each line adds one (pin): a second line is no warning */
 };
 
 struct ConfigSection {
@@ -78,6 +86,8 @@ const ConfigKey *config_key_find(const ConfigSection *section, const char *name)
 
 /* reader.c: "FILE:LINE: ..." for the line being read. */
 _printf_(2, 3) void config_error(ConfigParse *p, const char *fmt, ...);
+/* "FILE:LINE: warning: ..." for the line being read, into the Config's warnings. */
+_printf_(2, 3) void config_warning(ConfigParse *p, const char *fmt, ...);
 ConfigSource config_here(const ConfigParse *p);
 /* Takes one "KEY = VALUE" of the current section: the row, or the section's assign. */
 void config_assign(ConfigParse *p, const char *key, const char *value);

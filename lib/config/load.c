@@ -149,6 +149,7 @@ int config_load(const char *path, Config **ret, ErrorList *errors) {
         config_validate(c, errors);
         if (errors->n > errors_before)
                 return -EINVAL;
+        config_check_warnings(c);
         *ret = TAKE_PTR(c);
         return 0;
 }

@@ -24,6 +24,17 @@ void config_error(ConfigParse *p, const char *fmt, ...) {
                 p->oom = -ENOMEM;
 }
 
+void config_warning(ConfigParse *p, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        msg = strdup_vprintf(fmt, ap);
+        va_end(ap);
+        if (!msg || error_list_add(&p->config->warnings, "%s:%u: warning: %s", p->file, p->line, msg) < 0)
+                p->oom = -ENOMEM;
+}
+
 ConfigSource config_here(const ConfigParse *p) {
         return (ConfigSource) { p->file, p->line };
 }
@@ -158,10 +169,30 @@ static void read_assignment(ConfigParse *p, char *line) {
         config_assign(p, key, value);
 }
 
+/* A row set a second time in one file: the later line wins, as it does across files (a
+ * drop-in overriding the main file is what drop-ins are for), but within one file it is
+ * a leftover more often than an intent. */
+static void note_row_set(ConfigParse *p, const ConfigKey *row) {
+        for (size_t i = 0; i < p->n_seen; i++)
+                if (p->seen[i].object == p->object && p->seen[i].row == row) {
+                        config_warning(p, "%s is set again; this line replaces line %u's value", row->name,
+                                       p->seen[i].line);
+                        p->seen[i].line = p->line;
+                        return;
+                }
+        if (array_grow(&p->seen, &p->allocated_seen, p->n_seen + 1) < 0) {
+                p->oom = -ENOMEM;
+                return;
+        }
+        p->seen[p->n_seen++] = (struct ConfigSeen) { p->object, row, p->line };
+}
+
 void config_assign(ConfigParse *p, const char *key, const char *value) {
         const ConfigKey *row = config_key_find(p->section, key);
 
         if (row) {
+                if (!row->repeats)
+                        note_row_set(p, row);
                 if (row->source > 0)
                         *(ConfigSource *) ((char *) p->object + row->source - 1) = config_here(p);
                 (void) row->parse(p, row, value, p->object);
@@ -275,6 +306,7 @@ int config_read(Config *c, const char *name, FILE *f, const char *text, ErrorLis
                 return r;
         read_lines(&p, &in);
         free(p.argument);
+        free(p.seen);
         if (f && ferror(f)) {
                 error_list_add(errors, "%s: read error", name);
                 return -EIO;

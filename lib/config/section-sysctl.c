@@ -67,6 +67,9 @@ static int named_value_set(ConfigParse *p, NamedValue **entries, size_t *n, size
         for (size_t i = 0; i < *n; i++)
                 if (streq((*entries)[i].name, name))
                         e = &(*entries)[i];
+        /* Within one file, as for every key (reader.c); a drop-in overrides in silence. */
+        if (e && e->source.file == p->file)
+                config_warning(p, "%s is set again; this line replaces line %u's value", name, e->source.line);
         if (!e) {
                 if (array_grow(entries, allocated, *n + 1) < 0)
                         return p->oom = -ENOMEM;

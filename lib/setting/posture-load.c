@@ -32,6 +32,7 @@ int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorLis
                 return r;
         if (errors->n > errors_before)
                 return -EINVAL;
+        config_warn_pins_isolated(p->config, &p->isolated);
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -39,7 +39,6 @@ net.core.somaxconn = 8192
 net.ipv4.tcp_rmem = 4096 87380 16777216
 kernel.numa_balancing = 0
 net.core.busy_poll = 50
-net.core.busy_poll = 60
 """
 
 # (name, config text, [acceptable error lines], must-mention words (any of, lowercase)
@@ -105,15 +104,59 @@ no equals here
 MULTI_LINES = [2, 4, 10, 12]
 
 
-def error_lines(stderr, path):
-    """{line: [texts]} for every 'PATH:LINE: reason' line in stderr."""
+def error_lines(stderr, path, warnings=False):
+    """{line: [texts]} for every 'PATH:LINE: reason' line in stderr (warnings: only the
+    'PATH:LINE: warning: reason' lines, else only the others)."""
     rx = re.compile(r"^(?:lowlatd: )?" + re.escape(path) + r":(\d+): (.+)$")
     out = {}
     for l in stderr.splitlines():
         m = rx.match(l.strip())
-        if m:
+        if m and m.group(2).startswith("warning: ") == warnings:
             out.setdefault(int(m.group(1)), []).append(m.group(2))
     return out
+
+
+# Valid, applied, and said: (config text, the line warned about, words the warning holds).
+WARNINGS = [
+    ("[daemon]\nscan_interval = 5s\nscan_interval = 10s\n", 3, ["scan_interval is set again", "line 2"]),
+    ("[sysctl]\nvm.swappiness = 10\nvm.swappiness = 1\n", 3, ["vm.swappiness is set again", "line 2"]),
+    ("[sysfs]\n/sys/kernel/mm/ksm/run = 0\n/sys/kernel/mm/ksm/run = 1\n", 3, ["is set again"]),
+    ("[irq]\npin = eth0-* 0\npin = eth0-* 1\n", 3, ["'eth0-*' is pinned again", "line 2"]),
+    ("[cpus]\nisolated = 2-3\n[irq]\npin = * 0-3\n", 4, ["every irq", "isolated cpus 2-3"]),
+    ("[sysctl]\nkernel.sched_rt_runtime_us = -1\n", 2, ["throttling off", "950000"]),
+    ("[nic \"*\"]\ntxqueuelen = 1\n", 1, ["loopback interface lo"]),
+    ("[nic \"e?h0-a-name-of-forty-characters-or-so\"]\ntxqueuelen = 1\n", 1,
+     ["can match no interface", "15 characters"]),
+    ("[kthread \"*\"]\npolicy = fifo\npriority = 99\ncpus = 0\n", 2, ["every kernel thread real-time", "fifo"]),
+    ("[sysfs]\n/sys/kernel/rcu_normal = 1\n", 2, ["outside what lowlatd.service may write", "readwritepaths="]),
+]
+
+
+def check_warnings(t, host):
+    for i, (text, line, words) in enumerate(WARNINGS):
+        path, r = check(host, text, "warn%02d.conf" % i)
+        warned = error_lines(r.stderr, path, warnings=True)
+        said = " ".join(warned.get(line, [])).lower()
+        t.ok(r.returncode == 0 and not error_lines(r.stderr, path) and list(warned) == [line]
+             and all(w in said for w in words) and "with 1 warning" in r.stdout,
+             "warning: %s... (exit 0, one warning at line %d)" % (words[0], line),
+             "exit %d; stdout %r; stderr:\n%s" % (r.returncode, r.stdout, r.stderr))
+        r = h.run_lowlatd(host, ["--check-config", "--strict"], config_path=path)
+        t.ok(r.returncode == 1 and "refused by --strict (1 warning)" in r.stderr,
+             "... and --check-config --strict refuses it (exit 1)", "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    path = h.write_config(host, "[sysctl]\nkernel.sched_rt_runtime_us = -1\n", "warn-once.conf")
+    r = h.run_lowlatd(host, ["--once", "--observe"], config_path=path)
+    t.ok(list(error_lines(r.stderr, path, warnings=True)) == [2], "lowlatd --once says the warning on stderr too",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    # A drop-in that sets a key of the main file again is what drop-ins are for: no warning.
+    path = h.write_config(host, "[sysctl]\nvm.swappiness = 10\n", "warn-dropin.conf",
+                          {"50-x.conf": "[sysctl]\nvm.swappiness = 1\n"})
+    r = h.run_lowlatd(host, ["--check-config", "--strict"], config_path=path)
+    t.ok(r.returncode == 0 and "warning" not in r.stderr, "a drop-in overriding the main file is no warning",
+         "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    r = h.run_lowlatd(host, ["--strict"], config_path=path)
+    t.ok(r.returncode == 1 and "--strict applies to --check-config only" in r.stderr,
+         "--strict without --check-config is refused", r.stderr)
 
 
 def check(host, text, name):
@@ -121,13 +164,22 @@ def check(host, text, name):
     return path, h.run_lowlatd(host, ["--check-config"], config_path=path)
 
 
-def run(t):
-    host = h.FakeHost(ncpus=4, nirqs=1000, isolated="2-3")
-
+def check_good(t, host):
     path, r = check(host, GOOD, "good.conf")
     t.ok(r.returncode == 0, "a complete, valid config passes (exit 0)",
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
     t.ok(not error_lines(r.stderr, path), "no FILE:LINE errors for the valid config", r.stderr)
+    t.ok(not error_lines(r.stderr, path, warnings=True) and "warning" not in r.stdout,
+         "and no warnings", r.stdout + r.stderr)
+    r = h.run_lowlatd(host, ["--check-config", "--strict"], config_path=path)
+    t.ok(r.returncode == 0, "the valid config passes --strict too", r.stderr)
+
+
+def run(t):
+    host = h.FakeHost(ncpus=4, nirqs=1000, isolated="2-3")
+
+    check_good(t, host)
+    check_warnings(t, host)
 
     # An empty file is refused (a truncated write, not a posture); one header is the
     # intentionally empty posture of all defaults.
