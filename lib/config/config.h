@@ -246,6 +246,7 @@ typedef struct Config {
         uint32_t cpu_dma_latency_usec;
 
         char *governor; /* NULL when off */
+        ConfigSource governor_source;
 
         /* [pm] per-CPU wake-up latency limit, as the kernel's pm_qos_resume_latency_us takes
          * it ("n/a", or 1 to PM_RESUME_LATENCY_MAX_USEC); NULL when off. */

@@ -97,7 +97,8 @@ const ConfigKey config_keys[] = {
 
         { "pm", "cpu_dma_latency", config_parse_uint32, C(cpu_dma_latency_usec),
           .set = CONFIG_FIELD(Config, cpu_dma_latency_enabled), .data = &dma_latency_range },
-        { "pm", "governor", config_parse_name, C(governor), .data = &governor_name },
+        { "pm", "governor", config_parse_name, C(governor), .source = CONFIG_FIELD(Config, governor_source),
+          .data = &governor_name },
         { "pm", "resume_latency", config_parse_resume_latency, C(resume_latency),
           .source = CONFIG_FIELD(Config, resume_latency_source) },
         { "pm", "resume_latency_cpus", config_parse_cpus, C(resume_latency_cpus), .cpu_names = CPUS_PM_NAMES },

@@ -164,6 +164,8 @@ typedef struct MatchCheck {
         const Host *host;
         char *first; /* the first refused match and why, "/sys/... leads out of /sys" */
         size_t refused;
+        size_t matched, read_only; /* files it may keep, and those no one may write (a counter) */
+        char *first_read_only;
 } MatchCheck;
 
 static int check_match(void *userdata, const char *relpath) {
@@ -173,6 +175,16 @@ static int check_match(void *userdata, const char *relpath) {
 
         if (r == -ENOMEM)
                 return r;
+        if (r == SYSFS_FILE_OK) {
+                _cleanup_free_ char *resolved = NULL;
+                mode_t mode = 0;
+
+                m->matched++;
+                if (host_resolve(m->host, relpath, &resolved, &mode) >= 0 && !(mode & 0222) && m->read_only++ == 0 &&
+                    !(m->first_read_only = strdup_printf("/%s", relpath)))
+                        return -ENOMEM;
+                return 0;
+        }
         if (r != SYSFS_FILE_REFUSED)
                 return 0; /* not there, or a directory the pattern also matches */
         if (m->refused++ == 0 && !(m->first = strdup_printf("/%s, which %s", relpath, reason)))
@@ -180,7 +192,7 @@ static int check_match(void *userdata, const char *relpath) {
         return 0;
 }
 
-static void check_entry(const SysfsEntry *e, const Host *h, ErrorList *errors) {
+static void check_entry(Config *c, const SysfsEntry *e, const Host *h, ErrorList *errors) {
         const char *relpath = e->path + 1;
         _cleanup_free_ char *reason = owner_reason(relpath, true);
         MatchCheck m = { .host = h };
@@ -203,12 +215,19 @@ static void check_entry(const SysfsEntry *e, const Host *h, ErrorList *errors) {
         else if (m.refused > 0)
                 error_list_add(errors, "%s:%u: %s matches %s%s", e->source.file, e->source.line, e->path, m.first,
                                m.refused > 1 ? " (and more of its matches are refused)" : "");
+        else if (m.read_only > 0)
+                config_warn(c, &e->source,
+                            "%s matches %zu file%s on this host, %zu of them read-only (%s%s): a pattern that wide "
+                            "takes in counters and files it was not meant for; name the files",
+                            e->path, m.matched, m.matched == 1 ? "" : "s", m.read_only, m.first_read_only,
+                            m.read_only > 1 ? ", ..." : "");
         free(m.first);
+        free(m.first_read_only);
 }
 
-void sysfs_config_check(const Config *c, const Host *h, ErrorList *errors) {
+void sysfs_config_check(Config *c, const Host *h, ErrorList *errors) {
         for (size_t i = 0; i < c->n_sysfs; i++)
-                check_entry(&c->sysfs[i], h, errors);
+                check_entry(c, &c->sysfs[i], h, errors);
 }
 
 bool sysfs_config_has_patterns(const Config *c) {

@@ -34,7 +34,8 @@ int sysfs_file_check(const Host *h, const char *relpath, char **ret_reason);
 
 /* The [sysfs] entries against the host and the other kinds: a pattern that names a file
  * another kind keeps, and every file an entry matches now that [sysfs] may not keep, are
- * errors "FILE:LINE: PATH: reason". */
-void sysfs_config_check(const Config *c, const Host *h, ErrorList *errors);
+ * errors "FILE:LINE: PATH: reason"; a pattern that matches read-only files here (counters)
+ * is a warning in c->warnings. */
+void sysfs_config_check(Config *c, const Host *h, ErrorList *errors);
 /* Whether some [sysfs] key is a pattern (so devices coming and going matter). */
 bool sysfs_config_has_patterns(const Config *c);

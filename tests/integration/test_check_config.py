@@ -129,10 +129,18 @@ WARNINGS = [
      ["can match no interface", "15 characters"]),
     ("[kthread \"*\"]\npolicy = fifo\npriority = 99\ncpus = 0\n", 2, ["every kernel thread real-time", "fifo"]),
     ("[sysfs]\n/sys/kernel/rcu_normal = 1\n", 2, ["outside what lowlatd.service may write", "readwritepaths="]),
+    # What the host it runs on says: its governors, and the files a [sysfs] pattern matches.
+    ("[pm]\ngovernor = ludicrous\n", 2, ["'ludicrous' is not offered by cpu 0", "available: performance powersave"]),
+    ("[sysfs]\n/sys/kernel/mm/ksm/* = 1\n", 2,
+     ["matches 2 files on this host, 1 of them read-only", "/sys/kernel/mm/ksm/pages_shared"]),
 ]
 
 
 def check_warnings(t, host):
+    os.makedirs(host.path("sys/kernel/mm/ksm"), exist_ok=True)
+    host.write("sys/kernel/mm/ksm/run", "0\n")
+    host.write("sys/kernel/mm/ksm/pages_shared", "0\n")
+    os.chmod(host.path("sys/kernel/mm/ksm/pages_shared"), 0o444)
     for i, (text, line, words) in enumerate(WARNINGS):
         path, r = check(host, text, "warn%02d.conf" % i)
         warned = error_lines(r.stderr, path, warnings=True)
@@ -148,6 +156,10 @@ def check_warnings(t, host):
     r = h.run_lowlatd(host, ["--once", "--observe"], config_path=path)
     t.ok(list(error_lines(r.stderr, path, warnings=True)) == [2], "lowlatd --once says the warning on stderr too",
          "exit %d; stderr:\n%s" % (r.returncode, r.stderr))
+    bare = h.FakeHost(ncpus=2, nirqs=10, isolated="1", cpufreq=False)
+    path, r = check(bare, "[pm]\ngovernor = performance\n", "warn-nocpufreq.conf")
+    t.ok(r.returncode == 0 and "cannot be checked here: no CPU of this host has cpufreq" in r.stderr,
+         "governor on a host without cpufreq: said that it cannot be checked", r.stderr)
     # A drop-in that sets a key of the main file again is what drop-ins are for: no warning.
     path = h.write_config(host, "[sysctl]\nvm.swappiness = 10\n", "warn-dropin.conf",
                           {"50-x.conf": "[sysctl]\nvm.swappiness = 1\n"})
