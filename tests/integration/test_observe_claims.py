@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Observe mode gives a setting that enforce mode would find refused the state enforce
-mode gives it (unmovable, with the same reason), never "would change": nothing is written
-either way.
+"""Observe mode claims nothing it does not do.
+
+Its /dev/cpu_dma_latency request: lowlatd --observe only reads the device (the fake
+tree's file holds 2000000000), so the bus says CpuDmaLatencyHeld false and
+CpuDmaLatencySystemUSec 2000000000 (and follows the file when it changes), lowlatctl
+status says "not held (observe mode)" with the system value, in text and JSON, and
+lowlatctl metrics says held 0, the request NaN and the system value; the file is not
+written. Enforce mode on the same tree holds it (Held true, "0 us (held)").
+
+Refusals: observe mode gives a setting that enforce mode would find refused the state
+enforce mode gives it (unmovable, with the same reason), never "would change": nothing is
+written either way.
 
 - A fake tree with an IRQ whose smp_affinity_list is read-only (0444) on the isolated
   CPUs, and one that can move: lowlatd --observe --once (table and --json) says
@@ -17,12 +26,17 @@ either way.
 Environment: LOWLATD, LOWLATCTL, LOWLATD_SOURCE_ROOT (as every integration test)."""
 
 import json
+import math
 import os
 
 import busctl_harness as b
 import kthread_harness as k
 import lowlat_harness as h
-from test_lowlatctl import Ctl, desc, lowlatctl_path, parse_table, start_stack, wait_owner
+import lowlat_constants as C
+from test_lowlatctl import (Ctl, desc, lowlatctl_path, parse_prometheus, parse_status_text, parse_table,
+                            prom_value, start_stack, wait_owner)
+
+NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
 
 EXIT_DRIFT = 3
 
@@ -45,6 +59,85 @@ kthreads = housekeeping
 """
 
 REFUSED_REASON = "smp_affinity_list is read-only"
+
+DMA_CONFIG = """\
+[daemon]
+scan_interval = 1s
+
+[cpus]
+isolated = 2-3
+
+[pm]
+cpu_dma_latency = 0
+"""
+NO_REQUEST = 2000000000  # what the device reads with no request but the default
+
+
+def test_dma_observe(t, ctl_bin):
+    b.require_tools()
+    host = h.FakeHost(ncpus=4, nirqs=30, isolated="2-3", irq_affinity="0-1", default_affinity={0, 1},
+                      dma_latency=NO_REQUEST)
+    bus, bc, _, d = start_stack(t, host, DMA_CONFIG, extra_args=["--observe"], monitor=False)
+    ctl = Ctl(ctl_bin, bus.address, host.tmp)
+    if not wait_owner(t, bc, d, "observe, cpu_dma_latency = 0"):
+        return
+    pr = bc.get_all(NAME, PATH, IFACE)
+    t.ok(pr.get("CpuDmaLatencyUSec") == 0 and pr.get("CpuDmaLatencyHeld") is False and
+         pr.get("CpuDmaLatencySystemUSec") == NO_REQUEST,
+         "--observe: CpuDmaLatencyUSec 0 asked, CpuDmaLatencyHeld false, CpuDmaLatencySystemUSec %d" % NO_REQUEST,
+         repr({k: v for k, v in pr.items() if k.startswith("CpuDma")}))
+
+    p = ctl.run("status")
+    f = parse_status_text(p.stdout)
+    want = "0 us, not held (observe mode); system value %d us" % NO_REQUEST
+    t.ok(f.get("cpu_dma_latency") == [want], "status: cpu_dma_latency: %s" % want, desc(p))
+    p = ctl.run("status", "--json")
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        j = {}
+    t.ok(j.get("cpu_dma_latency_usec") == 0 and j.get("cpu_dma_latency_held") is False and
+         j.get("cpu_dma_latency_system_usec") == NO_REQUEST,
+         "status --json: cpu_dma_latency_held false, cpu_dma_latency_system_usec %d" % NO_REQUEST, desc(p))
+
+    p = ctl.run("metrics")
+    try:
+        m = parse_prometheus(p.stdout)
+    except Exception as e:  # the parser's own error names the line
+        t.ok(False, "metrics parses", "%s\n%s" % (e, p.stdout[-2000:]))
+        m = None
+    if m:
+        held = prom_value(m, "lowlatd_cpu_dma_latency_held")
+        seconds = prom_value(m, "lowlatd_cpu_dma_latency_seconds")
+        system = prom_value(m, "lowlatd_cpu_dma_latency_system_seconds")
+        t.ok(held == 0 and seconds is not None and math.isnan(seconds) and system == NO_REQUEST / 1e6,
+             "metrics: lowlatd_cpu_dma_latency_held 0, _seconds NaN, _system_seconds %g" % (NO_REQUEST / 1e6),
+             "held %r seconds %r system %r" % (held, seconds, system))
+
+    # Someone else's request: the system value follows it at the next scan.
+    host.set_dma_latency(20)
+    got = d.poll_until(lambda: bc.get_property(NAME, PATH, IFACE, "CpuDmaLatencySystemUSec")[1] == 20, h.scaled(5))
+    t.ok(got and bc.get_property(NAME, PATH, IFACE, "CpuDmaLatencyHeld")[1] is False,
+         "another holder's 20 us: CpuDmaLatencySystemUSec 20, still not held by lowlatd",
+         repr(bc.get_property(NAME, PATH, IFACE, "CpuDmaLatencySystemUSec")))
+    t.ok(host.dma_latency() == 20, "observe mode did not write the device", repr(host.dma_latency_raw()))
+    t.stopped_cleanly(d)
+    bus.stop()
+
+    # Enforce mode on the same tree takes the request: held, and said so.
+    host.set_dma_latency(NO_REQUEST)
+    bus, bc, _, d = start_stack(t, host, DMA_CONFIG, monitor=False)
+    ctl = Ctl(ctl_bin, bus.address, host.tmp)
+    if not wait_owner(t, bc, d, "enforce, cpu_dma_latency = 0"):
+        return
+    pr = bc.get_all(NAME, PATH, IFACE)
+    f = parse_status_text(ctl.run("status").stdout)
+    t.ok(pr.get("CpuDmaLatencyHeld") is True and pr.get("CpuDmaLatencySystemUSec") == 0 and
+         f.get("cpu_dma_latency") == ["0 us (held)"],
+         "enforce mode: CpuDmaLatencyHeld true, the system value 0, status '0 us (held)'",
+         "%r %r" % ({k: v for k, v in pr.items() if k.startswith("CpuDma")}, f.get("cpu_dma_latency")))
+    t.stopped_cleanly(d)
+    bus.stop()
 
 
 def irq_host():
@@ -161,6 +254,7 @@ def main(t):
     ctl = lowlatctl_path()
     h.lowlatd_path()
     h.isolate_from_real_journal()
+    test_dma_observe(t, ctl)
     test_once(t)
     test_list(t, ctl)
     test_kthreads(t)
