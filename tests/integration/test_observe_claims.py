@@ -16,6 +16,7 @@ written either way.
 - A fake tree with an IRQ whose smp_affinity_list is read-only (0444) on the isolated
   CPUs, and one that can move: lowlatd --observe --once (table and --json) says
   unmovable for the first, would change for the second, and writes neither.
+- A governor the driver does not offer: unsupported, with the reason enforce mode gives.
 - The same host under a running lowlatd --observe on a private bus: lowlatctl list says
   unmovable and drifted.
 - This machine's own kernel threads, read through --root / in observe mode ([cpus]
@@ -188,6 +189,27 @@ def test_once(t):
          "observe mode wrote neither IRQ", "%r %r" % (host.irq_affinity(stuck), host.irq_affinity(movable)))
 
 
+def test_governor_not_offered(t):
+    """A governor the driver does not offer: enforce mode calls it unsupported without
+    writing, and so does observe mode now."""
+    host = h.FakeHost(ncpus=4, nirqs=30, isolated="2-3", irq_affinity="0-1", default_affinity={0, 1},
+                      governor="powersave", available_governors="performance powersave")
+    config = h.write_config(host, IRQ_CONFIG + "\n[pm]\ngovernor = schedutil\n")
+    p = h.run_lowlatd(host, ["--observe", "--once", "--json"], config_path=config)
+    try:
+        j = json.loads(p.stdout)
+    except ValueError as e:
+        t.ok(False, "--observe --once --json is valid JSON", "%s\n%s" % (e, desc(p)))
+        return
+    governors = [s for s in j.get("settings", []) if s.get("kind") == "governor"]
+    t.ok(len(governors) == 4 and all(s.get("state") == "unsupported" and
+                                     "governor 'schedutil' is not offered" in s.get("reason", "")
+                                     for s in governors),
+         "--observe --once: a governor the driver does not offer is unsupported on each of the 4 CPUs, "
+         "with enforce mode's reason", repr(governors[:2]))
+    t.ok(host.governor(2) == "powersave", "and nothing was written", host.governor(2))
+
+
 def test_list(t, ctl_bin):
     b.require_tools()
     host, stuck, movable = irq_host()
@@ -256,6 +278,7 @@ def main(t):
     h.isolate_from_real_journal()
     test_dma_observe(t, ctl)
     test_once(t)
+    test_governor_not_offered(t)
     test_list(t, ctl)
     test_kthreads(t)
 
