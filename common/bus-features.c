@@ -18,6 +18,8 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
         [BUS_FEATURE_NOISE_CPUS] = { "noise-cpus", { "NoiseCPUs" }, "no word on which CPUs it watches for noise" },
         [BUS_FEATURE_NOISE_UNREADABLE] = { "noise-unreadable", { "NoiseUnreadable" },
                                            "no word on noise counters it cannot count" },
+        [BUS_FEATURE_DMA_LATENCY_HELD] = { "cpu-dma-latency-held", { "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec" },
+                                           "no word on whether its cpu_dma_latency request is held" },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(bus_feature, BusFeature, bus_feature_table, .name);

@@ -206,6 +206,7 @@ typedef struct PropertyField {
         const char *name;
         const char *signature;
         size_t offset;
+        bool optional; /* newer than the spec: a lowlatd without it leaves the default */
 } PropertyField;
 
 static const PropertyField manager_fields[] = {
@@ -223,6 +224,8 @@ static const PropertyField manager_fields[] = {
         { "AppliedSettings", "t", offsetof(ManagerInfo, applied_settings) },
         { "Fights", "t", offsetof(ManagerInfo, fights) },
         { "CpuDmaLatencyUSec", "i", offsetof(ManagerInfo, cpu_dma_latency_usec) },
+        { "CpuDmaLatencyHeld", "b", offsetof(ManagerInfo, cpu_dma_latency_held), .optional = true },
+        { "CpuDmaLatencySystemUSec", "i", offsetof(ManagerInfo, cpu_dma_latency_system_usec), .optional = true },
         { "Settings", "u", offsetof(ManagerInfo, settings) },
         { "SettingsNotOk", "u", offsetof(ManagerInfo, settings_not_ok) },
 };
@@ -250,7 +253,10 @@ static int read_property_value(sd_bus_message *m, const PropertyField *field, Ma
  * would make every verdict a guess. Returns -errno after saying why (see fail()). */
 int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret, char **why) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(manager_info_done) ManagerInfo info = {};
+        _cleanup_(manager_info_done) ManagerInfo info = {
+                .cpu_dma_latency_held = -1,
+                .cpu_dma_latency_system_usec = -1,
+        };
         bool seen[ELEMENTSOF(manager_fields)] = {};
         int r;
 
@@ -297,7 +303,7 @@ int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret, char **why) {
                 goto bad_message;
 
         for (size_t i = 0; i < ELEMENTSOF(manager_fields); i++)
-                if (!seen[i]) {
+                if (!seen[i] && !manager_fields[i].optional) {
                         _cleanup_free_ char *text = ctl_lacking_text(bus, manager_fields[i].name);
                         return fail(why, -EBADMSG, "%s", text ?: manager_fields[i].name);
                 }

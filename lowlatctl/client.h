@@ -43,11 +43,19 @@ typedef struct ManagerInfo {
         uint64_t failures;
         uint64_t applied_settings;
         uint64_t fights;
-        int32_t cpu_dma_latency_usec;
+        int32_t cpu_dma_latency_usec; /* the request asked for, -1: off */
+        int cpu_dma_latency_held;     /* CpuDmaLatencyHeld; -1: a lowlatd without it */
+        int32_t cpu_dma_latency_system_usec; /* what /dev/cpu_dma_latency reads; -1: unknown */
         uint32_t settings;
         uint32_t settings_not_ok;
         const LastMeasurement *measurement; /* status: lowlatctl measure's last result; NULL: none */
 } ManagerInfo;
+
+/* Whether lowlatd holds its /dev/cpu_dma_latency request now: CpuDmaLatencyHeld, or for a
+ * lowlatd without it, whether one is asked for (such a lowlatd says no more). */
+static inline bool manager_info_dma_latency_held(const ManagerInfo *info) {
+        return info->cpu_dma_latency_usec >= 0 && info->cpu_dma_latency_held != 0;
+}
 
 typedef struct SettingRow {
         const char *kind;

@@ -34,6 +34,15 @@ static void prom_print_header(FILE *f, const char *name, const char *type, const
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* Prometheus wants seconds; a negative count of microseconds is "none", NaN. */
+static void prom_print_usec_as_seconds(FILE *f, const char *name, int32_t usec) {
+        if (usec < 0)
+                fprintf(f, "%s NaN\n", name);
+        else
+                fprintf(f, "%s %" PRIi32 ".%06" PRIi32 "\n", name, usec / (int32_t) USEC_PER_SEC,
+                        usec % (int32_t) USEC_PER_SEC);
+}
+
 /* lowlatd_settings: every kind and state liblowlat knows, zeros included, so that a series
  * does not vanish (and go stale) when its last setting changes state; plus any kind or
  * state a newer lowlatd reports. The names come from the library's own tables, so a kind
@@ -237,16 +246,17 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
          * sentinel -1 in seconds would read as a value: whether a request is held is a
          * series of its own, and the request is NaN while none is. */
         prom_print_header(f, "lowlatd_cpu_dma_latency_held", "gauge",
-                          "1 when lowlatd holds a /dev/cpu_dma_latency request, 0 when [pm] cpu_dma_latency is off.");
-        fprintf(f, "lowlatd_cpu_dma_latency_held %d\n", info->cpu_dma_latency_usec >= 0);
+                          "1 when lowlatd holds a /dev/cpu_dma_latency request, 0 when it holds none (off, or "
+                          "observe mode).");
+        fprintf(f, "lowlatd_cpu_dma_latency_held %d\n", manager_info_dma_latency_held(info));
         prom_print_header(f, "lowlatd_cpu_dma_latency_seconds", "gauge",
                           "The /dev/cpu_dma_latency request lowlatd holds, NaN when it holds none.");
-        if (info->cpu_dma_latency_usec < 0)
-                fputs("lowlatd_cpu_dma_latency_seconds NaN\n", f);
-        else
-                fprintf(f, "lowlatd_cpu_dma_latency_seconds %" PRIi32 ".%06" PRIi32 "\n",
-                        info->cpu_dma_latency_usec / (int32_t) USEC_PER_SEC,
-                        info->cpu_dma_latency_usec % (int32_t) USEC_PER_SEC);
+        prom_print_usec_as_seconds(f, "lowlatd_cpu_dma_latency_seconds",
+                                   manager_info_dma_latency_held(info) ? info->cpu_dma_latency_usec : -1);
+        prom_print_header(f, "lowlatd_cpu_dma_latency_system_seconds", "gauge",
+                          "What /dev/cpu_dma_latency reads (the strictest request of any process), NaN when "
+                          "lowlatd does not read it.");
+        prom_print_usec_as_seconds(f, "lowlatd_cpu_dma_latency_system_seconds", info->cpu_dma_latency_system_usec);
         prom_print_header(f, "lowlatd_last_reload_timestamp_seconds", "gauge",
                           "Time of the last reload attempt, 0 when there was none.");
         if (info->last_reload_usec == 0)

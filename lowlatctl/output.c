@@ -173,8 +173,17 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fprintf(f, "%18s: %" PRIu64 "\n", "Applied settings", info->applied_settings);
         if (info->cpu_dma_latency_usec < 0)
                 print_field(f, "cpu_dma_latency", "off");
-        else {
+        else if (manager_info_dma_latency_held(info)) {
                 latency = strdup_printf("%" PRIi32 " us (held)", info->cpu_dma_latency_usec);
+                print_field(f, "cpu_dma_latency", latency ?: "?");
+        } else {
+                /* Observe mode only reads the device; enforce mode may have failed to open it.
+                 * What the host runs with is then the system's value, whoever asked for it. */
+                _cleanup_free_ char *system = info->cpu_dma_latency_system_usec >= 0 ?
+                        strdup_printf("; system value %" PRIi32 " us", info->cpu_dma_latency_system_usec) : NULL;
+                latency = strdup_printf("%" PRIi32 " us, not held (%s)%s", info->cpu_dma_latency_usec,
+                                        streq_ptr(info->mode, "observe") ? "observe mode" : "see list",
+                                        system ?: "");
                 print_field(f, "cpu_dma_latency", latency ?: "?");
         }
 
@@ -224,10 +233,12 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fputs(",\"last_reload_error\":", f);
         json_print_lines(f, info->last_reload_error);
         fprintf(f, ",\"drift_events\":%" PRIu64 ",\"corrections\":%" PRIu64 ",\"failures\":%" PRIu64
-                   ",\"fights\":%" PRIu64 ",\"applied_settings\":%" PRIu64 ",\"cpu_dma_latency_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32
+                   ",\"fights\":%" PRIu64 ",\"applied_settings\":%" PRIu64 ",\"cpu_dma_latency_usec\":%" PRIi32
+                   ",\"cpu_dma_latency_held\":%s,\"cpu_dma_latency_system_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32
                    ",\"n_settings_not_ok\":%" PRIu32 ",\"settings_not_ok\":[",
                    info->drift_events, info->corrections, info->failures, info->fights, info->applied_settings,
-                   info->cpu_dma_latency_usec, info->settings, info->settings_not_ok);
+                   info->cpu_dma_latency_usec, manager_info_dma_latency_held(info) ? "true" : "false",
+                   info->cpu_dma_latency_system_usec, info->settings, info->settings_not_ok);
         for (size_t i = 0; i < l->n; i++) {
                 if (setting_state_name_is_good(l->rows[i].state))
                         continue;

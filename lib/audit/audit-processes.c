@@ -2,6 +2,8 @@
 /* The one pass over /proc and what it finds: stray tasks on the isolated CPUs, the
  * /dev/cpu_dma_latency holder, irqbalance, and the configured applications (section 8). */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
@@ -47,8 +49,36 @@ static void app_add_pid(Audit *a, size_t app, unsigned pid) {
         ap->pids[ap->n++] = pid;
 }
 
-/* 1 when a process has /dev/cpu_dma_latency open, 0 when not, -errno when its fds cannot
- * be read. The links are read where they are, never followed. */
+/* Whether fd name of pid is open for writing: the flags line of its fdinfo, in octal.
+ * Only a writer's request counts (the kernel adds a PM QoS request at every open, but a
+ * reader's asks for the default, which constrains nothing; lowlatd --observe is one).
+ * 1 a writer, 0 a reader or closed meanwhile, -errno when it cannot be told. */
+static int fd_open_for_writing(Audit *a, unsigned pid, const char *name) {
+        _cleanup_free_ char *info = NULL;
+        unsigned long flags;
+        char *line, *end;
+        int r;
+
+        r = audit_read_file(a, &info, "proc/%u/fdinfo/%s", pid, name);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        for (line = info; line; line = (end = strchr(line, '\n')) ? end + 1 : NULL)
+                if (strncmp(line, "flags:", strlen("flags:")) == 0) {
+                        line += strlen("flags:");
+                        line += strspn(line, " \t");
+                        errno = 0;
+                        flags = strtoul(line, &end, 8);
+                        if (errno != 0 || end == line || (*end != '\n' && *end != '\0'))
+                                return -EBADMSG;
+                        return (flags & O_ACCMODE) != O_RDONLY;
+                }
+        return -EBADMSG;
+}
+
+/* 1 when a process has /dev/cpu_dma_latency open for writing, 0 when not, -errno when its
+ * fds cannot be read. The links are read where they are, never followed. */
 static int process_holds_dma_latency(Audit *a, unsigned pid) {
         _cleanup_free_ char *path = audit_check_alloc(a, strdup_printf("proc/%u/fd", pid));
         struct dirent *de;
@@ -61,7 +91,7 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
         r = host_opendir(a->host, path, &d);
         if (r < 0)
                 return r;
-        while ((de = readdir(d)) && !found) {
+        while ((de = readdir(d)) && found == 0) {
                 char target[64];
                 ssize_t n;
 
@@ -74,7 +104,8 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
                 if (n < 0)
                         continue;
                 target[n] = '\0';
-                found = streq(target, "/dev/cpu_dma_latency");
+                if (streq(target, "/dev/cpu_dma_latency"))
+                        found = fd_open_for_writing(a, pid, de->d_name);
         }
         closedir(d);
         return found;

@@ -43,6 +43,18 @@ int setting_dma_hold_fd(const Setting *s) {
         return DMA(s)->hold_fd;
 }
 
+void table_dma_latency_status(const SettingTable *t, DmaLatencyStatus *ret) {
+        const Setting *s = table_find(t, SETTING_CPU_DMA_LATENCY, "/dev/cpu_dma_latency");
+        int32_t v;
+
+        *ret = (DmaLatencyStatus) { .system_usec = -1 };
+        if (!s)
+                return;
+        ret->held = DMA(s)->hold_fd >= 0;
+        if (s->observed && parse_int32(s->observed, &v) >= 0)
+                ret->system_usec = v;
+}
+
 static int dma_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
         DmaLatencySetting *d = DMA(s);
         int32_t v;

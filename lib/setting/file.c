@@ -181,7 +181,7 @@ int file_setting_new_cpu(SettingKind kind, unsigned cpu, const char *file, const
                                 ret);
 }
 
-int file_setting_write_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun) {
+int file_setting_check_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun) {
         _cleanup_free_ char *file = NULL, *offered = NULL, *words = NULL;
         const char *path = setting_file_path(s), *slash = strrchr(path, '/');
 
@@ -195,7 +195,13 @@ int file_setting_write_offered(Setting *s, SettingContext *rc, const char *value
                 setting_set_reason(s, "%s '%s' is not offered (available: %s)", noun, value, words);
                 return -EOPNOTSUPP;
         }
-        return file_setting_write(s, rc, value);
+        return 0;
+}
+
+int file_setting_write_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun) {
+        int r = file_setting_check_offered(s, rc, value, list, noun);
+
+        return r < 0 ? r : file_setting_write(s, rc, value);
 }
 
 int mask_file_setting_new(SettingKind kind, char *path, const char *object, const CPUSet *cpus, unsigned mask_bits,

@@ -43,6 +43,9 @@ int file_setting_new_cpu(SettingKind kind, unsigned cpu, const char *file, const
  * failure to retry, with "NOUN 'value' is not offered (available: ...)" as the reason. A
  * list that cannot be read lets the write decide. */
 int file_setting_write_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun);
+/* The check alone, without writing (a kind's refuses(): observe mode): -EOPNOTSUPP with
+ * the reason above when the list leaves value out, else 0. */
+int file_setting_check_offered(Setting *s, SettingContext *rc, const char *value, const char *list, const char *noun);
 /* Reads the file; missing: why a file that does not exist makes the setting unsupported
  * ("no such sysctl on this kernel"), with the path in s->reason. */
 int file_setting_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags,

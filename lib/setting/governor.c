@@ -20,6 +20,10 @@ static int governor_write(Setting *s, SettingContext *rc, const char *value) {
         return file_setting_write_offered(s, rc, value, "scaling_available_governors", "governor");
 }
 
+static int governor_refuses(Setting *s, SettingContext *rc) {
+        return file_setting_check_offered(s, rc, s->desired, "scaling_available_governors", "governor");
+}
+
 static int governor_plan(SettingTable *t, const Host *h, const Posture *p) {
         if (!p->config->governor)
                 return 0;
@@ -47,6 +51,7 @@ const SettingVTable governor_vtable = {
         .object_size = sizeof(FileSetting),
         .read = governor_read,
         .write = governor_write,
+        .refuses = governor_refuses,
         .done = file_setting_done,
         .plan = governor_plan,
 };

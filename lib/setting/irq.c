@@ -118,13 +118,22 @@ static bool irq_matches(Setting *s, SettingContext *rc) {
         return setting_affinity_matches(rc, s->observed, q->exact ? &q->cpus : NULL);
 }
 
-static int irq_write(Setting *s, SettingContext *rc, const char *value) {
-        int r;
-
+/* A read-only smp_affinity_list is the kernel's no before any write; a managed IRQ's
+ * (EIO) comes only with one. */
+static int irq_refuses(Setting *s, SettingContext *rc) {
         if (setting_file_is_read_only(IRQ_FILE(s))) {
                 setting_set_reason(s, "smp_affinity_list is read-only (the kernel does not allow moving this IRQ)");
                 return -EPERM;
         }
+        return 0;
+}
+
+static int irq_write(Setting *s, SettingContext *rc, const char *value) {
+        int r;
+
+        r = irq_refuses(s, rc);
+        if (r < 0)
+                return r;
         r = host_write_file(rc->host, IRQ_FILE(s)->path, value);
         if (r >= 0 || r == -ENOENT)
                 return r;
@@ -495,6 +504,7 @@ const SettingVTable irq_affinity_vtable = {
         .label_field = "LOWLATD_IRQ_NAME",
         .read = irq_read,
         .write = irq_write,
+        .refuses = irq_refuses,
         .matches = irq_matches,
         .describe_observed = irq_describe_observed,
         .watch_path = irq_watch_path,

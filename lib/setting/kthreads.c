@@ -271,18 +271,26 @@ static int kthread_write_result(Setting *s, SettingContext *rc, int r, const cha
         return r;
 }
 
+/* What the kernel refuses without being asked: a thread with PF_NO_SETAFFINITY. */
+static int kthread_affinity_refuses(Setting *s, SettingContext *rc) {
+        if (!kthread_can_act(s, rc))
+                return -EOPNOTSUPP; /* belt and braces: the read refused already */
+        if (KTHREAD(s)->flags & PF_NO_SETAFFINITY) {
+                setting_set_reason(s, "PF_NO_SETAFFINITY: the kernel keeps this thread on its CPUs (a per-CPU thread, or "
+                                      "a workqueue's, whose CPUs are the workqueue's cpumask)");
+                return -EPERM;
+        }
+        return 0;
+}
+
 static int kthread_affinity_write(Setting *s, SettingContext *rc, const char *value) {
         KthreadSetting *k = KTHREAD(s);
         _cleanup_cpuset_ CPUSet target = CPUSET_EMPTY;
         int r;
 
-        if (!kthread_can_act(s, rc))
-                return -EOPNOTSUPP; /* belt and braces: the read refused already */
-        if (k->flags & PF_NO_SETAFFINITY) {
-                setting_set_reason(s, "PF_NO_SETAFFINITY: the kernel keeps this thread on its CPUs (a per-CPU thread, or "
-                                      "a workqueue's, whose CPUs are the workqueue's cpumask)");
-                return -EPERM;
-        }
+        r = kthread_affinity_refuses(s, rc);
+        if (r < 0)
+                return r;
         if (k->exact)
                 r = cpuset_copy(&target, &k->cpus);
         else
@@ -292,10 +300,14 @@ static int kthread_affinity_write(Setting *s, SettingContext *rc, const char *va
         return kthread_write_result(s, rc, kthread_set_affinity(s, rc, &target), "sched_setaffinity", &target);
 }
 
+static int kthread_policy_refuses(Setting *s, SettingContext *rc) {
+        return kthread_can_act(s, rc) ? 0 : -EOPNOTSUPP;
+}
+
 static int kthread_policy_write(Setting *s, SettingContext *rc, const char *value) {
         KthreadSetting *k = KTHREAD(s);
 
-        if (!kthread_can_act(s, rc))
+        if (kthread_policy_refuses(s, rc) < 0)
                 return -EOPNOTSUPP;
         return kthread_write_result(s, rc, kthread_set_scheduler(s, rc, k->policy, k->priority), "sched_setscheduler",
                                     NULL);
@@ -362,8 +374,8 @@ static int kthread_restore(Setting *s, SettingContext *rc, const char *original)
 
 /* --- the rest of the table of operations --- */
 
-/* "2 (PF_NO_SETAFFINITY)": in observe mode nothing is written, so nothing else would tell
- * a per-CPU thread from one that enforce mode would move. */
+/* "2 (PF_NO_SETAFFINITY)": beside the value, why the kernel keeps the thread there (the
+ * state says unmovable in either mode, see kthread_affinity_refuses()). */
 static int kthread_affinity_describe_observed(Setting *s, SettingContext *rc, char *buf, size_t size) {
         if (!(KTHREAD(s)->flags & PF_NO_SETAFFINITY))
                 return -ENODATA;
@@ -547,6 +559,7 @@ const SettingVTable kthread_affinity_vtable = {
         .label_field = "LOWLATD_KTHREAD_NAME",
         .read = kthread_affinity_read,
         .write = kthread_affinity_write,
+        .refuses = kthread_affinity_refuses,
         .matches = kthread_affinity_matches,
         .original = kthread_original,
         .restore = kthread_restore,
@@ -566,6 +579,7 @@ const SettingVTable kthread_policy_vtable = {
         .label_field = "LOWLATD_KTHREAD_NAME",
         .read = kthread_policy_read,
         .write = kthread_policy_write,
+        .refuses = kthread_policy_refuses,
         .original = kthread_original,
         .restore = kthread_restore,
         .sort_key = kthread_sort_key,

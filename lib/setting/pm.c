@@ -325,6 +325,11 @@ static int epp_write(Setting *s, SettingContext *rc, const char *value) {
                                           "energy_performance_preference");
 }
 
+static int epp_refuses(Setting *s, SettingContext *rc) {
+        return file_setting_check_offered(s, rc, s->desired, "energy_performance_available_preferences",
+                                          "energy_performance_preference");
+}
+
 static int epp_construct(const Host *h, unsigned cpu, const Posture *p, Setting **ret) {
         return setting_new_energy_performance_preference(cpu, p->config->energy_performance_preference, ret);
 }
@@ -347,6 +352,7 @@ const SettingVTable energy_performance_preference_vtable = {
         .owns = epp_files,
         .read = epp_read,
         .write = epp_write,
+        .refuses = epp_refuses,
         .plan = epp_plan,
 };
 

@@ -274,6 +274,23 @@ static int setting_read_failed(SettingContext *rc, Setting *s, int r, ReconcileF
         return 0;
 }
 
+/* The host refuses the value for good (-EPERM: unmovable, never written again) or cannot
+ * do it (-EOPNOTSUPP: unsupported, looked at again when forced): the state says so, and it
+ * is reported once. Returns whether r was one of the two. */
+static bool setting_refused(SettingContext *rc, Setting *s, int r, ReconcileFlags flags) {
+        if (r == -EPERM) {
+                setting_set_state(s, SETTING_UNMOVABLE);
+                emit(rc, EVENT_UNMOVABLE, s, flags);
+                return true;
+        }
+        if (r == -EOPNOTSUPP) {
+                setting_set_state(s, SETTING_UNSUPPORTED);
+                emit(rc, EVENT_UNSUPPORTED, s, flags);
+                return true;
+        }
+        return false;
+}
+
 /* Writes the desired value and reads it back. Returns -ENOENT when the object vanished,
  * else 0 with the state set. */
 static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before) {
@@ -287,16 +304,8 @@ static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, Reconci
         r = vt->write(s, rc, s->desired);
         if (r == -ENOENT)
                 return -ENOENT;
-        if (r == -EPERM) {
-                setting_set_state(s, SETTING_UNMOVABLE);
-                emit(rc, EVENT_UNMOVABLE, s, flags);
+        if (setting_refused(rc, s, r, flags))
                 return 0;
-        }
-        if (r == -EOPNOTSUPP) {
-                setting_set_state(s, SETTING_UNSUPPORTED);
-                emit(rc, EVENT_UNSUPPORTED, s, flags);
-                return 0;
-        }
         if (r < 0)
                 goto failed;
 
@@ -420,8 +429,14 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
                 emit(rc, EVENT_DRIFT, s, flags);
         }
         setting_set_state(s, SETTING_DRIFTED);
-        if (rc->observe)
+        if (rc->observe) {
+                /* What enforce mode's write would meet, as far as it is known without one:
+                 * a setting the host refuses is unmovable or unsupported here too, not a
+                 * change this host would take. */
+                if (vt->refuses)
+                        (void) setting_refused(rc, s, vt->refuses(s, rc), flags);
                 return 0;
+        }
         if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
                 return 0;
         return setting_correct(rc, s, now, flags, before);

@@ -198,6 +198,13 @@ typedef struct SettingVTable {
         int (*read)(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags);
         /* Required. Writes value: the desired value, or on restore the original. */
         int (*write)(Setting *s, SettingContext *rc, const char *value);
+        /* Whether the host would refuse the desired value, told without writing: -EPERM
+         * (unmovable: a kernel thread with PF_NO_SETAFFINITY, a read-only affinity file) or
+         * -EOPNOTSUPP (unsupported), with s->reason set; 0 when only a write can tell.
+         * Observe mode asks it where enforce mode writes, so that both give a refused
+         * setting the same state; write() refuses the same things the same way (it may
+         * call this first). NULL: nothing is known before a write. */
+        int (*refuses)(Setting *s, SettingContext *rc);
         /* Whether s->observed is the desired value. NULL: the two texts are equal. */
         bool (*matches)(Setting *s, SettingContext *rc);
         /* Before every comparison in enforce mode: a kind whose value is a request held

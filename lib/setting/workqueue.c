@@ -59,14 +59,22 @@ static int workqueue_read(Setting *s, SettingContext *rc, char *buf, size_t size
         return r;
 }
 
+static int workqueue_refuses(Setting *s, SettingContext *rc) {
+        if (setting_file_is_read_only(WORKQUEUE_FILE(s))) {
+                setting_set_reason(s, "/%s is read-only (the kernel does not let this workqueue move)",
+                                   WORKQUEUE_FILE(s)->path);
+                return -EPERM;
+        }
+        return 0;
+}
+
 static int workqueue_write(Setting *s, SettingContext *rc, const char *value) {
         const char *path = WORKQUEUE_FILE(s)->path;
         int r;
 
-        if (setting_file_is_read_only(WORKQUEUE_FILE(s))) {
-                setting_set_reason(s, "/%s is read-only (the kernel does not let this workqueue move)", path);
-                return -EPERM;
-        }
+        r = workqueue_refuses(s, rc);
+        if (r < 0)
+                return r;
         r = host_write_file(rc->host, path, value);
         if (r >= 0)
                 return 0;
@@ -190,6 +198,7 @@ const SettingVTable workqueue_cpumask_vtable = {
         .noun = "workqueue",
         .read = workqueue_read,
         .write = workqueue_write,
+        .refuses = workqueue_refuses,
         .matches = mask_file_setting_matches,
         .watch_path = file_setting_watch_path,
         .sort_key = workqueue_sort_key,

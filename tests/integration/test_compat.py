@@ -32,7 +32,8 @@ NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
 OLD_VERSION = "0.1.0-230-g8bbec47"
 NEW_VERSION = "9.9.9-newer"
 # A lowlatd from before the noise counters, the audit and Restore (and Features).
-OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "NoiseUnreadable", "Check", "Restore"]
+OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "NoiseUnreadable", "Check", "Restore",
+         "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec"]
 # What a person must never be shown instead of words.
 RAW = ("org.freedesktop.DBus.Error", "Unknown method", "Rejected send message")
 
@@ -139,6 +140,9 @@ def check_older(t, ctl, bus):
     p = ctl.run(bus, "status")
     t.ok(p.returncode == 1 and re.search(r"(?m)^ +Version: %s$" % re.escape(OLD_VERSION), p.stdout) and
          "drifted" in p.stdout, "older lowlatd: status works (its version, the drifted IRQ, exit 1)", desc(p))
+    t.ok(re.search(r"(?m)^ +cpu_dma_latency: 0 us \(held\)$", p.stdout),
+         "older lowlatd, without CpuDmaLatencyHeld: its request asked for is taken as held, as it always was",
+         desc(p))
     p = ctl.run(bus, "list", "--json")
     rows = json.loads(p.stdout) if p.returncode in (0, 1) else []
     t.ok([(r["kind"], r["state"]) for r in rows] == [("sysctl", "ok"), ("irq_affinity", "drifted")],

@@ -37,6 +37,7 @@ SPEC_PROPERTIES = {
     "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
     "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
+    "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
@@ -370,6 +371,7 @@ def check_metrics_match(t, ctl, bc, what, user=None):
     expect_types = {
         "lowlatd_up": "gauge", "lowlatd_info": "gauge", "lowlatd_settings": "gauge",
         "lowlatd_cpu_dma_latency_held": "gauge", "lowlatd_cpu_dma_latency_seconds": "gauge",
+        "lowlatd_cpu_dma_latency_system_seconds": "gauge",
         "lowlatd_last_reload_timestamp_seconds": "gauge", "lowlatd_last_reload_success": "gauge",
         "lowlatd_drift_events_total": "counter", "lowlatd_corrections_total": "counter",
         "lowlatd_failures_total": "counter", "lowlatd_fights_total": "counter",
@@ -407,12 +409,17 @@ def check_metrics_match(t, ctl, bc, what, user=None):
          set(counts) <= set(got),
          "%s: lowlatd_settings{kind,state} counts match ListSettings" % what,
          "metrics %r\nListSettings %r\nbad labels %r" % (nonzero, counts, bad_labels))
-    held = props["CpuDmaLatencyUSec"] >= 0
+    held = props["CpuDmaLatencyUSec"] >= 0 and props["CpuDmaLatencyHeld"]
     seconds = prom_value(m, "lowlatd_cpu_dma_latency_seconds")
     t.ok(prom_value(m, "lowlatd_cpu_dma_latency_held") == held and seconds is not None and
          (abs(seconds - props["CpuDmaLatencyUSec"] / 1e6) < 1e-9 if held else math.isnan(seconds)),
-         "%s: lowlatd_cpu_dma_latency_held %d, lowlatd_cpu_dma_latency_seconds = CpuDmaLatencyUSec / 1e6 "
-         "or NaN (%s)" % (what, held, props["CpuDmaLatencyUSec"]), "seconds %r" % seconds)
+         "%s: lowlatd_cpu_dma_latency_held %d (CpuDmaLatencyHeld), lowlatd_cpu_dma_latency_seconds = "
+         "CpuDmaLatencyUSec / 1e6 or NaN (%s)" % (what, held, props["CpuDmaLatencyUSec"]), "seconds %r" % seconds)
+    system = prom_value(m, "lowlatd_cpu_dma_latency_system_seconds")
+    want = props["CpuDmaLatencySystemUSec"]
+    t.ok(system is not None and (abs(system - want / 1e6) < 1e-9 if want >= 0 else math.isnan(system)),
+         "%s: lowlatd_cpu_dma_latency_system_seconds = CpuDmaLatencySystemUSec / 1e6 or NaN (%s)" % (what, want),
+         "%r" % system)
     ts = prom_value(m, "lowlatd_last_reload_timestamp_seconds")
     t.ok(ts is not None and abs(ts - props["LastReloadUSec"] / 1e6) < 1e-6,
          "%s: lowlatd_last_reload_timestamp_seconds = LastReloadUSec / 1e6" % what,
@@ -563,8 +570,8 @@ def check_properties_and_rows(t, stack):
     pr = {k: v[1] for k, v in typed.items()}
     expect = {"Version": VERSION, "Mode": "enforce", "State": "enforcing", "IsolatedCPUs": "2-3",
               "HousekeepingCPUs": "0-1", "ConfigFiles": [d.config_path], "LastReloadUSec": 0,
-              "LastReloadError": "", "CpuDmaLatencyUSec": 0, "Failures": 0, "DriftEvents": 0,
-              "Corrections": 0, "Fights": 0}
+              "LastReloadError": "", "CpuDmaLatencyUSec": 0, "CpuDmaLatencyHeld": True,
+              "CpuDmaLatencySystemUSec": 0, "Failures": 0, "DriftEvents": 0, "Corrections": 0, "Fights": 0}
     t.ok(all(pr.get(k) == v for k, v in expect.items()),
          "GetAll values match the config and the tree",
          "\n".join("%s: %r (want %r)" % (k, pr.get(k), v) for k, v in expect.items()
@@ -639,6 +646,7 @@ def check_all_ok(t, stack, pr, rows):
                 "last_reload_error": [], "drift_events": pr["DriftEvents"],
                 "corrections": pr["Corrections"], "failures": 0, "fights": 0,
                 "applied_settings": pr["AppliedSettings"], "cpu_dma_latency_usec": 0,
+                "cpu_dma_latency_held": True, "cpu_dma_latency_system_usec": 0,
                 "n_settings": pr["Settings"], "n_settings_not_ok": 0, "settings_not_ok": [],
                 "last_measurement": None}
         t.ok(p.returncode == EXIT_OK and j == want, "status --json: the properties, verdict ok, no settings",

@@ -64,8 +64,10 @@ static int get_string(sd_bus *bus, const char *path, const char *interface, cons
 
 static int get_number(sd_bus *bus, const char *path, const char *interface, const char *property,
                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        if (streq(property, "CpuDmaLatencyUSec"))
+        if (streq(property, "CpuDmaLatencyUSec") || streq(property, "CpuDmaLatencySystemUSec"))
                 return sd_bus_message_append(reply, "i", (int32_t) 0);
+        if (streq(property, "CpuDmaLatencyHeld"))
+                return sd_bus_message_append(reply, "b", 1);
         if (streq(property, "Settings"))
                 return sd_bus_message_append(reply, "u", (uint32_t) 2);
         if (streq(property, "SettingsNotOk"))
@@ -195,6 +197,8 @@ static const sd_bus_vtable full_vtable[] = {
         SD_BUS_PROPERTY("AppliedSettings", "t", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("Fights", "t", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("CpuDmaLatencyUSec", "i", get_number, 0, CHANGES),
+        SD_BUS_PROPERTY("CpuDmaLatencyHeld", "b", get_number, 0, CHANGES),
+        SD_BUS_PROPERTY("CpuDmaLatencySystemUSec", "i", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("NoiseGate", "s", get_string, 0, 0),
         SD_BUS_PROPERTY("NoiseReads", "(tt)", get_noise_reads, 0, 0),
         SD_BUS_PROPERTY("NoiseCPUs", "s", get_string, 0, CHANGES),

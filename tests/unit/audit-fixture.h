@@ -51,6 +51,7 @@ typedef struct FakeProcess {
         const char *cap_eff;     /* NULL: none */
         unsigned anon_huge_kb, hugetlb_kb;
         const char *fds[3];      /* symlink targets of fd 3, 4, 5 */
+        const char *fd_flags[3]; /* their fdinfo flags (octal); NULL: "02" (O_RDWR) */
 } FakeProcess;
 
 static inline void write_task(Fixture *f, const char *dir, const FakeProcess *p, unsigned tid) {
@@ -129,10 +130,16 @@ static inline void tree_add_process(Fixture *f, const FakeProcess *p) {
 
         snprintf(rel, sizeof(rel), "proc/%u/fd", p->pid);
         tree_mkdir(f, rel);
+        snprintf(rel, sizeof(rel), "proc/%u/fdinfo", p->pid);
+        tree_mkdir(f, rel);
         for (unsigned i = 0; i < ELEMENTSOF(p->fds); i++)
                 if (p->fds[i]) {
                         snprintf(rel, sizeof(rel), "proc/%u/fd/%u", p->pid, i + 3);
                         tree_symlink(f, rel, p->fds[i]);
+                        snprintf(rel, sizeof(rel), "proc/%u/fdinfo/%u", p->pid, i + 3);
+                        snprintf(text, sizeof(text), "pos:\t0\nflags:\t%s\nmnt_id:\t25\nino:\t%u\n",
+                                 p->fd_flags[i] ?: "02", 1000 + i);
+                        tree_write(f, rel, text);
                 }
 }
 

@@ -106,7 +106,26 @@ static void test_cpuidle(void) {
                 CHECK(quiet(&f, "power.dma-latency-unheld"), "lowlatd holds /dev/cpu_dma_latency");
         }
 
+        /* lowlatd --observe reads the device: a request at the default, which holds nothing */
+        lowlatd_without.fd_flags[2] = "0100000";
+        tree_remove(&f, "proc/500");
+        tree_add_process(&f, &lowlatd_without);
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(fires(&f, "power.dma-latency-unheld", "/dev/cpu_dma_latency", SEVERITY_WARNING),
+                      "opened read-only (O_RDONLY|O_LARGEFILE in fdinfo): not a holder, unheld warning");
+                CHECK(!message_has(&f, "power.cpuidle", "by pid 500"), "and not named as the holder");
+        }
+        /* O_WRONLY holds as O_RDWR does */
+        lowlatd_without.fd_flags[2] = "02000001";
+        tree_remove(&f, "proc/500");
+        tree_add_process(&f, &lowlatd_without);
+        if (fixture_run(&f, healthy_config)) {
+                CHECK(quiet(&f, "power.dma-latency-unheld"), "opened O_WRONLY|O_CLOEXEC: held");
+                CHECK(message_has(&f, "power.cpuidle", "by pid 500, lowlatd"), "and named as the holder");
+        }
+
         /* nobody holds it */
+        lowlatd_without.fd_flags[2] = NULL;
         lowlatd_without.fds[2] = NULL;
         tree_remove(&f, "proc/500");
         tree_add_process(&f, &lowlatd_without);

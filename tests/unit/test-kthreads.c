@@ -457,7 +457,8 @@ static void test_observe(void) {
         }
         f.rc.observe = true;
         reconcile_all(&f, T0, 0);
-        CHECK_STR(events_take(&f), "drift drift drift drift drift", "observe mode reports the five threads on isolated CPUs");
+        CHECK_STR(events_take(&f), "drift drift drift drift unmovable drift",
+                  "observe mode reports the five threads on isolated CPUs, and the per-CPU one as enforce mode does");
         CHECK_STR(moves_take(&f), "", "and moves nothing");
         CHECK_STR(allowed_of(&f, 11), "0-3", "the tree is unchanged");
         {
@@ -465,12 +466,18 @@ static void test_observe(void) {
                 char buf[64];
                 CHECK(s && streq_ptr(setting_describe_observed(s, &f.rc, buf, sizeof(buf)), "2 (PF_NO_SETAFFINITY)"),
                       "a per-CPU thread's drift says why it cannot be moved");
+                CHECK(s && s->state == SETTING_UNMOVABLE && s->reason && strstr(s->reason, "PF_NO_SETAFFINITY"),
+                      "ksoftirqd/2: unmovable, the reason enforce mode gives, not a change it would make");
                 s = find(&f, SETTING_KTHREAD_AFFINITY, 11);
                 CHECK(s && streq_ptr(setting_describe_observed(s, &f.rc, buf, sizeof(buf)), "0-3"),
                       "a movable thread's is its CPUs");
+                CHECK(s && s->state == SETTING_DRIFTED && !s->reason, "rcuop/2: drifted (a change enforce mode would make)");
         }
         reconcile_all(&f, T0 + USEC_PER_SEC, 0);
         CHECK_STR(events_take(&f), "", "reported once");
+        reconcile_all(&f, T0 + 2 * USEC_PER_SEC, RECONCILE_FORCE);
+        CHECK_STR(events_take(&f), "", "not again at a forced look");
+        CHECK_STR(moves_take(&f), "", "which moves nothing either");
         fixture_done(&f);
 }
 
