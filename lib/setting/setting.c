@@ -419,6 +419,13 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
         if (s->state == SETTING_UNMOVABLE)
                 return 0; /* still off target; watched, never written again */
 
+        /* What the host refuses, as far as it is known without a write, is that and not
+         * drift, in both modes: a kernel thread born with PF_NO_SETAFFINITY is reported
+         * unmovable once, never first as a drift (an alert on the drift id would fire for
+         * every thread the kernel creates). */
+        if (vt->refuses && setting_refused(rc, s, vt->refuses(s, rc), flags))
+                return 0;
+
         s->last_drift_usec = now;
         if (before != SETTING_DRIFTED)
                 s->rewritten = setting_state_is_good(before);
@@ -429,14 +436,8 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
                 emit(rc, EVENT_DRIFT, s, flags);
         }
         setting_set_state(s, SETTING_DRIFTED);
-        if (rc->observe) {
-                /* What enforce mode's write would meet, as far as it is known without one:
-                 * a setting the host refuses is unmovable or unsupported here too, not a
-                 * change this host would take. */
-                if (vt->refuses)
-                        (void) setting_refused(rc, s, vt->refuses(s, rc), flags);
+        if (rc->observe)
                 return 0;
-        }
         if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
                 return 0;
         return setting_correct(rc, s, now, flags, before);

@@ -43,9 +43,11 @@ DEADLINE = 0.100  # seconds from the kernel's fork to lowlatd's report (the issu
 
 
 def drift_of(journal, tid, since=0):
-    """lowlatd's drift entry for kernel thread tid, or None."""
-    got = journal.select(since, MESSAGE_ID="drift", LOWLATD_KIND="kthread_affinity", LOWLATD_OBJECT=str(tid))
-    return got[0] if got else None
+    """lowlatd's report of kernel thread tid, or None: a drift, or for a thread the kernel
+    pins (PF_NO_SETAFFINITY) an unmovable entry, never both."""
+    got = [e for mid in ("drift", "unmovable")
+           for e in journal.select(since, MESSAGE_ID=mid, LOWLATD_KIND="kthread_affinity", LOWLATD_OBJECT=str(tid))]
+    return min(got, key=lambda e: e.time) if got else None
 
 
 def wait_reported(d, journal, forks, since=0, timeout=None):
@@ -139,6 +141,11 @@ def check(t, journal, tmp, forks, mounts):
          (", ".join(k.comm(tid) or str(tid) for tid, _, _ in new), DEADLINE * 1000,
           ", ".join("%.1f" % ms for ms in delays_ms(new, got))),
          "\n".join(late(new, got)) + "\n" + d.stderr_tail())
+    both = [tid for tid, _, _ in new
+            if journal.select(started, MESSAGE_ID="unmovable", LOWLATD_OBJECT=str(tid)) and
+            journal.select(started, MESSAGE_ID="drift", LOWLATD_OBJECT=str(tid))]
+    t.ok(not both, "a new thread the kernel pins is reported unmovable, never first as a drift",
+         "drift and unmovable: %r" % both)
     jbd2 = [got.get(tid) for tid, _, _ in new if (k.comm(tid) or "").startswith("jbd2/")]
     e = jbd2[0] if jbd2 else None
     t.ok(e and e.get("LOWLATD_EXPECTED") == "0" and e.get("LOWLATD_OBSERVED") == "0-1" and
