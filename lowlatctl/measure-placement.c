@@ -202,6 +202,8 @@ int measure_placement_sample(MeasurePlacement *p, const char *root, pid_t pid) {
                         return -ENOMEM;
                 if (read_file_under(root, file, &stat) < 0 || thread_stat_last_cpu(stat, &cpu) < 0)
                         continue; /* gone meanwhile */
+                if (p->threads[i].looks++ < p->skip_looks)
+                        continue;
                 r = cpuset_add(&p->threads[i].ran_on, cpu);
                 if (r < 0)
                         return r;

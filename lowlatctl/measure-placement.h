@@ -29,12 +29,16 @@ int thread_stat_last_cpu(const char *stat, unsigned *ret);
 typedef struct ThreadPlacement {
         uint32_t cpu;     /* the CPU it measures */
         CPUSet ran_on;    /* where it was seen */
+        unsigned looks;   /* how many scans found it */
 } ThreadPlacement;
 
 typedef struct MeasurePlacement {
         ThreadPlacement *threads;
         size_t n;
         unsigned samples; /* scans of /proc/PID/task */
+        /* The first scans that find a thread are not counted: a tool that pins a thread
+         * from inside it (rather than before starting it) needs a moment. */
+        unsigned skip_looks;
 } MeasurePlacement;
 
 int measure_placement_init(MeasurePlacement *p, const CPUSet *cpus);

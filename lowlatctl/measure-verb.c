@@ -158,9 +158,10 @@ static int tmpfile_fd(char **ret_path) {
 }
 
 /* The tools pin each thread as they start it; a thread seen in its first moments may not
- * be pinned yet. */
+ * be pinned yet: the first 200 ms of the run, and a thread's first 5 looks, do not count. */
 #define PLACEMENT_GRACE_USEC (200 * USEC_PER_MSEC)
 #define PLACEMENT_PERIOD_USEC (10 * USEC_PER_MSEC)
+#define PLACEMENT_SKIP_LOOKS 5U
 
 /* Waits for pid, meanwhile noting where its threads run (placement NULL: just waits).
  * Returns its wait status, or -1 after printing why. */
@@ -604,6 +605,7 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
         list = cpuset_format_list(&cpus);
         if (!list || measure_placement_init(&placement, &cpus) < 0)
                 return -ENOMEM;
+        placement.skip_looks = PLACEMENT_SKIP_LOOKS;
         /* timerlat measures with the kernel's own per-CPU threads, which no affinity or
          * cgroup of ours confines; cyclictest's and oslat's are ours. */
         watched = tool != MEASURE_TOOL_TIMERLAT;

@@ -28,17 +28,18 @@ import lowlat_harness as h
 
 EXIT_USAGE, EXIT_NOT_ON_CPUS = 64, 77   # lowlatctl(1)
 
-# A cyclictest that takes measure's command line, pins every thread it starts to CPU
-# WRONG_CPU whatever --affinity says, and writes a histogram file of 1000 samples a thread.
+# A cyclictest that takes measure's command line, starts every thread on CPU WRONG_CPU
+# whatever --affinity says, and writes a histogram file of 1000 samples a thread.
 FAKE_CYCLICTEST = r'''#!/usr/bin/env python3
 import os, sys, threading, time
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 n, duration = int(args["threads"]), float(args["duration"])
 def body():
-    os.sched_setaffinity(0, {WRONG_CPU})
     end = time.monotonic() + duration
     while time.monotonic() < end:
         time.sleep(0.001)
+# Pinned before the threads start, which inherit it: from birth on the wrong CPU.
+os.sched_setaffinity(0, {WRONG_CPU})
 threads = [threading.Thread(target=body) for _ in range(n)]
 for t in threads:
     t.start()

@@ -153,6 +153,20 @@ static void test_never_seen(void) {
         }
         CHECK(measure_placement_sample(&p, root, 500) == 0 && !measure_placement_ok(&p) &&
               cpuset_is_empty(&p.threads[2].ran_on), "a CPU whose thread was never seen: not ok");
+        /* With skip_looks 1, a thread's first look (before it pinned itself) does not count. */
+        measure_placement_done(&p);
+        if (measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        p.skip_looks = 1;
+        put("proc/500/task/503/stat", stat_on(4));
+        put("proc/500/task/502/stat", stat_on(1));
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && cpuset_is_empty(&p.threads[1].ran_on),
+              "skip_looks 1: the first look at each thread is not counted");
+        put("proc/500/task/502/stat", stat_on(3));
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && measure_placement_ok(&p) &&
+              p.threads[1].looks == 2, "the second is: every thread on its CPU, CPU 1 of the first look forgotten");
 }
 
 int main(void) {
