@@ -250,11 +250,15 @@ int metrics_write_file(const char *path, const ManagerInfo *info, const SettingL
 /* Exit statuses of measure's refusals, distinct from every other outcome. */
 #define EXIT_NO_TOOL 69 /* EX_UNAVAILABLE: none of rtla (with timerlat), cyclictest, oslat */
 #define EXIT_NO_CPUS 78 /* EX_CONFIG: no isolated CPUs, and no --cpus */
+/* EX_NOPERM: this process's affinity or cgroup keeps threads off a CPU to measure (refused
+ * before the run), or a measuring thread was seen on a CPU other than its own (after). */
+#define EXIT_NOT_ON_CPUS 77
 
 typedef struct MeasureArguments {
         unsigned duration_sec;
         const char *cpus; /* NULL: the isolated CPUs */
         const char *tool; /* NULL: the best one installed */
+        bool json;
 } MeasureArguments;
 
 /* --duration: 1, or -EINVAL after printing why. */

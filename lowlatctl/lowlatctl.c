@@ -194,7 +194,10 @@ static int verb_top_dispatch(sd_bus *bus, const Arguments *args) {
 }
 
 static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
-        return verb_measure(bus, &args->measure);
+        MeasureArguments measure = args->measure;
+
+        measure.json = args->json;
+        return verb_measure(bus, &measure);
 }
 
 /* metrics and measure go on without the bus: metrics says "down", and measure --cpus
@@ -209,7 +212,7 @@ static const Verb verbs[] = {
         { "check", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_CONFIG, verb_check },
         { "noise", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_NO_LEGEND, verb_noise },
         { "top", 0, VERB_NEEDS_BUS, OPTION_TOP, verb_top_dispatch },
-        { "measure", 0, 0, OPTION_MEASURE, verb_measure_dispatch },
+        { "measure", 0, 0, OPTION_JSON | OPTION_MEASURE, verb_measure_dispatch },
 };
 
 /* ---- Command line ------------------------------------------------------------- */
@@ -231,7 +234,7 @@ static void help(void) {
                "  measure           Wake-up latency of the isolated CPUs (rtla timerlat, cyclictest or oslat)\n"
                "                    (with the noise counted meanwhile; lowlatd keeps the result)\n\n"
                "Options:\n"
-               "     --json         JSON output (status, list, check, noise)\n"
+               "     --json         JSON output (status, list, check, noise, measure)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
                "     --kind=KIND    list: only settings of KIND (comma-separated; help lists them)\n"
                "     --no-legend    list, noise: no header and footer\n"
@@ -247,6 +250,7 @@ static void help(void) {
                "     --version      Show the version, and that of the lowlatd on the bus\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
                "3 unknown (lowlatd unreachable), 64 usage error; measure: 69 no tool installed,\n"
+               "77 its threads cannot run (or did not run) on the CPUs they measure,\n"
                "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
 }
 
@@ -255,7 +259,7 @@ static const struct {
         VerbOption option;
         const char *refusal;
 } option_scopes[] = {
-        { OPTION_JSON, "--json applies to status, list, check and noise only" },
+        { OPTION_JSON, "--json applies to status, list, check, noise and measure only" },
         { OPTION_STATE, "--state and --kind apply to list only" },
         { OPTION_NO_LEGEND, "--no-legend applies to list and noise only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },

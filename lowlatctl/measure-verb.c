@@ -7,6 +7,7 @@
  * back). */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "client.h"
 #include "basic/macro.h"
 #include "measure.h"
+#include "measure-placement.h"
 #include "measurement-signature.h"
 #include "basic/util.h"
 
@@ -155,9 +157,38 @@ static int tmpfile_fd(char **ret_path) {
         return fd;
 }
 
+/* The tools pin each thread as they start it; a thread seen in its first moments may not
+ * be pinned yet: the first 200 ms of the run, and a thread's first 5 looks, do not count. */
+#define PLACEMENT_GRACE_USEC (200 * USEC_PER_MSEC)
+#define PLACEMENT_PERIOD_USEC (10 * USEC_PER_MSEC)
+#define PLACEMENT_SKIP_LOOKS 5U
+
+/* Waits for pid, meanwhile noting where its threads run (placement NULL: just waits).
+ * Returns its wait status, or -1 after printing why. */
+static int wait_sampling(pid_t pid, MeasurePlacement *placement) {
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        int status;
+
+        for (;;) {
+                pid_t r = waitpid(pid, &status, placement ? WNOHANG : 0);
+                struct timespec period = { 0, (long) (PLACEMENT_PERIOD_USEC * 1000) };
+
+                if (r == pid)
+                        return status;
+                if (r < 0 && errno != EINTR) {
+                        fprintf(stderr, "lowlatctl: waitpid: %m\n");
+                        return -1;
+                }
+                if (r == 0 && now_usec(CLOCK_MONOTONIC) - start >= PLACEMENT_GRACE_USEC)
+                        (void) measure_placement_sample(placement, NULL, pid);
+                if (r == 0)
+                        (void) nanosleep(&period, NULL);
+        }
+}
+
 /* Runs argv (argv[0] found at path) with stdout and stderr into files; the report is
  * stdout, or cyclictest's histogram file. Returns the report, or NULL after printing why. */
-static char *run_tool(MeasureTool tool, const char *path, char **argv, int histfd) {
+static char *run_tool(MeasureTool tool, const char *path, char **argv, int histfd, MeasurePlacement *placement) {
         static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
         struct sigaction ignore = { .sa_handler = SIG_IGN }, old[ELEMENTSOF(stop_signals)];
         _cleanup_close_ int out = -EBADF, err = -EBADF;
@@ -192,12 +223,7 @@ static char *run_tool(MeasureTool tool, const char *path, char **argv, int histf
                 dprintf(STDERR_FILENO, "cannot run %s: %m\n", path);
                 _exit(127);
         }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR) {
-                        fprintf(stderr, "lowlatctl: waitpid: %m\n");
-                        status = -1;
-                        break;
-                }
+        status = wait_sampling(pid, placement);
         for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
                 (void) sigaction(stop_signals[i], &old[i], NULL);
         if (status == -1)
@@ -234,12 +260,50 @@ static void print_noise_of(FILE *f, const NoiseView *v, uint32_t cpu, size_t max
         }
 }
 
-/* duration: as it was (Ctrl-C stops cyclictest early, and it still reports). */
+/* What ran: the tool's own duration (Ctrl-C stops cyclictest early, and it still reports;
+ * oslat spends a second warming up before it measures), and the wall clock beside it when
+ * they differ by more than a tenth of a second. */
+static void measure_print_header(FILE *f, const MeasureResult *res, const char *cpus, uint64_t wall_usec) {
+        uint64_t measured = res->measured_usec ?: wall_usec;
+
+        fprintf(f, "Wake-up latency on CPU%s %s over %.1f s, measured by %s (us)",
+                strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus, (double) measured / (double) USEC_PER_SEC,
+                measure_tool_to_string(res->tool));
+        if (res->measured_usec && (wall_usec > measured ? wall_usec - measured : measured - wall_usec) >
+                                          USEC_PER_SEC / 10)
+                fprintf(f, ";\nthe run took %.1f s%s", (double) wall_usec / (double) USEC_PER_SEC,
+                        res->tool == MEASURE_TOOL_OSLAT ? " (oslat warms the CPUs up for 1 s before it measures)"
+                                                        : " (the tool's start and end)");
+        fputs(":\n\n", f);
+}
+
+/* Where each measuring thread was seen; NULL: not watched (timerlat's threads are the
+ * kernel's own, bound to their CPUs). */
+static void measure_print_placement(FILE *f, const MeasurePlacement *placement) {
+        bool ok;
+
+        if (!placement) {
+                fputs("\nThreads: the kernel's timerlat threads, one bound to each CPU.\n", f);
+                return;
+        }
+        ok = measure_placement_ok(placement);
+        fprintf(f, "\nThreads (where each was seen in %u looks at /proc during the run): %s\n", placement->samples,
+                ok ? "each on its own CPU" : "NOT all on the CPUs they measure");
+        for (size_t i = 0; i < placement->n; i++) {
+                const ThreadPlacement *t = &placement->threads[i];
+                _cleanup_free_ char *ran = cpuset_format_list(&t->ran_on);
+
+                fprintf(f, "  CPU %" PRIu32 ": thread ran on %s%s\n", t->cpu,
+                        cpuset_is_empty(&t->ran_on) ? "(never seen)" : ran ?: "?",
+                        cpuset_count(&t->ran_on) == 1 && cpuset_contains(&t->ran_on, t->cpu) ? "" : "  <- not its CPU");
+        }
+        if (!ok)
+                fputs("The figures above are not those of the CPUs they name.\n", f);
+}
+
 static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, const char *cpus,
-                          uint64_t duration_usec) {
-        fprintf(f, "Wake-up latency on CPU%s %s over %.1f s, measured by %s (us):\n\n",
-                strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
-                (double) duration_usec / (double) USEC_PER_SEC, measure_tool_to_string(res->tool));
+                          uint64_t wall_usec, const MeasurePlacement *placement) {
+        measure_print_header(f, res, cpus, wall_usec);
         fprintf(f, "%5s %10s %7s %7s %7s %7s  %s\n", "CPU", "SAMPLES", "MIN", "AVG", "P99", "MAX",
                 noise ? "NOISE DURING THE RUN" : "");
         for (size_t i = 0; i < res->n; i++) {
@@ -269,6 +333,7 @@ static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *no
                 fprintf(f, "\nCPU %" PRIu32 ":\n", res->cpus[i].cpu);
                 latency_print_histogram(f, &res->cpus[i], 12);
         }
+        measure_print_placement(f, placement);
         if (!noise)
                 fputs("\n(noise not counted: lowlatd's Noise() did not answer)\n", f);
         fputs("\n! a max above twice the p99: a spike; the noise beside it is what reached the CPU meanwhile.\n",
@@ -346,24 +411,18 @@ int measure_parse_duration(const char *value, MeasureArguments *args) {
         return 1;
 }
 
-int verb_measure(sd_bus *bus, const MeasureArguments *args) {
-        _cleanup_(noise_sample_done) NoiseSample before = {}, after = {};
-        _cleanup_(noise_view_done) NoiseView noise = {};
-        _cleanup_(measure_result_done) MeasureResult res = {};
-        _cleanup_cpuset_ CPUSet cpus = {};
-        _cleanup_free_ char *isolated = NULL, *tool_path = NULL, *histfile = NULL, *report = NULL, *list = NULL;
-        _cleanup_close_ int histfd = -EBADF;
-        MeasureTool tool;
-        char **argv;
-        uint64_t start_realtime, start, end;
-        bool have_noise = false;
+/* ---- Where the threads may run ----------------------------------------------------------- */
+
+/* What to measure: --cpus, or the isolated CPUs lowlatd names; every one of them online.
+ * 0, or the exit status after printing why. */
+static int measure_resolve_cpus(sd_bus *bus, const MeasureArguments *args, CPUSet *cpus) {
+        _cleanup_free_ char *isolated = NULL, *online_list = NULL, *offline_list = NULL;
+        _cleanup_cpuset_ CPUSet online = {}, offline = {};
         int r;
 
-        /* What to measure first, then with what: "nothing to measure" is the answer a
-         * host without isolated CPUs needs, whatever is installed. */
         if (args->cpus) {
-                r = cpuset_parse_list(args->cpus, &cpus);
-                if (r < 0 || cpuset_is_empty(&cpus)) {
+                r = cpuset_parse_list(args->cpus, cpus);
+                if (r < 0 || cpuset_is_empty(cpus)) {
                         fprintf(stderr, "lowlatctl: --cpus: '%s' is not a CPU list (e.g. 2-3,6)\n", args->cpus);
                         return EXIT_USAGE;
                 }
@@ -376,12 +435,167 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                 r = isolated_cpus_get(bus, &isolated);
                 if (r < 0)
                         return EXIT_UNKNOWN;
-                if (isempty(isolated) || cpuset_parse_list(isolated, &cpus) < 0 || cpuset_is_empty(&cpus)) {
+                if (isempty(isolated) || cpuset_parse_list(isolated, cpus) < 0 || cpuset_is_empty(cpus)) {
                         fprintf(stderr, "lowlatctl: this host has no isolated CPUs, so nothing to measure; "
                                         "give --cpus to measure others\n");
                         return EXIT_NO_CPUS;
                 }
         }
+        /* The tools take an offline CPU in different ways (oslat through libnuma's warning,
+         * cyclictest by measuring elsewhere): none of them measures it. */
+        r = measure_cpus_online(NULL, &online);
+        if (r < 0) {
+                fprintf(stderr, "lowlatctl: cannot read the online CPUs (/sys/devices/system/cpu/online): %s\n",
+                        strerror(-r));
+                return EXIT_UNKNOWN;
+        }
+        if (cpuset_is_subset(cpus, &online))
+                return 0;
+        if (cpuset_copy(&offline, cpus) < 0)
+                return -ENOMEM;
+        cpuset_subtract(&offline, &online);
+        online_list = cpuset_format_list(&online);
+        offline_list = cpuset_format_list(&offline);
+        if (!online_list || !offline_list)
+                return -ENOMEM;
+        fprintf(stderr, "lowlatctl: %s: CPU%s %s %s not online (online: %s)\n",
+                args->cpus ? "--cpus" : "the isolated CPUs", cpuset_count(&offline) > 1 ? "s" : "", offline_list,
+                cpuset_count(&offline) > 1 ? "are" : "is", online_list);
+        return args->cpus ? EXIT_USAGE : EXIT_NO_CPUS;
+}
+
+/* The command line that would measure list: the caller's options again. */
+static char *measure_command(const MeasureArguments *args, const char *list) {
+        return strdup_printf("lowlatctl measure --cpus %s --duration %us%s%s%s", list, args->duration_sec,
+                             args->tool ? " --tool " : "", args->tool ?: "", args->json ? " --json" : "");
+}
+
+/* Whether the threads a tool starts from here can run on every CPU of cpus: the kernel
+ * refuses an affinity outside the caller's own and outside its cgroup's cpuset, and the
+ * tool then measures wherever it may run. 0, or the exit status after printing why and
+ * what to run instead. */
+static int measure_check_confinement(const MeasureArguments *args, const CPUSet *cpus, const char *list) {
+        _cleanup_cpuset_ CPUSet allowed = {}, cgroup_cpus = {};
+        _cleanup_free_ char *cgroup = NULL, *allowed_list = NULL, *command = NULL;
+        cpu_set_t mask;
+        int r;
+
+        command = measure_command(args, list);
+        if (!command)
+                return -ENOMEM;
+        r = measure_cgroup_cpus(NULL, &cgroup_cpus, &cgroup);
+        if (r < 0 && r != -ENOENT) {
+                fprintf(stderr, "lowlatctl: cannot read this process's cgroup CPUs: %s\n", strerror(-r));
+                return EXIT_UNKNOWN;
+        }
+        if (r >= 0 && !cpuset_is_subset(cpus, &cgroup_cpus)) {
+                allowed_list = cpuset_format_list(&cgroup_cpus);
+                fprintf(stderr, "lowlatctl: cannot measure CPU%s %s from here: this process's cgroup %s allows "
+                                "CPUs %s only (its cpuset.cpus.effective), so the tool's threads would run and be "
+                                "measured there. Run it in a scope that allows them, as root:\n"
+                                "  systemd-run --scope --slice=system.slice -p AllowedCPUs=%s %s\n",
+                        cpuset_count(cpus) > 1 ? "s" : "", list, cgroup, allowed_list ?: "?", list, command);
+                return EXIT_NOT_ON_CPUS;
+        }
+        CPU_ZERO(&mask);
+        if (sched_getaffinity(0, sizeof(mask), &mask) < 0) {
+                fprintf(stderr, "lowlatctl: sched_getaffinity: %m\n");
+                return EXIT_UNKNOWN;
+        }
+        for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
+                if (CPU_ISSET(cpu, &mask) && cpuset_add(&allowed, cpu) < 0)
+                        return -ENOMEM;
+        if (cpuset_is_subset(cpus, &allowed))
+                return 0;
+        allowed_list = cpuset_format_list(&allowed);
+        fprintf(stderr, "lowlatctl: cannot measure CPU%s %s from here: this process may run on CPUs %s only (its "
+                        "affinity), so the tool's threads would run and be measured there. Run it with an "
+                        "affinity that allows them:\n  taskset -c %s %s\n",
+                cpuset_count(cpus) > 1 ? "s" : "", list, allowed_list ?: "?", list, command);
+        return EXIT_NOT_ON_CPUS;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static void measure_print_json(FILE *f, const MeasureResult *res, const char *cpus, uint64_t wall_usec,
+                               const MeasurePlacement *placement) {
+        fputs("{", f);
+        json_print_member(f, "tool", measure_tool_to_string(res->tool), true);
+        json_print_member(f, "cpus", cpus, false);
+        fprintf(f, ",\"duration_usec\":%" PRIu64 ",\"wall_clock_usec\":%" PRIu64,
+                res->measured_usec ?: wall_usec, wall_usec);
+        fprintf(f, ",\"threads_watched\":%s,\"threads_on_their_cpus\":%s", placement ? "true" : "false",
+                !placement || measure_placement_ok(placement) ? "true" : "false");
+        fputs(",\"per_cpu\":[", f);
+        for (size_t i = 0; i < res->n; i++) {
+                const LatencyStats *s = &res->cpus[i];
+
+                fprintf(f, "%s{\"cpu\":%" PRIu32 ",\"samples\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
+                           ",\"p99_ns\":%" PRIu64 ",\"p99_beyond_histogram\":%s,\"max_ns\":%" PRIu64
+                           ",\"overflows\":%" PRIu64 ",\"ran_on\":",
+                        i ? "," : "", s->cpu, s->samples, s->min_ns, s->avg_ns, s->p99_ns,
+                        s->p99_over ? "true" : "false", s->max_ns, s->overflows);
+                if (!placement) {
+                        /* timerlat: the kernel's per-CPU thread, bound to it. */
+                        fprintf(f, "[%" PRIu32 "]}", s->cpu);
+                        continue;
+                }
+                fputs("[", f);
+                for (size_t k = 0; k < placement->n; k++) {
+                        bool first = true;
+
+                        if (placement->threads[k].cpu != s->cpu)
+                                continue;
+                        CPUSET_FOREACH(cpu, &placement->threads[k].ran_on) {
+                                fprintf(f, "%s%u", first ? "" : ",", (unsigned) cpu);
+                                first = false;
+                        }
+                }
+                fputs("]}", f);
+        }
+        fputs("]}\n", f);
+}
+
+/* ---- The verb ---------------------------------------------------------------------------- */
+
+static int measure_parse_report(MeasureTool tool, const char *report, const CPUSet *cpus, MeasureResult *res) {
+        int r;
+
+        switch (tool) {
+        case MEASURE_TOOL_CYCLICTEST:
+                r = cyclictest_parse(report, cpus, res);
+                break;
+        case MEASURE_TOOL_OSLAT:
+                r = oslat_parse(report, res);
+                break;
+        default:
+                r = timerlat_parse(report, res);
+        }
+        if (r < 0)
+                fprintf(stderr, "lowlatctl: cannot read %s's report (%s):\n%s\n", measure_tool_program(tool),
+                        strerror(-r), report);
+        return r;
+}
+
+int verb_measure(sd_bus *bus, const MeasureArguments *args) {
+        _cleanup_(noise_sample_done) NoiseSample before = {}, after = {};
+        _cleanup_(noise_view_done) NoiseView noise = {};
+        _cleanup_(measure_result_done) MeasureResult res = {};
+        _cleanup_(measure_placement_done) MeasurePlacement placement = {};
+        _cleanup_cpuset_ CPUSet cpus = {};
+        _cleanup_free_ char *tool_path = NULL, *histfile = NULL, *report = NULL, *list = NULL;
+        _cleanup_close_ int histfd = -EBADF;
+        MeasureTool tool;
+        char **argv;
+        uint64_t start_realtime, start, end;
+        bool have_noise = false, watched;
+        int r;
+
+        /* What to measure first, then with what: "nothing to measure" is the answer a
+         * host without isolated CPUs needs, whatever is installed. */
+        r = measure_resolve_cpus(bus, args, &cpus);
+        if (r != 0)
+                return r;
         r = choose_tool(args->tool, &tool, &tool_path);
         if (r == -EINVAL)
                 return EXIT_USAGE;
@@ -389,8 +603,17 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                 return EXIT_NO_TOOL;
 
         list = cpuset_format_list(&cpus);
-        if (!list)
+        if (!list || measure_placement_init(&placement, &cpus) < 0)
                 return -ENOMEM;
+        placement.skip_looks = PLACEMENT_SKIP_LOOKS;
+        /* timerlat measures with the kernel's own per-CPU threads, which no affinity or
+         * cgroup of ours confines; cyclictest's and oslat's are ours. */
+        watched = tool != MEASURE_TOOL_TIMERLAT;
+        if (watched) {
+                r = measure_check_confinement(args, &cpus, list);
+                if (r != 0)
+                        return r;
+        }
         if (tool == MEASURE_TOOL_CYCLICTEST) {
                 histfd = tmpfile_fd(&histfile);
                 if (histfd < 0) {
@@ -408,7 +631,7 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                 cpuset_count(&cpus) > 1 ? "s" : "", list, args->duration_sec, tool_path);
         start_realtime = now_usec(CLOCK_REALTIME);
         start = now_usec(CLOCK_MONOTONIC);
-        report = run_tool(tool, tool_path, argv, histfd);
+        report = run_tool(tool, tool_path, argv, histfd, watched ? &placement : NULL);
         end = now_usec(CLOCK_MONOTONIC);
         strv_free_all(argv);
         if (histfile)
@@ -417,25 +640,20 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                 return EXIT_UNKNOWN;
         if (have_noise)
                 have_noise = ctl_read_noise(bus, &after) >= 0 && noise_view_compute(&before, NULL, &after, &noise) >= 0;
-
-        switch (tool) {
-        case MEASURE_TOOL_CYCLICTEST:
-                r = cyclictest_parse(report, &cpus, &res);
-                break;
-        case MEASURE_TOOL_OSLAT:
-                r = oslat_parse(report, &res);
-                break;
-        default:
-                r = timerlat_parse(report, &res);
-        }
-        if (r < 0) {
-                fprintf(stderr, "lowlatctl: cannot read %s's report (%s):\n%s\n", measure_tool_program(tool),
-                        strerror(-r), report);
+        if (measure_parse_report(tool, report, &cpus, &res) < 0)
                 return EXIT_UNKNOWN;
-        }
 
-        measure_print(stdout, &res, have_noise ? &noise : NULL, list, end - start);
-        if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime, end - start) < 0)
+        if (args->json)
+                measure_print_json(stdout, &res, list, end - start, watched ? &placement : NULL);
+        else
+                measure_print(stdout, &res, have_noise ? &noise : NULL, list, end - start, watched ? &placement : NULL);
+        if (watched && !measure_placement_ok(&placement)) {
+                fprintf(stderr, "lowlatctl: a measuring thread ran on a CPU other than the one it measures; "
+                                "the result is not recorded\n");
+                return finish_output(EXIT_NOT_ON_CPUS);
+        }
+        if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime,
+                                       res.measured_usec ?: end - start) < 0)
                 fprintf(stderr, "lowlatctl: the result was not recorded by lowlatd (status will not show it)\n");
         return finish_output(EXIT_OK);
 }

@@ -62,7 +62,7 @@ char **measure_tool_argv(MeasureTool tool, const CPUSet *cpus, unsigned duration
                 ARG("--mlockall");
                 ARG("--laptop");
                 ARG("--priority=%u", MEASURE_PRIORITY);
-                ARG("--interval=1000");
+                ARG("--interval=%u", MEASURE_INTERVAL_USEC);
                 ARG("--threads=%u", cpuset_count(cpus));
                 ARG("--affinity=%s", list);
                 ARG("--histogram=%u", MEASURE_HISTOGRAM_USEC);
@@ -260,6 +260,7 @@ typedef struct ReportState {
         uint64_t *reported_samples;
         bool have_min, have_avg, have_max, have_rows;
         double unit_ns;
+        uint64_t measured_usec; /* oslat's "Duration:" */
         /* timerlat: the index of each column's CPU in stats, -1 for a column not kept. */
         ssize_t *columns;
         size_t n_columns, allocated_columns;
@@ -312,7 +313,12 @@ static int report_finish(ReportState *s, MeasureTool tool, MeasureResult *ret) {
         for (size_t i = 1; i < s->n; i++)
                 if (s->stats[i].cpu == s->stats[i - 1].cpu)
                         return -EBADMSG;
-        *ret = (MeasureResult) { .tool = tool, .cpus = TAKE_PTR(s->stats), .n = s->n };
+        *ret = (MeasureResult) { .tool = tool, .n = s->n, .measured_usec = s->measured_usec };
+        /* cyclictest and timerlat sample once an interval: the most samples a CPU has is
+         * how long they measured. */
+        for (size_t i = 0; tool != MEASURE_TOOL_OSLAT && i < s->n; i++)
+                ret->measured_usec = MAX(ret->measured_usec, s->stats[i].samples * MEASURE_INTERVAL_USEC);
+        ret->cpus = TAKE_PTR(s->stats);
         s->n = 0;
         return 0;
 }
@@ -485,9 +491,17 @@ static int oslat_line(const char *line, void *userdata) {
         r = store_min_avg_max(s, line, &labels, true);
         if (r != 0)
                 return r < 0 ? r : 0;
+        if ((p = after_label(line, "Duration:"))) {
+                double sec;
+                /* Seconds; "0.996 (sec)". */
+                if (next_double(&p, &sec) < 0 || sec > 1e9)
+                        return -EBADMSG;
+                s->measured_usec = round_u64(sec * 1e6);
+                return 0;
+        }
         p = skip_blanks(line);
         if (!isdigit((unsigned char) *p))
-                return 0; /* Counter Freq, Max-Min, Duration */
+                return 0; /* Counter Freq, Max-Min */
         if (next_u64(&p, &bucket) < 0)
                 return -EBADMSG;
         p = after_label(p, "(us):");

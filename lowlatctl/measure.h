@@ -32,7 +32,15 @@ typedef struct MeasureResult {
         MeasureTool tool;
         LatencyStats *cpus; /* in CPU order */
         size_t n;
+        /* How long the tool measured, by its own account: oslat's "Duration:" (which leaves
+         * out its one second of pre-heat), or the most samples of a CPU times the wake-up
+         * interval (cyclictest, timerlat). 0 when the report does not say. */
+        uint64_t measured_usec;
 } MeasureResult;
+
+/* The wake-up interval of cyclictest (--interval) and rtla timerlat (its default --period),
+ * in µs: one sample each. */
+#define MEASURE_INTERVAL_USEC 1000U
 
 void measure_result_done(MeasureResult *r);
 

@@ -72,6 +72,8 @@ static void test_cyclictest(void) {
               "thread 0: min 22, avg 47, max 1295 us as cyclictest says");
         CHECK(r.cpus[1].min_ns == 13000 && r.cpus[1].max_ns == 1044000, "thread 1: min 13, max 1044 us");
         CHECK(r.cpus[0].overflows == 27 && r.cpus[0].samples == 1972 + 27, "thread 0: Total plus 27 overflows");
+        CHECK(r.measured_usec == (1972 + 27) * 1000ULL,
+              "cyclictest: measured for the most samples of a thread (1999) times its 1 ms interval");
         CHECK(r.cpus[0].p99_over && r.cpus[0].p99_ns == 200000,
               "thread 0: 1% is 20 samples, 27 overflowed: p99 beyond the 200 us histogram");
         CHECK(!r.cpus[1].p99_over && r.cpus[1].p99_ns == 171000, "thread 1: p99 171 us, from the histogram");
@@ -102,6 +104,9 @@ static void test_oslat(void) {
         _cleanup_(measure_result_done) MeasureResult r1 = {}, r2 = {};
 
         CHECK(oslat_parse(one, &r1) == 0 && r1.n == 1 && r1.cpus[0].cpu == 1, "oslat: core 1");
+        /* --duration 1 ran 2 s of wall clock (its pre-heat second): the report's own
+         * "Duration: 0.996 (sec)" is what was measured. */
+        CHECK(r1.measured_usec == 996000, "oslat: measured for its Duration: 0.996 s, not the wall clock");
         if (r1.n == 1) {
                 CHECK(r1.cpus[0].min_ns == 1000 && r1.cpus[0].avg_ns == 1024 && r1.cpus[0].max_ns == 24110000,
                       "oslat: min 1, avg 1.024, max 24110 us");

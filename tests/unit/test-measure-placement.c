@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lowlatctl measure's placement checks on fake trees: the online CPUs, the cgroup cpuset
+ * that confines this process (its own cgroup's cpuset.cpus.effective, or its nearest
+ * ancestor's), a thread's last CPU from its stat line, and where the measuring threads were
+ * seen from a fake /proc/PID/task. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/macro.h"
+#include "basic/util.h"
+#include "measure-placement.h"
+#include "tap.h"
+
+static char root[] = "/tmp/test-measure-placement-XXXXXX";
+
+/* Writes ROOT/relative, making its folders; a failure fails the test run. */
+static void put(const char *relative, const char *text) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", root, relative);
+        _cleanup_free_ char *cmd = NULL;
+        FILE *f;
+
+        cmd = path ? strdup_printf("mkdir -p \"$(dirname '%s')\"", path) : NULL;
+        if (!cmd || system(cmd) != 0 || !(f = fopen(path, "we"))) {
+                printf("Bail out! cannot write %s\n", path ?: relative);
+                exit(1);
+        }
+        fputs(text, f);
+        fclose(f);
+}
+
+static void unput(const char *relative) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", root, relative);
+        if (!path || unlink(path) < 0) {
+                printf("Bail out! cannot remove %s\n", relative);
+                exit(1);
+        }
+}
+
+static char *cgroup_cpus(int *ret_r, char **ret_cgroup) {
+        _cleanup_cpuset_ CPUSet s = {};
+
+        *ret_cgroup = NULL;
+        *ret_r = measure_cgroup_cpus(root, &s, ret_cgroup);
+        return *ret_r < 0 ? NULL : cpuset_format_list(&s);
+}
+
+static void test_online(void) {
+        _cleanup_cpuset_ CPUSet s = {};
+        _cleanup_free_ char *list = NULL;
+
+        put("sys/devices/system/cpu/online", "0-1\n");
+        CHECK(measure_cpus_online(root, &s) == 0 && (list = cpuset_format_list(&s)) && streq(list, "0-1") &&
+              !cpuset_contains(&s, 5), "online: 0-1 from the fake tree; CPU 5 is not among them");
+}
+
+static void test_cgroup(void) {
+        _cleanup_free_ char *list = NULL, *cg = NULL;
+        int r;
+
+        /* The guest of the report: user.slice confined to 0-1, the session scope below it
+         * without the cpuset controller of its own. */
+        put("proc/self/cgroup", "0::/user.slice/user-0.slice/session-3.scope\n");
+        put("sys/fs/cgroup/cpuset.cpus.effective", "0-3\n");
+        put("sys/fs/cgroup/user.slice/cpuset.cpus.effective", "0-1\n");
+        list = cgroup_cpus(&r, &cg);
+        CHECK(r == 0 && list && streq(list, "0-1") && cg && streq(cg, "/user.slice"),
+              "a session scope without cpuset files: user.slice's 0-1 apply");
+        list = mfree(list);
+        cg = mfree(cg);
+
+        put("sys/fs/cgroup/user.slice/user-0.slice/session-3.scope/cpuset.cpus.effective", "1\n");
+        list = cgroup_cpus(&r, &cg);
+        CHECK(r == 0 && list && streq(list, "1") && cg && streq(cg, "/user.slice/user-0.slice/session-3.scope"),
+              "the process's own cgroup has the file: its CPUs");
+        list = mfree(list);
+        cg = mfree(cg);
+        unput("sys/fs/cgroup/user.slice/user-0.slice/session-3.scope/cpuset.cpus.effective");
+
+        /* Hybrid hierarchy: v1 lines first, then the unified one. */
+        put("proc/self/cgroup", "3:cpuset:/\n1:name=systemd:/system.slice/x.service\n0::/system.slice/x.service\n");
+        list = cgroup_cpus(&r, &cg);
+        CHECK(r == 0 && list && streq(list, "0-3") && cg && streq(cg, "/"),
+              "system.slice without cpuset files: the root cgroup's 0-3");
+        list = mfree(list);
+        cg = mfree(cg);
+
+        put("proc/self/cgroup", "3:cpuset:/\n1:name=systemd:/\n");
+        list = cgroup_cpus(&r, &cg);
+        CHECK(r == -ENOENT && !list, "cgroup v1 only: -ENOENT (nothing seen to confine)");
+        list = mfree(list);
+
+        put("proc/self/cgroup", "0::/\n");
+        unput("sys/fs/cgroup/cpuset.cpus.effective");
+        list = cgroup_cpus(&r, &cg);
+        CHECK(r == -ENOENT && !list, "no cpuset.cpus.effective up to the root: -ENOENT");
+        list = mfree(list);
+
+        put("proc/self/cgroup", "0::/a/../../etc\n");
+        list = cgroup_cpus(&r, &cg);
+        CHECK(r == -EBADMSG && !list, "a cgroup path that climbs out: refused");
+}
+
+static const char *stat_on(unsigned cpu) {
+        static char buf[512];
+        /* A command name with a space and a ")" in it: field 39 is counted after the last ")". */
+        snprintf(buf, sizeof(buf),
+                 "4242 (cyc lic) test) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 -96 0 3 0 100 1000 200 "
+                 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 -1 %u 95 1 0 0 0 0 0\n", cpu);
+        return buf;
+}
+
+static void test_stat(void) {
+        unsigned cpu = 99;
+
+        CHECK(thread_stat_last_cpu(stat_on(7), &cpu) == 0 && cpu == 7, "stat: field 39 is the last CPU (7)");
+        CHECK(thread_stat_last_cpu("4242 (x) S 1 2 3\n", &cpu) == -EBADMSG, "stat: too few fields: an error");
+        CHECK(thread_stat_last_cpu("no parenthesis", &cpu) == -EBADMSG, "stat: no command name: an error");
+}
+
+static void test_placement(void) {
+        _cleanup_(measure_placement_done) MeasurePlacement p = {};
+        _cleanup_cpuset_ CPUSet cpus = {};
+
+        if (cpuset_parse_list("2-3", &cpus) < 0 || measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        /* The main thread 500 (on 0) is left out; by thread id, in creation order, 501
+         * measures 2 and 502 measures 3. */
+        put("proc/500/task/500/stat", stat_on(0));
+        put("proc/500/task/501/stat", stat_on(2));
+        put("proc/500/task/502/stat", stat_on(3));
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && p.samples == 1 && measure_placement_ok(&p),
+              "threads 501 and 502 on 2 and 3, the main thread left out: ok");
+        /* The cgroup of the report: the thread of CPU 3 let run on 1 only. */
+        put("proc/500/task/502/stat", stat_on(1));
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && !measure_placement_ok(&p) &&
+              cpuset_contains(&p.threads[1].ran_on, 1) && cpuset_contains(&p.threads[1].ran_on, 3) &&
+              p.threads[1].cpu == 3, "the thread of CPU 3 seen on 1: not ok, both CPUs noted");
+        CHECK(measure_placement_sample(&p, root, 999) == -ENOENT, "a process gone: -ENOENT");
+}
+
+static void test_never_seen(void) {
+        _cleanup_(measure_placement_done) MeasurePlacement p = {};
+        _cleanup_cpuset_ CPUSet cpus = {};
+
+        if (cpuset_parse_list("2-4", &cpus) < 0 || measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && !measure_placement_ok(&p) &&
+              cpuset_is_empty(&p.threads[2].ran_on), "a CPU whose thread was never seen: not ok");
+        /* With skip_looks 1, a thread's first look (before it pinned itself) does not count. */
+        measure_placement_done(&p);
+        if (measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        p.skip_looks = 1;
+        put("proc/500/task/503/stat", stat_on(4));
+        put("proc/500/task/502/stat", stat_on(1));
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && cpuset_is_empty(&p.threads[1].ran_on),
+              "skip_looks 1: the first look at each thread is not counted");
+        put("proc/500/task/502/stat", stat_on(3));
+        CHECK(measure_placement_sample(&p, root, 500) == 0 && measure_placement_ok(&p) &&
+              p.threads[1].looks == 2, "the second is: every thread on its CPU, CPU 1 of the first look forgotten");
+}
+
+int main(void) {
+        _cleanup_free_ char *cleanup = NULL;
+
+        if (!mkdtemp(root)) {
+                printf("Bail out! mkdtemp: %m\n");
+                return 1;
+        }
+        test_online();
+        test_cgroup();
+        test_stat();
+        test_placement();
+        test_never_seen();
+        cleanup = strdup_printf("rm -rf '%s'", root);
+        if (cleanup)
+                (void) system(cleanup);
+        return tap_finish();
+}
