@@ -348,17 +348,30 @@ const char *manager_noise_gate(const Manager *m) {
 }
 
 /* Where originals are kept: systemd's RuntimeDirectory= (the first, if several), else
- * /run/lowlatd. Without it lowlatd still enforces, but restore is not possible. */
+ * /run/lowlatd; a run with --root on another tree in a directory of its own under it
+ * (originals_state_dir()), so that it never reads, rewrites or drops the host's file.
+ * Without it lowlatd still enforces, but restore is not possible. */
 static void manager_open_originals(Manager *m) {
         const char *env = getenv("RUNTIME_DIRECTORY");
-        _cleanup_free_ char *dir = strndup(env ?: "/run/lowlatd", env ? strcspn(env, ":") : strlen("/run/lowlatd"));
+        _cleanup_free_ char *base = strndup(env ?: "/run/lowlatd", env ? strcspn(env, ":") : strlen("/run/lowlatd"));
+        _cleanup_free_ char *root = realpath(m->host->root_path, NULL), *dir = NULL;
         int r;
 
-        if (!dir)
+        if (!base)
                 return;
-        r = originals_open(dir, m->host->root_path, &m->originals);
+        /* The tree as the kernel resolves it: "/srv/../srv/t/" and "/srv/t" are one root,
+         * and a --root that is "/" after all is the host. */
+        r = originals_state_dir(base, root ?: m->host->root_path, &dir);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot name a directory for the original values of %s; restore will not be possible",
+                                  m->host->root_path);
+                return;
+        }
+        r = originals_open(dir, root ?: m->host->root_path, &m->originals);
         if (r < 0)
                 log_warning_errno(r, "Cannot keep original values in %s; restore will not be possible", dir);
+        else
+                log_info("Keeping original values in %s/originals", dir);
         m->rc.originals = m->originals;
 }
 

@@ -321,7 +321,7 @@ def run_packaged(root, host, config):
 
 
 def originals_entries(host):
-    path = os.path.join(host.tmp, "run-lowlatd", "originals")
+    path = h.originals_path(host)
     if not os.path.isfile(path):
         return []
     return [l for l in u.read(path).splitlines() if "\t" in l]
