@@ -396,6 +396,12 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
                 vt->prepare(s, rc);
 
         if (setting_matches(rc, s)) {
+                /* Already as desired at the first look: that is the value from before
+                 * lowlatd, so it goes on file now. Left for the first correction, the
+                 * original would be whatever someone else had drifted it to by then. A
+                 * setting whose original cannot be kept is still left as it is: fine. */
+                if (!rc->observe && before == SETTING_PENDING)
+                        (void) setting_record_original(rc, s);
                 if (!rc->observe)
                         report_left_alone(rc, s, flags);
                 if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED || s->state == SETTING_UNSUPPORTED ||

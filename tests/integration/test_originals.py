@@ -3,7 +3,9 @@
 """The originals file, through the real daemon on a fake tree: a --root run keeps its
 originals in a state directory of its own and never reads, rewrites or drops the host's
 /run/lowlatd/originals (checked in a private mount namespace, with a tmpfs over
-/run/lowlatd holding a sentinel file, so the real one is never touched)."""
+/run/lowlatd holding a sentinel file, so the real one is never touched); a setting already
+as desired at start has that value on file as its original, so that a drift by someone
+else, corrected, never becomes the original restore puts back."""
 
 import os
 
@@ -73,10 +75,38 @@ def root_keeps_its_own(t):
         t.ok(f.read() == sentinel, "the host's file is still untouched")
 
 
+def found_as_desired(t):
+    """somaxconn and an IRQ already as desired at start; both drift, lowlatd corrects them;
+    a stop with restore_on_exit = yes must put back the values from before the start."""
+    host = h.FakeHost(ncpus=4, nirqs=40, isolated="2-3", sysctls={"net.core.somaxconn": "8192"})
+    irq = host.irqs[10]
+    host.set_irq_affinity(irq, "0-1")
+    d = h.Daemon(host, CONFIG + "[daemon]\nrestore_on_exit = yes\n")
+    d.wait_ready()
+    o = h.read_text(h.originals_path(host))
+    t.ok("sysctl\tnet.core.somaxconn\t8192\n" in o and "irq_affinity\t%d\t0-1\n" % irq in o,
+         "settings found as desired at start are on file with the value found", o[:600])
+    host.set_sysctl("net.core.somaxconn", "1234")
+    host.set_irq_affinity(irq, "0-3")
+    corrected = d.poll_until(lambda: host.sysctl("net.core.somaxconn") == "8192" and
+                             host.irq_affinity(irq) == "0-1", h.scaled(10))
+    t.ok(corrected, "someone else's drift is corrected",
+         "%s, %s" % (host.sysctl("net.core.somaxconn"), host.irq_affinity(irq)))
+    o = h.read_text(h.originals_path(host))
+    t.ok("sysctl\tnet.core.somaxconn\t1234" not in o and "irq_affinity\t%d\t0-3\n" % irq not in o,
+         "the drifted values never went on file as originals", o[:600])
+    d.stop()  # restore_on_exit
+    t.ok(host.sysctl("net.core.somaxconn") == "8192", "restore puts back somaxconn as found before the start (8192)",
+         host.sysctl("net.core.somaxconn"))
+    t.ok(host.irq_affinity(irq) == "0-1", "restore puts back the IRQ as found before the start (0-1)",
+         host.irq_affinity(irq))
+
+
 def run(t):
     h.require_root("a private /run/lowlatd")
     h.enter_private_mount_namespace("a --root run beside the host's /run/lowlatd")
     root_keeps_its_own(t)
+    found_as_desired(t)
     h.unmount_all()
 
 
