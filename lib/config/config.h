@@ -307,3 +307,5 @@ int config_load(const char *path, Config **ret, ErrorList *errors);
 
 /* Sysctl key syntax: components of [A-Za-z0-9_-] joined by single dots, at least two. */
 bool sysctl_key_is_valid(const char *key);
+/* Sysctl value syntax: printable (tabs allowed), at most SYSCTL_VALUE_MAX characters. */
+bool sysctl_value_is_valid(const char *value);

@@ -5,7 +5,8 @@ originals in a state directory of its own and never reads, rewrites or drops the
 /run/lowlatd/originals (checked in a private mount namespace, with a tmpfs over
 /run/lowlatd holding a sentinel file, so the real one is never touched); a setting already
 as desired at start has that value on file as its original, so that a drift by someone
-else, corrected, never becomes the original restore puts back."""
+else, corrected, never becomes the original restore puts back; and restore writes no
+original on file that its setting could not have read (each is skipped, said, counted)."""
 
 import os
 
@@ -102,11 +103,48 @@ def found_as_desired(t):
          host.irq_affinity(irq))
 
 
+KSM = "sys/kernel/mm/ksm/run"
+
+
+def crafted_file(t):
+    """An originals file with a shell command for a sysctl, a reversed range of CPUs the
+    host does not have for an IRQ, and 100 KB for a sysfs file: restore writes none."""
+    host = h.FakeHost(ncpus=4, nirqs=40, isolated="2-3")
+    os.makedirs(os.path.dirname(host.path(KSM)), exist_ok=True)
+    host.write(KSM, "1\n")
+    irq = host.irqs[10]
+    path = h.originals_path(host)
+    os.makedirs(os.path.dirname(path), mode=0o700)
+    crafted = {"sysctl\tnet.core.somaxconn": "1 2 3 $(x)", "irq_affinity\t%d" % irq: "99999999-0",
+               "sysfs\t/" + KSM: "1" * 100000}
+    h.write_text(path, "boot_id %s\nroot %s\n" % (boot_id(), os.path.realpath(host.root)) +
+                 "".join("%s\t%s\n" % kv for kv in crafted.items()))
+    os.chmod(path, 0o600)
+    d = h.Daemon(host, CONFIG + "[daemon]\nrestore_on_exit = yes\n\n[sysfs]\n/%s = 0\n" % KSM)
+    d.wait_ready()
+    t.ok(host.sysctl("net.core.somaxconn") == "8192" and host.irq_affinity(irq) == "0-1" and
+         host.read(KSM).strip() == "0", "the posture is applied (the crafted entries taken as originals)")
+    d.stop()  # restore_on_exit
+    log = d.stderr()
+    t.ok(host.sysctl("net.core.somaxconn") == "8192", "restore does not write '1 2 3 $(x)' to a sysctl",
+         host.sysctl("net.core.somaxconn"))
+    t.ok(host.irq_affinity(irq) == "0-1", "nor '99999999-0' to an IRQ's affinity", host.irq_affinity(irq))
+    t.ok(host.read(KSM).strip() == "0", "nor 100 KB to a sysfs file", "%d bytes" % len(host.read(KSM)))
+    for what, why in (("sysctl net.core.somaxconn", "not numbers"), ("irq_affinity %d" % irq, "not a CPU list"),
+                      ("sysfs /" + KSM, "longer than any value read")):
+        n = log.count("Not restoring %s:" % what)
+        t.ok(n == 1 and why in log, "each is said once: %s (%s)" % (what, why), log[-3000:])
+    t.ok("3 originals on file skipped" in log, "and counted in the restore's result", log[-3000:])
+    t.ok(host.irq_affinity(host.irqs[11]) == host.irq_affinity(host.irqs[12]) != "0-1",
+         "the good originals are still restored", host.irq_affinity(host.irqs[11]))
+
+
 def run(t):
     h.require_root("a private /run/lowlatd")
     h.enter_private_mount_namespace("a --root run beside the host's /run/lowlatd")
     root_keeps_its_own(t)
     found_as_desired(t)
+    crafted_file(t)
     h.unmount_all()
 
 
