@@ -348,28 +348,53 @@ const char *manager_noise_gate(const Manager *m) {
 }
 
 /* Where originals are kept: systemd's RuntimeDirectory= (the first, if several), else
- * /run/lowlatd. Without it lowlatd still enforces, but restore is not possible. */
+ * /run/lowlatd; a run with --root on another tree in a directory of its own under it
+ * (originals_state_dir()), so that it never reads, rewrites or drops the host's file.
+ * Without it lowlatd still enforces, but restore is not possible. */
 static void manager_open_originals(Manager *m) {
         const char *env = getenv("RUNTIME_DIRECTORY");
-        _cleanup_free_ char *dir = strndup(env ?: "/run/lowlatd", env ? strcspn(env, ":") : strlen("/run/lowlatd"));
+        _cleanup_free_ char *base = strndup(env ?: "/run/lowlatd", env ? strcspn(env, ":") : strlen("/run/lowlatd"));
+        _cleanup_free_ char *root = realpath(m->host->root_path, NULL), *dir = NULL;
         int r;
 
-        if (!dir)
+        if (!base)
                 return;
-        r = originals_open(dir, m->host->root_path, &m->originals);
+        /* The tree as the kernel resolves it: "/srv/../srv/t/" and "/srv/t" are one root,
+         * and a --root that is "/" after all is the host. */
+        r = originals_state_dir(base, root ?: m->host->root_path, &dir);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot name a directory for the original values of %s; restore will not be possible",
+                                  m->host->root_path);
+                return;
+        }
+        r = originals_open(dir, root ?: m->host->root_path, &m->originals);
         if (r < 0)
                 log_warning_errno(r, "Cannot keep original values in %s; restore will not be possible", dir);
+        else
+                log_info("Keeping original values in %s/originals", dir);
         m->rc.originals = m->originals;
 }
 
+/* setting_restore(), and the one message for an original on file that the setting could
+ * not have had (nothing is written, and the entry is gone: said once). */
+static int manager_restore_setting(Manager *m, Setting *s) {
+        int r = setting_restore(&m->rc, s);
+
+        if (r == -EBADMSG)
+                log_warning("Not restoring %s %s: %s", setting_kind_to_string(s->kind), s->object, s->reason);
+        return r;
+}
+
 int manager_restore(Manager *m, const char *why) {
-        size_t restored = 0, failed = 0;
+        size_t restored = 0, failed = 0, skipped = 0;
         int first_error = 0;
 
         for (size_t i = 0; i < m->table.n; i++) {
-                int r = setting_restore(&m->rc, m->table.settings[i]);
+                int r = manager_restore_setting(m, m->table.settings[i]);
                 if (r > 0)
                         restored++;
+                else if (r == -EBADMSG)
+                        skipped++;
                 else if (r < 0) {
                         failed++;
                         if (first_error == 0)
@@ -384,8 +409,8 @@ int manager_restore(Manager *m, const char *why) {
         m->restored = true;
         m->rc.observe = true;
         m->posture_generation++; /* Mode changed: announce it */
-        log_event(EVENT_RESTORED, "Restored %zu settings to their original values (%s)%s; now observing", restored, why,
-                  failed ? ", some could not be restored" : "");
+        log_event(EVENT_RESTORED, "Restored %zu settings to their original values (%s)%s; %zu originals on file skipped as values they could not have had; now observing",
+                  restored, why, failed ? ", some could not be restored" : "", skipped);
         /* Look once, quietly: every restored setting now differs from the posture, which
          * the message above says; one drift report per setting would only repeat it. */
         table_reconcile_all(&m->table, &m->rc, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE | RECONCILE_QUIET);
@@ -693,7 +718,7 @@ static int manager_reload_because(Manager *m, const char *why) {
         /* What the new config no longer asks for goes back to how lowlatd found it. */
         for (size_t i = 0; i < m->table.n; i++) {
                 Setting *o = m->table.settings[i];
-                if (!table_find(&table, o->kind, o->object) && setting_restore(&m->rc, o) > 0)
+                if (!table_find(&table, o->kind, o->object) && manager_restore_setting(m, o) > 0)
                         log_info("Restored %s %s, no longer configured", setting_kind_to_string(o->kind), o->object);
         }
         if (m->originals)

@@ -318,3 +318,5 @@ _printf_(3, 4) void config_warn(Config *c, const ConfigSource *where, const char
 
 /* Sysctl key syntax: components of [A-Za-z0-9_-] joined by single dots, at least two. */
 bool sysctl_key_is_valid(const char *key);
+/* Sysctl value syntax: printable (tabs allowed), at most SYSCTL_VALUE_MAX characters. */
+bool sysctl_value_is_valid(const char *value);

@@ -33,7 +33,7 @@ bool sysctl_key_is_valid(const char *key) {
         return components >= 2;
 }
 
-static bool sysctl_value_is_valid(const char *value) {
+bool sysctl_value_is_valid(const char *value) {
         if (isempty(value) || strlen(value) > SYSCTL_VALUE_MAX)
                 return false;
         for (const char *p = value; *p; p++)

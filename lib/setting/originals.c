@@ -3,6 +3,7 @@
  * line, "KIND<TAB>OBJECT<TAB>VALUE", after two header lines "boot_id ID" and "root PATH".
  * Values never contain tabs or newlines (they are tidied kernel text). */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -141,6 +142,78 @@ static int originals_save(Originals *o) {
         return o->fd < 0 ? negative_errno() : 0;
 }
 
+/* systemd-escape --path: what is not [A-Za-z0-9:_.] (or a leading '.') becomes \xNN, and
+ * '/' between components becomes '-'; so two roots never share a name. */
+static int escape_path(const char *path, char **ret) {
+        size_t len = 0, cap;
+        char *out;
+
+        while (*path == '/')
+                path++;
+        cap = strlen(path) * 4 + 1;
+        out = malloc(cap);
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = path; *p; p++) {
+                unsigned char c = (unsigned char) *p;
+
+                if (c == '/') {
+                        while (p[1] == '/')
+                                p++;
+                        if (p[1] != '\0')
+                                out[len++] = '-';
+                } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                           c == ':' || c == '_' || (c == '.' && len > 0))
+                        out[len++] = (char) c;
+                else
+                        len += (size_t) snprintf(out + len, cap - len, "\\x%02x", c);
+        }
+        out[len] = '\0';
+        *ret = out;
+        return 0;
+}
+
+int originals_state_dir(const char *base, const char *root, char **ret) {
+        _cleanup_free_ char *escaped = NULL;
+        char *dir;
+        int r;
+
+        if (root[0] != '/')
+                return -EINVAL;
+        r = escape_path(root, &escaped);
+        if (r < 0)
+                return r;
+        if (isempty(escaped))
+                dir = strdup(base); /* the host itself */
+        else if (strlen(escaped) > NAME_MAX)
+                return -ENAMETOOLONG;
+        else
+                dir = strdup_printf("%s/root/%s", base, escaped);
+        if (!dir)
+                return -ENOMEM;
+        *ret = dir;
+        return 0;
+}
+
+/* mkdir -p, mode 0700 for what it creates. */
+static int mkdir_parents(const char *dir) {
+        _cleanup_free_ char *copy = strdup(dir);
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+                *p = '\0';
+                if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *p = c;
+                if (c == '\0')
+                        return 0;
+        }
+}
+
 int originals_open(const char *dir, const char *root, Originals **ret) {
         _cleanup_(originals_freep) Originals *o = calloc(1, sizeof(Originals));
         int r;
@@ -149,8 +222,9 @@ int originals_open(const char *dir, const char *root, Originals **ret) {
                 return -ENOMEM;
         o->fd = -1;
         key_index_init(&o->index, entry_key);
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return negative_errno();
+        r = mkdir_parents(dir);
+        if (r < 0)
+                return r;
         o->path = strdup_printf("%s/originals", dir);
         o->root = strdup(root);
         if (!o->path || !o->root)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The values settings had before lowlatd first changed them, kept in a file under the
  * runtime directory (/run/lowlatd: it survives a daemon restart, not a reboot), so the host
- * can be put back exactly as it was found. A restarted daemon keeps the entries it finds
- * (they are the true originals, not its own values); entries from another boot or another
- * --root are discarded. */
+ * can be put back exactly as it was found. Each --root has a state directory of its own
+ * (originals_state_dir()), so that a run on another tree never reads or rewrites the host's
+ * file. A restarted daemon keeps the entries it finds (they are the true originals, not its
+ * own values); entries from another boot are discarded. */
 #pragma once
 
 #include <stdbool.h>
@@ -28,7 +29,13 @@ typedef struct Originals {
         bool dirty; /* entries were forgotten: commit rewrites the file */
 } Originals;
 
-/* dir: where the file lives (created if missing, mode 0700). */
+/* Where the originals of root are kept under base (the runtime directory): base itself for
+ * "/", else base/root/ESCAPED, ESCAPED being root (absolute, canonical) as systemd-escape
+ * --path writes it ("/srv/tree" -> "srv-tree"). -EINVAL for a relative root,
+ * -ENAMETOOLONG when the escaped name exceeds NAME_MAX. */
+int originals_state_dir(const char *base, const char *root, char **ret);
+
+/* dir: where the file lives (created if missing, with missing parents, mode 0700). */
 int originals_open(const char *dir, const char *root, Originals **ret);
 Originals *originals_free(Originals *o);
 DEFINE_POINTER_CLEANUP(Originals, originals_free);

@@ -221,14 +221,34 @@ static int setting_record_original(SettingContext *rc, Setting *s) {
         return r;
 }
 
+/* Why original cannot be a value s had: NULL when it can. What every kind shares first
+ * (every read goes through a buffer of 4096 bytes, tidied kernel text), then the kind's
+ * own rules. */
+static const char *setting_original_problem(SettingContext *rc, const Setting *s, const char *original) {
+        if (strlen(original) >= 4096)
+                return "longer than any value read";
+        for (const char *p = original; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        return "holds a control character";
+        return SETTING_VTABLE(s)->original_problem ? SETTING_VTABLE(s)->original_problem(s, rc, original) : NULL;
+}
+
 int setting_restore(SettingContext *rc, Setting *s) {
         const SettingVTable *vt = SETTING_VTABLE(s);
-        const char *original;
+        const char *original, *problem;
         char buf[4096];
         int r;
 
         if (!rc->originals || !(original = originals_get(rc->originals, s->kind, s->object)))
                 return 0;
+        problem = setting_original_problem(rc, s, original);
+        if (problem) {
+                /* Said once: the entry goes, so no later restore finds it again. */
+                setting_set_reason(s, "the original on file (%.40s%s, %zu bytes) is not a value it could have had: %s",
+                                   original, strlen(original) > 40 ? "..." : "", strlen(original), problem);
+                originals_forget(rc->originals, s->kind, s->object);
+                return -EBADMSG;
+        }
 
         if (vt->restore)
                 r = vt->restore(s, rc, original);
@@ -405,6 +425,12 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
                 vt->prepare(s, rc);
 
         if (setting_matches(rc, s)) {
+                /* Already as desired at the first look: that is the value from before
+                 * lowlatd, so it goes on file now. Left for the first correction, the
+                 * original would be whatever someone else had drifted it to by then. A
+                 * setting whose original cannot be kept is still left as it is: fine. */
+                if (!rc->observe && before == SETTING_PENDING)
+                        (void) setting_record_original(rc, s);
                 if (!rc->observe)
                         report_left_alone(rc, s, flags);
                 if (s->state == SETTING_DRIFTED || s->state == SETTING_FAILED || s->state == SETTING_UNSUPPORTED ||

@@ -214,6 +214,12 @@ typedef struct SettingVTable {
         /* The value to record before the first write, so that restore can put it back
          * (*ret = NULL: nothing is recorded, and nothing restored). NULL: s->observed. */
         int (*original)(const Setting *s, char **ret);
+        /* Whether an original read back from the file is a value this kind could have read
+         * from the host, by the rules its desired values follow: NULL when it is, else why
+         * not, in words. Restore writes no original that fails (the file is only as
+         * trustworthy as the directory it is in). NULL: only the rules every kind shares
+         * (shorter than any read, no control characters). */
+        const char *(*original_problem)(const Setting *s, SettingContext *rc, const char *value);
         /* Puts the original back. NULL: write it, unless the host has it already. */
         int (*restore)(Setting *s, SettingContext *rc, const char *original);
 
@@ -301,7 +307,9 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
 
 /* Puts back the value recorded before lowlatd first changed s, and forgets it (the caller
  * commits the originals file after a batch). Returns 1 when something was restored, 0
- * when there was nothing to restore, or -errno. */
+ * when there was nothing to restore, -EBADMSG when the original on file is not a value
+ * the kind could have read (nothing written, the entry forgotten, s->reason says why),
+ * or -errno. */
 int setting_restore(SettingContext *rc, Setting *s);
 
 /* Checks whether a fight has calmed down; called from the periodic scan. */

@@ -36,6 +36,38 @@ static int sysctl_read(Setting *s, SettingContext *rc, char *buf, size_t size, R
         return 0;
 }
 
+/* Words that are all decimal integers (tcp_rmem's three, somaxconn's one). */
+static bool all_integers(const char *value) {
+        bool any = false;
+
+        for (const char *p = value; *p;) {
+                p += strspn(p, " \t");
+                if (!*p)
+                        break;
+                if (*p == '-')
+                        p++;
+                size_t n = strspn(p, "0123456789");
+                if (n == 0 || (p[n] && !strchr(" \t", p[n])))
+                        return false;
+                p += n;
+                any = true;
+        }
+        return any;
+}
+
+/* An original follows the rule of a [sysctl] value; and where the value asked for is
+ * numbers, so is the one the kernel had (the same file reads the same shape). */
+static const char *sysctl_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) rc;
+        if (isempty(value))
+                return NULL; /* a sysctl may read empty */
+        if (!sysctl_value_is_valid(value))
+                return "not a sysctl value";
+        if (all_integers(s->desired) && !all_integers(value))
+                return "not numbers, as this sysctl reads";
+        return NULL;
+}
+
 static int sysctl_plan(SettingTable *t, const Host *h, const Posture *p) {
         const Config *c = p->config;
 
@@ -55,6 +87,7 @@ const SettingVTable sysctl_vtable = {
         .object_size = sizeof(FileSetting),
         .read = sysctl_read,
         .write = file_setting_write,
+        .original_problem = sysctl_original_problem,
         .done = file_setting_done,
         .plan = sysctl_plan,
 };

@@ -331,11 +331,20 @@ static int sysfs_rescan(SettingTable *t, const Host *h, const Posture *p) {
         return r < 0 ? r : 0;
 }
 
+/* An original follows the rules of a [sysfs] value (length, printable, no brackets: a
+ * choice list is recorded as its selected word); a file may read empty. */
+static const char *sysfs_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        (void) rc;
+        return isempty(value) ? NULL : sysfs_value_problem(value);
+}
+
 const SettingVTable sysfs_vtable = {
         .object_size = sizeof(SysfsSetting),
         .group = SETTING_GROUP_HOST,
         .read = sysfs_read,
         .write = sysfs_write,
+        .original_problem = sysfs_original_problem,
         .watch_path = file_setting_watch_path,
         .inherit = file_setting_inherit,
         .release = file_setting_release,

@@ -48,7 +48,7 @@ def run(t):
     host = h.FakeHost(ncpus=4, nirqs=200, isolated="2-3")
     runtime = os.path.join(host.tmp, "run-lowlatd")
     env = {"RUNTIME_DIRECTORY": runtime}
-    odir = os.path.join(runtime, "originals")
+    odir = h.originals_path(host, runtime)
     before = snapshot(host, host.irqs)
 
     # 1. originals recorded before the first change

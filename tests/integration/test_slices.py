@@ -195,7 +195,7 @@ def check_first_pass(t, rig):
     t.ok(set(rows) == set(want) and all(r[2] == "0-1" and r[3] == "0-1" and r[4] in ("ok", "corrected")
                                         for r in rows.values()),
          "ListSettings: slice_cpus for each unit, desired and observed 0-1", repr(rows))
-    originals = h.read_text(os.path.join(host.tmp, "run-lowlatd", "originals"))
+    originals = h.read_text(h.originals_path(host))
     t.ok("slice_cpus\tsystem.slice\t0-3\n" in originals and "slice_cpus\tuser.slice\tunset\n" in originals and
          "slice_cpus\tinit.scope\tunset\n" in originals,
          "the originals are recorded before the first write (0-3, and unset)", originals)

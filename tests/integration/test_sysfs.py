@@ -78,7 +78,7 @@ def fake_tree(t):
     t.ok(host.read(THP) == "never", "THP: never", repr(host.read(THP)))
     t.ok(host.read(KSM) == "0" and host.read(BANK % 0) == "1" and host.read(BANK % 1) == "1",
          "KSM off, both banks ignore corrected errors")
-    o = originals(os.path.join(runtime, "originals"))
+    o = originals(h.originals_path(host, runtime))
     t.ok(o.get(("sysfs", "/" + THP)) == "madvise" and o.get(("sysfs", "/" + BANK % 1)) == "0",
          "the originals: THP's selected word, the bank's value", repr(o))
 

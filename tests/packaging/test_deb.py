@@ -321,7 +321,7 @@ def run_packaged(root, host, config):
 
 
 def originals_entries(host):
-    path = os.path.join(host.tmp, "run-lowlatd", "originals")
+    path = h.originals_path(host)
     if not os.path.isfile(path):
         return []
     return [l for l in u.read(path).splitlines() if "\t" in l]
@@ -337,8 +337,14 @@ def check_no_isolated_changes_nothing(t, root):
     t.ok(p.returncode == 0 and not diff,
          "no isolated CPUs: the packaged lowlatd with the packaged config (--once, enforce) changes nothing",
          "%s\nchanged:\n%s" % (u.describe(p), "\n".join(diff)))
+    # What was found already as desired is on file as found: a restore has nothing to put back.
     entries = originals_entries(host)
-    t.ok(not entries, "and records no original (nothing to restore)", "\n".join(entries))
+    found = {"irq_default_affinity": lambda obj: host.read("proc/irq/default_smp_affinity").strip(),
+             "irq_affinity": lambda obj: host.irq_affinity(int(obj))}
+    wrong = [e for e in entries if e.split("\t")[0] not in found or
+             found[e.split("\t")[0]](e.split("\t")[1]) != e.split("\t")[2]]
+    t.ok(entries and not wrong, "and its originals are the values found (%d entries; a restore changes nothing)" %
+         len(entries), "\n".join(wrong or entries))
     # The same on a host that did isolate CPUs 2-3: the IRQs and the default affinity move,
     # which shows that the check above would have seen a change.
     host = h.FakeHost(ncpus=4, nirqs=24, isolated="2-3", irq_affinity="0-3")

@@ -2,6 +2,7 @@
 /* The originals file: appended before each first change, kept across a restart, dropped
  * for another root, rewritten once after restores. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "faketree.h"
@@ -65,6 +66,33 @@ int main(void) {
 
         CHECK(originals_open(dir, "/another/root", &o) == 0, "open for another --root");
         CHECK(o->n == 0, "entries recorded for another root are not originals here");
+        originals_free(o);
+
+        /* Each root its own directory: a run on a fake tree never opens the host's file. */
+        _cleanup_free_ char *host_dir = NULL, *tree_dir = NULL, *odd_dir = NULL, *long_root = NULL, *none = NULL;
+        CHECK(originals_state_dir("/run/lowlatd", "/", &host_dir) == 0 && streq(host_dir, "/run/lowlatd"),
+              "the host's originals are in the runtime directory itself");
+        CHECK(originals_state_dir("/run/lowlatd", "/srv/fake-tree/", &tree_dir) == 0 &&
+                      streq(tree_dir, "/run/lowlatd/root/srv-fake\\x2dtree"),
+              "a --root tree's are in root/ESCAPED, as systemd-escape --path writes it");
+        CHECK(originals_state_dir("/run/lowlatd", "/.a/b c", &odd_dir) == 0 &&
+                      streq(odd_dir, "/run/lowlatd/root/\\x2ea-b\\x20c"),
+              "a leading dot and a space are escaped");
+        CHECK(originals_state_dir("/run/lowlatd", "relative/tree", &none) == -EINVAL && !none,
+              "a relative root is refused");
+        long_root = calloc(1, 300);
+        if (long_root) {
+                memset(long_root, 'a', 299);
+                long_root[0] = '/';
+        }
+        CHECK(long_root && originals_state_dir("/run/lowlatd", long_root, &none) == -ENAMETOOLONG && !none,
+              "a name longer than NAME_MAX is refused");
+
+        _cleanup_free_ char *nested = strdup_printf("%s/run/root/srv-tree", dir), *nested_file = NULL;
+        CHECK(nested && originals_open(nested, "/srv/tree", &o) == 0, "open creates the missing parents");
+        nested_file = strdup_printf("%s/originals", nested);
+        CHECK(nested_file && stat(nested_file, &st) == 0 && stat(nested, &st) == 0 && (st.st_mode & 0777) == 0700,
+              "the state directory is private (0700)");
         originals_free(o);
 
         faketree_remove(dir);

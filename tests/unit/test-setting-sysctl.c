@@ -38,6 +38,18 @@ static void test_sysctl(void) {
         setting_reconcile(&f.rc, rmem2, T0, 0);
         CHECK_STR(events_take(&f), "", "a desired value with tabs equals the file with spaces");
 
+        /* Originals read back from the file: what a [sysctl] value may be, numbers where
+         * the value asked for is numbers. */
+        const SettingVTable *vt = SETTING_VTABLE(rmem);
+        CHECK(vt->original_problem && !vt->original_problem(rmem, &f.rc, "4096 87380 6291456") &&
+                      !vt->original_problem(rmem, &f.rc, "-1 0\t2") && !vt->original_problem(rmem, &f.rc, ""),
+              "a tcp_rmem original of numbers passes (and an empty one)");
+        CHECK(vt->original_problem(rmem, &f.rc, "1 2 3 $(x)") != NULL, "'1 2 3 $(x)' is not numbers: refused");
+        CHECK(vt->original_problem(rmem, &f.rc, "1 2 3x") != NULL, "'3x' is not a number");
+        CHECK(setting_set_desired(rmem, "bbr") >= 0 && !vt->original_problem(rmem, &f.rc, "cubic"),
+              "a word where the value asked for is a word passes");
+        CHECK(vt->original_problem(rmem, &f.rc, "cu\001bic") != NULL, "a control character never does");
+
         CHECK(setting_new_sysctl("net..core", "1", &missing) == -EINVAL, "a bad sysctl key is refused");
         setting_free(s);
         setting_free(missing);

@@ -37,8 +37,8 @@ from .cpus import (
     set_to_mask,
 )
 from .daemon import (
-    SANITIZER_PATTERNS, Daemon, DaemonError, LiveRoot, lowlatd_path, policy_path,
-    posture_config, run_lowlatd, source_root, write_config,
+    SANITIZER_PATTERNS, Daemon, DaemonError, LiveRoot, escape_root, lowlatd_path,
+    originals_path, policy_path, posture_config, run_lowlatd, source_root, write_config,
 )
 from .fakehost import DEFAULT_SYSCTLS, IRQ, X86_SUMMARY_LINES, FakeHost
 from .files import normalise_ws, read_text, write_bytes, write_text

@@ -68,6 +68,29 @@ def _daemon_env(tmp, extra=None):
     return env
 
 
+def escape_root(root):
+    """root as lowlatd names its state directory (lib/setting/originals.c, systemd-escape
+    --path): the canonical path without its leading '/', '/' as '-', and every byte but
+    [A-Za-z0-9:_.] (or a leading '.') as \\xNN."""
+    out = []
+    for c in os.path.realpath(root).strip("/").encode():
+        ch = chr(c)
+        if ch == "/":
+            out.append("-")
+        elif ch.isascii() and (ch.isalnum() or ch in ":_" or (ch == "." and out)):
+            out.append(ch)
+        else:
+            out.append("\\x%02x" % c)
+    return "".join(out)
+
+
+def originals_path(host, runtime=None):
+    """The originals file of a daemon on host's tree (--root host.root) under the runtime
+    directory runtime (default: host.tmp/run-lowlatd, what Daemon and run_lowlatd set)."""
+    runtime = runtime or os.path.join(host.tmp, "run-lowlatd")
+    return os.path.join(runtime, "root", escape_root(host.root), "originals")
+
+
 def posture_config(scan_interval=None):
     """The config of a plain posture on a FakeHost() of 4 CPUs: CPUs 2-3 isolated,
     cpu_dma_latency = 0, governor = performance and net.core.somaxconn = 8192, under a
