@@ -377,7 +377,7 @@ size_t text_escape_next(const char *s, char buf[static TEXT_ESCAPE_MAX], size_t 
         return n;
 }
 
-char *text_escape(const char *s) {
+static char *text_escape_full(const char *s, bool keep_line_feeds) {
         /* An invalid byte or an ASCII control (1 byte) grows to 4; an unsafe code point
          * (2 or 3 bytes) to 6: never more than 4 times. */
         char *out = malloc(strlen(s) * 4 + 1), *o = out;
@@ -388,7 +388,7 @@ char *text_escape(const char *s) {
                 char esc[TEXT_ESCAPE_MAX];
                 size_t len, n = text_escape_next(s, esc, &len);
 
-                if (len > 0) {
+                if (len > 0 && !(keep_line_feeds && *s == '\n')) {
                         memcpy(o, esc, len);
                         o += len;
                 } else {
@@ -399,6 +399,14 @@ char *text_escape(const char *s) {
         }
         *o = '\0';
         return out;
+}
+
+char *text_escape(const char *s) {
+        return text_escape_full(s, false);
+}
+
+char *text_escape_lines(const char *s) {
+        return text_escape_full(s, true);
 }
 
 char *strdup_vprintf(const char *fmt, va_list ap) {

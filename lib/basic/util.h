@@ -85,6 +85,9 @@ size_t text_escape_next(const char *s, char buf[static TEXT_ESCAPE_MAX], size_t 
  * valid UTF-8, a C0 control or DEL is written "\xNN", any other unsafe code point
  * "\uNNNN" (U+009B is "\u009b"); all else is kept. Newly allocated. */
 char *text_escape(const char *s);
+/* The same, but a line feed is kept: text of several lines (a message, an error that
+ * lists one problem a line). */
+char *text_escape_lines(const char *s);
 
 /* Like asprintf() but returns the string, NULL on allocation failure. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);

@@ -161,6 +161,10 @@ static void test_text_escape(void) {
         CHECK(text_escape_next("\xe2\x80\xae!", esc, &len) == 3 && len == 6 && memcmp(esc, "\\u202e", 6) == 0,
               "text_escape_next: takes the whole sequence, writes its escape");
         CHECK(text_escape_next("\xc3\xa9", esc, &len) == 2 && len == 0, "text_escape_next: a safe character is kept");
+        _cleanup_free_ char *lines = text_escape_lines("a.conf:1: bad\n\tb.conf:2: \x1b[31m");
+        _cleanup_free_ char *one = text_escape("a\nb");
+        CHECK_STR(lines, "a.conf:1: bad\n\\x09b.conf:2: \\x1b[31m", "text_escape_lines: line feeds kept, the rest escaped");
+        CHECK_STR(one, "a\\x0ab", "text_escape: a line feed is escaped");
 }
 
 int main(void) {
