@@ -74,7 +74,11 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
                 v = owned = cpuset_format_list(&m->posture->noise_cpus);
         if (!v)
                 return -ENOMEM;
-        return sd_bus_message_append(reply, "s", v);
+        /* The reload error quotes the files; what cannot be read names host files too. */
+        _cleanup_free_ char *text = utf8_escape(v);
+        if (!text)
+                return -ENOMEM;
+        return sd_bus_message_append(reply, "s", text);
 }
 
 static int property_get_config_files(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -84,8 +88,10 @@ static int property_get_config_files(sd_bus *bus, const char *path, const char *
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && i < c->n_files; i++)
-                r = sd_bus_message_append(reply, "s", c->files[i]);
+        for (size_t i = 0; r >= 0 && i < c->n_files; i++) {
+                _cleanup_free_ char *file = utf8_escape(c->files[i]); /* a drop-in's name is any bytes */
+                r = file ? sd_bus_message_append(reply, "s", file) : -ENOMEM;
+        }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -115,7 +121,9 @@ static int property_get_reload_errors(sd_bus *bus, const char *path, const char 
                 size_t len = strcspn(p, "\n");
                 _cleanup_free_ char *line = strndup(p, len);
 
-                r = line ? sd_bus_message_append(reply, "s", line) : -ENOMEM;
+                _cleanup_free_ char *text = line ? utf8_escape(line) : NULL;
+
+                r = text ? sd_bus_message_append(reply, "s", text) : -ENOMEM;
                 p += len;
                 p += *p == '\n';
         }
@@ -206,9 +214,15 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
         for (size_t i = 0; r >= 0 && i < m->table.n; i++) {
                 Setting *s = m->table.settings[i];
                 char buf[4096];
-                r = sd_bus_message_append(reply, "(ssssss)", setting_kind_to_string(s->kind), s->object, s->desired,
-                                          setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: "",
-                                          setting_state_to_string(s->state), s->label ?: "");
+                /* Host text (IRQ and interface names, sysfs values, comms): one row with a
+                 * byte that is not UTF-8 would fail the whole reply. */
+                _cleanup_free_ char *object = utf8_escape(s->object), *desired = utf8_escape(s->desired),
+                                    *observed = utf8_escape(setting_describe_observed(s, &m->rc, buf, sizeof(buf)) ?: ""),
+                                    *label = utf8_escape(s->label ?: "");
+                if (!object || !desired || !observed || !label)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(ssssss)", setting_kind_to_string(s->kind), object, desired, observed,
+                                          setting_state_to_string(s->state), label);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -537,8 +551,12 @@ static void on_manager_drift(void *userdata, const Setting *s, const char *obser
 
         if (!b->bus)
                 return;
+        _cleanup_free_ char *object = utf8_escape(s->object), *desired = utf8_escape(s->desired),
+                            *obs = utf8_escape(observed ?: "");
+        if (!object || !desired || !obs)
+                return;
         (void) sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Drift", "ssssb", setting_kind_to_string(s->kind),
-                                  s->object, s->desired, observed, corrected);
+                                  object, desired, obs, corrected);
 }
 
 int bus_new(Manager *m, Bus **ret) {

@@ -80,7 +80,10 @@ static int fail(char **why, int r, const char *format, ...) {
                 free(*why);
                 *why = text;
         } else {
-                fprintf(stderr, "lowlatctl: %s\n", text ?: strerror(-r));
+                /* Errors quote lowlatd's, which quote the host and the config files. */
+                _cleanup_free_ char *shown = text ? text_escape_lines(text) : NULL;
+
+                fprintf(stderr, "lowlatctl: %s\n", shown ?: strerror(-r));
                 free(text);
         }
         return r;

@@ -301,7 +301,12 @@ static void print_wrapped(FILE *f, const char *text, size_t indent, size_t width
                         if (cut == 0) /* one long word: up to the next space */
                                 cut = strcspn(p, " \n");
                 }
-                fprintf(f, "%*s%.*s\n", (int) indent, "", (int) cut, p);
+                _cleanup_free_ char *line = strndup(p, cut);
+
+                /* Findings quote the host (task names, file contents): escaped as cells are. */
+                fprintf(f, "%*s", (int) indent, "");
+                print_escaped(f, line ?: "?");
+                fputc('\n', f);
                 p += cut;
                 while (*p == ' ' || *p == '\n')
                         p++;
@@ -343,8 +348,9 @@ void check_print(FILE *f, const CheckReport *report, bool json) {
                                 }
                                 fputc('}', f);
                         } else {
-                                fprintf(f, "%s%-8s %s  %s\n", first ? "" : "\n", finding->severity, finding->id,
-                                        finding->subject);
+                                fprintf(f, "%s%-8s %s  ", first ? "" : "\n", finding->severity, finding->id);
+                                print_escaped(f, finding->subject);
+                                fputc('\n', f);
                                 print_wrapped(f, finding->message, 9, 88);
                         }
                         first = false;

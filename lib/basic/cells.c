@@ -7,17 +7,25 @@
 #include "basic/util.h"
 
 /* Strings on the bus are valid UTF-8 (D-Bus guarantees it, and lowlatd cleans what it
- * sends), so only escapes are needed for valid JSON. */
+ * sends), so only escapes are needed for valid JSON. Controls and bidi overrides are
+ * escaped too (the same string to a parser, but nothing a terminal acts on when the JSON
+ * is read with cat); a byte that is not UTF-8 all the same becomes U+FFFD. */
 void json_print_string(FILE *f, const char *s) {
         fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                if (*p == '"' || *p == '\\') {
-                        fputc('\\', f);
-                        fputc(*p, f);
-                } else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\u%04x", *p);
+        while (*s) {
+                uint32_t cp;
+                size_t n = utf8_decode(s, &cp);
+
+                if (n == 0) {
+                        fputs("\\ufffd", f);
+                        n = 1;
+                } else if (cp == '"' || cp == '\\')
+                        fprintf(f, "\\%c", (char) cp);
+                else if (unichar_is_unsafe(cp))
+                        fprintf(f, "\\u%04x", (unsigned) cp);
                 else
-                        fputc(*p, f);
+                        fwrite(s, 1, n, f);
+                s += n;
         }
         fputc('"', f);
 }
@@ -30,25 +38,34 @@ void json_print_member(FILE *f, const char *key, const char *value, bool first) 
         json_print_string(f, value);
 }
 
+/* Cells are escaped as text_escape() does, one character at a time, so that a table needs
+ * no copy of every cell. */
 size_t cell_width(const char *s) {
         size_t w = 0;
 
         if (isempty(s))
                 return 1; /* shown as "-" */
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        w += 4;
-                else if ((*p & 0xc0) != 0x80)
-                        w++;
+        while (*s) {
+                char esc[TEXT_ESCAPE_MAX];
+                size_t len;
+
+                s += text_escape_next(s, esc, &len);
+                w += len > 0 ? len : 1;
+        }
         return w;
 }
 
 void print_escaped(FILE *f, const char *s) {
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\x%02x", *p);
+        while (*s) {
+                char esc[TEXT_ESCAPE_MAX];
+                size_t len, n = text_escape_next(s, esc, &len);
+
+                if (len > 0)
+                        fwrite(esc, 1, len, f);
                 else
-                        fputc(*p, f);
+                        fwrite(s, 1, n, f);
+                s += n;
+        }
 }
 
 static void print_cell_text(FILE *f, const char *s) {

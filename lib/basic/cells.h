@@ -11,9 +11,10 @@
 void json_print_string(FILE *f, const char *s);
 void json_print_member(FILE *f, const char *key, const char *value, bool first);
 
-/* Table cells: control characters (a hostile or corrupt file's contents) are shown as
- * \xNN so they cannot move the cursor or break the columns; an empty cell is "-". The
- * width counts UTF-8 code points, not bytes. */
+/* Table cells: text as text_escape() (basic/util.h) shows it, so that a hostile or
+ * corrupt name (an IRQ's, a file's contents) cannot move the cursor, break the columns or
+ * reorder the line: invalid UTF-8, C0 controls and DEL as \xNN, C1 controls and bidi
+ * controls as \uNNNN. An empty cell is "-". The width counts code points, not bytes. */
 size_t cell_width(const char *s);
 void print_escaped(FILE *f, const char *s);
 /* s padded to width + 2 columns, or ended with a newline when last. */

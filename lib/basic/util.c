@@ -292,62 +292,121 @@ bool word_list_contains(const char *list, const char *word) {
         return false;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_sequence_length(const unsigned char *s) {
-        unsigned cp;
+size_t utf8_decode(const char *s, uint32_t *ret_code_point) {
+        const unsigned char *u = (const unsigned char *) s;
+        uint32_t cp;
         size_t n;
 
-        if (s[0] < 0x80)
+        if (u[0] < 0x80) {
+                *ret_code_point = u[0];
                 return 1;
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                n = 2, cp = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                n = 3, cp = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                n = 4, cp = s[0] & 0x07;
+        }
+        if (u[0] >= 0xc2 && u[0] <= 0xdf)
+                n = 2, cp = u[0] & 0x1f;
+        else if (u[0] >= 0xe0 && u[0] <= 0xef)
+                n = 3, cp = u[0] & 0x0f;
+        else if (u[0] >= 0xf0 && u[0] <= 0xf4)
+                n = 4, cp = u[0] & 0x07;
         else
                 return 0;
         for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
+                if ((u[i] & 0xc0) != 0x80)
                         return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
+                cp = (cp << 6) | (u[i] & 0x3f);
         }
         /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
         if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
                 return 0;
+        *ret_code_point = cp;
         return n;
 }
 
 bool utf8_is_valid(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
+        uint32_t cp;
 
-        while (*p) {
-                size_t n = utf8_sequence_length(p);
+        while (*s) {
+                size_t n = utf8_decode(s, &cp);
                 if (n == 0)
                         return false;
-                p += n;
+                s += n;
         }
         return true;
 }
 
 char *utf8_escape(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
+        char *out = malloc(strlen(s) * 4 + 1), *o = out;
+        uint32_t cp;
+
+        if (!out)
+                return NULL;
+        while (*s) {
+                size_t n = utf8_decode(s, &cp);
+                if (n == 0) {
+                        o += sprintf(o, "\\x%02x", (unsigned char) *s++);
+                        continue;
+                }
+                memcpy(o, s, n);
+                o += n;
+                s += n;
+        }
+        *o = '\0';
+        return out;
+}
+
+bool unichar_is_unsafe(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || /* C0, DEL, C1 (U+009B is CSI) */
+               cp == 0x061c || cp == 0x200e || cp == 0x200f || /* bidi marks */
+               (cp >= 0x2028 && cp <= 0x202e) ||               /* line breaks, embeddings, overrides */
+               (cp >= 0x2066 && cp <= 0x2069);                 /* isolates */
+}
+
+size_t text_escape_next(const char *s, char buf[static TEXT_ESCAPE_MAX], size_t *ret_len) {
+        uint32_t cp;
+        size_t n = utf8_decode(s, &cp);
+
+        if (n == 0) {
+                *ret_len = (size_t) snprintf(buf, TEXT_ESCAPE_MAX, "\\x%02x", (unsigned char) *s);
+                return 1;
+        }
+        if (!unichar_is_unsafe(cp))
+                *ret_len = 0;
+        else if (cp < 0x80)
+                *ret_len = (size_t) snprintf(buf, TEXT_ESCAPE_MAX, "\\x%02x", (unsigned) cp);
+        else
+                *ret_len = (size_t) snprintf(buf, TEXT_ESCAPE_MAX, "\\u%04x", (unsigned) cp);
+        return n;
+}
+
+static char *text_escape_full(const char *s, bool keep_line_feeds) {
+        /* An invalid byte or an ASCII control (1 byte) grows to 4; an unsafe code point
+         * (2 or 3 bytes) to 6: never more than 4 times. */
         char *out = malloc(strlen(s) * 4 + 1), *o = out;
 
         if (!out)
                 return NULL;
-        while (*p) {
-                size_t n = utf8_sequence_length(p);
-                if (n == 0) {
-                        o += sprintf(o, "\\x%02x", *p++);
-                        continue;
+        while (*s) {
+                char esc[TEXT_ESCAPE_MAX];
+                size_t len, n = text_escape_next(s, esc, &len);
+
+                if (len > 0 && !(keep_line_feeds && *s == '\n')) {
+                        memcpy(o, esc, len);
+                        o += len;
+                } else {
+                        memcpy(o, s, n);
+                        o += n;
                 }
-                memcpy(o, p, n);
-                o += n;
-                p += n;
+                s += n;
         }
         *o = '\0';
         return out;
+}
+
+char *text_escape(const char *s) {
+        return text_escape_full(s, false);
+}
+
+char *text_escape_lines(const char *s) {
+        return text_escape_full(s, true);
 }
 
 char *strdup_vprintf(const char *fmt, va_list ap) {

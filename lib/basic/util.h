@@ -58,12 +58,36 @@ char *normalize_whitespace_in_place(char *s);
 /* Whether word is one of the white-space separated words of list. */
 bool word_list_contains(const char *list, const char *word);
 
+/* The code point of the valid UTF-8 sequence s starts with, and its length in bytes; 0
+ * (and ret_code_point untouched) when s does not start one: an overlong form, a surrogate,
+ * a stray continuation byte, a truncated sequence. */
+size_t utf8_decode(const char *s, uint32_t *ret_code_point);
 /* Whether s is valid UTF-8 (what D-Bus strings must be). */
 bool utf8_is_valid(const char *s);
 /* A copy of s where every byte that is not part of valid UTF-8 is written "\xNN", so
  * text from the kernel or a config file can go on the bus and in messages; newly
  * allocated. */
 char *utf8_escape(const char *s);
+
+/* Whether a code point must not reach a terminal or a journal MESSAGE as it is: C0
+ * controls, DEL, C1 controls (U+009B is a CSI to many terminals), the bidirectional marks,
+ * embeddings, overrides and isolates (U+061C, U+200E, U+200F, U+202A..U+202E,
+ * U+2066..U+2069: they reorder what a reader sees) and the line and paragraph separators
+ * U+2028, U+2029. */
+bool unichar_is_unsafe(uint32_t code_point);
+/* The longest escape text_escape_next() writes, with its NUL. */
+#define TEXT_ESCAPE_MAX 8
+/* One step of text_escape() at s (which is not at its end): returns how many bytes of s
+ * it took, and writes their escape to buf with its length in *ret_len, or sets *ret_len
+ * to 0 when they are safe as they are. */
+size_t text_escape_next(const char *s, char buf[static TEXT_ESCAPE_MAX], size_t *ret_len);
+/* s made safe to show: valid UTF-8 with no unsafe code point. A byte that is not part of
+ * valid UTF-8, a C0 control or DEL is written "\xNN", any other unsafe code point
+ * "\uNNNN" (U+009B is "\u009b"); all else is kept. Newly allocated. */
+char *text_escape(const char *s);
+/* The same, but a line feed is kept: text of several lines (a message, an error that
+ * lists one problem a line). */
+char *text_escape_lines(const char *s);
 
 /* Like asprintf() but returns the string, NULL on allocation failure. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);

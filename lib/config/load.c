@@ -4,8 +4,11 @@
  * asks for (keys.c). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config/keys.h"
 #include "config/reader.h"
@@ -32,26 +35,72 @@ static int check_trusted(const char *path, const struct stat *st, ErrorList *err
         return 0;
 }
 
-static int check_trusted_parent(const char *path, ErrorList *errors) {
-        _cleanup_free_ char *dir = strdup(path);
+static int check_trusted_directory(const char *dir, ErrorList *errors) {
         struct stat st;
-        char *slash;
 
-        if (!dir)
-                return -ENOMEM;
-        slash = strrchr(dir, '/');
-        if (!slash)
-                strcpy(dir, ".");
-        else if (slash == dir)
-                dir[1] = '\0';
-        else
-                *slash = '\0';
         if (stat(dir, &st) < 0) {
                 int r = negative_errno();
                 error_list_add(errors, "%s: cannot stat: %s", dir, strerror(-r));
                 return r;
         }
         return check_trusted(dir, &st, errors);
+}
+
+/* Every directory from the file's up to /, as sshd's StrictModes walks them: whoever can
+ * write any of them can rename what is below it and put a directory of their own in its
+ * place. absolute_path starts with '/'. */
+static int check_trusted_ancestors(const char *absolute_path, ErrorList *errors) {
+        _cleanup_free_ char *dir = strdup(absolute_path);
+
+        if (!dir)
+                return -ENOMEM;
+        for (;;) {
+                size_t n = strlen(dir);
+                char *slash;
+                int r;
+
+                while (n > 1 && dir[n - 1] == '/')
+                        dir[--n] = '\0';
+                slash = strrchr(dir, '/');
+                if (slash == dir) {
+                        if (n == 1)
+                                return 0; /* "/" was the last one */
+                        dir[1] = '\0';
+                } else
+                        *slash = '\0';
+                r = check_trusted_directory(dir, errors);
+                if (r < 0)
+                        return r;
+        }
+}
+
+/* The directories above path as it is named (a symbolic link there can be replaced by
+ * whoever writes them) and, where a link leads elsewhere, above the file it leads to. */
+static int check_trusted_parents(const char *path, ErrorList *errors) {
+        _cleanup_free_ char *cwd = NULL, *absolute = NULL, *real = NULL;
+        int r;
+
+        if (path[0] != '/') {
+                cwd = getcwd(NULL, 0);
+                if (!cwd) {
+                        r = negative_errno();
+                        error_list_add(errors, "%s: cannot tell the working directory: %s", path, strerror(-r));
+                        return r;
+                }
+        }
+        absolute = cwd ? strdup_printf("%s/%s", cwd, path) : strdup(path);
+        if (!absolute)
+                return -ENOMEM;
+        r = check_trusted_ancestors(absolute, errors);
+        if (r < 0)
+                return r;
+        real = realpath(path, NULL);
+        if (!real) {
+                r = negative_errno();
+                error_list_add(errors, "%s: cannot resolve: %s", path, strerror(-r));
+                return r;
+        }
+        return streq(real, absolute) ? 0 : check_trusted_ancestors(real, errors);
 }
 
 int config_parse_file(Config *c, const char *path, ErrorList *errors) {
@@ -86,7 +135,7 @@ int config_parse_file(Config *c, const char *path, ErrorList *errors) {
         r = check_trusted(path, &st, errors);
         if (r < 0)
                 return r;
-        r = check_trusted_parent(path, errors);
+        r = check_trusted_parents(path, errors);
         if (r < 0)
                 return r;
         return config_read(c, path, f, NULL, errors);

@@ -42,6 +42,22 @@ static const char *component_problem(const char *c, size_t n) {
         return NULL;
 }
 
+/* Files that do something when written instead of holding a value: keeping one "at its
+ * value" would unbind, remove, reset or rescan a device on every correction. */
+static const char *const action_files[] = {
+        "bind",   "delete", "delete_device", "drivers_probe", "eject", "new_device", "new_id", "remove",
+        "remove_id", "rescan", "reset", "scan", "trigger_now", "uevent", "unbind",
+};
+
+bool sysfs_path_acts(const char *path) {
+        const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+
+        for (size_t i = 0; i < ELEMENTSOF(action_files); i++)
+                if (streq(name, action_files[i]))
+                        return true;
+        return false;
+}
+
 const char *sysfs_path_problem(const char *path) {
         const char *c;
 
@@ -71,7 +87,7 @@ const char *sysfs_path_problem(const char *path) {
                 if (problem)
                         return problem;
                 if (c[n] == '\0')
-                        return NULL;
+                        return sysfs_path_acts(path) ? SYSFS_ACTS_PROBLEM : NULL;
         }
 }
 

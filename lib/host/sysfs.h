@@ -13,6 +13,14 @@
  * printable characters, its components names or fnmatch() patterns (no empty, "." or ".."
  * component, every '[' closed in its own component, no backslash), no '/' at the end. */
 const char *sysfs_path_problem(const char *path);
+/* Whether the last component of path names a file that acts when written rather than
+ * holds a value (remove, rescan, reset, unbind, bind, new_id, remove_id, trigger_now,
+ * uevent, delete, delete_device, new_device, drivers_probe, eject, scan): [sysfs] refuses
+ * those, named in the config or matched by a pattern. An LED's "trigger" is not one: it
+ * holds a choice ("[none] kbd-capslock ..."). */
+bool sysfs_path_acts(const char *path);
+#define SYSFS_ACTS_PROBLEM "is a file that acts when written (remove, rescan, reset, unbind, ...), not one that " \
+                           "holds a value: [sysfs] refuses it"
 /* The longest value [sysfs] writes (a config line's other limits are in config/config.h). */
 #define SYSFS_VALUE_MAX 255
 

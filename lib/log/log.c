@@ -134,14 +134,20 @@ static void journal_send(const struct iovec *iov, size_t n) {
 }
 
 static void log_send(int level, const char *message, const struct iovec *extra, size_t n_extra) {
+        /* A name from the host may hold any byte: ESC, C1 controls, bidi overrides, bytes
+         * that are not UTF-8. The lines of a message of several stay lines. */
+        _cleanup_free_ char *text = text_escape_lines(message);
+
+        if (!text)
+                return;
         if (!log_state.journal) {
-                fprintf(stderr, "lowlatd: %s\n", message);
+                fprintf(stderr, "lowlatd: %s\n", text);
                 return;
         }
 
         struct iovec iov[16];
         char priority[] = "PRIORITY=0";
-        _cleanup_free_ char *msg = strdup_printf("MESSAGE=%s", message);
+        _cleanup_free_ char *msg = strdup_printf("MESSAGE=%s", text);
         size_t n = 0;
 
         if (!msg)
@@ -181,17 +187,35 @@ int log_internal(int level, int error, const char *fmt, ...) {
         return -error;
 }
 
+/* "NAME=value", the value escaped as MESSAGE is, line feeds too. */
 static char *field(const char *name, const char *value) {
-        return strdup_printf("%s=%s", name, value ?: "");
+        _cleanup_free_ char *text = text_escape(value ?: "");
+
+        return text ? strdup_printf("%s=%s", name, text) : NULL;
+}
+
+/* "NAME_RAW=" and value's bytes in hex, when field() had to escape it; NULL when value is
+ * shown as it is (or out of memory). */
+static char *field_raw(const char *name, const char *value) {
+        _cleanup_free_ char *text = text_escape(value);
+        size_t prefix = strlen(name) + strlen("_RAW="), len = strlen(value);
+        char *raw;
+
+        if (!text || streq(text, value) || !(raw = malloc(prefix + 2 * len + 1)))
+                return NULL;
+        sprintf(raw, "%s_RAW=", name);
+        for (size_t i = 0; i < len; i++)
+                sprintf(raw + prefix + 2 * i, "%02x", (unsigned char) value[i]);
+        return raw;
 }
 
 static void log_event_fields(EventId id, const char *message, const Setting *s, const char *observed) {
         const EventInfo *e = event_info(id);
         _cleanup_free_ char *mid = field("MESSAGE_ID", e->message_id);
         _cleanup_free_ char *kind = NULL, *object = NULL, *expected = NULL, *obs = NULL, *error = NULL,
-                            *label = NULL;
+                            *label = NULL, *label_raw = NULL;
         const char *label_field = s ? SETTING_VTABLE(s)->label_field : NULL;
-        struct iovec iov[8];
+        struct iovec iov[9];
         size_t n = 0;
 
         if (!mid)
@@ -212,6 +236,8 @@ static void log_event_fields(EventId id, const char *message, const Setting *s, 
                         iov[n++] = (struct iovec) { error, strlen(error) };
                 if (s->label && label_field && (label = field(label_field, s->label)))
                         iov[n++] = (struct iovec) { label, strlen(label) };
+                if (s->label && label_field && (label_raw = field_raw(label_field, s->label)))
+                        iov[n++] = (struct iovec) { label_raw, strlen(label_raw) };
         }
         if (e->priority <= log_state.max_level)
                 log_send(e->priority, message, iov, n);

@@ -145,6 +145,8 @@ int sysfs_file_check(const Host *h, const char *relpath, char **ret_reason) {
                 return r;
         else if (strncmp(resolved, "sys/", 4) != 0)
                 reason = strdup_printf("leads out of /sys (to /%s)", resolved);
+        else if (sysfs_path_acts(relpath) || sysfs_path_acts(resolved))
+                reason = strdup(SYSFS_ACTS_PROBLEM);
         else if (!(reason = owner_reason(relpath, false)) && !(reason = owner_reason(resolved, false))) {
                 if (S_ISREG(mode))
                         return SYSFS_FILE_OK;

@@ -242,6 +242,50 @@ static void test_strict_modes(void) {
                 printf("# could not remove %s\n", dir);
 }
 
+/* StrictModes walks every directory up to /: a world-writable grandparent lets anyone
+ * rename the config's directory and put their own in its place. */
+static void test_strict_modes_ancestors(void) {
+        char dir[] = "/tmp/test-config-ancestors-XXXXXX";
+        _cleanup_free_ char *grandparent = NULL, *path = NULL, *link = NULL, *real_dir = NULL, *cmd = NULL,
+                            *needle = NULL;
+
+        if (!mkdtemp(dir))
+                abort();
+        grandparent = strdup_printf("%s/etc", dir);
+        path = strdup_printf("%s/etc/lowlatd/lowlatd.conf", dir);
+        faketree_mkdir(dir, "etc/lowlatd");
+        faketree_write(dir, "etc/lowlatd/lowlatd.conf", "[daemon]\nmode = observe\n");
+        chmod(path, 0644);
+        load_expect(path, NULL, "ancestors: a config under 0755 directories loads");
+
+        chmod(grandparent, 0777);
+        needle = strdup_printf("%s: writable by everyone", grandparent);
+        load_expect(path, needle, "ancestors: a world-writable grandparent without the sticky bit is refused, named");
+        chmod(grandparent, 01777);
+        load_expect(path, NULL, "ancestors: a sticky world-writable grandparent is fine, as /tmp is");
+        chmod(grandparent, 0775);
+        load_expect(path, "writable by its group", "ancestors: a group-writable grandparent is refused");
+        chmod(grandparent, 0755);
+
+        /* A link in a safe directory to a file below an unsafe one: the file's own
+         * directories count too. */
+        real_dir = strdup_printf("%s/shared", dir);
+        link = strdup_printf("%s/etc/lowlatd/linked.conf", dir);
+        faketree_mkdir(dir, "shared/lowlatd");
+        faketree_write(dir, "shared/lowlatd/real.conf", "[daemon]\nmode = observe\n");
+        chmod(real_dir, 0777);
+        CHECK(symlink("../../shared/lowlatd/real.conf", link) == 0, "ancestors: a link to a file elsewhere");
+        free(needle);
+        needle = strdup_printf("%s: writable by everyone", real_dir);
+        load_expect(link, needle, "ancestors: the directories above a link's target are walked too");
+        chmod(real_dir, 0755);
+        load_expect(link, NULL, "ancestors: and the link loads once they are safe");
+
+        cmd = strdup_printf("rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                printf("# could not remove %s\n", dir);
+}
+
 /* The digest tells a CPU-hotplug rebuild whether the files changed since they were read. */
 static void test_digest(void) {
         const char *a = "[cpus]\nisolated = 2-3\n", *b = "[cpus]\nisolated = 1-3\n";
@@ -268,6 +312,7 @@ int main(void) {
         test_load_errors();
         test_load_unreadable();
         test_strict_modes();
+        test_strict_modes_ancestors();
         test_digest();
         return tap_finish();
 }

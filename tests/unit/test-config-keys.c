@@ -521,6 +521,19 @@ static void test_sysfs(void) {
                   "/sys/kernel/mm/transparent_hugepage/enabled: value holds a bracket (a choice is written as the bare "
                   "word: never, not [never])" },
                 { "/sys/kernel/mm/transparent_hugepage/enabled = always [never]", "value holds a bracket" },
+                /* Files that act when written: kept "at their value" they would act again
+                 * on every correction. */
+                { "/sys/bus/pci/devices/0000:00:1f.2/remove = 1",
+                  "/sys/bus/pci/devices/0000:00:1f.2/remove is a file that acts when written" },
+                { "/sys/bus/pci/rescan = 1", "/sys/bus/pci/rescan is a file that acts when written" },
+                { "/sys/bus/pci/devices/*/reset = 1", "/sys/bus/pci/devices/*/reset is a file that acts when written" },
+                { "/sys/bus/pci/drivers/ixgbe/unbind = 0000:01:00.0", "unbind is a file that acts when written" },
+                { "/sys/bus/pci/drivers/ixgbe/bind = 0000:01:00.0", "bind is a file that acts when written" },
+                { "/sys/bus/pci/drivers/ixgbe/new_id = 8086 10fb", "new_id is a file that acts when written" },
+                { "/sys/bus/pci/drivers/ixgbe/remove_id = 8086 10fb", "remove_id is a file that acts when written" },
+                { "/sys/class/net/eth0/uevent = add", "uevent is a file that acts when written" },
+                { "/sys/bus/iio/devices/trigger0/trigger_now = 1", "trigger_now is a file that acts when written" },
+                { "/sys/class/scsi_host/host0/scan = - - -", "scan is a file that acts when written" },
         };
         char text[512], what[256];
 

@@ -334,6 +334,20 @@ static void test_config_check(void) {
                 snprintf(what, sizeof(what), "%s", *cases[i].errors ? cases[i].errors : "accepted");
                 CHECK_STR(got, cases[i].errors, what);
         }
+        /* A file that acts when written, matched by a pattern or reached through a link. */
+        tree_write(&f, "sys/bus/pci/devices/0000:00:1f.2/remove", "");
+        tree_write(&f, "sys/bus/pci/devices/0000:00:1f.2/resource", "0x0\n");
+        tree_symlink(&f, "sys/kernel/knob", "../bus/pci/devices/0000:00:1f.2/remove");
+        {
+                _cleanup_free_ char *matched = config_check(&f, "[sysfs]\n/sys/bus/pci/devices/*/re* = 1\n");
+                _cleanup_free_ char *linked = config_check(&f, "[sysfs]\n/sys/kernel/knob = 1\n");
+                CHECK_STR(matched,
+                          "t.conf:2: /sys/bus/pci/devices/*/re* matches /sys/bus/pci/devices/0000:00:1f.2/remove, which "
+                          SYSFS_ACTS_PROBLEM,
+                          "a pattern that matches a file that acts when written is refused at its line");
+                CHECK_STR(linked, "t.conf:2: /sys/kernel/knob " SYSFS_ACTS_PROBLEM,
+                          "a link to a file that acts when written is refused at its line");
+        }
         /* The governor of a CPU the bus names is caught once the link is there to follow. */
         tree_symlink(&f, "sys/bus/cpu/devices/cpu0", "../../../devices/system/cpu/cpu0");
         {

@@ -132,11 +132,47 @@ static void test_utf8(void) {
         CHECK_STR(errors.items[0], "t.conf:1: unknown key 'caf\\xe9'", "error messages are escaped to UTF-8");
 }
 
+/* Text for a terminal or a journal MESSAGE: IRQ names come from drivers, which name them
+ * after network devices, and those may hold any byte. */
+static void test_text_escape(void) {
+        _cleanup_free_ char *hostile = text_escape("eth\xff\x1b[2J\xc2\x9b""31m\xe2\x80\xaetxt.exe\xe2\x81\xa6x\x7f");
+        _cleanup_free_ char *kept = text_escape("café ✓ 😀 \xc2\xa0nbsp \xe2\x80\x8bzwsp");
+        _cleanup_free_ char *truncated = text_escape("a\xe2\x80");
+        char esc[TEXT_ESCAPE_MAX];
+        size_t len;
+        uint32_t cp = 0;
+
+        CHECK(utf8_decode("\xc2\x9b", &cp) == 2 && cp == 0x9b, "utf8_decode: U+009B is two bytes");
+        CHECK(utf8_decode("\xe2\x80\xae", &cp) == 3 && cp == 0x202e, "utf8_decode: U+202E is three bytes");
+        CHECK(utf8_decode("\xff", &cp) == 0 && cp == 0x202e, "utf8_decode: an invalid byte is 0, nothing written");
+        CHECK(unichar_is_unsafe(0x1b) && unichar_is_unsafe(0x7f) && unichar_is_unsafe(0x80) && unichar_is_unsafe(0x9f) &&
+                      unichar_is_unsafe(0x202a) && unichar_is_unsafe(0x202e) && unichar_is_unsafe(0x2066) &&
+                      unichar_is_unsafe(0x2069) && unichar_is_unsafe(0x200f) && unichar_is_unsafe(0x2028),
+              "unsafe: C0, DEL, C1, bidi embeddings, overrides, isolates and marks, line separators");
+        CHECK(!unichar_is_unsafe(' ') && !unichar_is_unsafe('~') && !unichar_is_unsafe(0xa0) && !unichar_is_unsafe(0xe9) &&
+                      !unichar_is_unsafe(0x2027) && !unichar_is_unsafe(0x202f) && !unichar_is_unsafe(0x206a) &&
+                      !unichar_is_unsafe(0x1f600),
+              "safe: printable ASCII, Latin-1 letters, the neighbours of the unsafe ranges, emoji");
+        CHECK_STR(hostile, "eth\\xff\\x1b[2J\\u009b31m\\u202etxt.exe\\u2066x\\x7f",
+                  "text_escape: invalid bytes and C0 as \\xNN, C1 and bidi as \\uNNNN");
+        CHECK(utf8_is_valid(hostile), "text_escape: the result is valid UTF-8");
+        CHECK_STR(kept, "café ✓ 😀 \xc2\xa0nbsp \xe2\x80\x8bzwsp", "text_escape: safe text is kept byte for byte");
+        CHECK_STR(truncated, "a\\xe2\\x80", "text_escape: a truncated sequence at the end, byte by byte");
+        CHECK(text_escape_next("\xe2\x80\xae!", esc, &len) == 3 && len == 6 && memcmp(esc, "\\u202e", 6) == 0,
+              "text_escape_next: takes the whole sequence, writes its escape");
+        CHECK(text_escape_next("\xc3\xa9", esc, &len) == 2 && len == 0, "text_escape_next: a safe character is kept");
+        _cleanup_free_ char *lines = text_escape_lines("a.conf:1: bad\n\tb.conf:2: \x1b[31m");
+        _cleanup_free_ char *one = text_escape("a\nb");
+        CHECK_STR(lines, "a.conf:1: bad\n\\x09b.conf:2: \\x1b[31m", "text_escape_lines: line feeds kept, the rest escaped");
+        CHECK_STR(one, "a\\x0ab", "text_escape: a line feed is escaped");
+}
+
 int main(void) {
         test_numbers();
         test_kernel_release();
         test_durations();
         test_whitespace();
         test_utf8();
+        test_text_escape();
         return tap_finish();
 }
