@@ -40,6 +40,7 @@ typedef struct IrqbalanceBanSetting {
         CPUSet expected;       /* what it bans once it applies the last command */
         uint64_t settle_until; /* CLOCK_MONOTONIC; see SETTLE_USEC */
         int asking_fd;         /* a "setup" it has not answered yet */
+        bool refused;          /* the last connection was refused or found no socket */
         unsigned unanswered;   /* looks since it was asked */
         CPUSet scratch;
 } IrqbalanceBanSetting;
@@ -67,6 +68,10 @@ unsigned setting_irqbalance_ban_pid(const Setting *s) {
         return BAN(s)->pid;
 }
 
+bool setting_irqbalance_ban_refused(const Setting *s) {
+        return BAN(s)->pid > 0 && BAN(s)->refused;
+}
+
 /* The value's text: a CPU list, "none" for the empty set (an empty value means a writer
  * caught mid-write to the state machine). */
 static int format_ban(const CPUSet *cpus, char *buf, size_t size) {
@@ -87,6 +92,7 @@ static int parse_ban(const char *text, CPUSet *ret) {
 static void forget_irqbalance(IrqbalanceBanSetting *b, unsigned pid) {
         b->asking_fd = safe_close(b->asking_fd);
         b->unanswered = 0;
+        b->refused = false;
         b->pid = pid;
         b->sleep_known = false;
         b->own_known = b->told = b->verify = b->retell = false;
@@ -136,6 +142,7 @@ static int send_command(Setting *s, SettingContext *rc, const char *command, con
         int r;
 
         r = irqbalance_send(rc->host, b->pid, command, &peer);
+        b->refused = r == -ECONNREFUSED || r == -ENOENT;
         if (r >= 0 || (r == -EAGAIN && busy_ok))
                 return r;
         if (r == -EPERM && peer.pid > 0) {
@@ -354,6 +361,7 @@ static void irqbalance_ban_inherit(Setting *s, Setting *old, bool same_value) {
         safe_close(b->asking_fd);
         b->asking_fd = TAKE_FD(o->asking_fd);
         b->unanswered = o->unanswered;
+        b->refused = o->refused;
         b->pid = o->pid;
         b->sleep_sec = o->sleep_sec;
         b->sleep_known = o->sleep_known;
