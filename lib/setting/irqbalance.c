@@ -133,9 +133,9 @@ static int find_irqbalance(Setting *s, SettingContext *rc) {
 }
 
 /* Connects to b->pid's socket and sends command: the connected fd, -EAGAIN when its
- * backlog is full and busy_ok, or -errno for the state machine with the reason set ("doing" says what
- * failed). A socket served by someone else than the irqbalance its name claims is a
- * failure: told nothing, retried later. */
+ * backlog is full and busy_ok, or -errno for the state machine with the reason set
+ * ("doing" says what failed). A socket served by someone else than the irqbalance its
+ * name claims is a failure: told nothing, retried later. */
 static int send_command(Setting *s, SettingContext *rc, const char *command, const char *doing, bool busy_ok) {
         IrqbalanceBanSetting *b = BAN(s);
         struct ucred peer = { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
@@ -264,14 +264,10 @@ static bool irqbalance_ban_matches(Setting *s, SettingContext *rc) {
 /* Sends a ban (NULL: "its own again") and expects *expected from its next rescan on. */
 static int tell_irqbalance(Setting *s, SettingContext *rc, const CPUSet *ban, const CPUSet *expected) {
         IrqbalanceBanSetting *b = BAN(s);
-        _cleanup_free_ char *command = irqbalance_ban_command(ban);
-
-        if (!command)
-                return -ENOMEM;
-        _cleanup_free_ char *doing = strdup_printf("telling irqbalance \"%s\"", command);
+        _cleanup_free_ char *command = irqbalance_ban_command(ban), *doing = NULL;
         int fd;
 
-        if (!doing)
+        if (!command || !(doing = strdup_printf("telling irqbalance \"%s\"", command)))
                 return -ENOMEM;
         fd = send_command(s, rc, command, doing, false);
         if (fd < 0)

@@ -234,6 +234,9 @@ def check_peers(t):
     t.ok(wait_owner(t, bc, d, "peer checks") and ban_state(ctl) == ["failed"],
          "lowlatctl list shows the ban failed", ban_state(ctl))
     nobody.stop()
+    # Gone first (a failure is reported once, not again for a new reason while it lasts).
+    t.ok(d.poll_until(lambda: count(d, NOT_RUNNING) == 1, h.scaled(10)), "it stopped: not running",
+         d.stderr_tail())
 
     # A process that names its socket after another PID (an irqbalance's, in proc/): root,
     # but not the irqbalance the name claims.
