@@ -15,6 +15,12 @@
  * socket appears could find it refusing connections. It places its first IRQs one interval
  * (10 s) after it listens, so a look 100 ms later still bans the CPUs before it uses them. */
 #define LOOK_DELAY_USEC (100 * USEC_PER_MSEC)
+/* A look that finds its socket refusing (bound, not listening yet) or gone looks again
+ * after 50 ms, doubling to 1 s, for 10 s at most; then the scan (or the failure's retry)
+ * takes over. */
+#define RETRY_FIRST_USEC (50 * USEC_PER_MSEC)
+#define RETRY_MAX_USEC (1 * USEC_PER_SEC)
+#define RETRY_TOTAL_USEC (10 * USEC_PER_SEC)
 #define DIR_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR)
 
 typedef struct IrqbalanceWatch {
@@ -23,6 +29,8 @@ typedef struct IrqbalanceWatch {
         int run_wd, dir_wd;
         sd_event_source *io;
         sd_event_source *delay; /* NULL: no look timer, nothing is watched */
+        uint64_t retry_usec;    /* the next retry's delay; 0: none since the last event */
+        uint64_t retried_usec;  /* retry delays so far */
 } IrqbalanceWatch;
 
 static void watch_dir(IrqbalanceWatch *w) {
@@ -41,6 +49,15 @@ static int on_delay(sd_event_source *source, uint64_t usec, void *userdata) {
         /* Forced: a new irqbalance is worth a look even if the last one was unsupported. */
         if (s)
                 source_request_now(&w->source, s, now_usec(CLOCK_MONOTONIC), RECONCILE_FORCE);
+        /* The look may have dropped it: ask the table again. */
+        s = setting_irqbalance_ban_find(source_table(&w->source));
+        if (s && setting_irqbalance_ban_refused(s) && w->retried_usec < RETRY_TOTAL_USEC) {
+                w->retry_usec = w->retry_usec ? MIN(2 * w->retry_usec, RETRY_MAX_USEC) : RETRY_FIRST_USEC;
+                w->retried_usec += w->retry_usec;
+                (void) sd_event_source_set_time_relative(w->delay, w->retry_usec);
+                (void) sd_event_source_set_enabled(w->delay, SD_EVENT_ONESHOT);
+        } else
+                w->retry_usec = w->retried_usec = 0;
         source_status_changed(&w->source);
         return 0;
 }
@@ -50,6 +67,7 @@ static void look_soon(IrqbalanceWatch *w) {
 
         if (sd_event_source_get_enabled(w->delay, &enabled) >= 0 && enabled != SD_EVENT_OFF)
                 return; /* one look for a burst of events */
+        w->retry_usec = w->retried_usec = 0; /* a new socket: retried afresh */
         (void) sd_event_source_set_time_relative(w->delay, LOOK_DELAY_USEC);
         (void) sd_event_source_set_enabled(w->delay, SD_EVENT_ONESHOT);
 }

@@ -5,6 +5,7 @@ integration tests; never a real irqbalance, and never outside ROOT.
 
     fake_irqbalance.py ROOT [--banned LIST] [--sleep N] [--apply-after S] [--busy S]
                             [--uid UID] [--log FILE] [--pid-file FILE]
+                            [--user UID] [--claim-pid PID] [--listen-after S]
 
 Like irqbalance.c's init_socket() and sock_handle() (1.9): it listens on
 ROOT/run/irqbalance/irqbalance<PID>.sock (its own PID, written to ROOT/proc/<PID>/comm as
@@ -16,11 +17,21 @@ seconds later (default 0), after which it answers nothing for --busy seconds (ir
 sleeps through a rescan).
 
 Every connection is appended to --log as a JSON line: {"pid", "uid", "command",
-"obeyed"}, except "sync", which it answers "ok" once all connections before it are logged. ROOT/run/fake-irqbalance.answer, when present, changes how "setup" is answered
-from then on: "normal", "garbage" (text irqbalance never sends), "silent" (no answer, the
-connection held open) or "close" (closed without an answer). SIGTERM exits as irqbalance
-does: the socket is removed, and so is ROOT/proc/<PID> (the process is gone). SIGKILL
-leaves both behind, as a crash would.
+"obeyed", "time" (time.monotonic(): CLOCK_MONOTONIC)}, except "sync", which it answers
+"ok" once all connections before it are logged. ROOT/run/fake-irqbalance.answer, when
+present, changes how "setup" is answered from then on: "normal", "garbage" (text
+irqbalance never sends), "silent" (no answer, the connection held open) or "close"
+(closed without an answer). SIGTERM exits as irqbalance does: the socket is removed, and
+so is ROOT/proc/<PID> (the process is gone). SIGKILL leaves both behind, as a crash would. --pid-file gets "PID LISTEN_TIME" once it listens
+(LISTEN_TIME: time.monotonic() right after listen()).
+
+Impostors and slow starters, for lowlatd's checks of who serves the socket and when:
+--user UID binds and listens as UID (its socket directory handed to UID first, as a unit's
+RuntimeDirectory= with User= is), so that SO_PEERCRED says UID; it keeps uid 0 as its saved
+uid for its own bookkeeping (the pid file, the log). --claim-pid PID names its socket (and
+the proc/PID/comm it writes) after PID instead of its own. --listen-after S binds its
+socket under its final name and listens only S seconds later, as an irqbalance that is
+slow between bind() and listen() would.
 """
 
 import argparse
@@ -74,29 +85,62 @@ class FakeIrqbalance:
         self.busy_until = 0.0
         self.held = []            # connections it never answers ("silent")
         self.dir = os.path.join(self.root, "run", "irqbalance")
-        self.path = os.path.join(self.dir, "irqbalance%d.sock" % self.pid)
-        self.proc = os.path.join(self.root, "proc", str(self.pid))
+        self.claimed = args.claim_pid or self.pid
+        self.path = os.path.join(self.dir, "irqbalance%d.sock" % self.claimed)
+        self.proc = os.path.join(self.root, "proc", str(self.claimed))
+        self.logfile = None
 
     def start(self):
         os.makedirs(self.proc, exist_ok=True)
         with open(os.path.join(self.proc, "comm"), "w") as f:
             f.write("irqbalance\n")
         os.makedirs(self.dir, exist_ok=True)
-        # Bound under another name and renamed once it listens: irqbalance's bind() and
-        # listen() are microseconds apart, a Python's on a loaded test machine need not be.
-        tmp = os.path.join(self.dir, ".fake%d" % self.pid)
+        if self.args.log:
+            self.logfile = open(self.args.log, "a", buffering=1)
+        if self.args.user is not None:
+            os.chown(self.dir, self.args.user, self.args.user)
+            os.setgroups([])
+            os.setresgid(self.args.user, self.args.user, 0)
+            os.setresuid(self.args.user, self.args.user, 0)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(tmp)
-        self.sock.setsockopt(socket.SOL_SOCKET, SO_PASSCRED, 1)
-        self.sock.listen(1)
-        os.rename(tmp, self.path)
+        if self.args.listen_after is not None:
+            self.sock.bind(self.path)
+            time.sleep(self.args.listen_after)
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_PASSCRED, 1)
+            self.sock.listen(1)
+        else:
+            # Bound under another name and renamed once it listens: irqbalance's bind() and
+            # listen() are microseconds apart, a Python's on a loaded test machine need not be.
+            tmp = os.path.join(self.dir, ".fake%d" % self.pid)
+            self.sock.bind(tmp)
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_PASSCRED, 1)
+            self.sock.listen(1)
+            os.rename(tmp, self.path)
+        listened = time.monotonic()
         if self.args.pid_file:
-            tmp = self.args.pid_file + ".tmp"
-            with open(tmp, "w") as f:
-                f.write("%d\n" % self.pid)
-            os.rename(tmp, self.args.pid_file)
+            self.as_root(self.write_pid_file, listened)
+
+    def as_root(self, fn, *args):
+        """fn with uid 0 back for a moment (--user keeps it as the saved uid)."""
+        if self.args.user is None:
+            return fn(*args)
+        os.setresuid(self.args.user, 0, 0)
+        try:
+            return fn(*args)
+        finally:
+            os.setresuid(self.args.user, self.args.user, 0)
+
+    def write_pid_file(self, listened):
+        tmp = self.args.pid_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d %.6f\n" % (self.pid, listened))
+        os.rename(tmp, self.args.pid_file)
 
     def stop(self, *unused):
+        self.as_root(self.remove)
+        sys.exit(0)
+
+    def remove(self):
         for p in (self.path, os.path.join(self.proc, "comm")):
             try:
                 os.unlink(p)
@@ -106,7 +150,6 @@ class FakeIrqbalance:
             os.rmdir(self.proc)
         except OSError:
             pass
-        sys.exit(0)
 
     def answer_mode(self):
         try:
@@ -116,9 +159,9 @@ class FakeIrqbalance:
             return "normal"
 
     def log(self, entry):
-        if self.args.log:
-            with open(self.args.log, "a") as f:
-                f.write(json.dumps(entry) + "\n")
+        if self.logfile:
+            entry["time"] = time.monotonic()
+            self.logfile.write(json.dumps(entry) + "\n")
 
     def rescan_if_due(self, now):
         if self.pending and now >= self.pending[0]:
@@ -189,7 +232,10 @@ def main():
     p.add_argument("--busy", type=float, default=0.0, help="seconds it does not answer after applying one")
     p.add_argument("--uid", type=int, default=0, help="the only uid it obeys")
     p.add_argument("--log", help="append one JSON line per connection here")
-    p.add_argument("--pid-file", help="written once it listens")
+    p.add_argument("--pid-file", help="written once it listens: PID LISTEN_TIME")
+    p.add_argument("--user", type=int, help="bind and listen as this uid")
+    p.add_argument("--claim-pid", type=int, help="name its socket after this PID, not its own")
+    p.add_argument("--listen-after", type=float, help="bind under its name, listen S seconds later")
     FakeIrqbalance(p.parse_args()).run()
 
 

@@ -180,9 +180,15 @@ int irqbalance_find(const Host *h, unsigned *ret_pid) {
         return 0;
 }
 
-int irqbalance_send(const Host *h, unsigned pid, const char *command) {
+bool irqbalance_peer_trusted(const struct ucred *peer, unsigned pid) {
+        return peer->uid == 0 && peer->pid > 0 && (unsigned) peer->pid == pid;
+}
+
+int irqbalance_send(const Host *h, unsigned pid, const char *command, struct ucred *ret_peer) {
         _cleanup_free_ char *path = irqbalance_socket_path(pid);
         _cleanup_close_ int fd = -1;
+        struct ucred peer = { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        socklen_t peer_len = sizeof(peer);
         union {
                 struct cmsghdr header;
                 char raw[CMSG_SPACE(sizeof(struct ucred))];
@@ -203,6 +209,15 @@ int irqbalance_send(const Host *h, unsigned pid, const char *command) {
         fd = host_connect_unix(h, path, IRQBALANCE_ANSWER_TIMEOUT_USEC);
         if (fd < 0)
                 return fd;
+        /* Whoever can create a file in its directory can name a socket after irqbalance's
+         * PID; the kernel says who listens on it. Nothing, not even our credentials, goes to
+         * anyone else. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) < 0)
+                return negative_errno();
+        if (ret_peer)
+                *ret_peer = peer;
+        if (!irqbalance_peer_trusted(&peer, pid))
+                return -EPERM;
         /* irqbalance reads one message and takes the first control message as the
          * sender's credentials: the command and the credentials go in one sendmsg(). */
         cmsg->cmsg_level = SOL_SOCKET;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "basic/cpuset.h"
 #include "host/host.h"
@@ -52,11 +53,17 @@ int irqbalance_find(const Host *h, unsigned *ret_pid);
 /* The socket's path under the root, newly allocated. */
 char *irqbalance_socket_path(unsigned pid);
 
+/* Whether the process listening on irqbalance pid's socket (its SO_PEERCRED) is that
+ * irqbalance: uid 0, and the PID the socket's name claims. irqbalance runs as root in
+ * every distribution's unit; a unit that runs it as another user is not trusted. */
+bool irqbalance_peer_trusted(const struct ucred *peer, unsigned pid);
 /* Connects to irqbalance pid's socket (waiting IRQBALANCE_ANSWER_TIMEOUT_USEC at most for
- * room in its backlog of one) and sends command with this process's credentials. Returns the
- * connected (non-blocking) fd, from which an answer is read, or -errno (see
- * host_connect_unix()). */
-int irqbalance_send(const Host *h, unsigned pid, const char *command);
+ * room in its backlog of one), checks who listens on it and sends command with this
+ * process's credentials. Returns the connected (non-blocking) fd, from which an answer is
+ * read, or -errno (see host_connect_unix()): -EPERM when the listener is not trusted
+ * (irqbalance_peer_trusted()), nothing sent. *ret_peer (may be NULL): the listener's
+ * credentials, once connected. */
+int irqbalance_send(const Host *h, unsigned pid, const char *command, struct ucred *ret_peer);
 /* Reads the answer on fd up to irqbalance's close, waiting at most timeout_usec (0: only
  * what is there now). 0 with the text (NUL-terminated, *ret_len bytes), -ETIMEDOUT when
  * irqbalance has not closed by then (what was read is dropped), -EMSGSIZE past

@@ -40,6 +40,7 @@ typedef struct IrqbalanceBanSetting {
         CPUSet expected;       /* what it bans once it applies the last command */
         uint64_t settle_until; /* CLOCK_MONOTONIC; see SETTLE_USEC */
         int asking_fd;         /* a "setup" it has not answered yet */
+        bool refused;          /* the last connection was refused or found no socket */
         unsigned unanswered;   /* looks since it was asked */
         CPUSet scratch;
 } IrqbalanceBanSetting;
@@ -67,6 +68,10 @@ unsigned setting_irqbalance_ban_pid(const Setting *s) {
         return BAN(s)->pid;
 }
 
+bool setting_irqbalance_ban_refused(const Setting *s) {
+        return BAN(s)->pid > 0 && BAN(s)->refused;
+}
+
 /* The value's text: a CPU list, "none" for the empty set (an empty value means a writer
  * caught mid-write to the state machine). */
 static int format_ban(const CPUSet *cpus, char *buf, size_t size) {
@@ -87,6 +92,7 @@ static int parse_ban(const char *text, CPUSet *ret) {
 static void forget_irqbalance(IrqbalanceBanSetting *b, unsigned pid) {
         b->asking_fd = safe_close(b->asking_fd);
         b->unanswered = 0;
+        b->refused = false;
         b->pid = pid;
         b->sleep_known = false;
         b->own_known = b->told = b->verify = b->retell = false;
@@ -126,6 +132,31 @@ static int find_irqbalance(Setting *s, SettingContext *rc) {
         return -EOPNOTSUPP;
 }
 
+/* Connects to b->pid's socket and sends command: the connected fd, -EAGAIN when its
+ * backlog is full and busy_ok, or -errno for the state machine with the reason set
+ * ("doing" says what failed). A socket served by someone else than the irqbalance its
+ * name claims is a failure: told nothing, retried later. */
+static int send_command(Setting *s, SettingContext *rc, const char *command, const char *doing, bool busy_ok) {
+        IrqbalanceBanSetting *b = BAN(s);
+        struct ucred peer = { .pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        int r;
+
+        r = irqbalance_send(rc->host, b->pid, command, &peer);
+        b->refused = r == -ECONNREFUSED || r == -ENOENT;
+        if (r >= 0 || (r == -EAGAIN && busy_ok))
+                return r;
+        if (r == -EPERM && peer.pid > 0) {
+                setting_set_reason(s,
+                                   "%s (pid %u) not done: its socket /%s/irqbalance%u.sock is served by uid %u "
+                                   "pid %u, not by root and pid %u; nothing was sent",
+                                   doing, b->pid, IRQBALANCE_SOCKET_DIR, b->pid, (unsigned) peer.uid,
+                                   (unsigned) peer.pid, b->pid);
+                return -EACCES;
+        }
+        setting_set_reason(s, "%s (pid %u) over its socket failed: %s", doing, b->pid, strerror(-r));
+        return r == -ENOENT || r == -EPERM ? -EIO : r;
+}
+
 /* irqbalance's answer to "setup": 0 with it in *ret, 1 when it has not answered yet (the
  * question stays open for the next look), or -errno with the reason set. */
 static int ask_setup(Setting *s, SettingContext *rc, IrqbalanceSetup *ret) {
@@ -136,12 +167,9 @@ static int ask_setup(Setting *s, SettingContext *rc, IrqbalanceSetup *ret) {
         int r;
 
         if (b->asking_fd < 0) {
-                r = irqbalance_send(rc->host, b->pid, "setup");
-                if (r < 0 && r != -EAGAIN) {
-                        setting_set_reason(s, "asking irqbalance (pid %u) over its socket failed: %s", b->pid,
-                                           strerror(-r));
-                        return r == -ENOENT || r == -EPERM ? -EIO : r;
-                }
+                r = send_command(s, rc, "setup", "asking irqbalance", true);
+                if (r < 0 && r != -EAGAIN)
+                        return r;
                 b->asking_fd = r; /* -1 when its backlog is full: not answering either */
                 timeout = IRQBALANCE_ANSWER_TIMEOUT_USEC;
         }
@@ -236,16 +264,14 @@ static bool irqbalance_ban_matches(Setting *s, SettingContext *rc) {
 /* Sends a ban (NULL: "its own again") and expects *expected from its next rescan on. */
 static int tell_irqbalance(Setting *s, SettingContext *rc, const CPUSet *ban, const CPUSet *expected) {
         IrqbalanceBanSetting *b = BAN(s);
-        _cleanup_free_ char *command = irqbalance_ban_command(ban);
+        _cleanup_free_ char *command = irqbalance_ban_command(ban), *doing = NULL;
         int fd;
 
-        if (!command)
+        if (!command || !(doing = strdup_printf("telling irqbalance \"%s\"", command)))
                 return -ENOMEM;
-        fd = irqbalance_send(rc->host, b->pid, command);
-        if (fd < 0) {
-                setting_set_reason(s, "telling irqbalance (pid %u) \"%s\" failed: %s", b->pid, command, strerror(-fd));
-                return fd == -ENOENT || fd == -EPERM ? -EIO : fd;
-        }
+        fd = send_command(s, rc, command, doing, false);
+        if (fd < 0)
+                return fd;
         /* Nothing comes back; irqbalance reads the command after we closed all the same. */
         safe_close(fd);
         if (cpuset_copy(&b->expected, expected) < 0)
@@ -331,6 +357,7 @@ static void irqbalance_ban_inherit(Setting *s, Setting *old, bool same_value) {
         safe_close(b->asking_fd);
         b->asking_fd = TAKE_FD(o->asking_fd);
         b->unanswered = o->unanswered;
+        b->refused = o->refused;
         b->pid = o->pid;
         b->sleep_sec = o->sleep_sec;
         b->sleep_known = o->sleep_known;

@@ -15,3 +15,6 @@ int setting_new_irqbalance_ban(const Posture *p, Setting **ret);
 Setting *setting_irqbalance_ban_find(const SettingTable *t);
 /* The PID of the irqbalance it looked at last, 0 when none ran. */
 unsigned setting_irqbalance_ban_pid(const Setting *s);
+/* Its last look found irqbalance's socket refusing connections, or gone (it binds before
+ * it listens): worth another look soon. */
+bool setting_irqbalance_ban_refused(const Setting *s);

@@ -83,6 +83,16 @@ static void test_names_and_commands(void) {
         CHECK_STR(some, "settings cpus 0,2-3", "a list");
 }
 
+static void test_peer_trusted(void) {
+        struct ucred root = { .pid = 812, .uid = 0, .gid = 0 }, nobody = { .pid = 812, .uid = 65534, .gid = 65534 },
+                     other = { .pid = 813, .uid = 0, .gid = 0 }, unknown = { .pid = 0, .uid = 0, .gid = 0 };
+
+        CHECK(irqbalance_peer_trusted(&root, 812), "root, the PID the name says: trusted");
+        CHECK(!irqbalance_peer_trusted(&nobody, 812), "uid 65534: not trusted");
+        CHECK(!irqbalance_peer_trusted(&other, 812), "another PID than the name's: not trusted");
+        CHECK(!irqbalance_peer_trusted(&unknown, 0), "no PID (a peer in another PID namespace): not trusted");
+}
+
 /* --- the setting against the fake ---------------------------------------------------- */
 
 typedef struct Fixture {
@@ -139,7 +149,7 @@ static void fake_stop(Fixture *f, int sig) {
 static const char *fake_commands(Fixture *f) {
         static char out[1024];
         _cleanup_free_ char *answer = NULL;
-        int fd = f->fake > 0 ? irqbalance_send(f->host, (unsigned) f->fake, "sync") : -1;
+        int fd = f->fake > 0 ? irqbalance_send(f->host, (unsigned) f->fake, "sync", NULL) : -1;
 
         /* It handles connections in order: once it answers this, it has logged the rest. */
         if (fd >= 0 && irqbalance_receive(fd, 5 * USEC_PER_SEC, &answer, NULL) < 0)
@@ -356,6 +366,7 @@ int main(void) {
 
         test_parse_setup();
         test_names_and_commands();
+        test_peer_trusted();
 
         if (CHECK(fixture_init(&f, false), "fixture: a fake root with isolated = 2-3 and irqbalance = ban")) {
                 test_not_running(&f);
