@@ -250,8 +250,9 @@ int metrics_write_file(const char *path, const ManagerInfo *info, const SettingL
 /* Exit statuses of measure's refusals, distinct from every other outcome. */
 #define EXIT_NO_TOOL 69 /* EX_UNAVAILABLE: none of rtla (with timerlat), cyclictest, oslat */
 #define EXIT_NO_CPUS 78 /* EX_CONFIG: no isolated CPUs, and no --cpus */
-/* EX_NOPERM: this process's affinity or cgroup keeps threads off a CPU to measure (refused
- * before the run), or a measuring thread was seen on a CPU other than its own (after). */
+/* EX_NOPERM: not root (the tools need real-time priority), or this process's affinity or
+ * cgroup keeps threads off a CPU to measure (refused before the run), or a measuring
+ * thread was seen on a CPU other than its own (after). */
 #define EXIT_NOT_ON_CPUS 77
 
 typedef struct MeasureArguments {

@@ -10,9 +10,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bus-names.h"
 #include "basic/cpuset.h"
@@ -577,6 +579,23 @@ static int measure_parse_report(MeasureTool tool, const char *report, const CPUS
         return r;
 }
 
+/* The tools run their threads at real-time priority (MEASURE_PRIORITY) and lock their
+ * memory: as root, or under an RLIMIT_RTPRIO that allows it. Checked before the run, so
+ * that a user hears why in lowlatctl's words rather than the tool's after a start. */
+static int measure_check_privileges(const char *tool_path) {
+        struct rlimit rt;
+
+        if (geteuid() == 0)
+                return 0;
+        if (getrlimit(RLIMIT_RTPRIO, &rt) == 0 && (rt.rlim_cur == RLIM_INFINITY || rt.rlim_cur >= MEASURE_PRIORITY))
+                return 0;
+        fprintf(stderr,
+                "lowlatctl: measure needs root: %s runs its threads at real-time priority %u, which this user may "
+                "not set (RLIMIT_RTPRIO %llu); run it as root (sudo lowlatctl measure ...)\n",
+                tool_path, MEASURE_PRIORITY, getrlimit(RLIMIT_RTPRIO, &rt) == 0 ? (unsigned long long) rt.rlim_cur : 0ULL);
+        return EXIT_NOT_ON_CPUS;
+}
+
 int verb_measure(sd_bus *bus, const MeasureArguments *args) {
         _cleanup_(noise_sample_done) NoiseSample before = {}, after = {};
         _cleanup_(noise_view_done) NoiseView noise = {};
@@ -602,6 +621,9 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
         if (r < 0)
                 return EXIT_NO_TOOL;
 
+        r = measure_check_privileges(tool_path);
+        if (r != 0)
+                return r;
         list = cpuset_format_list(&cpus);
         if (!list || measure_placement_init(&placement, &cpus) < 0)
                 return -ENOMEM;

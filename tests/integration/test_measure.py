@@ -11,7 +11,8 @@ not recorded), on this host's real CPUs:
   pins its threads elsewhere, as a confining cgroup makes the real one do): the report says
   so, and the exit status is 77;
 - the duration that ran: oslat --duration 1 measures 1 s after a 1 s pre-heat;
-- --json: tool, CPUs, duration, per-CPU figures and where the threads ran.
+- --json: tool, CPUs, duration, per-CPU figures and where the threads ran;
+- a user without real-time priority (setpriv to uid 65534): refused before the tool starts.
 
 The cgroup half of the check (cpuset.cpus.effective) is tested on fake trees in
 tests/unit/test-measure-placement.c: confining this host's cgroups is not allowed here.
@@ -201,8 +202,24 @@ def test_oslat_duration(t, w):
          desc(p))
 
 
+def test_not_root(t, w):
+    """A user without real-time priority is told before any tool starts (before: the tool's
+    own 'Unable to change scheduling policy!' after it started)."""
+    if not shutil.which("setpriv"):
+        t.skip("measure as a user", "setpriv is missing")
+        return
+    os.chmod(w.tmp, 0o755)
+    p = w.run("--cpus", "0", "--duration", "1", "--tool", "cyclictest",
+              prefix=["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"])
+    t.ok(p.returncode == EXIT_NOT_ON_CPUS and "measure needs root" in p.stderr and
+         "real-time priority 95" in p.stderr and "Measuring" not in p.stderr and
+         "Unable to change scheduling policy" not in p.stderr,
+         "measure as uid 65534: exit 77, 'needs root' in lowlatctl's words, no tool started", desc(p))
+
+
 def run(t):
     w = World()
+    test_not_root(t, w)
     test_offline(t, w)
     test_affinity(t, w)
     test_misplaced(t, w)
