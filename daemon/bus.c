@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
 #include "version.h"
 #include "bus-address.h"
 #include "bus-features.h"
+#include "bus-limit.h"
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "bus.h"
@@ -23,6 +25,10 @@
 
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
 #define BUS_RETRY_MAX_USEC (30 * USEC_PER_SEC)
+/* ListSettings reads /proc/interrupts for the IRQs' names at most this often: the file
+ * is megabytes on a large host (tens of milliseconds to parse), and a name that a driver
+ * requested since is worth at most this much delay, not the loop's time at every call. */
+#define BUS_NAMES_REFRESH_USEC (5 * USEC_PER_SEC)
 
 /* What was last announced with PropertiesChanged. */
 typedef struct BusSnapshot {
@@ -44,7 +50,27 @@ struct Bus {
         BusSnapshot emitted;
         CheckJob *check_job; /* the running Check() audit, NULL when none */
         MeasurementStore *measurement; /* lowlatctl measure's last result; outlives reconnections */
+        BusLimit limit;                /* the unprivileged methods' share of the loop */
+        uint64_t names_read_usec;      /* when ListSettings last read the IRQ names; 0: never */
 };
+
+/* Whether an unprivileged method may be answered now (bus-limit.h); if not, the error
+ * that says so, at the cost of one small message. Only the unique name is looked at:
+ * asking the bus for the caller's uid would be a blocking round trip per call. */
+static int bus_admit(Bus *b, sd_bus_message *message, sd_bus_error *error) {
+        BusLimitVerdict v = bus_limit_admit(&b->limit, sd_bus_message_get_sender(message), now_usec(CLOCK_MONOTONIC));
+
+        if (v == BUS_LIMIT_ADMIT)
+                return 0;
+        if (b->limit.refused == 1)
+                log_notice("Refusing %s() from %s: too many calls (further refusals are not logged)",
+                           sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
+        return sd_bus_error_setf(error, BUS_LIMIT_ERROR,
+                                 v == BUS_LIMIT_SENDER_OVER ? "Too many calls from this connection; at most %u a second"
+                                                            : "Too many calls; the share of %u ms a second is spent",
+                                 v == BUS_LIMIT_SENDER_OVER ? BUS_LIMIT_PER_SENDER
+                                                            : (unsigned) (BUS_LIMIT_BUDGET_USEC / USEC_PER_MSEC));
+}
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -177,16 +203,21 @@ static int property_get_dma_latency(sd_bus *bus, const char *path, const char *i
         return sd_bus_message_append(reply, "i", c->cpu_dma_latency_enabled ? (int32_t) c->cpu_dma_latency_usec : -1);
 }
 
-static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static int list_settings(Bus *b, sd_bus_message *message) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = ((Bus *) userdata)->manager;
+        Manager *m = b->manager;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         int r;
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r < 0)
                 return r;
-        /* Names as they are now: a driver may have requested an IRQ since it appeared. */
-        (void) irq_table_refresh_names(&m->table, m->host);
+        /* Names as they are now, within BUS_NAMES_REFRESH_USEC: a driver may have
+         * requested an IRQ since it appeared. */
+        if (b->names_read_usec == 0 || now - b->names_read_usec >= BUS_NAMES_REFRESH_USEC) {
+                (void) irq_table_refresh_names(&m->table, m->host);
+                b->names_read_usec = now;
+        }
         r = sd_bus_message_open_container(reply, 'a', "(ssssss)");
         for (size_t i = 0; r >= 0 && i < m->table.n; i++) {
                 Setting *s = m->table.settings[i];
@@ -202,11 +233,24 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* The answer's loop time is charged to the window it was admitted in. */
+static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        int r = bus_admit(b, message, error);
+
+        if (r < 0)
+                return r;
+        r = list_settings(b, message);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_MONOTONIC) - start);
+        return r;
+}
+
 /* Noise(): the watched CPUs' counters, re-read now (at most every NOISE_REFRESH_USEC), with
  * the rates of the last scan interval. Counters at 0 are left out. */
-static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static int noise(Bus *b, sd_bus_message *message) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const Noise *n = manager_noise(((Bus *) userdata)->manager);
+        const Noise *n = manager_noise(b->manager);
         int r;
 
         r = sd_bus_message_new_method_return(message, &reply);
@@ -239,9 +283,27 @@ static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *e
         return sd_bus_send(NULL, reply, NULL);
 }
 
+static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        int r = bus_admit(b, message, error);
+
+        if (r < 0)
+                return r;
+        r = noise(b, message);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_MONOTONIC) - start);
+        return r;
+}
+
 static int method_check(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        /* Off the event loop: any user may call this, and the audit takes milliseconds. */
+        int r = bus_admit(b, message, error);
+
+        if (r < 0)
+                return r;
+        /* Off the event loop: any user may call this, and the audit takes milliseconds. The
+         * answers are built on the loop when it ends, one per caller: the limit counts
+         * them, whatever share of the audit they wait for. */
         return check_job_submit(&b->check_job, b->manager, message);
 }
 
@@ -545,6 +607,7 @@ Bus *bus_free(Bus *b) {
         sd_event_source_disable_unref(b->socket_watch);
         free(b->socket_name);
         sd_bus_flush_close_unref(b->bus);
+        bus_limit_clear(&b->limit);
         measurement_store_free(b->measurement);
         free(b);
         return NULL;
