@@ -56,11 +56,12 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def flood_run(t, report=None):
-    """The run both the test and the benchmark make; returns its figures."""
+def flood_run(t, nirqs=NIRQS):
+    """The run both the test and the benchmark (tests/bench/bench_bus_flood.py) make, on a
+    fake host of nirqs IRQs; returns its figures."""
     b.require_tools()
     h.isolate_from_real_journal()
-    host = h.FakeHost(ncpus=4, nirqs=NIRQS, isolated="2-3")
+    host = h.FakeHost(ncpus=4, nirqs=nirqs, isolated="2-3")
     bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
     d = h.Daemon(host, h.posture_config("1s"), env=bus.env())
     d.wait_ready(timeout=h.scaled(60))
@@ -76,7 +77,7 @@ def flood_run(t, report=None):
     # lowlatd, not this shared machine's dbus-daemon routing the burst.
     sent = sum(fl.sent(h.scaled(60)) for fl in floods)
     # Drift while the burst is queued: its correction must not wait behind it.
-    irq = host.irqs[NIRQS // 2]
+    irq = host.irqs[nirqs // 2]
     host.set_irq_affinity(irq, "2-3")
     moved = time.monotonic()
     corrected = []
@@ -104,7 +105,7 @@ def flood_run(t, report=None):
     cpu1, t1 = cpu_s(d.proc.pid), time.monotonic()
     time.sleep(3.0)
     idle = (cpu_s(d.proc.pid) - cpu1) / (time.monotonic() - t1)
-    figures = {"irqs": NIRQS, "clients": CLIENTS, "sent": sent, "cpu_flood_s": cpu_flood,
+    figures = {"irqs": nirqs, "clients": CLIENTS, "sent": sent, "cpu_flood_s": cpu_flood,
                "flood_wall_s": t_flood, "bus_cpu_s": bus_flood, "p50": pct(reads, 0.5), "p99": pct(reads, 0.99),
                "drift_s": drift_s if back else None, "idle_cpu": idle}
     t.note("bus flood: %(clients)d clients sent %(sent)d calls; lowlatd used %(cpu_flood_s).2f s CPU "
@@ -125,7 +126,7 @@ def flood_run(t, report=None):
         rows = b.Busctl(bus.address, user=b.NOBODY).list_settings(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE)
     except b.BUS_TRANSIENT as e:
         rows = e
-    t.ok(isinstance(rows, list) and len(rows) == NIRQS + 7,
+    t.ok(isinstance(rows, list) and len(rows) == nirqs + 7,
          "once the clients are gone, an unprivileged ListSettings is answered in full",
          "got %r" % (rows if not isinstance(rows, list) else len(rows)))
     reader.close()
