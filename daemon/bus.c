@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <time.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
@@ -25,6 +26,8 @@
 
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
 #define BUS_RETRY_MAX_USEC (30 * USEC_PER_SEC)
+/* After the socket (or its directory) appeared: bound but maybe not listening yet. */
+#define BUS_RETRY_FRESH_USEC (50 * USEC_PER_MSEC)
 /* ListSettings reads /proc/interrupts for the IRQs' names at most this often: the file
  * is megabytes on a large host (tens of milliseconds to parse), and a name that a driver
  * requested since is worth at most this much delay, not the loop's time at every call. */
@@ -43,8 +46,8 @@ struct Bus {
         Manager *manager;
         sd_bus *bus;
         sd_event_source *retry;
-        sd_event_source *socket_watch; /* the bus socket's directory, while disconnected */
-        char *socket_name;
+        sd_event_source *socket_watch; /* the bus socket's directory (or its parent), while disconnected */
+        char *watched_name;            /* what appearing there is news: the socket, or its directory */
         uint64_t retry_usec;
         bool failure_logged;
         BusSnapshot emitted;
@@ -437,32 +440,58 @@ static int bus_try_connect(Bus *b);
 static int on_bus_socket_created(sd_event_source *source, const struct inotify_event *event, void *userdata) {
         Bus *b = userdata;
 
-        if (b->bus || !event->len || !streq(event->name, b->socket_name))
+        /* The watched directory removed or renamed away: a bus that comes back makes its
+         * socket in whatever is at the path now, which this watch never sees. */
+        bool gone = event->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED);
+
+        if (!gone && (!event->len || !streq(event->name, b->watched_name)))
                 return 0;
-        b->retry_usec = BUS_RETRY_MIN_USEC;
+        /* Watch the path afresh, at the level that exists now. */
+        b->socket_watch = sd_event_source_disable_unref(b->socket_watch);
+        if (b->bus)
+                return 0;
+        b->retry_usec = BUS_RETRY_FRESH_USEC;
         return bus_try_connect(b);
 }
 
+static int bus_watch_name_in(Bus *b, char *path) {
+        char *slash = strrchr(path, '/');
+
+        if (!slash || slash == path)
+                return -EINVAL;
+        *slash = '\0';
+        free(b->watched_name);
+        b->watched_name = strdup(slash + 1);
+        if (!b->watched_name)
+                return -ENOMEM;
+        return sd_event_add_inotify(b->manager->event, &b->socket_watch, path,
+                                    IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR,
+                                    on_bus_socket_created, b);
+}
+
 /* With a socket path, dbus-daemon (re)creating its socket is an event: no polling while
- * the bus is simply absent, and a restarted bus is found at once. */
+ * the bus is simply absent, and a restarted bus is found at once. The socket's directory
+ * is watched; while it does not exist, its parent, for the directory to come back. */
 static bool bus_watch_socket(Bus *b) {
         _cleanup_free_ char *path = NULL;
-        char *slash;
         int r;
 
         if (b->socket_watch)
                 return true;
         path = bus_address_socket_path(bus_system_address());
-        if (!path || !(slash = strrchr(path, '/')) || slash == path)
+        if (!path)
                 return false;
-        *slash = '\0';
-        free(b->socket_name);
-        b->socket_name = strdup(slash + 1);
-        if (!b->socket_name)
-                return false;
-        r = sd_event_add_inotify(b->manager->event, &b->socket_watch, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR,
-                                 on_bus_socket_created, b);
+        r = bus_watch_name_in(b, path); /* path is now the directory */
+        if (r == -ENOENT)
+                r = bus_watch_name_in(b, path);
         return r >= 0;
+}
+
+/* Whether the socket is there now: it may have been made between a failed connect and
+ * the watch that would have seen it. */
+static bool bus_socket_exists(void) {
+        _cleanup_free_ char *path = bus_address_socket_path(bus_system_address());
+        return path && access(path, F_OK) >= 0;
 }
 
 static int bus_try_connect(Bus *b) {
@@ -485,9 +514,12 @@ static int bus_try_connect(Bus *b) {
                 b->failure_logged = true;
         }
         /* A socket that is there but refuses (a dead daemon's leftover) needs polling; a
-         * missing one will announce itself. */
-        if (r == -ENOENT && watched)
+         * missing one will announce itself, unless it appeared before the watch did. */
+        if (r == -ENOENT && watched) {
+                if (bus_socket_exists())
+                        bus_schedule_retry(b);
                 return 0;
+        }
         b->retry_usec = MIN(b->retry_usec * 2, BUS_RETRY_MAX_USEC);
         bus_schedule_retry(b);
         return 0;
@@ -605,7 +637,7 @@ Bus *bus_free(Bus *b) {
         check_job_abandon(&b->check_job);
         sd_event_source_disable_unref(b->retry);
         sd_event_source_disable_unref(b->socket_watch);
-        free(b->socket_name);
+        free(b->watched_name);
         sd_bus_flush_close_unref(b->bus);
         bus_limit_clear(&b->limit);
         measurement_store_free(b->measurement);
