@@ -16,7 +16,7 @@
  * the budget, not the count, is what bounds the loop's time. */
 #define BUS_LIMIT_WINDOW_USEC (1 * USEC_PER_SEC)
 #define BUS_LIMIT_PER_SENDER 16U
-#define BUS_LIMIT_BUDGET_USEC (50 * USEC_PER_MSEC)
+#define BUS_LIMIT_BUDGET_USEC (250 * USEC_PER_MSEC)
 #define BUS_LIMIT_SENDERS_MAX 64U
 #define BUS_LIMIT_ERROR "org.lowlatd1.Error.Busy"
 
