@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 
 #include "audit/audit.h"
 #include "version.h"
 #include "bus-address.h"
 #include "bus-features.h"
+#include "bus-limit.h"
 #include "bus-measurement.h"
 #include "bus-names.h"
 #include "bus.h"
@@ -24,6 +27,12 @@
 
 #define BUS_RETRY_MIN_USEC (1 * USEC_PER_SEC)
 #define BUS_RETRY_MAX_USEC (30 * USEC_PER_SEC)
+/* After the socket (or its directory) appeared: bound but maybe not listening yet. */
+#define BUS_RETRY_FRESH_USEC (50 * USEC_PER_MSEC)
+/* ListSettings reads /proc/interrupts for the IRQs' names at most this often: the file
+ * is megabytes on a large host (tens of milliseconds to parse), and a name that a driver
+ * requested since is worth at most this much delay, not the loop's time at every call. */
+#define BUS_NAMES_REFRESH_USEC (5 * USEC_PER_SEC)
 
 /* What was last announced with PropertiesChanged. */
 typedef struct BusSnapshot {
@@ -39,14 +48,34 @@ struct Bus {
         Manager *manager;
         sd_bus *bus;
         sd_event_source *retry;
-        sd_event_source *socket_watch; /* the bus socket's directory, while disconnected */
-        char *socket_name;
+        sd_event_source *socket_watch; /* the bus socket's directory (or its parent), while disconnected */
+        char *watched_name;            /* what appearing there is news: the socket, or its directory */
         uint64_t retry_usec;
         bool failure_logged;
         BusSnapshot emitted;
         CheckJob *check_job; /* the running Check() audit, NULL when none */
         MeasurementStore *measurement; /* lowlatctl measure's last result; outlives reconnections */
+        BusLimit limit;                /* the unprivileged methods' share of the loop */
+        uint64_t names_read_usec;      /* when ListSettings last read the IRQ names; 0: never */
 };
+
+/* Whether an unprivileged method may be answered now (bus-limit.h); if not, the error
+ * that says so, at the cost of one small message. Only the unique name is looked at:
+ * asking the bus for the caller's uid would be a blocking round trip per call. */
+static int bus_admit(Bus *b, sd_bus_message *message, sd_bus_error *error) {
+        BusLimitVerdict v = bus_limit_admit(&b->limit, sd_bus_message_get_sender(message), now_usec(CLOCK_MONOTONIC));
+
+        if (v == BUS_LIMIT_ADMIT)
+                return 0;
+        if (b->limit.refused == 1)
+                log_notice("Refusing %s() from %s: too many calls (further refusals are not logged)",
+                           sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
+        return sd_bus_error_setf(error, BUS_LIMIT_ERROR,
+                                 v == BUS_LIMIT_SENDER_OVER ? "Too many calls from this connection; at most %u a second"
+                                                            : "Too many calls; the share of %u ms a second is spent",
+                                 v == BUS_LIMIT_SENDER_OVER ? BUS_LIMIT_PER_SENDER
+                                                            : (unsigned) (BUS_LIMIT_BUDGET_USEC / USEC_PER_MSEC));
+}
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -200,16 +229,21 @@ static int property_get_dma_latency_status(sd_bus *bus, const char *path, const 
         return sd_bus_message_append(reply, "i", st.system_usec);
 }
 
-static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static int list_settings(Bus *b, sd_bus_message *message) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = ((Bus *) userdata)->manager;
+        Manager *m = b->manager;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         int r;
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r < 0)
                 return r;
-        /* Names as they are now: a driver may have requested an IRQ since it appeared. */
-        (void) irq_table_refresh_names(&m->table, m->host);
+        /* Names as they are now, within BUS_NAMES_REFRESH_USEC: a driver may have
+         * requested an IRQ since it appeared. */
+        if (b->names_read_usec == 0 || now - b->names_read_usec >= BUS_NAMES_REFRESH_USEC) {
+                (void) irq_table_refresh_names(&m->table, m->host);
+                b->names_read_usec = now;
+        }
         r = sd_bus_message_open_container(reply, 'a', "(ssssss)");
         for (size_t i = 0; r >= 0 && i < m->table.n; i++) {
                 Setting *s = m->table.settings[i];
@@ -231,11 +265,25 @@ static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_
         return sd_bus_send(NULL, reply, NULL);
 }
 
+/* The answer's CPU time is charged to the window it was admitted in: CPU, not wall time,
+ * so that a busy host, which also delays the answer, does not spend the budget. */
+static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        int r = bus_admit(b, message, error);
+
+        if (r < 0)
+                return r;
+        r = list_settings(b, message);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_THREAD_CPUTIME_ID) - start);
+        return r;
+}
+
 /* Noise(): the watched CPUs' counters, re-read now (at most every NOISE_REFRESH_USEC), with
  * the rates of the last scan interval. Counters at 0 are left out. */
-static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static int noise(Bus *b, sd_bus_message *message) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const Noise *n = manager_noise(((Bus *) userdata)->manager);
+        const Noise *n = manager_noise(b->manager);
         int r;
 
         r = sd_bus_message_new_method_return(message, &reply);
@@ -268,9 +316,27 @@ static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *e
         return sd_bus_send(NULL, reply, NULL);
 }
 
+static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        int r = bus_admit(b, message, error);
+
+        if (r < 0)
+                return r;
+        r = noise(b, message);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_THREAD_CPUTIME_ID) - start);
+        return r;
+}
+
 static int method_check(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        /* Off the event loop: any user may call this, and the audit takes milliseconds. */
+        int r = bus_admit(b, message, error);
+
+        if (r < 0)
+                return r;
+        /* Off the event loop: any user may call this, and the audit takes milliseconds. The
+         * answers are built on the loop when it ends, one per caller: the limit counts
+         * them, whatever share of the audit they wait for. */
         return check_job_submit(&b->check_job, b->manager, message);
 }
 
@@ -406,32 +472,58 @@ static int bus_try_connect(Bus *b);
 static int on_bus_socket_created(sd_event_source *source, const struct inotify_event *event, void *userdata) {
         Bus *b = userdata;
 
-        if (b->bus || !event->len || !streq(event->name, b->socket_name))
+        /* The watched directory removed or renamed away: a bus that comes back makes its
+         * socket in whatever is at the path now, which this watch never sees. */
+        bool gone = event->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED);
+
+        if (!gone && (!event->len || !streq(event->name, b->watched_name)))
                 return 0;
-        b->retry_usec = BUS_RETRY_MIN_USEC;
+        /* Watch the path afresh, at the level that exists now. */
+        b->socket_watch = sd_event_source_disable_unref(b->socket_watch);
+        if (b->bus)
+                return 0;
+        b->retry_usec = BUS_RETRY_FRESH_USEC;
         return bus_try_connect(b);
 }
 
+static int bus_watch_name_in(Bus *b, char *path) {
+        char *slash = strrchr(path, '/');
+
+        if (!slash || slash == path)
+                return -EINVAL;
+        *slash = '\0';
+        free(b->watched_name);
+        b->watched_name = strdup(slash + 1);
+        if (!b->watched_name)
+                return -ENOMEM;
+        return sd_event_add_inotify(b->manager->event, &b->socket_watch, path,
+                                    IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR,
+                                    on_bus_socket_created, b);
+}
+
 /* With a socket path, dbus-daemon (re)creating its socket is an event: no polling while
- * the bus is simply absent, and a restarted bus is found at once. */
+ * the bus is simply absent, and a restarted bus is found at once. The socket's directory
+ * is watched; while it does not exist, its parent, for the directory to come back. */
 static bool bus_watch_socket(Bus *b) {
         _cleanup_free_ char *path = NULL;
-        char *slash;
         int r;
 
         if (b->socket_watch)
                 return true;
         path = bus_address_socket_path(bus_system_address());
-        if (!path || !(slash = strrchr(path, '/')) || slash == path)
+        if (!path)
                 return false;
-        *slash = '\0';
-        free(b->socket_name);
-        b->socket_name = strdup(slash + 1);
-        if (!b->socket_name)
-                return false;
-        r = sd_event_add_inotify(b->manager->event, &b->socket_watch, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR,
-                                 on_bus_socket_created, b);
+        r = bus_watch_name_in(b, path); /* path is now the directory */
+        if (r == -ENOENT)
+                r = bus_watch_name_in(b, path);
         return r >= 0;
+}
+
+/* Whether the socket is there now: it may have been made between a failed connect and
+ * the watch that would have seen it. */
+static bool bus_socket_exists(void) {
+        _cleanup_free_ char *path = bus_address_socket_path(bus_system_address());
+        return path && access(path, F_OK) >= 0;
 }
 
 static int bus_try_connect(Bus *b) {
@@ -454,9 +546,12 @@ static int bus_try_connect(Bus *b) {
                 b->failure_logged = true;
         }
         /* A socket that is there but refuses (a dead daemon's leftover) needs polling; a
-         * missing one will announce itself. */
-        if (r == -ENOENT && watched)
+         * missing one will announce itself, unless it appeared before the watch did. */
+        if (r == -ENOENT && watched) {
+                if (bus_socket_exists())
+                        bus_schedule_retry(b);
                 return 0;
+        }
         b->retry_usec = MIN(b->retry_usec * 2, BUS_RETRY_MAX_USEC);
         bus_schedule_retry(b);
         return 0;
@@ -583,8 +678,9 @@ Bus *bus_free(Bus *b) {
         check_job_abandon(&b->check_job);
         sd_event_source_disable_unref(b->retry);
         sd_event_source_disable_unref(b->socket_watch);
-        free(b->socket_name);
+        free(b->watched_name);
         sd_bus_flush_close_unref(b->bus);
+        bus_limit_clear(&b->limit);
         measurement_store_free(b->measurement);
         free(b);
         return NULL;

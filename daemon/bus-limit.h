@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* How much of the event loop the methods open to every caller (ListSettings, Check,
+ * Noise) may take: a client that sends thousands of calls and never reads the answers
+ * must not hold back corrections, nor a root caller's State read queued behind them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/util.h"
+
+/* Per window of BUS_LIMIT_WINDOW_USEC: at most BUS_LIMIT_PER_SENDER such calls from one
+ * connection, and no new one once their answers took BUS_LIMIT_BUDGET_USEC of loop time
+ * in all. Over either, the call is answered at once with BUS_LIMIT_ERROR. 16 a second
+ * leaves room for lowlatctl top at its fastest (--interval 100ms, one Noise() each);
+ * the budget, not the count, is what bounds the loop's time. */
+#define BUS_LIMIT_WINDOW_USEC (1 * USEC_PER_SEC)
+#define BUS_LIMIT_PER_SENDER 16U
+#define BUS_LIMIT_BUDGET_USEC (250 * USEC_PER_MSEC)
+#define BUS_LIMIT_SENDERS_MAX 64U
+#define BUS_LIMIT_ERROR "org.lowlatd1.Error.Busy"
+
+typedef struct BusLimitSender {
+        char *name;
+        unsigned calls;
+} BusLimitSender;
+
+typedef struct BusLimit {
+        uint64_t window_start; /* 0: no window yet */
+        uint64_t spent_usec;   /* loop time the admitted calls took in this window */
+        uint64_t refused;      /* since the start, for the log */
+        BusLimitSender senders[BUS_LIMIT_SENDERS_MAX];
+        unsigned n_senders;
+} BusLimit;
+
+typedef enum BusLimitVerdict {
+        BUS_LIMIT_ADMIT,
+        BUS_LIMIT_SENDER_OVER,  /* this connection had its share of the window */
+        BUS_LIMIT_BUDGET_SPENT, /* the window's loop time is spent, or too many senders */
+} BusLimitVerdict;
+
+/* Whether a call from SENDER (a unique bus name) at NOW may be answered; counts it if so.
+ * Pure: no clock, no I/O. */
+BusLimitVerdict bus_limit_admit(BusLimit *l, const char *sender, uint64_t now);
+/* What an admitted call took on the loop. */
+void bus_limit_charge(BusLimit *l, uint64_t usec);
+void bus_limit_clear(BusLimit *l);
