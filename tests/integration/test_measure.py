@@ -205,12 +205,13 @@ def test_oslat_duration(t, w):
 def test_not_root(t, w):
     """A user without real-time priority is told before any tool starts (before: the tool's
     own 'Unable to change scheduling policy!' after it started)."""
-    if not shutil.which("setpriv"):
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
         t.skip("measure as a user", "setpriv is missing")
         return
     os.chmod(w.tmp, 0o755)
     p = w.run("--cpus", "0", "--duration", "1", "--tool", "cyclictest",
-              prefix=["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"])
+              prefix=[setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups"])
     t.ok(p.returncode == EXIT_NOT_ON_CPUS and "measure needs root" in p.stderr and
          "real-time priority 95" in p.stderr and "Measuring" not in p.stderr and
          "Unable to change scheduling policy" not in p.stderr,
