@@ -75,9 +75,12 @@ static int check_trusted_ancestors(const char *absolute_path, ErrorList *errors)
 }
 
 /* The directories above path as it is named (a symbolic link there can be replaced by
- * whoever writes them) and, where a link leads elsewhere, above the file it leads to. */
-static int check_trusted_parents(const char *path, ErrorList *errors) {
+ * whoever writes them) and, where a link leads elsewhere, above the file it leads to: the
+ * file fd has open, as /proc/self/fd names it (no race with a rename after the open; a
+ * file without a name, a memfd, has "/" above it). */
+static int check_trusted_parents(const char *path, int fd, ErrorList *errors) {
         _cleanup_free_ char *cwd = NULL, *absolute = NULL, *real = NULL;
+        char link[64];
         int r;
 
         if (path[0] != '/') {
@@ -94,7 +97,20 @@ static int check_trusted_parents(const char *path, ErrorList *errors) {
         r = check_trusted_ancestors(absolute, errors);
         if (r < 0)
                 return r;
-        real = realpath(path, NULL);
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        real = realpath(link, NULL);
+        if (!real && errno == ENOENT) {
+                char target[PATH_MAX];
+                ssize_t n = readlink(link, target, sizeof(target) - 1);
+                if (n > 0 && target[0] == '/') {
+                        target[n] = '\0';
+                        real = strdup(target);
+                        if (!real)
+                                return -ENOMEM;
+                }
+        }
+        if (!real)
+                real = realpath(path, NULL); /* no /proc */
         if (!real) {
                 r = negative_errno();
                 error_list_add(errors, "%s: cannot resolve: %s", path, strerror(-r));
@@ -135,7 +151,7 @@ int config_parse_file(Config *c, const char *path, ErrorList *errors) {
         r = check_trusted(path, &st, errors);
         if (r < 0)
                 return r;
-        r = check_trusted_parents(path, errors);
+        r = check_trusted_parents(path, fileno(f), errors);
         if (r < 0)
                 return r;
         return config_read(c, path, f, NULL, errors);

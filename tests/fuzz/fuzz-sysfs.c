@@ -18,6 +18,20 @@
 /* lowlatd.conf(5): absolute, under /sys, printable without blanks or backslash, components
  * non-empty and neither "." nor "..", each '[' closed by a ']' (not the very next
  * character: "[]" opens a set holding ']') in the same component. */
+/* lowlatd.conf(5)'s list of files that act when written: refused by name, the last
+ * component as written (a pattern that matches one is refused at expansion instead). */
+static bool reference_name_acts(const char *name, size_t n) {
+        static const char *const acts[] = {
+                "bind",   "delete", "delete_device", "drivers_probe", "eject", "new_device", "new_id", "remove",
+                "remove_id", "rescan", "reset", "scan", "trigger_now", "uevent", "unbind",
+        };
+
+        for (size_t i = 0; i < sizeof(acts) / sizeof(acts[0]); i++)
+                if (strlen(acts[i]) == n && strncmp(acts[i], name, n) == 0)
+                        return true;
+        return false;
+}
+
 static bool reference_path_ok(const char *path) {
         size_t len = strlen(path);
 
@@ -43,7 +57,7 @@ static bool reference_path_ok(const char *path) {
                         i = j;
                 }
                 if (c[n] == '\0')
-                        return true;
+                        return !reference_name_acts(c, n);
                 c += n + 1;
         }
 }

@@ -5,7 +5,9 @@
 #include <ftw.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "host/ethtool.h"
@@ -286,6 +288,26 @@ static void test_strict_modes_ancestors(void) {
                 printf("# could not remove %s\n", dir);
 }
 
+/* A file without a name (a memfd, named through /proc/self/fd): its real path is no
+ * directory anyone could write, so the trust check lets it be read (the config fuzzer
+ * reads its files so; a check by name failed with ENOENT there). */
+static void test_memfd(void) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = config_new();
+        const char text[] = "[daemon]\nmode = observe\n";
+        char path[64];
+        int fd = memfd_create("test-config", MFD_CLOEXEC);
+
+        if (!CHECK(fd >= 0 && fchmod(fd, 0600) == 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text),
+                   "a memfd holding a config"))
+                return;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        CHECK(config_parse_file(c, path, &errors) == 0 && errors.n == 0 && c->mode == DAEMON_MODE_OBSERVE,
+              "read through /proc/self/fd/N, trusted (its real path has only / above it)");
+        print_errors(&errors);
+        close(fd);
+}
+
 /* The digest tells a CPU-hotplug rebuild whether the files changed since they were read. */
 static void test_digest(void) {
         const char *a = "[cpus]\nisolated = 2-3\n", *b = "[cpus]\nisolated = 1-3\n";
@@ -313,6 +335,7 @@ int main(void) {
         test_load_unreadable();
         test_strict_modes();
         test_strict_modes_ancestors();
+        test_memfd();
         test_digest();
         return tap_finish();
 }
