@@ -6,3 +6,5 @@
 #define BUS_NAME "org.lowlatd1"
 #define BUS_PATH "/org/lowlatd1"
 #define BUS_INTERFACE "org.lowlatd1.Manager"
+/* lowlatd's answer to a call over its limits (lowlatd(8), Limits): ask again later. */
+#define BUS_ERROR_BUSY "org.lowlatd1.Error.Busy"

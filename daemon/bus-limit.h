@@ -18,7 +18,7 @@
 #define BUS_LIMIT_PER_SENDER 16U
 #define BUS_LIMIT_BUDGET_USEC (250 * USEC_PER_MSEC)
 #define BUS_LIMIT_SENDERS_MAX 64U
-#define BUS_LIMIT_ERROR "org.lowlatd1.Error.Busy"
+#define BUS_LIMIT_ERROR "org.lowlatd1.Error.Busy" /* common/bus-names.h: BUS_ERROR_BUSY */
 
 typedef struct BusLimitSender {
         char *name;

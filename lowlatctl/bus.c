@@ -189,6 +189,21 @@ char *ctl_connect_failure(int r) {
 /* A caller only: no name, no event loop, and sd-bus's default 25 s call timeout, since
  * Check() answers only once its audit is done. lowlatd's own connection (bus_publish() in
  * daemon/bus.c) serves instead, and waits 5 s at most so a hung bus cannot stall it. */
+int ctl_call_method(sd_bus *bus, const char *method, sd_bus_error *error, sd_bus_message **reply) {
+        uint64_t wait_usec = 50 * USEC_PER_MSEC, waited = 0;
+        int r;
+
+        for (;;) {
+                r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, error, reply, NULL);
+                if (r >= 0 || !sd_bus_error_has_name(error, BUS_ERROR_BUSY) || waited >= 2 * USEC_PER_SEC)
+                        return r;
+                sd_bus_error_free(error);
+                (void) usleep(wait_usec);
+                waited += wait_usec;
+                wait_usec = MIN(wait_usec * 2, 500 * USEC_PER_MSEC);
+        }
+}
+
 int ctl_bus_connect(sd_bus **ret, char **why) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
@@ -330,7 +345,7 @@ static int call_for_array(sd_bus *bus, const char *method, const char *fields, s
                           sd_bus_message **reply, ElementReader read_element, void *list, char **why) {
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, error, reply, NULL);
+        r = ctl_call_method(bus, method, error, reply);
         if (r < 0) {
                 _cleanup_free_ char *text = ctl_call_failure(bus, method, method, error, r);
                 return fail(why, r, "%s", text ?: method);
@@ -475,7 +490,7 @@ int ctl_call_action(sd_bus *bus, const char *method) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, method, &error, &reply, NULL);
+        r = ctl_call_method(bus, method, &error, &reply);
         if (r < 0) {
                 ctl_log_call_failed(bus, method, &error, r);
                 return bus_error_is_unreachable(&error) ? r : 1;

@@ -91,6 +91,10 @@ typedef struct CheckReport {
 /* Those that take `char **why` say why they failed before returning -errno: into *why (a
  * person's words, without "lowlatctl: ") when it is not NULL, else on stderr. The others
  * print it on stderr. */
+/* lowlatd's method that takes no arguments, asked again while lowlatd answers
+ * org.lowlatd1.Error.Busy (its loop's share for such calls is spent this second; lowlatd(8),
+ * Limits): after 50 ms, doubling to 500 ms, for 2 s at most. */
+int ctl_call_method(sd_bus *bus, const char *method, sd_bus_error *error, sd_bus_message **reply);
 int ctl_bus_connect(sd_bus **ret, char **why);
 /* Why the system bus could not be reached (sd_bus_open_system's r): the socket, and what
  * to run. NULL when out of memory. */

@@ -179,7 +179,8 @@ static int list_threads(const char *root, pid_t pid, pid_t **ret, size_t *ret_n)
                 tids[n++] = (pid_t) tid;
         }
         closedir(d);
-        qsort(tids, n, sizeof(pid_t), compare_pid);
+        if (n > 1)
+                qsort(tids, n, sizeof(pid_t), compare_pid);
         *ret = TAKE_PTR(tids);
         *ret_n = n;
         return 0;

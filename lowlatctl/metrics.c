@@ -113,7 +113,7 @@ int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret) {
         FILE *f;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
+        r = ctl_call_method(bus, "Noise", &error, &reply);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(reply, "tt", &sampled, &interval);

@@ -70,7 +70,7 @@ int ctl_read_noise(sd_bus *bus, NoiseSample *ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
+        r = ctl_call_method(bus, "Noise", &error, &reply);
         if (r < 0) {
                 ctl_log_call_failed(bus, "Noise", &error, r);
                 return r;

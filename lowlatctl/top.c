@@ -305,7 +305,7 @@ static int top_refresh(TopState *s) {
                 s->isolated = isolated;
         }
         sd_bus_error_free(&error);
-        r = sd_bus_call_method(s->bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Noise", &error, &reply, NULL);
+        r = ctl_call_method(s->bus, "Noise", &error, &reply);
         if (r < 0) {
                 s->error = ctl_call_failure(s->bus, "Noise", "Noise", &error, r);
                 return s->error ? 0 : -ENOMEM;
