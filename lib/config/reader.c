@@ -13,26 +13,29 @@
 #include "config/reader.h"
 #include "basic/util.h"
 
-void config_error(ConfigParse *p, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
+/* "FILE:LINE: " and kind ("" or "warning: ") before the message, into list. */
+_printf_(4, 0) static void config_report(ConfigParse *p, ErrorList *list, const char *kind, const char *fmt,
+                                         va_list ap) {
+        _cleanup_free_ char *msg = strdup_vprintf(fmt, ap);
 
-        va_start(ap, fmt);
-        msg = strdup_vprintf(fmt, ap);
-        va_end(ap);
-        if (!msg || error_list_add(p->errors, "%s:%u: %s", p->file, p->line, msg) < 0)
+        if (!msg || error_list_add(list, "%s:%u: %s%s", p->file, p->line, kind, msg) < 0)
                 p->oom = -ENOMEM;
 }
 
-void config_warning(ConfigParse *p, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
+void config_error(ConfigParse *p, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
-        msg = strdup_vprintf(fmt, ap);
+        config_report(p, p->errors, "", fmt, ap);
         va_end(ap);
-        if (!msg || error_list_add(&p->config->warnings, "%s:%u: warning: %s", p->file, p->line, msg) < 0)
-                p->oom = -ENOMEM;
+}
+
+void config_warning(ConfigParse *p, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        config_report(p, &p->config->warnings, "warning: ", fmt, ap);
+        va_end(ap);
 }
 
 ConfigSource config_here(const ConfigParse *p) {
