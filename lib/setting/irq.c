@@ -434,10 +434,7 @@ static int irqs_append(unsigned **irqs, size_t *n, size_t *allocated, unsigned i
         return 0;
 }
 
-/* The IRQs of one interface: its device's MSI vectors, and the /proc/interrupts action
- * names that are the interface's name or start with it and a dash (eth0-TxRx-3). */
-static int nic_collect_irqs(const IrqTableState *st, const Host *h, const char *ifname, unsigned **ret,
-                            size_t *ret_n) {
+int irq_nic_irqs(const Host *h, const IrqNames *names, const char *ifname, unsigned **ret, size_t *ret_n) {
         _cleanup_free_ char *path = strdup_printf("sys/class/net/%s/device/msi_irqs", ifname);
         _cleanup_free_ unsigned *irqs = NULL;
         size_t n = 0, allocated = 0, len = strlen(ifname);
@@ -454,10 +451,10 @@ static int nic_collect_irqs(const IrqTableState *st, const Host *h, const char *
                                 r = irqs_append(&irqs, &n, &allocated, irq);
                 closedir(dir);
         }
-        for (size_t i = 0; r >= 0 && i < st->names.n; i++) {
-                const char *name = st->names.names[i];
+        for (size_t i = 0; r >= 0 && i < names->n; i++) {
+                const char *name = names->names[i];
                 if (strncmp(name, ifname, len) == 0 && (name[len] == '\0' || name[len] == '-' || name[len] == ','))
-                        r = irqs_append(&irqs, &n, &allocated, st->names.irqs[i]);
+                        r = irqs_append(&irqs, &n, &allocated, names->irqs[i]);
         }
         if (r < 0)
                 return r;
@@ -475,7 +472,7 @@ int irq_table_pin_nic(SettingTable *t, const Host *h, const Posture *p, int ifin
         if (!st)
                 return -ENOMEM;
         load_names(st, h);
-        r = nic_collect_irqs(st, h, ifname, &pin.irqs, &pin.n_irqs);
+        r = irq_nic_irqs(h, &st->names, ifname, &pin.irqs, &pin.n_irqs);
         if (r >= 0)
                 r = cpuset_copy(&pin.cpus, cpus);
         if (r < 0 || array_grow(&st->nic_pins, &st->allocated_nic_pins, st->n_nic_pins + 1) < 0) {

@@ -5,6 +5,7 @@
 
 #include "setting/setting.h"
 #include "setting/table.h"
+#include "host/interrupts.h"
 
 /* IRQ numbers above this are ignored (the kernel's limit is far lower; this bounds a
  * hostile or corrupt tree). */
@@ -47,6 +48,10 @@ int irq_table_refresh_names(SettingTable *t, const Host *h);
  * pins. */
 int irq_table_pin_nic(SettingTable *t, const Host *h, const Posture *p, int ifindex, const char *ifname,
                       const CPUSet *cpus);
+/* The IRQs of one interface: its device's MSI vectors (sys/class/net/IFNAME/device/
+ * msi_irqs), and the IRQs in names whose action is the interface's name or starts with it
+ * and a dash (eth0-TxRx-3). A device without MSI has none of the first kind. */
+int irq_nic_irqs(const Host *h, const IrqNames *names, const char *ifname, unsigned **ret, size_t *ret_n);
 /* Forgets an interface's irq_cpus. Returns 1 when it had some: its IRQs then need their
  * targets again (irq_table_retarget(), once the caller is done changing pins). */
 int irq_table_unpin_nic(SettingTable *t, int ifindex);

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* posture_load(): config_load(), the host's CPUs, posture_build(), and the [sysfs] paths
  * against the host and the other kinds (posture-load.h). */
+#include <dirent.h>
+#include <fnmatch.h>
 #include <string.h>
 
 #include "setting/posture-load.h"
+#include "setting/irq.h"
 #include "setting/sysfs.h"
+#include "config/nic-posture.h"
+#include "host/interrupts.h"
 #include "basic/util.h"
 
 /* [pm] governor against what this host's CPUs offer: a warning, as the same value may be
@@ -38,6 +43,88 @@ static void warn_governor(Config *c, const Host *h, const CPUSet *online) {
                             c->governor, missing, offered ?: "?");
 }
 
+/* The last [nic] section matching ifname that sets irq_cpus: where it was written. */
+static const ConfigSource *irq_cpus_source(const Config *c, const char *ifname) {
+        for (size_t i = c->n_nics; i > 0; i--)
+                if (c->nics[i - 1].irq_cpus.kind == CPUS_LIST && fnmatch(c->nics[i - 1].glob, ifname, 0) == 0)
+                        return &c->nics[i - 1].irq_cpus.source;
+        return NULL;
+}
+
+/* One interface: each [irq] pin that names one of its IRQs and asks for other CPUs than
+ * its irq_cpus, once per pin. */
+static void warn_nic_pins_one(const Posture *p, const Host *h, const IrqNames *names, const char *ifname) {
+        _cleanup_(nic_posture_done) NicPosture np = {};
+        _cleanup_free_ unsigned *irqs = NULL;
+        _cleanup_free_ bool *said = NULL;
+        Config *c = p->config;
+        size_t n = 0;
+
+        if (nic_posture_resolve(c, p, ifname, &np) <= 0 || !np.irq_cpus)
+                return;
+        if (irq_nic_irqs(h, names, ifname, &irqs, &n) < 0 || n == 0)
+                return;
+        said = calloc(c->n_pins, sizeof(bool));
+        if (!said)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                const char *name = irq_names_lookup(names, irqs[i]);
+                const IrqPin *pin = posture_irq_pin(p, name);
+                const ConfigSource *nic_source = irq_cpus_source(c, ifname);
+                char pin_cpus[64], nic_cpus[64];
+
+                if (!pin || cpuset_equal(&pin->cpus, np.irq_cpus) || said[pin - c->pins])
+                        continue;
+                said[pin - c->pins] = true;
+                (void) cpuset_format_list_buf(&pin->cpus, pin_cpus, sizeof(pin_cpus));
+                (void) cpuset_format_list_buf(np.irq_cpus, nic_cpus, sizeof(nic_cpus));
+                config_warn(c, &pin->source,
+                            "pin: '%s' puts IRQ %u (%s) on CPUs %s, but it is an IRQ of %s, whose irq_cpus = %s "
+                            "(%s:%u) wins: this pin has no effect on %s's IRQs on this host",
+                            pin->glob, irqs[i], name, pin_cpus, ifname, nic_cpus,
+                            nic_source && nic_source->file ? nic_source->file : "?", nic_source ? nic_source->line : 0,
+                            ifname);
+        }
+}
+
+/* A [nic] irq_cpus against the [irq] pins: the NIC's setting wins for its own IRQs, so a pin
+ * that names one of them with other CPUs is a contradiction, found on the host's interfaces
+ * (sys/class/net) and IRQ names (/proc/interrupts) as they are now. Where those cannot be
+ * read, that is said. */
+static void warn_nic_pins(const Posture *p, const Host *h) {
+        _cleanup_(irq_names_done) IrqNames names = IRQ_NAMES_EMPTY;
+        _cleanup_free_ char *text = NULL;
+        Config *c = p->config;
+        const ConfigSource *first = NULL;
+        struct dirent *de;
+        DIR *dir;
+        int r;
+
+        for (size_t i = 0; i < c->n_nics && !first; i++)
+                if (c->nics[i].irq_cpus.kind == CPUS_LIST)
+                        first = &c->nics[i].irq_cpus.source;
+        if (!first || c->n_pins == 0)
+                return;
+        const char *what = "proc/interrupts";
+        r = host_read_file_max(h, what, PROC_INTERRUPTS_MAX, &text, NULL);
+        if (r >= 0)
+                r = irq_names_parse(text, &names);
+        if (r >= 0) {
+                what = "sys/class/net";
+                r = host_opendir(h, what, &dir);
+        }
+        if (r < 0) {
+                size_t len = strlen(h->root_path);
+                config_warn(c, first, "irq_cpus against the [irq] pins cannot be checked here: %s%s%s: %s",
+                            h->root_path, len > 0 && h->root_path[len - 1] == '/' ? "" : "/", what, strerror(-r));
+                return;
+        }
+        while ((de = readdir(dir)))
+                if (de->d_name[0] != '.')
+                        warn_nic_pins_one(p, h, &names, de->d_name);
+        closedir(dir);
+}
+
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
         _cleanup_config_ Config *config = NULL;
         _cleanup_(posture_freep) Posture *p = NULL;
@@ -65,6 +152,7 @@ int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorLis
                 return -EINVAL;
         config_warn_pins_isolated(p->config, &p->isolated);
         warn_governor(p->config, h, &p->online);
+        warn_nic_pins(p, h);
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -133,6 +133,9 @@ WARNINGS = [
     ("[pm]\ngovernor = ludicrous\n", 2, ["'ludicrous' is not offered by cpu 0", "available: performance powersave"]),
     ("[sysfs]\n/sys/kernel/mm/ksm/* = 1\n", 2,
      ["matches 2 files on this host, 1 of them read-only", "/sys/kernel/mm/ksm/pages_shared"]),
+    # eth0's IRQs (eth0-TxRx-N in /proc/interrupts) go where its irq_cpus says.
+    ("[nic \"eth*\"]\nirq_cpus = 0\n[irq]\npin = eth0-TxRx-* 1\npin = eth0-TxRx-1 0\n", 4,
+     ["puts irq", "on cpus 1", "an irq of eth0", "irq_cpus = 0", "no effect"]),
 ]
 
 
@@ -141,6 +144,7 @@ def check_warnings(t, host):
     host.write("sys/kernel/mm/ksm/run", "0\n")
     host.write("sys/kernel/mm/ksm/pages_shared", "0\n")
     os.chmod(host.path("sys/kernel/mm/ksm/pages_shared"), 0o444)
+    os.makedirs(host.path("sys/class/net/eth0"), exist_ok=True)
     for i, (text, line, words) in enumerate(WARNINGS):
         path, r = check(host, text, "warn%02d.conf" % i)
         warned = error_lines(r.stderr, path, warnings=True)
@@ -160,6 +164,10 @@ def check_warnings(t, host):
     path, r = check(bare, "[pm]\ngovernor = performance\n", "warn-nocpufreq.conf")
     t.ok(r.returncode == 0 and "cannot be checked here: no CPU of this host has cpufreq" in r.stderr,
          "governor on a host without cpufreq: said that it cannot be checked", r.stderr)
+    path, r = check(bare, "[nic \"eth0\"]\nirq_cpus = 0\n[irq]\npin = eth0-* 1\n", "warn-nonet.conf")
+    t.ok(r.returncode == 0 and list(error_lines(r.stderr, path, warnings=True)) == [2]
+         and "cannot be checked here: %s/sys/class/net: No such file" % bare.root in r.stderr,
+         "irq_cpus and pins on a host whose interfaces cannot be read: said that it cannot be checked", r.stderr)
     # A drop-in that sets a key of the main file again is what drop-ins are for: no warning.
     path = h.write_config(host, "[sysctl]\nvm.swappiness = 10\n", "warn-dropin.conf",
                           {"50-x.conf": "[sysctl]\nvm.swappiness = 1\n"})
