@@ -20,6 +20,8 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
                                            "no word on noise counters it cannot count" },
         [BUS_FEATURE_DMA_LATENCY_HELD] = { "cpu-dma-latency-held", { "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec" },
                                            "no word on whether its cpu_dma_latency request is held" },
+        [BUS_FEATURE_CONFIG_WARNINGS] = { "config-warnings", { "ConfigWarnings" },
+                                          "no word on the warnings of its configuration" },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(bus_feature, BusFeature, bus_feature_table, .name);

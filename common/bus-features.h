@@ -17,6 +17,7 @@ typedef enum BusFeature {
         BUS_FEATURE_NOISE_CPUS,    /* NoiseCPUs: the CPUs Noise() watches */
         BUS_FEATURE_NOISE_UNREADABLE, /* NoiseUnreadable: why the counters cannot be counted */
         BUS_FEATURE_DMA_LATENCY_HELD, /* CpuDmaLatencyHeld, CpuDmaLatencySystemUSec */
+        BUS_FEATURE_CONFIG_WARNINGS,  /* ConfigWarnings: the warnings of the posture in effect */
         _BUS_FEATURE_MAX,
         _BUS_FEATURE_INVALID = -EINVAL,
 } BusFeature;

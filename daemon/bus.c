@@ -139,6 +139,25 @@ static int property_get_features(sd_bus *bus, const char *path, const char *inte
         return sd_bus_message_close_container(reply);
 }
 
+/* ConfigWarnings: "FILE:LINE: warning: reason" for each warning of the configuration in
+ * effect (the one lowlatd started with or last reloaded; lowlatd.conf(5), WARNINGS). */
+static int property_get_config_warnings(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        const ErrorList *w = m->posture ? &m->posture->config->warnings : NULL;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && w && i < w->n; i++) {
+                _cleanup_free_ char *text = utf8_escape(w->items[i]);
+                r = text ? sd_bus_message_append(reply, "s", text) : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 /* LastReloadErrors: LastReloadError's lines, one error each. */
 static int property_get_reload_errors(sd_bus *bus, const char *path, const char *interface, const char *property,
                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -400,6 +419,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Settings", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("LastReloadErrors", "as", property_get_reload_errors, 0, CHANGES),
+        SD_BUS_PROPERTY("ConfigWarnings", "as", property_get_config_warnings, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ssssss)", settings),
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -630,6 +650,7 @@ static void bus_flush_changes(Bus *b) {
                 names[n++] = "ConfigFiles";
                 names[n++] = "CpuDmaLatencyUSec";
                 names[n++] = "NoiseCPUs";
+                names[n++] = "ConfigWarnings";
         }
         names[n] = NULL;
         b->emitted = now;

@@ -23,6 +23,7 @@ static char **strv_free(char **l) {
 
 void manager_info_done(ManagerInfo *info) {
         info->config_files = strv_free(info->config_files);
+        info->config_warnings = strv_free(info->config_warnings);
         info->reply = sd_bus_message_unref(info->reply);
 }
 
@@ -246,6 +247,7 @@ static const PropertyField manager_fields[] = {
         { "CpuDmaLatencySystemUSec", "i", offsetof(ManagerInfo, cpu_dma_latency_system_usec), .optional = true },
         { "Settings", "u", offsetof(ManagerInfo, settings) },
         { "SettingsNotOk", "u", offsetof(ManagerInfo, settings_not_ok) },
+        { "ConfigWarnings", "as", offsetof(ManagerInfo, config_warnings), .optional = true },
 };
 
 static int read_property_value(sd_bus_message *m, const PropertyField *field, ManagerInfo *info) {
@@ -483,6 +485,12 @@ int ctl_read_check_report(sd_bus *bus, CheckReport *ret) {
         *ret = report;
         report = (CheckReport) {};
         return 0;
+}
+
+int ctl_read_config_warnings(sd_bus *bus, char ***ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        return sd_bus_get_property_strv(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ConfigWarnings", &error, ret);
 }
 
 int ctl_call_action(sd_bus *bus, const char *method) {

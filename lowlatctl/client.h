@@ -48,6 +48,7 @@ typedef struct ManagerInfo {
         int32_t cpu_dma_latency_system_usec; /* what /dev/cpu_dma_latency reads; -1: unknown */
         uint32_t settings;
         uint32_t settings_not_ok;
+        char **config_warnings; /* ConfigWarnings; NULL: none, or a lowlatd without it */
         const LastMeasurement *measurement; /* status: lowlatctl measure's last result; NULL: none */
 } ManagerInfo;
 
@@ -126,6 +127,8 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
 /* Reload, Reapply, Restore: returns 0, 1 when lowlatd refused, or -errno when it could not
  * be asked. */
 int ctl_call_action(sd_bus *bus, const char *method);
+/* ConfigWarnings: *ret is NULL when there are none; -errno for a lowlatd without it. */
+int ctl_read_config_warnings(sd_bus *bus, char ***ret);
 
 /* ---- A lowlatd of another version (compat.c) ---------------------------------------- */
 

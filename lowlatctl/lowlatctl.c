@@ -7,6 +7,7 @@
 
 #include "noise-view.h"
 #include "client.h"
+#include "basic/cells.h"
 #include "basic/macro.h"
 #include "basic/util.h"
 
@@ -177,8 +178,31 @@ static int verb_call(sd_bus *bus, const char *method) {
         return r > 0 ? EXIT_REFUSED : EXIT_OK;
 }
 
+/* A reload that took says the warnings of the configuration it took (lowlatd.conf(5),
+ * WARNINGS) on stderr, as --check-config would: applied as written, yet worth a look. */
 static int verb_reload(sd_bus *bus, const Arguments *args) {
-        return verb_call(bus, "Reload");
+        char **warnings = NULL;
+        size_t n = 0;
+        int r;
+
+        r = verb_call(bus, "Reload");
+        if (r != EXIT_OK)
+                return r;
+        /* A lowlatd without ConfigWarnings has nothing to add. */
+        if (ctl_read_config_warnings(bus, &warnings) < 0)
+                return EXIT_OK;
+        while (warnings && warnings[n])
+                n++;
+        if (n > 0)
+                fprintf(stderr, "lowlatctl: reloaded, with %zu warning%s:\n", n, n == 1 ? "" : "s");
+        for (size_t i = 0; i < n; i++) {
+                fputs("  ", stderr);
+                print_escaped(stderr, warnings[i]);
+                fputc('\n', stderr);
+                free(warnings[i]);
+        }
+        free(warnings);
+        return EXIT_OK;
 }
 
 static int verb_reapply(sd_bus *bus, const Arguments *args) {

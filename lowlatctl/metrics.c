@@ -267,6 +267,13 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
         prom_print_header(f, "lowlatd_last_reload_success", "gauge",
                           "1 when the last reload succeeded or there was none, 0 when it failed.");
         fprintf(f, "lowlatd_last_reload_success %d\n", isempty(info->last_reload_error) ? 1 : 0);
+        prom_print_header(f, "lowlatd_config_warnings", "gauge",
+                          "Warnings of the configuration in effect (lowlatctl status lists them; lowlatd.conf(5), "
+                          "WARNINGS).");
+        size_t n_warnings = 0;
+        while (info->config_warnings && info->config_warnings[n_warnings])
+                n_warnings++;
+        fprintf(f, "lowlatd_config_warnings %zu\n", n_warnings);
         prom_print_header(f, "lowlatd_drift_events_total", "counter",
                           "Settings found drifted after the posture was in place, since lowlatd started.");
         fprintf(f, "lowlatd_drift_events_total %" PRIu64 "\n", info->drift_events);

@@ -163,6 +163,11 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         }
         if (!isempty(info->last_reload_error))
                 print_field_lines(f, "Last reload error", info->last_reload_error);
+        for (size_t i = 0; info->config_warnings && info->config_warnings[i]; i++) {
+                fprintf(f, "%18s%s ", i == 0 ? "Config warnings" : "", i == 0 ? ":" : " ");
+                print_escaped(f, info->config_warnings[i]);
+                fputc('\n', f);
+        }
 
         settings = strdup_printf("%" PRIu32 " (%" PRIu32 " not ok)", info->settings, info->settings_not_ok);
         print_field(f, "Settings", settings ?: "?");
@@ -232,6 +237,13 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fprintf(f, "],\"last_reload_usec\":%" PRIu64, info->last_reload_usec);
         fputs(",\"last_reload_error\":", f);
         json_print_lines(f, info->last_reload_error);
+        fputs(",\"config_warnings\":[", f);
+        for (size_t i = 0; info->config_warnings && info->config_warnings[i]; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                json_print_string(f, info->config_warnings[i]);
+        }
+        fputc(']', f);
         fprintf(f, ",\"drift_events\":%" PRIu64 ",\"corrections\":%" PRIu64 ",\"failures\":%" PRIu64
                    ",\"fights\":%" PRIu64 ",\"applied_settings\":%" PRIu64 ",\"cpu_dma_latency_usec\":%" PRIi32
                    ",\"cpu_dma_latency_held\":%s,\"cpu_dma_latency_system_usec\":%" PRIi32 ",\"n_settings\":%" PRIu32

@@ -37,7 +37,7 @@ SPEC_PROPERTIES = {
     "CpuDmaLatencyUSec": "i", "Settings": "u", "SettingsNotOk": "u",
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
     "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
-    "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i",
+    "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i", "ConfigWarnings": "as",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
@@ -373,6 +373,7 @@ def check_metrics_match(t, ctl, bc, what, user=None):
         "lowlatd_cpu_dma_latency_held": "gauge", "lowlatd_cpu_dma_latency_seconds": "gauge",
         "lowlatd_cpu_dma_latency_system_seconds": "gauge",
         "lowlatd_last_reload_timestamp_seconds": "gauge", "lowlatd_last_reload_success": "gauge",
+        "lowlatd_config_warnings": "gauge",
         "lowlatd_drift_events_total": "counter", "lowlatd_corrections_total": "counter",
         "lowlatd_failures_total": "counter", "lowlatd_fights_total": "counter",
         "lowlatd_posture_applied_settings_total": "counter",
@@ -526,6 +527,7 @@ def scenario_enforce(t, ctl_bin):
     check_drift(t, stack, pinned)
     check_reload_reapply(t, stack)
     check_bad_config(t, stack)
+    check_reload_warnings(t, stack)
     check_reload_observe(t, stack)
     check_unprivileged(t, stack)
     check_bus_restart(t, stack)
@@ -643,7 +645,7 @@ def check_all_ok(t, stack, pr, rows):
         want = {"version": VERSION, "mode": "enforce", "state": "enforcing", "verdict": "ok",
                 "isolated_cpus": "2-3", "housekeeping_cpus": "0-1",
                 "config_files": [d.config_path], "last_reload_usec": 0,
-                "last_reload_error": [], "drift_events": pr["DriftEvents"],
+                "last_reload_error": [], "config_warnings": [], "drift_events": pr["DriftEvents"],
                 "corrections": pr["Corrections"], "failures": 0, "fights": 0,
                 "applied_settings": pr["AppliedSettings"], "cpu_dma_latency_usec": 0,
                 "cpu_dma_latency_held": True, "cpu_dma_latency_system_usec": 0,
@@ -789,6 +791,32 @@ def check_bad_config(t, stack):
     pr = bc.get_all(NAME, PATH, IFACE)
     t.ok(p.returncode == EXIT_OK and pr["LastReloadError"] == "", "a good reload clears LastReloadError",
          desc(p) + repr(pr["LastReloadError"]))
+
+
+def check_reload_warnings(t, stack):
+    bc, d, ctl = stack.bc, stack.d, stack.ctl
+    # -- a valid config that will hurt: applied, and its warnings said where one looks
+    line = len(CONFIG.splitlines()) + 2
+    d.rewrite_config(CONFIG + "[sysctl]\nkernel.sched_rt_runtime_us = -1\n")
+    p = ctl.run("reload")
+    want = "%s:%d: warning: kernel.sched_rt_runtime_us = -1" % (d.config_path, line)
+    t.ok(p.returncode == EXIT_OK and p.stdout == "" and "reloaded, with 1 warning:" in p.stderr and
+         want in p.stderr, "reload of a config with a warning: exit 0, the warning on stderr as FILE:LINE", desc(p))
+    pr = bc.get_all(NAME, PATH, IFACE)
+    t.ok(len(pr["ConfigWarnings"]) == 1 and pr["ConfigWarnings"][0].startswith(want) and
+         pr["LastReloadError"] == "", "ConfigWarnings holds it; LastReloadError stays empty", repr(pr))
+    j = parse_json(t, ctl.run("status", "--json"), "status --json with a warning")
+    if j is not None:
+        t.ok(j["config_warnings"] == pr["ConfigWarnings"], "status --json: config_warnings", repr(j))
+    f = parse_status_text(ctl.run("status").stdout)
+    t.ok(want in " ".join(f.get("Config warnings", [])), "status text: Config warnings", repr(f))
+    mm = parse_prometheus(ctl.run("metrics").stdout)
+    t.ok(prom_value(mm, "lowlatd_config_warnings") == 1, "metrics: lowlatd_config_warnings 1")
+    d.rewrite_config(CONFIG)
+    p = ctl.run("reload")
+    pr = bc.get_all(NAME, PATH, IFACE)
+    t.ok(p.returncode == EXIT_OK and p.stderr == "" and pr["ConfigWarnings"] == [],
+         "a reload without warnings: nothing on stderr, ConfigWarnings empty", desc(p) + repr(pr["ConfigWarnings"]))
 
 
 def check_reload_observe(t, stack):
