@@ -75,7 +75,8 @@ static int originals_load(Originals *o) {
         if (!f)
                 return errno == ENOENT ? 0 : negative_errno();
         while ((n = getline(&line, &size, f)) > 0) {
-                char *kind, *object, *value, *save = NULL;
+                char *object, *value;
+                SettingKind kind;
 
                 if (line[n - 1] == '\n')
                         line[n - 1] = '\0';
@@ -89,13 +90,19 @@ static int originals_load(Originals *o) {
                 }
                 if (!boot_ok || !root_ok)
                         break; /* another boot, another root: these are not our originals */
-                kind = strtok_r(line, "\t", &save);
-                object = strtok_r(NULL, "\t", &save);
-                value = strtok_r(NULL, "", &save);
-                if (!kind || !object || setting_kind_from_string(kind) < 0 ||
-                    key_index_find(&o->index, setting_kind_from_string(kind), object))
+                /* Exactly "KIND<TAB>OBJECT<TAB>VALUE", as originals_record() writes it: a
+                 * line that is not (a field missing or empty, a tab in the value, a kind
+                 * unknown) or that names an object again is skipped, never guessed at. */
+                object = strchr(line, '\t');
+                value = object ? strchr(object + 1, '\t') : NULL;
+                if (!value)
                         continue;
-                r = entry_add(o, setting_kind_from_string(kind), object, value ?: "");
+                *object++ = '\0';
+                *value++ = '\0';
+                kind = setting_kind_from_string(line);
+                if (kind < 0 || isempty(object) || strchr(value, '\t') || key_index_find(&o->index, kind, object))
+                        continue;
+                r = entry_add(o, kind, object, value);
                 if (r < 0)
                         return r;
         }
