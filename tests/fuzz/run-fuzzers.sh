@@ -17,7 +17,7 @@ source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &
 build_root=${LOWLATD_BUILD_ROOT:-}
 fuzz_dir=$source_root/tests/fuzz
 seconds=${FUZZ_SECONDS:-30}
-all_targets=(config cpuset interrupts irqbalance measure noise originals procconn sysfs task util)
+all_targets=(busaddr config cpuset interrupts irqbalance measure noise originals procconn sysfs task util)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
@@ -116,6 +116,8 @@ for t in "${targets[@]}"; do
         [ "$t" = config ] && extra=(-Wl,--wrap=config_key_find)
         # fuzz-measure: lowlatctl's readers of the latency tools' reports live in lowlatctl/,
         # the tools' names in common/.
+        # fuzz-busaddr: the bus address is read in common/.
+        [ "$t" = busaddr ] && extra=(-I "$source_root/common" "$source_root/common/bus-address.c")
         [ "$t" = measure ] && extra=(-I "$source_root/lowlatctl" -I "$source_root/common"
                 "$source_root/lowlatctl/measure.c" "$source_root/common/measure-tool.c" -lm)
         if ! "$cc" "${cflags[@]}" "${warnings[@]}" -Werror "${sanitize[@]}" -I "$fuzz_dir" \

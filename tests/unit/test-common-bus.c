@@ -44,7 +44,11 @@ static void test_socket_path(void) {
         CHECK_STR(plain, "/run/dbus/system_bus_socket", "unix:path=: the path");
         CHECK_STR(escaped, "/tmp/a-b,c", "%XX unescaped, up to the next key or address");
         CHECK(!tcp && !abstract && !bus_address_socket_path(NULL), "tcp:, unix:abstract=, none: no path");
-        CHECK_STR(bad_escape, "/tmp/%zz%4", "a % not followed by two hex digits is itself");
+        CHECK(!bad_escape, "a % not followed by two hex digits: no path (sd-bus refuses the address)");
+        _cleanup_free_ char *later = bus_address_socket_path("unix:guid=0123,path=/tmp/later%3bx;unix:path=/y");
+        CHECK_STR(later, "/tmp/later;x", "path= after another key of the first address");
+        CHECK(!bus_address_socket_path("unix:path=,guid=1") && !bus_address_socket_path("unix:guid=1;unix:path=/y"),
+              "an empty path, or none in the first address: no path");
 
         unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
         CHECK_STR(bus_system_address(), BUS_SYSTEM_ADDRESS_DEFAULT, "no $DBUS_SYSTEM_BUS_ADDRESS: the default");
