@@ -180,8 +180,34 @@ int irqbalance_find(const Host *h, unsigned *ret_pid) {
         return 0;
 }
 
-bool irqbalance_peer_trusted(const struct ucred *peer, unsigned pid) {
-        return peer->uid == 0 && peer->pid > 0 && (unsigned) peer->pid == pid;
+bool irqbalance_peer_trusted(const struct ucred *peer, unsigned pid, bool in_unit) {
+        return (peer->uid == 0 || in_unit) && peer->pid > 0 && (unsigned) peer->pid == pid;
+}
+
+bool irqbalance_in_unit(const Host *h, unsigned pid) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = strlen(IRQBALANCE_UNIT_CGROUP);
+
+        if (pid == 0 || host_read_filef(h, &text, "proc/%u/cgroup", pid) < 0)
+                return false;
+        for (char *line = text, *next; line && *line; line = next) {
+                const char *path;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (strncmp(line, "0::", 3) == 0)
+                        path = line + 3;
+                else {
+                        const char *controllers = strchr(line, ':');
+                        if (!controllers || strncmp(controllers + 1, "name=systemd:", 13) != 0)
+                                continue;
+                        path = controllers + 14;
+                }
+                if (strncmp(path, IRQBALANCE_UNIT_CGROUP, len) == 0 && (path[len] == '\0' || path[len] == '/'))
+                        return true;
+        }
+        return false;
 }
 
 int irqbalance_send(const Host *h, unsigned pid, const char *command, struct ucred *ret_peer) {
@@ -216,7 +242,7 @@ int irqbalance_send(const Host *h, unsigned pid, const char *command, struct ucr
                 return negative_errno();
         if (ret_peer)
                 *ret_peer = peer;
-        if (!irqbalance_peer_trusted(&peer, pid))
+        if (!irqbalance_peer_trusted(&peer, pid, peer.uid != 0 && irqbalance_in_unit(h, pid)))
                 return -EPERM;
         /* irqbalance reads one message and takes the first control message as the
          * sender's credentials: the command and the credentials go in one sendmsg(). */

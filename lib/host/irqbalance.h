@@ -54,14 +54,19 @@ int irqbalance_find(const Host *h, unsigned *ret_pid);
 char *irqbalance_socket_path(unsigned pid);
 
 /* Whether the process listening on irqbalance pid's socket (its SO_PEERCRED) is that
- * irqbalance: uid 0, and the PID the socket's name claims. irqbalance runs as root in
- * every distribution's unit; a unit that runs it as another user is not trusted. */
-bool irqbalance_peer_trusted(const struct ucred *peer, unsigned pid);
+ * irqbalance: the PID the socket's name claims, and uid 0 or, for a unit that runs it as
+ * another user, in_unit (irqbalance_in_unit() of that PID). */
+bool irqbalance_peer_trusted(const struct ucred *peer, unsigned pid, bool in_unit);
+/* Whether process pid runs in irqbalance's own unit: its systemd cgroup (proc/PID/cgroup,
+ * the unified "0::" line or the v1 "name=systemd" one) is IRQBALANCE_UNIT_CGROUP or below
+ * it. Only root can move a process there; a user's own units live under user.slice. */
+#define IRQBALANCE_UNIT_CGROUP "/system.slice/irqbalance.service"
+bool irqbalance_in_unit(const Host *h, unsigned pid);
 /* Connects to irqbalance pid's socket (waiting IRQBALANCE_ANSWER_TIMEOUT_USEC at most for
  * room in its backlog of one), checks who listens on it and sends command with this
  * process's credentials. Returns the connected (non-blocking) fd, from which an answer is
  * read, or -errno (see host_connect_unix()): -EPERM when the listener is not trusted
- * (irqbalance_peer_trusted()), nothing sent. *ret_peer (may be NULL): the listener's
+ * (irqbalance_peer_trusted(), irqbalance_in_unit() where it is not root), nothing sent. *ret_peer (may be NULL): the listener's
  * credentials, once connected. */
 int irqbalance_send(const Host *h, unsigned pid, const char *command, struct ucred *ret_peer);
 /* Reads the answer on fd up to irqbalance's close, waiting at most timeout_usec (0: only

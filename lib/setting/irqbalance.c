@@ -148,7 +148,8 @@ static int send_command(Setting *s, SettingContext *rc, const char *command, con
         if (r == -EPERM && peer.pid > 0) {
                 setting_set_reason(s,
                                    "%s (pid %u) not done: its socket /%s/irqbalance%u.sock is served by uid %u "
-                                   "pid %u, not by root and pid %u; nothing was sent",
+                                   "pid %u, not by root (or a process of irqbalance.service) and pid %u; nothing was "
+                                   "sent",
                                    doing, b->pid, IRQBALANCE_SOCKET_DIR, b->pid, (unsigned) peer.uid,
                                    (unsigned) peer.pid, b->pid);
                 return -EACCES;

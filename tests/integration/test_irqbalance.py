@@ -200,8 +200,8 @@ def run(t):
 # The scan an hour away: what happens comes from the watch and its retries.
 SLOW_SCAN = CONFIG.replace("scan_interval = 60s", "scan_interval = 1h")
 NOT_TRUSTED = ("CPUs banned by irqbalance: could not set 2-3: asking irqbalance (pid {claim}) not done: its socket "
-               "/run/irqbalance/irqbalance{claim}.sock is served by uid {uid} pid {pid}, not by root and pid "
-               "{claim}; nothing was sent")
+               "/run/irqbalance/irqbalance{claim}.sock is served by uid {uid} pid {pid}, not by root (or a process of "
+               "irqbalance.service) and pid {claim}; nothing was sent")
 CORRECTED = "CPUs banned by irqbalance corrected"
 
 
@@ -238,14 +238,28 @@ def check_peers(t):
     t.ok(d.poll_until(lambda: count(d, NOT_RUNNING) == 1, h.scaled(10)), "it stopped: not running",
          d.stderr_tail())
 
+    # The same uid in irqbalance's own unit (a drop-in with User=): its cgroup says so, and
+    # only root can put a process there.
+    unit_user = Fake(host, "--banned", "0", user=b.NOBODY)
+    host.write("proc/%d/cgroup" % unit_user.pid, "0::/system.slice/irqbalance.service\n")
+    t.ok(d.poll_until(lambda: unit_user.told("settings cpus 0,2-3"), h.scaled(10)),
+         "uid %d in /system.slice/irqbalance.service is irqbalance's unit user: told" % b.NOBODY,
+         unit_user.entries())
+    t.ok(d.poll_until(lambda: ban_state(ctl) == ["corrected"], h.scaled(10)), "and the ban is corrected",
+         ban_state(ctl))
+    unit_user.stop()
+    t.ok(d.poll_until(lambda: count(d, NOT_RUNNING) == 2, h.scaled(10)), "it stopped: not running",
+         d.stderr_tail())
+
     # A process that names its socket after another PID (an irqbalance's, in proc/): root,
     # but not the irqbalance the name claims.
     claim = 99998
+    corrected = count(d, CORRECTED)
     squatter = Fake(host, "--banned", "0", claim=claim)
     want = NOT_TRUSTED.format(claim=claim, uid=0, pid=squatter.pid)
     t.ok(d.poll_until(lambda: count(d, want) == 1, h.scaled(10)),
          "a socket whose name's PID is not its listener's: failed, saying so", d.stderr_tail())
-    t.ok(squatter.spoken() == [] and count(d, CORRECTED) == 0, "and it is told nothing", squatter.entries())
+    t.ok(squatter.spoken() == [] and count(d, CORRECTED) == corrected, "and it is told nothing", squatter.entries())
     t.ok(ban_state(ctl) == ["failed"], "lowlatctl list shows the ban failed", ban_state(ctl))
     squatter.stop()
 

@@ -87,10 +87,41 @@ static void test_peer_trusted(void) {
         struct ucred root = { .pid = 812, .uid = 0, .gid = 0 }, nobody = { .pid = 812, .uid = 65534, .gid = 65534 },
                      other = { .pid = 813, .uid = 0, .gid = 0 }, unknown = { .pid = 0, .uid = 0, .gid = 0 };
 
-        CHECK(irqbalance_peer_trusted(&root, 812), "root, the PID the name says: trusted");
-        CHECK(!irqbalance_peer_trusted(&nobody, 812), "uid 65534: not trusted");
-        CHECK(!irqbalance_peer_trusted(&other, 812), "another PID than the name's: not trusted");
-        CHECK(!irqbalance_peer_trusted(&unknown, 0), "no PID (a peer in another PID namespace): not trusted");
+        CHECK(irqbalance_peer_trusted(&root, 812, false), "root, the PID the name says: trusted");
+        CHECK(!irqbalance_peer_trusted(&nobody, 812, false), "uid 65534: not trusted");
+        CHECK(irqbalance_peer_trusted(&nobody, 812, true), "uid 65534 in irqbalance.service: trusted");
+        CHECK(!irqbalance_peer_trusted(&other, 812, false) && !irqbalance_peer_trusted(&other, 812, true),
+              "another PID than the name's: not trusted, in the unit or not");
+        CHECK(!irqbalance_peer_trusted(&unknown, 0, true), "no PID (a peer in another PID namespace): not trusted");
+}
+
+static void test_in_unit(void) {
+        static const struct {
+                const char *cgroup;
+                bool in_unit;
+                const char *what;
+        } cases[] = {
+                { "0::/system.slice/irqbalance.service\n", true, "the unified line: its unit" },
+                { "0::/system.slice/irqbalance.service/sub\n", true, "a cgroup below its unit" },
+                { "12:cpu:/\n1:name=systemd:/system.slice/irqbalance.service\n0::/\n", true, "the v1 name=systemd line" },
+                { "0::/system.slice/irqbalance.service2\n", false, "another unit with the name as prefix" },
+                { "0::/user.slice/user-1000.slice/user@1000.service/app.slice/irqbalance.service\n", false,
+                  "a user's own irqbalance.service" },
+                { "3:cpu:/system.slice/irqbalance.service\n0::/user.slice\n", false, "a controller's line only" },
+                { "", false, "an empty file" },
+        };
+        char root[32];
+        Host *h = NULL;
+
+        faketree_mkdtemp(root, sizeof(root), "test-irqb-unit");
+        CHECK(host_open(root, &h) >= 0, "open the fake tree");
+        CHECK(h && !irqbalance_in_unit(h, 812), "no proc/812/cgroup: not in the unit");
+        for (size_t i = 0; h && i < ELEMENTSOF(cases); i++) {
+                faketree_write(root, "proc/812/cgroup", cases[i].cgroup);
+                CHECK(irqbalance_in_unit(h, 812) == cases[i].in_unit, cases[i].what);
+        }
+        host_free(h);
+        faketree_remove(root);
 }
 
 /* --- the setting against the fake ---------------------------------------------------- */
@@ -367,6 +398,7 @@ int main(void) {
         test_parse_setup();
         test_names_and_commands();
         test_peer_trusted();
+        test_in_unit();
 
         if (CHECK(fixture_init(&f, false), "fixture: a fake root with isolated = 2-3 and irqbalance = ban")) {
                 test_not_running(&f);
