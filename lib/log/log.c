@@ -369,6 +369,8 @@ static void log_noise_irq(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64
         NoiseNumbers v;
 
         noise_numbers(a, p, interval_usec, &v);
+        /* The raw field last: there only when the name had to be escaped. */
+        char *raw = field_raw("LOWLATD_DESCRIPTION", d);
         char *f[] = {
                 field("MESSAGE_ID", e->message_id),
                 field("LOWLATD_KIND", "noise"),
@@ -380,11 +382,12 @@ static void log_noise_irq(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64
                 field("LOWLATD_INTERVAL_USEC", v.interval),
                 field("LOWLATD_SUPPRESSED", v.suppressed),
                 field("LOWLATD_SUPPRESSED_COUNT", v.suppressed_count),
+                raw,
         };
         message = strdup_printf("IRQ %s%s%s%s was serviced %" PRIu64 " times on %s CPU %u in the last %.1fs%s",
                                 a->row->source, *d ? " (" : "", d, *d ? ")" : "", a->count,
                                 isolated ? "isolated" : "watched", a->cpu, (double) interval_usec / 1e6, held ?: "");
-        log_send_fields(e->priority, held ? message : NULL, f, ELEMENTSOF(f));
+        log_send_fields(e->priority, held ? message : NULL, f, ELEMENTSOF(f) - !raw);
 }
 
 static void log_noise_tick(const NoiseAlert *a, const NoiseAlertPolicy *p, uint64_t interval_usec) {

@@ -11,11 +11,17 @@ in a private mount namespace), against lowlatd on a fake tree whose /proc/interr
 - nohz_full CPU 2 busy (its idle time in /proc/stat stands still) with 300 ticks/s: the
   'noise-tick' alert; nohz_full CPU 3, as idle, with the same ticks: none."""
 
+import os
 import threading
 
 import lowlat_harness as h
 
 ALERT_INTERVAL = 4  # seconds; [noise] alert_interval
+
+# An IRQ name as a driver may write it (invalid UTF-8, ESC, C1, a bidi override), and as
+# the journal's fields show it (text_escape()).
+HOSTILE = b"eth\xff\x1b[2J\xc2\x9b31m\xe2\x80\xaeevil"
+SHOWN = r"eth\xff\x1b[2J\u009b31m\u202eevil"
 
 CONFIG = """\
 [daemon]
@@ -52,7 +58,12 @@ class Kernel:
                 lines.append("%3d:%s  PCI-MSI %d-edge      %s\n"
                              % (n, "".join(" %10u" % self.irqs[n].get(c, 0) for c in range(4)), n, self.names[n]))
             lines.append("LOC:%s   Local timer interrupts\n" % "".join(" %10u" % self.loc[c] for c in range(4)))
-            self.host.write("proc/interrupts", "".join(lines))
+            # In place, as bytes: a name may be any bytes (surrogateescape'd in self.names).
+            fd = os.open(self.host.path("proc/interrupts"), os.O_WRONLY | os.O_TRUNC)
+            try:
+                os.write(fd, "".join(lines).encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(fd)
             self.host.write("proc/softirqs", "                    CPU0       CPU1       CPU2       CPU3\n"
                             "       TIMER:          1          1          1          1\n")
             stat = ["cpu  0 0 0 %d 0 0 0 0 0 0\n" % sum(self.idle.values())]
@@ -114,6 +125,18 @@ def run(t):
          "1000 interrupts of IRQ %d on CPU 0, which is not watched: no alert" % other)
     t.ok(len(j.select(MESSAGE_ID="noise-irq", LOWLATD_SOURCE=str(pinned))) == 2,
          "two reports in all", repr(j.select(MESSAGE_ID="noise-irq")))
+
+    # A hostile name: the fields are clean text, the bytes themselves in a _RAW field.
+    with k.lock:
+        k.names[other] = HOSTILE.decode("utf-8", "surrogateescape")
+    h.settle(ALERT_INTERVAL)
+    mark5 = j.mark()
+    k.add_irq(other, 3, 9)
+    e = j.wait_for(h.scaled(6), since=mark5, MESSAGE_ID="noise-irq", LOWLATD_SOURCE=str(other))
+    t.ok(e is not None and e.get("LOWLATD_DESCRIPTION") == SHOWN and
+         e.get("LOWLATD_DESCRIPTION_RAW") == HOSTILE.hex() and SHOWN in e.get("MESSAGE", ""),
+         "an IRQ named with control and bidi bytes: LOWLATD_DESCRIPTION and MESSAGE escaped, "
+         "LOWLATD_DESCRIPTION_RAW its bytes in hex", "entry %r" % e)
 
     # The tick: CPU 2 busy and ticking 300/s, CPU 3 idle and ticking as much.
     stop = threading.Event()
