@@ -472,6 +472,11 @@ static char *measure_command(const MeasureArguments *args, const char *list) {
                              args->tool ? " --tool " : "", args->tool ?: "", args->json ? " --json" : "");
 }
 
+/* A slice of its own for a measurement that cannot run where it was started: under the
+ * root slice, so neither system.slice nor user.slice confines it, whichever [cpus] slices
+ * lowlatd keeps on the housekeeping CPUs ("lowlatd-measure" is lowlatd.slice's child). */
+#define MEASURE_SLICE "lowlatd-measure.slice"
+
 /* Whether the threads a tool starts from here can run on every CPU of cpus: the kernel
  * refuses an affinity outside the caller's own and outside its cgroup's cpuset, and the
  * tool then measures wherever it may run. 0, or the exit status after printing why and
@@ -494,8 +499,9 @@ static int measure_check_confinement(const MeasureArguments *args, const CPUSet 
                 allowed_list = cpuset_format_list(&cgroup_cpus);
                 fprintf(stderr, "lowlatctl: cannot measure CPU%s %s from here: this process's cgroup %s allows "
                                 "CPUs %s only (its cpuset.cpus.effective), so the tool's threads would run and be "
-                                "measured there. Run it in a scope that allows them, as root:\n"
-                                "  systemd-run --scope --slice=system.slice -p AllowedCPUs=%s %s\n",
+                                "measured there. Run it in a scope of a slice that lowlatd does not confine, as "
+                                "root:\n"
+                                "  systemd-run --scope --slice=" MEASURE_SLICE " -p AllowedCPUs=%s %s\n",
                         cpuset_count(cpus) > 1 ? "s" : "", list, cgroup, allowed_list ?: "?", list, command);
                 return EXIT_NOT_ON_CPUS;
         }

@@ -3,7 +3,9 @@
 # [cpus] slices with systemd 252 as PID 1: AllowedCPUs= of system.slice, user.slice and
 # init.scope set at run time through PID 1's bus API and kept. What another writer sets
 # with systemctl set-property is put back, a process started in user.slice afterwards runs
-# on the housekeeping CPUs only, and lowlatctl restore puts each unit back as it was.
+# on the housekeeping CPUs only, lowlatctl measure started there refuses to measure the
+# isolated CPUs and gives a command that does, and lowlatctl restore puts each unit back
+# as it was.
 # Sourced by guest-test.sh (see guest.d/README); leaves lowlatd enforcing without slices.
 SLICE_UNITS="system.slice user.slice init.scope"
 allowed_cpus() { systemctl show -P AllowedCPUs "$1" 2>/dev/null; }
@@ -95,6 +97,27 @@ wait_until 10 probe_confined
 slice_verdict $? "it (pid $probe) runs on $HOUSEKEEPING only: Cpus_allowed_list $(cpus_allowed_of "$probe")" \
         probe_diag
 systemctl stop e2e-slice-probe.service 2>/dev/null
+
+# lowlatctl measure from a login shell's slice, which now allows $HOUSEKEEPING only: its
+# threads could not run on $ISOLATED. It refuses before the run, saying why, and the
+# command it gives measures them (exit 77 first, then exit 0 with both CPUs).
+if command -v cyclictest > /dev/null; then
+        out=$(timeout 60 systemd-run --scope --slice=user.slice --quiet lowlatctl measure --tool cyclictest --duration 1 2>&1)
+        rc=$?
+        cmd=$(sed -n 's/^  \(systemd-run .*\)$/\1/p' <<< "$out" | head -n1)
+        [ "$rc" = 77 ] && [[ $out == *"allows CPUs $HOUSEKEEPING only (its cpuset.cpus.effective)"* ]] && [ -n "$cmd" ]
+        verdict $? "lowlatctl measure in a scope of user.slice: refused (exit 77), naming its cgroup's CPUs $HOUSEKEEPING and a command" \
+                "exit $rc
+$out"
+        out=$(timeout 90 bash -c "$cmd" 2>&1)
+        rc=$?
+        [ "$rc" = 0 ] && echo "$out" | grep -Eq '^ +2 +[0-9]+ ' && echo "$out" | grep -Eq '^ +3 +[0-9]+ '
+        verdict $? "the command it gives ($cmd): exit 0, CPUs 2 and 3 measured" "exit $rc
+$out
+$(slices_show)"
+else
+        todo "lowlatctl measure from user.slice" "no cyclictest in the guest image"
+fi
 
 out=$(lowlatctl --json check 2>&1)
 pid1=$(jq -r '.[] | select(.id == "sched.pid1-affinity" or .id == "sched.slice-unconfined") | "\(.id): \(.message)"' <<< "$out" 2>/dev/null)
