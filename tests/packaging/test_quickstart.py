@@ -59,8 +59,9 @@ def quickstart(build_fails=False, apt_fails=None, no_install=False):
     env = {"PATH": stubs + os.pathsep + os.environ.get("PATH", "")}
     if apt_fails:
         env["QUICKSTART_APT_FAILS"] = apt_fails
-    if no_install:
-        env["LOWLATD_NO_INSTALL"] = "1"
+    # The caller's LOWLATD_NO_INSTALL (tools/run-tests passes it on) must not decide
+    # whether the quick start installs: only no_install does.
+    env["LOWLATD_NO_INSTALL"] = "1" if no_install else "0"
     return u.run([os.path.join(tree, "tools", "quickstart")], timeout=180, env=env)
 
 
