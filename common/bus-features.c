@@ -22,6 +22,7 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
                                            "no word on whether its cpu_dma_latency request is held" },
         [BUS_FEATURE_CONFIG_WARNINGS] = { "config-warnings", { "ConfigWarnings" },
                                           "no word on the warnings of its configuration" },
+        [BUS_FEATURE_PROFILES] = { "profiles", { "Profiles" }, "no profiles" },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(bus_feature, BusFeature, bus_feature_table, .name);

@@ -18,6 +18,7 @@ typedef enum BusFeature {
         BUS_FEATURE_NOISE_UNREADABLE, /* NoiseUnreadable: why the counters cannot be counted */
         BUS_FEATURE_DMA_LATENCY_HELD, /* CpuDmaLatencyHeld, CpuDmaLatencySystemUSec */
         BUS_FEATURE_CONFIG_WARNINGS,  /* ConfigWarnings: the warnings of the posture in effect */
+        BUS_FEATURE_PROFILES,         /* Profiles: the [daemon] profile names in effect */
         _BUS_FEATURE_MAX,
         _BUS_FEATURE_INVALID = -EINVAL,
 } BusFeature;

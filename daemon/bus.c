@@ -158,6 +158,21 @@ static int property_get_config_warnings(sd_bus *bus, const char *path, const cha
         return sd_bus_message_close_container(reply);
 }
 
+/* Profiles: the [daemon] profile names of the configuration in effect, in the order read. */
+static int property_get_profiles(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        const Config *c = m->posture ? m->posture->config : NULL;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && c && i < c->n_profiles; i++)
+                r = sd_bus_message_append(reply, "s", c->profiles[i]); /* [A-Za-z0-9_.-] only */
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 /* LastReloadErrors: LastReloadError's lines, one error each. */
 static int property_get_reload_errors(sd_bus *bus, const char *path, const char *interface, const char *property,
                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -420,6 +435,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("SettingsNotOk", "u", property_get_uint32, 0, CHANGES),
         SD_BUS_PROPERTY("LastReloadErrors", "as", property_get_reload_errors, 0, CHANGES),
         SD_BUS_PROPERTY("ConfigWarnings", "as", property_get_config_warnings, 0, CHANGES),
+        SD_BUS_PROPERTY("Profiles", "as", property_get_profiles, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ssssss)", settings),
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -651,6 +667,7 @@ static void bus_flush_changes(Bus *b) {
                 names[n++] = "CpuDmaLatencyUSec";
                 names[n++] = "NoiseCPUs";
                 names[n++] = "ConfigWarnings";
+                names[n++] = "Profiles";
         }
         names[n] = NULL;
         b->emitted = now;

@@ -202,6 +202,10 @@ int main(int argc, char *argv[]) {
                                n == 1 ? "" : "s");
                 else
                         printf("%s: configuration is valid\n", args.config_path);
+                /* Which file each profile was read from: the administrator's copy or the
+                 * shipped one. */
+                for (size_t i = 0; i < posture->config->n_profiles && i < posture->config->n_profile_files; i++)
+                        printf("  profile %s: %s\n", posture->config->profiles[i], posture->config->files[i]);
                 return EXIT_SUCCESS;
         }
 

@@ -24,6 +24,7 @@ static char **strv_free(char **l) {
 void manager_info_done(ManagerInfo *info) {
         info->config_files = strv_free(info->config_files);
         info->config_warnings = strv_free(info->config_warnings);
+        info->profiles = strv_free(info->profiles);
         info->reply = sd_bus_message_unref(info->reply);
 }
 
@@ -248,6 +249,7 @@ static const PropertyField manager_fields[] = {
         { "Settings", "u", offsetof(ManagerInfo, settings) },
         { "SettingsNotOk", "u", offsetof(ManagerInfo, settings_not_ok) },
         { "ConfigWarnings", "as", offsetof(ManagerInfo, config_warnings), .optional = true },
+        { "Profiles", "as", offsetof(ManagerInfo, profiles), .optional = true },
 };
 
 static int read_property_value(sd_bus_message *m, const PropertyField *field, ManagerInfo *info) {

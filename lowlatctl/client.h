@@ -49,6 +49,7 @@ typedef struct ManagerInfo {
         uint32_t settings;
         uint32_t settings_not_ok;
         char **config_warnings; /* ConfigWarnings; NULL: none, or a lowlatd without it */
+        char **profiles;        /* Profiles; NULL: none, or a lowlatd without it */
         const LastMeasurement *measurement; /* status: lowlatctl measure's last result; NULL: none */
 } ManagerInfo;
 
@@ -272,6 +273,9 @@ typedef struct MeasureArguments {
 /* --duration: 1, or -EINVAL after printing why. */
 int measure_parse_duration(const char *value, MeasureArguments *args);
 int verb_measure(sd_bus *bus, const MeasureArguments *args);
+/* lowlatctl profile [list | show NAME] (profile-verb.c): the profiles beside config_path
+ * and the shipped ones. The exit status. */
+int verb_profile_run(const char *config_path, char *const *words, size_t n_words, bool json, bool legend);
 
 /* The LastMeasurement property. Strings point into reply. */
 typedef struct MeasuredCPURow {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "build-config.h"
 #include "noise-view.h"
 #include "client.h"
 #include "basic/cells.h"
@@ -28,6 +29,7 @@ typedef enum VerbFlags {
         VERB_DEFAULT = 1 << 0,   /* the verb when none is named */
         VERB_NEEDS_BUS = 1 << 1, /* exit 3 when the system bus cannot be reached */
         VERB_VERDICT = 1 << 2,   /* the verdict on stdout always, "LOWLATD UNKNOWN: why" too */
+        VERB_NO_BUS = 1 << 3,    /* files only: the bus is not even tried */
 } VerbFlags;
 
 /* One row per verb, as systemd's dispatch_verb() takes them (src/shared/verbs.h). */
@@ -51,6 +53,8 @@ struct Arguments {
         const char *output; /* metrics: write this file atomically instead of stdout */
         TopArguments top;
         MeasureArguments measure;
+        char *const *words; /* after the verb's name, at most its max_args */
+        size_t n_words;
 };
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -217,6 +221,11 @@ static int verb_top_dispatch(sd_bus *bus, const Arguments *args) {
         return verb_top(bus, &args->top);
 }
 
+static int verb_profile(sd_bus *bus, const Arguments *args) {
+        return verb_profile_run(args->config ?: LOWLATD_CONFIG_PATH, args->words, args->n_words, args->json,
+                                args->legend);
+}
+
 static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
         MeasureArguments measure = args->measure;
 
@@ -237,6 +246,7 @@ static const Verb verbs[] = {
         { "noise", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_NO_LEGEND, verb_noise },
         { "top", 0, VERB_NEEDS_BUS, OPTION_TOP, verb_top_dispatch },
         { "measure", 0, 0, OPTION_JSON | OPTION_MEASURE, verb_measure_dispatch },
+        { "profile", 2, VERB_NO_BUS, OPTION_JSON | OPTION_NO_LEGEND | OPTION_CONFIG, verb_profile },
 };
 
 /* ---- Command line ------------------------------------------------------------- */
@@ -256,13 +266,16 @@ static void help(void) {
                "  noise             What still reaches the watched CPUs: IRQs, ticks, IPIs, softirqs, by rate\n"
                "  top               The same live, full screen, refreshed every --interval (q quits)\n"
                "  measure           Wake-up latency of the isolated CPUs (rtla timerlat, cyclictest or oslat)\n"
-               "                    (with the noise counted meanwhile; lowlatd keeps the result)\n\n"
+               "                    (with the noise counted meanwhile; lowlatd keeps the result)\n"
+               "  profile [list]    The profiles a configuration can name ([daemon] profile = NAME)\n"
+               "  profile show NAME The file of one, as lowlatd would read it\n\n"
                "Options:\n"
                "     --json         JSON output (status, list, check, noise, measure)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
                "     --kind=KIND    list: only settings of KIND (comma-separated; help lists them)\n"
                "     --no-legend    list, noise: no header and footer\n"
-               "     --config=FILE  check: audit against FILE in this process (lowlatd need not run)\n"
+               "     --config=FILE  check: audit against FILE in this process (lowlatd need not run);\n"
+               "                    profile: the profiles beside FILE (default /etc/lowlatd/lowlatd.conf)\n"
                "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
@@ -283,13 +296,13 @@ static const struct {
         VerbOption option;
         const char *refusal;
 } option_scopes[] = {
-        { OPTION_JSON, "--json applies to status, list, check, noise and measure only" },
+        { OPTION_JSON, "--json applies to status, list, check, noise, measure and profile only" },
         { OPTION_STATE, "--state and --kind apply to list only" },
-        { OPTION_NO_LEGEND, "--no-legend applies to list and noise only" },
+        { OPTION_NO_LEGEND, "--no-legend applies to list, noise and profile only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },
         { OPTION_MEASURE, "--duration, --cpus and --tool apply to measure only" },
         { OPTION_OUTPUT, "--output applies to metrics only" },
-        { OPTION_CONFIG, "--config applies to check only, and --root to check --config" },
+        { OPTION_CONFIG, "--config applies to check and profile only, and --root to check --config" },
 };
 
 enum {
@@ -431,13 +444,15 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                         argv[optind + (int) args->verb->max_args]);
                 return -EINVAL;
         }
+        args->words = argv + optind;
+        args->n_words = (size_t) (argc - optind);
 
         for (size_t i = 0; i < ELEMENTSOF(option_scopes); i++)
                 if ((args->options_given & option_scopes[i].option) && !(args->verb->options & option_scopes[i].option)) {
                         fprintf(stderr, "lowlatctl: %s\n", option_scopes[i].refusal);
                         return -EINVAL;
                 }
-        if (args->root && !args->config) {
+        if (args->root && (!args->config || args->verb->dispatch != verb_check)) {
                 fprintf(stderr, "lowlatctl: %s\n", option_scopes[ELEMENTSOF(option_scopes) - 1].refusal);
                 return -EINVAL;
         }
@@ -455,7 +470,7 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
 
         /* check --config audits here: no bus needed. */
-        if (!args.config) {
+        if (!args.config && !(args.verb->flags & VERB_NO_BUS)) {
                 r = ctl_bus_connect(&bus, (args.verb->flags & VERB_VERDICT) ? &why : NULL);
                 if (r < 0 && (args.verb->flags & VERB_VERDICT)) {
                         status_print_unknown(stdout, why, args.json);

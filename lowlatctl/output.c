@@ -146,6 +146,11 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         print_field(f, "State", info->state);
         print_field(f, "Isolated CPUs", isempty(info->isolated_cpus) ? "none" : info->isolated_cpus);
         print_field(f, "Housekeeping CPUs", info->housekeeping_cpus);
+        for (size_t i = 0; info->profiles && info->profiles[i]; i++) {
+                fprintf(f, "%18s%s ", i == 0 ? "Profiles" : "", i == 0 ? ":" : " ");
+                print_escaped(f, info->profiles[i]);
+                fputc('\n', f);
+        }
         if (!info->config_files || !info->config_files[0])
                 print_field(f, "Config files", "none");
         for (size_t i = 0; info->config_files && info->config_files[i]; i++) {
@@ -237,7 +242,13 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fprintf(f, "],\"last_reload_usec\":%" PRIu64, info->last_reload_usec);
         fputs(",\"last_reload_error\":", f);
         json_print_lines(f, info->last_reload_error);
-        fputs(",\"config_warnings\":[", f);
+        fputs(",\"profiles\":[", f);
+        for (size_t i = 0; info->profiles && info->profiles[i]; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                json_print_string(f, info->profiles[i]);
+        }
+        fputs("],\"config_warnings\":[", f);
         for (size_t i = 0; info->config_warnings && info->config_warnings[i]; i++) {
                 if (i > 0)
                         fputc(',', f);

@@ -60,6 +60,9 @@ Config *config_free(Config *c) {
                 free(c->files[i]);
         free(c->files);
         error_list_done(&c->warnings);
+        for (size_t i = 0; i < c->n_profiles; i++)
+                free(c->profiles[i]);
+        free(c->profiles);
         config_cpus_done(&c->isolated);
         config_cpus_done(&c->housekeeping);
         config_cpus_done(&c->default_affinity);

@@ -201,13 +201,19 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 #define CONFIG_LINE_MAX 1024 /* characters a line may hold, its "\n" not counted */
 
 typedef struct Config {
-        char **files; /* every file read, main file first */
+        char **files; /* every file read: the profiles', the main file, its drop-ins */
         size_t n_files, allocated_files;
         size_t content_lines; /* lines that were not blank or comments, in all files */
         uint64_t digest; /* FNV-1a over the file names and every byte read, in order */
         /* "FILE:LINE: warning: reason": what is valid but will hurt (warnings.c). A
          * configuration with warnings is applied; --check-config --strict refuses it. */
         ErrorList warnings;
+
+        /* [daemon] profile (profiles.h): read before the main file, a later one winning. */
+        char **profiles;
+        size_t n_profiles;
+        ConfigSource profiles_source;
+        size_t n_profile_files; /* the first files: the profiles' */
 
         DaemonMode mode;
         uint64_t scan_interval_usec;

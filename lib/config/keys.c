@@ -82,6 +82,7 @@ const ConfigKey config_keys[] = {
         { "daemon", "scan_interval", config_parse_duration, C(scan_interval_usec), .data = &scan_interval_range },
         { "daemon", "restore_on_exit", config_parse_bool, C(restore_on_exit) },
         { "daemon", "udev_source", config_parse_enum, C(udev_source), .data = &udev_source_enum },
+        { "daemon", "profile", config_parse_profiles, C(profiles), .source = CONFIG_FIELD(Config, profiles_source) },
 
         { "cpus", "isolated", config_parse_cpus, C(isolated), .cpu_names = CPUS_NAME_AUTO },
         { "cpus", "housekeeping", config_parse_cpus, C(housekeeping) },

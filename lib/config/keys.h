@@ -171,7 +171,8 @@ bool config_unit_name_is_valid(const char *name, size_t max);
 /* Whether a was read after b: a later file, or a later line of the same file. */
 bool config_source_is_later(const Config *c, const ConfigSource *a, const ConfigSource *b);
 
-/* The sections' own parts (section-*.c), named in the tables of keys.c. */
+/* The sections' own parts (section-*.c, profiles.c), named in the tables of keys.c. */
+int config_parse_profiles(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
 int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
 void config_validate_cpus(const Config *c, ErrorList *errors);
 int config_resolve_cpus(Posture *p, const Config *c, const HostCpus *cpus, ErrorList *errors);

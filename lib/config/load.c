@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/keys.h"
+#include "config/profiles.h"
 #include "config/reader.h"
 #include "basic/util.h"
 
@@ -168,23 +169,22 @@ void config_validate(const Config *c, ErrorList *errors) {
                         config_sections[i].validate(c, errors);
 }
 
-int config_load(const char *path, Config **ret, ErrorList *errors) {
-        _cleanup_config_ Config *c = config_new();
+/* The main file and its drop-ins in lexical order, into c. -ENOMEM, or -ENOENT when the
+ * main file is missing (a caller tells that from an invalid file); other problems are in
+ * errors. */
+static int load_main_and_dropins(Config *c, const char *path, ErrorList *errors) {
         _cleanup_free_ char *dropin_dir = NULL;
         struct dirent **entries = NULL;
-        size_t errors_before = errors->n;
+        size_t lines_before = c->content_lines;
         int n, r;
 
-        if (!c)
-                return -ENOMEM;
         r = config_parse_file(c, path, errors);
-        /* Without its main file there is no configuration (drop-ins alone are not one), and
-         * a caller tells a missing file from an invalid one. */
+        /* Without its main file there is no configuration (drop-ins alone are not one). */
         if (r == -ENOMEM || r == -ENOENT)
                 return r;
         /* A main file with nothing in it is far more often a truncated write (an editor
          * crash, a full disk) than an intent to drop the whole posture. */
-        if (r >= 0 && c->content_lines == 0)
+        if (r >= 0 && c->content_lines == lines_before)
                 error_list_add(errors, "%s: the file is empty (no section or key); refusing it, as it would drop "
                                "the whole posture (an intentionally empty posture needs one section header, e.g. [daemon])",
                                path);
@@ -210,6 +210,67 @@ int config_load(const char *path, Config **ret, ErrorList *errors) {
                 }
         }
         free(entries);
+        return 0;
+}
+
+/* The profiles probe names, read into c in order; each problem is reported at the
+ * profile key. A profile names no profiles of its own: one level, no cycles. */
+static int load_profiles(Config *c, const Config *probe, const char *path, ErrorList *errors) {
+        const ConfigSource *at = &probe->profiles_source;
+
+        for (size_t i = 0; i < probe->n_profiles; i++) {
+                _cleanup_free_ char *file = NULL, *user_dir = NULL;
+                int r = config_profile_find(path, probe->profiles[i], &file);
+
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        user_dir = config_profile_user_dir(path);
+                        error_list_add(errors, "%s:%u: profile: no profile '%s' (looked for %s.conf in %s and %s)",
+                                       at->file ?: path, at->line, probe->profiles[i], probe->profiles[i],
+                                       user_dir ?: "?", config_profiles_shipped_dir());
+                        continue;
+                }
+                r = config_parse_file(c, file, errors);
+                if (r == -ENOMEM)
+                        return r;
+                if (c->n_profiles > 0) {
+                        error_list_add(errors, "%s:%u: profile: a profile cannot take in other profiles (%s is a "
+                                       "profile, named at %s:%u)",
+                                       c->profiles_source.file, c->profiles_source.line, file, at->file ?: path,
+                                       at->line);
+                        config_profiles_free(c->profiles, c->n_profiles);
+                        c->profiles = NULL;
+                        c->n_profiles = 0;
+                }
+        }
+        c->n_profile_files = c->n_files;
+        return 0;
+}
+
+int config_load(const char *path, Config **ret, ErrorList *errors) {
+        _cleanup_config_ Config *probe = config_new(), *c = NULL;
+        size_t errors_before = errors->n;
+        int r;
+
+        if (!probe)
+                return -ENOMEM;
+        r = load_main_and_dropins(probe, path, errors);
+        if (r < 0)
+                return r;
+        if (probe->n_profiles > 0 && errors->n == errors_before) {
+                /* The profiles come first, so that the main file and its drop-ins override
+                 * them: read again after them. Only the second reading is kept. */
+                c = config_new();
+                if (!c)
+                        return -ENOMEM;
+                r = load_profiles(c, probe, path, errors);
+                if (r >= 0 && errors->n == errors_before)
+                        r = load_main_and_dropins(c, path, errors);
+                if (r < 0)
+                        return r;
+        } else
+                c = TAKE_PTR(probe);
 
         config_validate(c, errors);
         if (errors->n > errors_before)

@@ -38,6 +38,7 @@ SPEC_PROPERTIES = {
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
     "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
     "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i", "ConfigWarnings": "as",
+    "Profiles": "as",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
@@ -528,6 +529,7 @@ def scenario_enforce(t, ctl_bin):
     check_reload_reapply(t, stack)
     check_bad_config(t, stack)
     check_reload_warnings(t, stack)
+    check_profiles(t, stack)
     check_reload_observe(t, stack)
     check_unprivileged(t, stack)
     check_bus_restart(t, stack)
@@ -645,7 +647,7 @@ def check_all_ok(t, stack, pr, rows):
         want = {"version": VERSION, "mode": "enforce", "state": "enforcing", "verdict": "ok",
                 "isolated_cpus": "2-3", "housekeeping_cpus": "0-1",
                 "config_files": [d.config_path], "last_reload_usec": 0,
-                "last_reload_error": [], "config_warnings": [], "drift_events": pr["DriftEvents"],
+                "last_reload_error": [], "profiles": [], "config_warnings": [], "drift_events": pr["DriftEvents"],
                 "corrections": pr["Corrections"], "failures": 0, "fights": 0,
                 "applied_settings": pr["AppliedSettings"], "cpu_dma_latency_usec": 0,
                 "cpu_dma_latency_held": True, "cpu_dma_latency_system_usec": 0,
@@ -791,6 +793,30 @@ def check_bad_config(t, stack):
     pr = bc.get_all(NAME, PATH, IFACE)
     t.ok(p.returncode == EXIT_OK and pr["LastReloadError"] == "", "a good reload clears LastReloadError",
          desc(p) + repr(pr["LastReloadError"]))
+
+
+def check_profiles(t, stack):
+    bc, d, ctl = stack.bc, stack.d, stack.ctl
+    # -- a profile beside the configuration (/etc/lowlatd/profiles): in force after a reload
+    local = os.path.join(os.path.dirname(d.config_path), "profiles")
+    os.makedirs(local, exist_ok=True)
+    with open(os.path.join(local, "mine.conf"), "w") as f:
+        f.write("[sysctl]\nvm.stat_interval = 10\n")
+    d.rewrite_config(CONFIG + "[daemon]\nprofile = mine\n")
+    p = ctl.run("reload")
+    pr = bc.get_all(NAME, PATH, IFACE)
+    t.ok(p.returncode == EXIT_OK and pr["Profiles"] == ["mine"] and
+         os.path.join(local, "mine.conf") == pr["ConfigFiles"][0],
+         "a reload with profile = mine: Profiles [mine], its file first in ConfigFiles", desc(p) + repr(pr))
+    f = parse_status_text(ctl.run("status").stdout)
+    t.ok(f.get("Profiles") == ["mine"], "status text: Profiles: mine", repr(f))
+    j = parse_json(t, ctl.run("status", "--json"), "status --json with a profile")
+    if j is not None:
+        t.ok(j["profiles"] == ["mine"], "status --json: profiles", repr(j))
+    d.rewrite_config(CONFIG)
+    p = ctl.run("reload")
+    pr = bc.get_all(NAME, PATH, IFACE)
+    t.ok(p.returncode == EXIT_OK and pr["Profiles"] == [], "without the key: Profiles empty", repr(pr["Profiles"]))
 
 
 def check_reload_warnings(t, stack):

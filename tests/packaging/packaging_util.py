@@ -181,7 +181,9 @@ def make_fake_root(cpus="0-3", isolated=""):
 
 
 def check_config(lowlatd, config, root):
-    return run([lowlatd, "--check-config", "--config", config, "--root", root])
+    # A [daemon] profile names a shipped profile: the tree's, as they are installed.
+    return run([lowlatd, "--check-config", "--config", config, "--root", root],
+               env={"LOWLATD_PROFILES_DIR": src("conf", "profiles")})
 
 
 # --- Sources --------------------------------------------------------------------------

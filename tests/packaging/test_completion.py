@@ -17,7 +17,7 @@ import subprocess
 import packaging_util as u
 
 BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
-VERBS = {"status", "list", "metrics", "reload", "check", "reapply", "restore", "noise", "top", "measure"}
+VERBS = {"status", "list", "metrics", "reload", "check", "reapply", "restore", "noise", "top", "measure", "profile"}
 CTL_OPTIONS = {"--json", "--state=", "--kind=", "--no-legend", "--config=", "--root=", "--output=", "--interval=",
                "--iterations=", "--duration=", "--cpus=", "--tool=", "--help", "--version"}
 LOWLATD_OPTIONS = {"--config=", "--root=", "--observe", "--check-config", "--once", "--changed", "--json",
@@ -94,6 +94,9 @@ def check_round(t, ctl_function, lowlatd_function, prelude, label):
     u.write(os.path.join(tmp, "lowlatd.conf"), "[daemon]\n")
     u.write(os.path.join(tmp, "other.txt"), "")
     os.mkdir(os.path.join(tmp, "rootdir"))
+    os.mkdir(os.path.join(tmp, "profiles"))
+    u.write(os.path.join(tmp, "profiles", "mine.conf"), "[pm]\n")
+    u.write(os.path.join(tmp, "profiles", "other.conf"), "[pm]\n")
     cases = {
         "verbs": (ctl, ""),
         "verbs after an option": (ctl, "--json", ""),
@@ -107,6 +110,9 @@ def check_round(t, ctl_function, lowlatd_function, prelude, label):
         "a comma list of kinds": (ctl, "list", "--kind", "sysctl,gov"),
         "states (--state=dr)": (ctl, "list", "--state", "=", "dr"),
         "tools": (ctl, "measure", "--tool", ""),
+        "profile's words": (ctl, "profile", ""),
+        "profile names after show": (ctl, "--config", os.path.join(tmp, "lowlatd.conf"), "profile", "show", "m"),
+        "profile names, --config=": (ctl, "--config", "=", os.path.join(tmp, "lowlatd.conf"), "profile", "show", ""),
         "files for --config": (ctl, "check", "--config", os.path.join(tmp, "low")),
         "lowlatd options": (lowlatd, "--"),
         "lowlatd options by prefix": (lowlatd, "--ch"),
@@ -137,6 +143,9 @@ def check_round(t, ctl_function, lowlatd_function, prelude, label):
         "a comma list of kinds": g("a comma list of kinds") == ["sysctl,governor"],
         "states (--state=dr)": g("states (--state=dr)") == ["drifted"],
         "tools": set(g("tools")) == {"timerlat", "cyclictest", "oslat"},
+        "profile's words": set(g("profile's words")) == {"list", "show"},
+        "profile names after show": g("profile names after show") == ["mine"],
+        "profile names, --config=": {"mine", "other"} <= set(g("profile names, --config=")),
         "files for --config": g("files for --config") == [os.path.join(tmp, "lowlatd.conf")],
         "lowlatd options": LOWLATD_OPTIONS <= lowlatd_options and set(g("lowlatd options")) == lowlatd_options,
         "lowlatd options by prefix": set(g("lowlatd options by prefix")) == {"--check-config", "--changed"},

@@ -10,6 +10,34 @@
 #include "tap.h"
 #include "basic/util.h"
 
+/* Lines that are not exactly KIND<TAB>OBJECT<TAB>VALUE are skipped, never guessed at. */
+static void test_strict_lines(const char *dir) {
+        _cleanup_free_ char *boot = faketree_read_file("/proc/sys/kernel/random/boot_id"), *strict = NULL;
+        char *nl = boot ? strchr(boot, '\n') : NULL;
+        Originals *o = NULL;
+
+        if (nl)
+                *nl = '\0';
+        strict = strdup_printf("boot_id %s\nroot /fake/root\n"
+                               "\tsysctl\tvm.a\t1\n"         /* a leading tab: an empty kind */
+                               "sysctl\t\tvm.b\t1\n"         /* an empty object */
+                               "sysctl\tvm.c\t1\t2\n"        /* a tab in the value */
+                               "sysctl\tvm.d\n"              /* two fields */
+                               "bogus\tvm.e\t1\n"            /* an unknown kind */
+                               "sysctl\tvm.f\t\n"            /* an empty value: kept */
+                               "sysctl\tvm.g\t7\n"
+                               "sysctl\tvm.g\t8\n",          /* named again: the first stays */
+                               boot ?: "?");
+        if (strict)
+                faketree_write(dir, "originals", strict);
+        CHECK(strict && originals_open(dir, "/fake/root", &o) == 0,
+              "open a file with malformed lines");
+        CHECK(o && o->n == 2 && streq_ptr(originals_get(o, SETTING_SYSCTL, "vm.f"), "") &&
+                      streq_ptr(originals_get(o, SETTING_SYSCTL, "vm.g"), "7"),
+              "only the well-formed lines are entries");
+        originals_free(o);
+}
+
 int main(void) {
         char dir[40];
         _cleanup_free_ char *file = NULL, *text = NULL;
@@ -64,31 +92,7 @@ int main(void) {
               "the rename is on disk: a restarted daemon has the entry under the new name only");
         originals_free(o);
 
-        /* Lines that are not exactly KIND<TAB>OBJECT<TAB>VALUE are skipped, never guessed at. */
-        {
-                _cleanup_free_ char *boot = faketree_read_file("/proc/sys/kernel/random/boot_id"), *strict = NULL;
-                char *nl = boot ? strchr(boot, '\n') : NULL;
-                if (nl)
-                        *nl = '\0';
-                strict = strdup_printf("boot_id %s\nroot /fake/root\n"
-                                       "\tsysctl\tvm.a\t1\n"         /* a leading tab: an empty kind */
-                                       "sysctl\t\tvm.b\t1\n"         /* an empty object */
-                                       "sysctl\tvm.c\t1\t2\n"        /* a tab in the value */
-                                       "sysctl\tvm.d\n"              /* two fields */
-                                       "bogus\tvm.e\t1\n"            /* an unknown kind */
-                                       "sysctl\tvm.f\t\n"            /* an empty value: kept */
-                                       "sysctl\tvm.g\t7\n"
-                                       "sysctl\tvm.g\t8\n",          /* named again: the first stays */
-                                       boot ?: "?");
-                if (strict)
-                        faketree_write(dir, "originals", strict);
-                CHECK(strict && originals_open(dir, "/fake/root", &o) == 0,
-                      "open a file with malformed lines");
-                CHECK(o && o->n == 2 && streq_ptr(originals_get(o, SETTING_SYSCTL, "vm.f"), "") &&
-                              streq_ptr(originals_get(o, SETTING_SYSCTL, "vm.g"), "7"),
-                      "only the well-formed lines are entries");
-                originals_free(o);
-        }
+        test_strict_lines(dir);
 
         CHECK(originals_open(dir, "/another/root", &o) == 0, "open for another --root");
         CHECK(o->n == 0, "entries recorded for another root are not originals here");
