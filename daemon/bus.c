@@ -541,17 +541,30 @@ static int bus_watch_name_in(Bus *b, char *path) {
  * the bus is simply absent, and a restarted bus is found at once. The socket's directory
  * is watched; while it does not exist, its parent, for the directory to come back. */
 static bool bus_watch_socket(Bus *b) {
-        _cleanup_free_ char *path = NULL;
-        int r;
+        int r = -ENOENT;
 
         if (b->socket_watch)
                 return true;
-        path = bus_address_socket_path(bus_system_address());
-        if (!path)
-                return false;
-        r = bus_watch_name_in(b, path); /* path is now the directory */
-        if (r == -ENOENT)
-                r = bus_watch_name_in(b, path);
+        /* A directory made between the look at it and the watch on its parent would never
+         * be seen: look again once the parent is watched, and watch the directory itself
+         * if it is there by then (it may come and go again: a few rounds at most). */
+        for (unsigned round = 0; round < 3; round++) {
+                _cleanup_free_ char *path = bus_address_socket_path(bus_system_address()), *dir = NULL;
+
+                if (!path)
+                        return false;
+                r = bus_watch_name_in(b, path); /* path is now the directory */
+                if (r != -ENOENT)
+                        break;
+                dir = strdup(path);
+                if (!dir)
+                        return false;
+                r = bus_watch_name_in(b, path); /* the parent, for the directory's name */
+                if (r < 0 || access(dir, F_OK) < 0)
+                        break;
+                b->socket_watch = sd_event_source_disable_unref(b->socket_watch);
+                r = -ENOENT;
+        }
         return r >= 0;
 }
 
