@@ -276,6 +276,9 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args);
 /* lowlatctl profile [list | show NAME] (profile-verb.c): the profiles beside config_path
  * and the shipped ones. The exit status. */
 int verb_profile_run(const char *config_path, char *const *words, size_t n_words, bool json, bool legend);
+/* lowlatctl cat-config: the configuration at config_path as lowlatd would read it, merged,
+ * each value with its FILE:LINE (config_print_merged()). The exit status. */
+int verb_cat_config_run(const char *config_path);
 
 /* The LastMeasurement property. Strings point into reply. */
 typedef struct MeasuredCPURow {

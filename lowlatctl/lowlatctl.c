@@ -226,6 +226,10 @@ static int verb_profile(sd_bus *bus, const Arguments *args) {
                                 args->legend);
 }
 
+static int verb_cat_config(sd_bus *bus, const Arguments *args) {
+        return verb_cat_config_run(args->config ?: LOWLATD_CONFIG_PATH);
+}
+
 static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
         MeasureArguments measure = args->measure;
 
@@ -247,6 +251,7 @@ static const Verb verbs[] = {
         { "top", 0, VERB_NEEDS_BUS, OPTION_TOP, verb_top_dispatch },
         { "measure", 0, 0, OPTION_JSON | OPTION_MEASURE, verb_measure_dispatch },
         { "profile", 2, VERB_NO_BUS, OPTION_JSON | OPTION_NO_LEGEND | OPTION_CONFIG, verb_profile },
+        { "cat-config", 0, VERB_NO_BUS, OPTION_CONFIG, verb_cat_config },
 };
 
 /* ---- Command line ------------------------------------------------------------- */
@@ -268,14 +273,15 @@ static void help(void) {
                "  measure           Wake-up latency of the isolated CPUs (rtla timerlat, cyclictest or oslat)\n"
                "                    (with the noise counted meanwhile; lowlatd keeps the result)\n"
                "  profile [list]    The profiles a configuration can name ([daemon] profile = NAME)\n"
-               "  profile show NAME The file of one, as lowlatd would read it\n\n"
+               "  profile show NAME The file of one, as lowlatd would read it\n"
+               "  cat-config        The configuration in force, merged, each value with its FILE:LINE\n\n"
                "Options:\n"
                "     --json         JSON output (status, list, check, noise, measure)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
                "     --kind=KIND    list: only settings of KIND (comma-separated; help lists them)\n"
                "     --no-legend    list, noise: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run);\n"
-               "                    profile: the profiles beside FILE (default /etc/lowlatd/lowlatd.conf)\n"
+               "                    profile, cat-config: FILE (default /etc/lowlatd/lowlatd.conf)\n"
                "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
@@ -302,7 +308,7 @@ static const struct {
         { OPTION_TOP, "--interval and --iterations apply to top only" },
         { OPTION_MEASURE, "--duration, --cpus and --tool apply to measure only" },
         { OPTION_OUTPUT, "--output applies to metrics only" },
-        { OPTION_CONFIG, "--config applies to check and profile only, and --root to check --config" },
+        { OPTION_CONFIG, "--config applies to check, profile and cat-config only, and --root to check --config" },
 };
 
 enum {

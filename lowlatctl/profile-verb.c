@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "config/config.h"
 #include "config/profiles.h"
 #include "basic/array.h"
 #include "basic/cells.h"
@@ -173,6 +174,30 @@ static int profile_show(const char *config_path, const char *name) {
         fputs(text, stdout);
         if (*text && text[strlen(text) - 1] != '\n')
                 fputc('\n', stdout);
+        return finish_output(EXIT_OK);
+}
+
+int verb_cat_config_run(const char *config_path) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = NULL;
+        int r;
+
+        r = config_load(config_path, &c, &errors);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                for (size_t i = 0; i < errors.n; i++) {
+                        fputs("lowlatctl: ", stderr);
+                        print_escaped(stderr, errors.items[i]);
+                        fputc('\n', stderr);
+                }
+                if (errors.n == 0)
+                        fprintf(stderr, "lowlatctl: %s: %s\n", config_path, strerror(-r));
+                fprintf(stderr, "lowlatctl: %s: the configuration is not valid, so nothing is in force from it\n",
+                        config_path);
+                return EXIT_REFUSED;
+        }
+        config_print_merged(stdout, c);
         return finish_output(EXIT_OK);
 }
 

@@ -60,6 +60,12 @@ Config *config_free(Config *c) {
                 free(c->files[i]);
         free(c->files);
         error_list_done(&c->warnings);
+        for (size_t i = 0; i < c->n_trace; i++) {
+                free(c->trace[i].argument);
+                free(c->trace[i].key);
+                free(c->trace[i].value);
+        }
+        free(c->trace);
         for (size_t i = 0; i < c->n_profiles; i++)
                 free(c->profiles[i]);
         free(c->profiles);

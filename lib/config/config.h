@@ -200,6 +200,18 @@ DECLARE_STRING_TABLE_LOOKUP(irqbalance_mode, IrqbalanceMode);
 #define NOISE_ALERT_INTERVAL_DEFAULT_USEC (10 * 60 * USEC_PER_SEC)
 #define CONFIG_LINE_MAX 1024 /* characters a line may hold, its "\n" not counted */
 
+/* One KEY = VALUE line that took (its value accepted), as written: what lowlatctl
+ * cat-config prints (merged.c). A later line of the same key in the same section
+ * replaces it, unless the key repeats (pin). */
+typedef struct ConfigTraceEntry {
+        const char *section;  /* the section's name (static) */
+        char *argument;       /* [nic "ARG"]'s ARG as written, or NULL */
+        char *key;
+        char *value;
+        bool repeats;
+        ConfigSource source;
+} ConfigTraceEntry;
+
 typedef struct Config {
         char **files; /* every file read: the profiles', the main file, its drop-ins */
         size_t n_files, allocated_files;
@@ -208,6 +220,8 @@ typedef struct Config {
         /* "FILE:LINE: warning: reason": what is valid but will hurt (warnings.c). A
          * configuration with warnings is applied; --check-config --strict refuses it. */
         ErrorList warnings;
+        ConfigTraceEntry *trace; /* every line that took, in the order read */
+        size_t n_trace, allocated_trace;
 
         /* [daemon] profile (profiles.h): read before the main file, a later one winning. */
         char **profiles;
@@ -306,6 +320,11 @@ int config_parse_string(Config *c, const char *name, const char *text, ErrorList
 
 /* Checks across keys (overlapping sets, ...). Call after all files are parsed. */
 void config_validate(const Config *c, ErrorList *errors);
+
+/* merged.c: the configuration in force as one file, each value with the FILE:LINE it came
+ * from (lowlatctl cat-config): the files read, then every section in the order first
+ * read, with the lines that took and were not replaced later. */
+void config_print_merged(FILE *f, const Config *c);
 
 /* Loads path and then path.d/\*.conf in lexical order, and validates. Returns 0 with
  * *ret set, or -EINVAL with every problem in errors (nothing in *ret). */

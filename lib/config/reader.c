@@ -190,18 +190,46 @@ static void note_row_set(ConfigParse *p, const ConfigKey *row) {
         p->seen[p->n_seen++] = (struct ConfigSeen) { p->object, row, p->line };
 }
 
+/* The line as it took, for lowlatctl cat-config (merged.c). */
+static void trace_line(ConfigParse *p, const char *key, const char *value, bool repeats) {
+        Config *c = p->config;
+        ConfigTraceEntry e = {
+                .section = p->section->name,
+                .argument = p->argument ? strdup(p->argument) : NULL,
+                .key = strdup(key),
+                .value = strdup(value),
+                .repeats = repeats,
+                .source = config_here(p),
+        };
+
+        if ((p->argument && !e.argument) || !e.key || !e.value ||
+            array_grow(&c->trace, &c->allocated_trace, c->n_trace + 1) < 0) {
+                free(e.argument);
+                free(e.key);
+                free(e.value);
+                p->oom = -ENOMEM;
+                return;
+        }
+        c->trace[c->n_trace++] = e;
+}
+
 void config_assign(ConfigParse *p, const char *key, const char *value) {
         const ConfigKey *row = config_key_find(p->section, key);
+        int r;
 
         if (row) {
                 if (!row->repeats)
                         note_row_set(p, row);
                 if (row->source > 0)
                         *(ConfigSource *) ((char *) p->object + row->source - 1) = config_here(p);
-                (void) row->parse(p, row, value, p->object);
+                if (row->parse(p, row, value, p->object) >= 0)
+                        trace_line(p, key, value, row->repeats);
                 return;
         }
-        if (p->section->assign && p->section->assign(p, key, value, p->object) != -ENOENT)
+        r = p->section->assign ? p->section->assign(p, key, value, p->object) : -ENOENT;
+        if (r >= 0)
+                trace_line(p, key, value, false);
+        if (r != -ENOENT)
                 return;
         if (p->argument)
                 config_error(p, "unknown key '%s' in section [%s \"%s\"]", key, p->section->name, p->argument);

@@ -104,6 +104,21 @@ def check_override(t, host):
          "the main file's net.core.busy_poll wins; the profile's busy_read stays",
          r.stdout[:2000] + r.stderr)
 
+    # lowlatctl cat-config: what is in force, each line with where it was read.
+    p = ctl("cat-config", "--config", path)
+    shipped = os.path.join(SHIPPED, "network-latency.conf")
+    lines = p.stdout.splitlines()
+    t.ok(p.returncode == 0 and "#   %s (profile network-latency)" % shipped in lines and "#   %s" % path in lines and
+         "net.core.busy_poll = 0  # %s:4" % path in lines and "profile = network-latency  # %s:2" % path in lines and
+         any(l.startswith("net.core.busy_read = 50  # %s:" % shipped) for l in lines) and
+         not any(l.startswith("net.core.busy_poll = 50") for l in lines),
+         "lowlatctl cat-config: the files read, the main file's busy_poll and not the profile's, each with "
+         "FILE:LINE", p.stdout + p.stderr)
+    bad = h.write_config(host, "[daemon]\nprofile = network-latency\nmode = sideways\n", "bad.conf")
+    p = ctl("cat-config", "--config", bad)
+    t.ok(p.returncode == 1 and p.stdout == "" and ("%s:3:" % bad) in p.stderr,
+         "lowlatctl cat-config of an invalid configuration: exit 1, FILE:LINE of the error", p.stdout + p.stderr)
+
     # A local profile of the same name replaces the shipped one.
     local = os.path.join(host.tmp, "etc", "profiles")
     os.makedirs(local, exist_ok=True)

@@ -170,6 +170,53 @@ static void test_errors(void) {
         }
 }
 
+/* config_print_merged(): the lines in force under their sections, each with FILE:LINE. */
+static void test_merged(void) {
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *text = NULL, *want = NULL, *base = NULL, *dropin = NULL;
+        size_t size = 0;
+        FILE *f;
+        Tree t;
+
+        tree_start(&t, "[daemon]\nprofile = base\nscan_interval = 30s\n[irq]\npin = b 1\n[sysctl]\nvm.swappiness = 5\n");
+        faketree_write(t.dir, "shipped/base.conf",
+                       "[daemon]\nmode = observe\nscan_interval = 2s\n[irq]\npin = a 0\n[nic \"eth*\"]\nrx_usecs = 10\n");
+        faketree_mkdir(t.dir, "etc/lowlatd.conf.d");
+        faketree_write(t.dir, "etc/lowlatd.conf.d/50-nic.conf", "[nic \"eth*\"]\nrx_usecs = 20\n");
+        base = strdup_printf("%s/base.conf", t.shipped);
+        dropin = strdup_printf("%s/etc/lowlatd.conf.d/50-nic.conf", t.dir);
+        c = load(&t, &errors);
+        if (!CHECK(c && base && dropin, "a profile, a main file and a drop-in load"))
+                print_errors(&errors);
+        f = open_memstream(&text, &size);
+        if (c && f)
+                config_print_merged(f, c);
+        if (f)
+                fclose(f);
+        want = strdup_printf("# The configuration in force, each value with the file and line it came from.\n"
+                             "# Files read, in order:\n"
+                             "#   %1$s (profile base)\n"
+                             "#   %2$s\n"
+                             "#   %3$s\n"
+                             "\n[daemon]\n"
+                             "mode = observe  # %1$s:2\n"
+                             "profile = base  # %2$s:2\n"
+                             "scan_interval = 30s  # %2$s:3\n"
+                             "\n[irq]\n"
+                             "pin = a 0  # %1$s:5\n"
+                             "pin = b 1  # %2$s:5\n"
+                             "\n[nic \"eth*\"]\n"
+                             "rx_usecs = 20  # %3$s:2\n"
+                             "\n[sysctl]\n"
+                             "vm.swappiness = 5  # %2$s:7\n",
+                             base ?: "?", t.main_path, dropin ?: "?");
+        if (!CHECK(text && want && streq(text, want),
+                   "merged: sections in the order first read, the lines not replaced, pins all, FILE:LINE each"))
+                printf("# got:\n%s# want:\n%s", text ?: "(none)", want ?: "(none)");
+        tree_done(&t);
+}
+
 static void test_names(void) {
         CHECK(config_profile_name_is_valid("network-latency") && config_profile_name_is_valid("rt_2.1"),
               "letters, digits, '-', '_' and '.'");
@@ -184,6 +231,7 @@ int main(void) {
         test_user_overrides_shipped();
         test_none_in_dropin();
         test_errors();
+        test_merged();
         test_names();
         return tap_finish();
 }
