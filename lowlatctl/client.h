@@ -276,6 +276,21 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args);
 /* lowlatctl profile [list | show NAME] (profile-verb.c): the profiles beside config_path
  * and the shipped ones. The exit status. */
 int verb_profile_run(const char *config_path, char *const *words, size_t n_words, bool json, bool legend);
+/* lowlatctl suggest (suggest.c): a configuration drawn from the topology of the host under
+ * root, printed (or as JSON), and with write, put in config_path's drop-in directory and
+ * checked. The exit status. */
+typedef struct SuggestArguments {
+        const char *root;        /* NULL: "/" */
+        const char *config_path; /* --write: beside this file */
+        const char **nics;
+        size_t n_nics;
+        size_t cores; /* 0: half of what the chosen nodes can give, or what the boot isolated */
+        const char *profile;
+        bool json;
+        bool write;
+} SuggestArguments;
+int verb_suggest_run(const SuggestArguments *args);
+
 /* lowlatctl cat-config: the configuration at config_path as lowlatd would read it, merged,
  * each value with its FILE:LINE (config_print_merged()). The exit status. */
 int verb_cat_config_run(const char *config_path);

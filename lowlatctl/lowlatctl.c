@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 
 #include "build-config.h"
+#include "config/profiles.h"
 #include "noise-view.h"
 #include "client.h"
 #include "basic/cells.h"
@@ -23,6 +24,7 @@ typedef enum VerbOption {
         OPTION_MEASURE = 1 << 4, /* --duration, --cpus, --tool */
         OPTION_OUTPUT = 1 << 5,
         OPTION_CONFIG = 1 << 6, /* --root goes with it */
+        OPTION_SUGGEST = 1 << 7, /* --nic, --cores, --profile, --write */
 } VerbOption;
 
 typedef enum VerbFlags {
@@ -55,6 +57,7 @@ struct Arguments {
         MeasureArguments measure;
         char *const *words; /* after the verb's name, at most its max_args */
         size_t n_words;
+        SuggestArguments suggest;
 };
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -226,6 +229,15 @@ static int verb_profile(sd_bus *bus, const Arguments *args) {
                                 args->legend);
 }
 
+static int verb_suggest(sd_bus *bus, const Arguments *args) {
+        SuggestArguments suggest = args->suggest;
+
+        suggest.root = args->root;
+        suggest.config_path = args->config ?: LOWLATD_CONFIG_PATH;
+        suggest.json = args->json;
+        return verb_suggest_run(&suggest);
+}
+
 static int verb_cat_config(sd_bus *bus, const Arguments *args) {
         return verb_cat_config_run(args->config ?: LOWLATD_CONFIG_PATH);
 }
@@ -252,6 +264,7 @@ static const Verb verbs[] = {
         { "measure", 0, 0, OPTION_JSON | OPTION_MEASURE, verb_measure_dispatch },
         { "profile", 2, VERB_NO_BUS, OPTION_JSON | OPTION_NO_LEGEND | OPTION_CONFIG, verb_profile },
         { "cat-config", 0, VERB_NO_BUS, OPTION_CONFIG, verb_cat_config },
+        { "suggest", 0, VERB_NO_BUS, OPTION_JSON | OPTION_CONFIG | OPTION_SUGGEST, verb_suggest },
 };
 
 /* ---- Command line ------------------------------------------------------------- */
@@ -274,7 +287,9 @@ static void help(void) {
                "                    (with the noise counted meanwhile; lowlatd keeps the result)\n"
                "  profile [list]    The profiles a configuration can name ([daemon] profile = NAME)\n"
                "  profile show NAME The file of one, as lowlatd would read it\n"
-               "  cat-config        The configuration in force, merged, each value with its FILE:LINE\n\n"
+               "  cat-config        The configuration in force, merged, each value with its FILE:LINE\n"
+               "  suggest           A configuration drawn from this host's topology: whole cores on the\n"
+               "                    NICs' NUMA node, the boot line they need (--write: as a drop-in)\n\n"
                "Options:\n"
                "     --json         JSON output (status, list, check, noise, measure)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
@@ -282,7 +297,12 @@ static void help(void) {
                "     --no-legend    list, noise: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run);\n"
                "                    profile, cat-config: FILE (default /etc/lowlatd/lowlatd.conf)\n"
-               "     --root=DIR     check --config: the host's /proc and /sys under DIR\n"
+               "     --root=DIR     check --config, suggest: the host's /proc and /sys under DIR\n"
+               "     --nic=IF       suggest: isolate on IF's NUMA node, its IRQs on that node's\n"
+               "                    housekeeping CPUs (may be given more than once)\n"
+               "     --cores=N      suggest: isolate N whole cores (default: half of what may be)\n"
+               "     --profile=NAME suggest: start the configuration from profile NAME\n"
+               "     --write        suggest: write it to CONFIG.d/50-lowlatctl-suggest.conf and check it\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
                "     --iterations=N top: stop after N refreshes (for scripts)\n"
@@ -302,13 +322,15 @@ static const struct {
         VerbOption option;
         const char *refusal;
 } option_scopes[] = {
-        { OPTION_JSON, "--json applies to status, list, check, noise, measure and profile only" },
+        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile and suggest only" },
         { OPTION_STATE, "--state and --kind apply to list only" },
         { OPTION_NO_LEGEND, "--no-legend applies to list, noise and profile only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },
         { OPTION_MEASURE, "--duration, --cpus and --tool apply to measure only" },
         { OPTION_OUTPUT, "--output applies to metrics only" },
-        { OPTION_CONFIG, "--config applies to check, profile and cat-config only, and --root to check --config" },
+        { OPTION_SUGGEST, "--nic, --cores, --profile and --write apply to suggest only" },
+        { OPTION_CONFIG, "--config applies to check, profile, cat-config and suggest only, and --root to check "
+                         "--config and suggest" },
 };
 
 enum {
@@ -323,8 +345,53 @@ enum {
         ARG_ITERATIONS,
         ARG_DURATION,
         ARG_CPUS,
+        ARG_NIC,
+        ARG_CORES,
+        ARG_PROFILE,
+        ARG_WRITE,
         ARG_TOOL,
 };
+
+/* suggest's options (parse_option()'s). */
+static int parse_suggest_option(int c, const char *value, Arguments *args) {
+        switch (c) {
+        case ARG_NIC: {
+                const char **nics = reallocarray((void *) args->suggest.nics, args->suggest.n_nics + 1, sizeof(char *));
+                if (!nics)
+                        return -ENOMEM;
+                nics[args->suggest.n_nics++] = value;
+                args->suggest.nics = nics;
+                args->options_given |= OPTION_SUGGEST;
+                return 1;
+        }
+        case ARG_CORES: {
+                char *end;
+                unsigned long n = strtoul(value, &end, 10);
+                if (!*value || *end || n == 0 || n > 4096 || value[0] == '-') {
+                        fprintf(stderr, "lowlatctl: --cores: '%s' is not a number of cores (1 or more)\n", value);
+                        return -EINVAL;
+                }
+                args->suggest.cores = n;
+                args->options_given |= OPTION_SUGGEST;
+                return 1;
+        }
+        case ARG_PROFILE:
+                if (!config_profile_name_is_valid(value)) {
+                        fprintf(stderr, "lowlatctl: --profile: '%s' is not a profile name\n", value);
+                        return -EINVAL;
+                }
+                args->suggest.profile = value;
+                args->options_given |= OPTION_SUGGEST;
+                return 1;
+        case ARG_WRITE:
+                args->suggest.write = true;
+                args->options_given |= OPTION_SUGGEST;
+                return 1;
+        default: /* getopt_long() said which option */
+                fprintf(stderr, "lowlatctl: see --help\n");
+                return -EINVAL;
+        }
+}
 
 /* One option of getopt_long()'s: 1 to go on, 0 to exit successfully (--help, --version),
  * -EINVAL after printing why. */
@@ -398,9 +465,8 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 args->measure.tool = value;
                 args->options_given |= OPTION_MEASURE;
                 return 1;
-        default: /* getopt_long() said which option */
-                fprintf(stderr, "lowlatctl: see --help\n");
-                return -EINVAL;
+        default:
+                return parse_suggest_option(c, value, args);
         }
 }
 
@@ -420,6 +486,10 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "iterations", required_argument, NULL, ARG_ITERATIONS },
                 { "duration", required_argument, NULL, ARG_DURATION },
                 { "cpus", required_argument, NULL, ARG_CPUS },
+                { "nic", required_argument, NULL, ARG_NIC },
+                { "cores", required_argument, NULL, ARG_CORES },
+                { "profile", required_argument, NULL, ARG_PROFILE },
+                { "write", no_argument, NULL, ARG_WRITE },
                 { "tool", required_argument, NULL, ARG_TOOL },
                 {},
         };
@@ -458,17 +528,22 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                         fprintf(stderr, "lowlatctl: %s\n", option_scopes[i].refusal);
                         return -EINVAL;
                 }
-        if (args->root && (!args->config || args->verb->dispatch != verb_check)) {
+        if (args->root && args->verb->dispatch != verb_suggest &&
+            (!args->config || args->verb->dispatch != verb_check)) {
                 fprintf(stderr, "lowlatctl: %s\n", option_scopes[ELEMENTSOF(option_scopes) - 1].refusal);
                 return -EINVAL;
         }
         return 1;
 }
 
+static void arguments_done(Arguments *args) {
+        free((void *) args->suggest.nics);
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *why = NULL;
-        Arguments args;
+        _cleanup_(arguments_done) Arguments args = {};
         int r;
 
         r = parse_arguments(argc, argv, &args);
