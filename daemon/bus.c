@@ -110,20 +110,25 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_append(reply, "s", text);
 }
 
-static int property_get_config_files(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = ((Bus *) userdata)->manager;
-        const Config *c = m->posture->config;
+/* An "as" of n strings, each made valid UTF-8 (a file name, a path in a warning: any bytes). */
+static int append_strings(sd_bus_message *reply, char *const *items, size_t n) {
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && i < c->n_files; i++) {
-                _cleanup_free_ char *file = utf8_escape(c->files[i]); /* a drop-in's name is any bytes */
-                r = file ? sd_bus_message_append(reply, "s", file) : -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                _cleanup_free_ char *text = utf8_escape(items[i]);
+                r = text ? sd_bus_message_append(reply, "s", text) : -ENOMEM;
         }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
+}
+
+static int property_get_config_files(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+
+        return append_strings(reply, m->posture->config->files, m->posture->config->n_files);
 }
 
 /* Every feature this build has: the interface is the build's, whatever the config. */
@@ -145,32 +150,17 @@ static int property_get_config_warnings(sd_bus *bus, const char *path, const cha
                                         const char *property, sd_bus_message *reply, void *userdata,
                                         sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
-        const ErrorList *w = m->posture ? &m->posture->config->warnings : NULL;
-        int r;
+        const ErrorList *w = &m->posture->config->warnings;
 
-        r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && w && i < w->n; i++) {
-                _cleanup_free_ char *text = utf8_escape(w->items[i]);
-                r = text ? sd_bus_message_append(reply, "s", text) : -ENOMEM;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(reply);
+        return append_strings(reply, w->items, w->n);
 }
 
 /* Profiles: the [daemon] profile names of the configuration in effect, in the order read. */
 static int property_get_profiles(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
-        const Config *c = m->posture ? m->posture->config : NULL;
-        int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && c && i < c->n_profiles; i++)
-                r = sd_bus_message_append(reply, "s", c->profiles[i]); /* [A-Za-z0-9_.-] only */
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(reply);
+        return append_strings(reply, m->posture->config->profiles, m->posture->config->n_profiles);
 }
 
 /* LastReloadErrors: LastReloadError's lines, one error each. */

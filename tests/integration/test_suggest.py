@@ -24,18 +24,6 @@ SOURCE = os.environ.get("LOWLATD_SOURCE_ROOT", os.path.join(os.path.dirname(__fi
 ENV = {"LOWLATD_PROFILES_DIR": os.path.join(SOURCE, "conf", "profiles")}
 
 
-def cpulist(cpus):
-    cpus = sorted(cpus)
-    out, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
-        i = j + 1
-    return ",".join(out)
-
-
 def write(root, rel, text):
     path = os.path.join(root, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -57,17 +45,17 @@ def topology(tmp, name, packages, cores, smt, nodes_per_package=1, isolated=(), 
         siblings = [core + k * n_cores for k in range(smt)]
         for cpu in siblings:
             d = "sys/devices/system/cpu/cpu%d/topology/" % cpu
-            write(root, d + "thread_siblings_list", cpulist(siblings) + "\n")
+            write(root, d + "thread_siblings_list", h.format_cpulist(siblings) + "\n")
             write(root, d + "physical_package_id", "%d\n" % package)
             write(root, d + "core_id", "%d\n" % (core % cores))
             node_cpus.setdefault(node, []).append(cpu)
     for f in ("online", "possible", "present"):
         write(root, "sys/devices/system/cpu/" + f, "0-%d\n" % (n - 1))
-    write(root, "sys/devices/system/cpu/isolated", cpulist(isolated) + "\n")
+    write(root, "sys/devices/system/cpu/isolated", h.format_cpulist(isolated) + "\n")
     write(root, "sys/devices/system/cpu/nohz_full", "(null)\n")
-    write(root, "sys/devices/system/node/online", cpulist(node_cpus) + "\n")
+    write(root, "sys/devices/system/node/online", h.format_cpulist(node_cpus) + "\n")
     for node, cpus in node_cpus.items():
-        write(root, "sys/devices/system/node/node%d/cpulist" % node, cpulist(cpus) + "\n")
+        write(root, "sys/devices/system/node/node%d/cpulist" % node, h.format_cpulist(cpus) + "\n")
     for nic, node in (nics or {}).items():
         write(root, "sys/class/net/%s/device/numa_node" % nic, "%d\n" % node)
     return root
