@@ -137,6 +137,8 @@
  *                                                 /proc/meminfo)
  * audit.limit                 info                more processes than AUDIT_PROCESSES_MAX (lowest
  *                                                 pids are examined)
+ * config.profiles             info                the configuration takes in profiles ([daemon]
+ *                                                 profile): which, from which files
  *
  * Steal time is read once: the share since boot, not a rate. Threads of configured
  * applications are examined one by one; other tasks by their thread group leader. Kernel
@@ -152,6 +154,30 @@
 #include "basic/util.h"
 
 /* --- the run --- */
+
+/* The profiles in force: said, so that a report read later tells where the posture came
+ * from (lowlatctl cat-config shows each value's file and line). */
+static void audit_report_profiles(Audit *a) {
+        _cleanup_free_ char *list = NULL;
+        const Config *c = a->config;
+
+        if (c->n_profiles == 0)
+                return;
+        for (size_t i = 0; i < c->n_profiles; i++) {
+                const char *file = i < c->n_profile_files ? c->files[i] : NULL;
+                char *more = strdup_printf("%s%s%s%s%s", list ?: "", list ? ", " : "", c->profiles[i],
+                                           file ? " from " : "", file ?: "");
+                if (!more)
+                        return;
+                free(list);
+                list = more;
+        }
+        finding_add(a, SEVERITY_INFO, "config.profiles", "profiles",
+                    "The configuration takes in %zu profile%s, read before its own files: %s. Every key of the "
+                    "main file and its drop-ins overrides theirs; lowlatctl cat-config shows where each value "
+                    "comes from.",
+                    c->n_profiles, c->n_profiles == 1 ? "" : "s", list);
+}
 
 int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingList *ret) {
         return audit_run_with_limits(h, p, t, NULL, ret);
@@ -176,6 +202,7 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_load_kernel_facts(&a);
         audit_scan_processes(&a);
 
+        audit_report_profiles(&a);
         audit_check_boot(&a);
         audit_check_boot_timers(&a);
         audit_check_kernel(&a);

@@ -299,6 +299,7 @@ static const struct {
         { "sysctl.conflict", AUDIT_TEST_IRQ_SYSCTL },
         { "sysctl.cc-unavailable", AUDIT_TEST_IRQ_SYSCTL },
         { "audit.limit", AUDIT_TEST_RUN },
+        { "config.profiles", AUDIT_TEST_RUN },
         { "boot.skew_tick", AUDIT_TEST_BOOT_KERNEL },
         { "boot.nosoftlockup", AUDIT_TEST_BOOT_KERNEL },
         { "boot.tsc", AUDIT_TEST_BOOT_KERNEL },

@@ -107,8 +107,28 @@ static void test_process_limit(void) {
         fixture_done(&f);
 }
 
+/* The profiles in force: one info finding naming them (the fixture parses the text alone,
+ * so no profile file is read: the names only). */
+static void test_profiles(void) {
+        char config[1024];
+        Fixture f;
+
+        fixture_init(&f);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "config.profiles"), "no profile: nothing to say");
+        snprintf(config, sizeof(config), "%s[daemon]\nprofile = network-latency mine\n", healthy_config);
+        if (fixture_run(&f, config)) {
+                CHECK(fires(&f, "config.profiles", "profiles", SEVERITY_INFO), "two profiles: config.profiles, info");
+                CHECK(message_has(&f, "config.profiles", "takes in 2 profiles, read before its own files: "
+                                                           "network-latency, mine."),
+                      "it names them in order");
+        }
+        fixture_done(&f);
+}
+
 int main(void) {
         test_severity_names();
+        test_profiles();
         test_healthy();
         test_bare_and_garbage_trees();
         test_process_limit();
