@@ -157,8 +157,11 @@ def uevents(t):
     ok = d.poll_until(lambda: host.read(BANK % 2) == "1", h.scaled(3))
     t.ok(ok, "its uevent: the new bank is kept (after %.0f ms)" % ((time.monotonic() - t0) * 1000),
          repr(host.read(BANK % 2)) + "\n" + d.stderr_tail())
+    # The line follows the write it summarises: wait for it as for the file.
+    line = "Devices changed: set 1 settings (sysfs 1)"
+    d.poll_until(lambda: line in "\n".join(d.stderr_lines()[mark:]), h.scaled(3))
     said = "\n".join(d.stderr_lines()[mark:])
-    t.ok("Devices changed: set 1 settings (sysfs 1)" in said, "summarised in one line", said)
+    t.ok(line in said, "summarised in one line", said)
     d.stop()
     t.ok(not d.sanitizer_reports(), "no sanitizer reports", "\n".join(d.sanitizer_reports()))
 
