@@ -23,6 +23,7 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
         [BUS_FEATURE_CONFIG_WARNINGS] = { "config-warnings", { "ConfigWarnings" },
                                           "no word on the warnings of its configuration" },
         [BUS_FEATURE_PROFILES] = { "profiles", { "Profiles" }, "no profiles" },
+        [BUS_FEATURE_DIFF] = { "diff", { "Diff", "ReloadIfUnchanged" }, "no dry run of a reload (diff)" },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(bus_feature, BusFeature, bus_feature_table, .name);

@@ -20,6 +20,7 @@
 #include "bus-names.h"
 #include "bus.h"
 #include "checkjob.h"
+#include "diff.h"
 #include "log/log.h"
 #include "setting/dma.h"
 #include "setting/irq.h"
@@ -395,6 +396,92 @@ static int method_reapply(sd_bus_message *message, void *userdata, sd_bus_error 
         return sd_bus_reply_method_return(message, NULL);
 }
 
+/* Diff()'s answer: host text (IRQ names, sysfs values) escaped as ListSettings escapes it. */
+static int append_diff(sd_bus_message *reply, const Diff *d) {
+        int r = sd_bus_message_append(reply, "tb", d->digest, d->writes);
+
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        for (size_t i = 0; r >= 0 && i < d->n_keys; i++) {
+                _cleanup_free_ char *key = utf8_escape(d->keys[i].key), *was = utf8_escape(d->keys[i].was ?: ""),
+                                    *will = utf8_escape(d->keys[i].will ?: "");
+                if (!key || !was || !will)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(sss)", key, was, will);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ssssssss)");
+        for (size_t i = 0; r >= 0 && i < d->n_rows; i++) {
+                const DiffRow *row = &d->rows[i];
+                _cleanup_free_ char *object = utf8_escape(row->object), *was = utf8_escape(row->was ?: ""),
+                                    *will = utf8_escape(row->will ?: ""), *now = utf8_escape(row->now ?: ""),
+                                    *why = utf8_escape(row->why ?: "");
+                if (!object || !was || !will || !now || !why)
+                        return -ENOMEM;
+                r = sd_bus_message_append(reply, "(ssssssss)", diff_change_to_string(row->change),
+                                          diff_effect_to_string(row->effect), setting_kind_to_string(row->kind), object,
+                                          was, will, now, why);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(reply, d->warnings.items ?: (char *[]) { NULL });
+        return r;
+}
+
+/* Privileged, as Reload: it parses text a caller wrote, and its answer holds the host's
+ * values of whatever [sysfs] paths that text names, root-only files included. */
+static int method_diff(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(diff_done) Diff d = {};
+        _cleanup_free_ char *why = NULL;
+        Manager *m = ((Bus *) userdata)->manager;
+        const char *text, *name;
+        ConfigMainText main;
+        int r;
+
+        r = sd_bus_message_read(message, "ss", &text, &name);
+        if (r < 0)
+                return r;
+        if (strlen(text) > BUS_DIFF_TEXT_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "The configuration text is longer than %u bytes",
+                                         (unsigned) BUS_DIFF_TEXT_MAX);
+        main = (ConfigMainText) { isempty(text) ? NULL : text, isempty(name) ? "(the text given)" : name };
+        r = manager_diff(m, &main, &d, &why);
+        if (r == -EINVAL || r == -ENOENT)
+                return sd_bus_error_set(error, "org.lowlatd1.Error.InvalidConfig", why ?: "invalid configuration");
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Diff failed: %s", why ?: strerror(-r));
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = append_diff(reply, &d);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_reload_if_unchanged(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        uint64_t digest;
+        int r;
+
+        r = sd_bus_message_read(message, "t", &digest);
+        if (r < 0)
+                return r;
+        r = manager_reload_if_unchanged(m, digest);
+        if (r == -ESTALE)
+                return sd_bus_error_set(error, BUS_ERROR_CONFIG_CHANGED,
+                                        m->last_refused_reload ?: "the configuration files changed since the diff");
+        if (r == -EINVAL || r == -ENOENT)
+                return sd_bus_error_set(error, "org.lowlatd1.Error.InvalidConfig",
+                                        m->last_reload_error ?: "invalid configuration");
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Reload failed: %s", m->last_reload_error ?: strerror(-r));
+        return sd_bus_reply_method_return(message, NULL);
+}
+
 #define CHANGES SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
@@ -436,6 +523,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_noise, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Reload", "", "", method_reload, 0),
         SD_BUS_METHOD("Reapply", "", "", method_reapply, 0),
+        SD_BUS_METHOD_WITH_ARGS("Diff", SD_BUS_ARGS("s", text, "s", name),
+                                SD_BUS_RESULT("t", digest, "b", writes, "a(sss)", keys, "a(ssssssss)", settings, "as",
+                                              warnings),
+                                method_diff, 0),
+        SD_BUS_METHOD_WITH_ARGS("ReloadIfUnchanged", SD_BUS_ARGS("t", digest), SD_BUS_NO_RESULT,
+                                method_reload_if_unchanged, 0),
         SD_BUS_METHOD_WITH_ARGS("Restore", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", restored), method_restore, 0),
         SD_BUS_SIGNAL_WITH_ARGS("Drift",
                                 SD_BUS_ARGS("s", kind, "s", object, "s", expected, "s", observed, "b", corrected),

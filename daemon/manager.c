@@ -247,6 +247,7 @@ Manager *manager_free(Manager *m) {
         free(m->last_status);
         free(m->last_online);
         free(m->last_reload_error);
+        free(m->last_refused_reload);
         posture_free(m->posture);
         host_free(m->host);
         free(m);
@@ -273,7 +274,7 @@ static void manager_log_applied(Manager *m, const char *what) {
 
 /* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
  * no inotify event for it, so the scan compares the online list (one small read). */
-static int manager_reload_because(Manager *m, const char *why);
+static int manager_reload_because(Manager *m, const char *why, const uint64_t *expected_digest);
 
 /* A CPU came online or went offline. The posture depends on the online CPUs (the default
  * housekeeping set is "online minus isolated"; governors and idle states are per online
@@ -298,7 +299,7 @@ static void manager_online_cpus_changed(Manager *m, const char *online) {
                 return;
         }
         why = strdup_printf("online CPUs changed to %s", online);
-        (void) manager_reload_because(m, why ?: "online CPUs changed");
+        (void) manager_reload_because(m, why ?: "online CPUs changed", NULL);
 }
 
 static void manager_check_online_cpus(Manager *m) {
@@ -679,11 +680,30 @@ static int manager_reload_failed(Manager *m, int r, char *error) {
 }
 
 int manager_reload(Manager *m) {
-        return manager_reload_because(m, NULL);
+        return manager_reload_because(m, NULL, NULL);
 }
 
-/* why: NULL for a reload asked for (SIGHUP, Reload()), else what made lowlatd rebuild. */
-static int manager_reload_because(Manager *m, const char *why) {
+int manager_reload_if_unchanged(Manager *m, uint64_t digest) {
+        return manager_reload_because(m, NULL, &digest);
+}
+
+/* The files read are not those a diff was made of: nothing is applied, and the posture
+ * in force is not a failed reload's (LastReloadError stays). */
+static int manager_reload_refused(Manager *m, Posture *posture, uint64_t expected) {
+        free(m->last_refused_reload);
+        m->last_refused_reload = strdup_printf(
+                "the configuration files changed since the diff (digest %016" PRIx64 ", now %016" PRIx64
+                "): nothing was applied; run lowlatctl diff again and review what it shows",
+                expected, posture->config->digest);
+        log_notice("Reload refused: %s", m->last_refused_reload ?: "the configuration files changed since the diff");
+        posture_free(posture);
+        manager_notify_ready(m);
+        return -ESTALE;
+}
+
+/* why: NULL for a reload asked for (SIGHUP, Reload()), else what made lowlatd rebuild.
+ * expected_digest: refuse unless the files read have this digest (ReloadIfUnchanged()). */
+static int manager_reload_because(Manager *m, const char *why, const uint64_t *expected_digest) {
         _cleanup_free_ char *error = NULL;
         Posture *posture = NULL;
         SettingTable table;
@@ -695,6 +715,8 @@ static int manager_reload_because(Manager *m, const char *why) {
         r = manager_build_posture(m, &posture, &error);
         if (r < 0)
                 return manager_reload_failed(m, r, TAKE_PTR(error));
+        if (expected_digest && posture->config->digest != *expected_digest)
+                return manager_reload_refused(m, posture, *expected_digest);
         for (size_t i = 0; i < posture->config->warnings.n; i++)
                 log_warning("%s", posture->config->warnings.items[i]);
 

@@ -66,6 +66,7 @@ typedef struct Manager {
         char *last_online; /* sys/devices/system/cpu/online as last read */
         uint64_t last_reload_usec; /* CLOCK_REALTIME */
         char *last_reload_error;
+        char *last_refused_reload; /* why the last ReloadIfUnchanged() was refused */
         unsigned posture_generation; /* bumped by every successful reload */
 
         SourceRegistry sources;
@@ -91,6 +92,9 @@ int manager_run(Manager *m);
 
 /* SIGHUP: reparse; on success swap posture and reconcile; on failure keep the old one. */
 int manager_reload(Manager *m);
+/* manager_reload() if the files read have digest (the Config.digest a diff reported),
+ * else nothing: -ESTALE, with m->last_refused_reload saying why. */
+int manager_reload_if_unchanged(Manager *m, uint64_t digest);
 /* A full pass now, retrying failed and unsupported settings. */
 void manager_reapply(Manager *m);
 

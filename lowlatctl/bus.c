@@ -114,6 +114,8 @@ static const struct {
         { "Reapply", "reapply" },
         { "Restore", "restore" },
         { "RecordMeasurement", "measure" },
+        { "Diff", "diff" },
+        { "ReloadIfUnchanged", "reload" },
 };
 
 /* AccessDenied: from the bus's policy or from lowlatd's own check. NULL when there is
@@ -506,4 +508,37 @@ int ctl_call_action(sd_bus *bus, const char *method) {
                 return bus_error_is_unreachable(&error) ? r : 1;
         }
         return 0;
+}
+
+/* A method with arguments, answered by the daemon: 0 with *reply, 1 after saying why it
+ * refused, or -errno after saying why it could not be asked. */
+static int call_with_arguments(sd_bus *bus, const char *method, sd_bus_message **reply, const char *types, ...) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &call, BUS_NAME, BUS_PATH, BUS_INTERFACE, method);
+        if (r >= 0) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(call, types, ap);
+                va_end(ap);
+        }
+        if (r >= 0)
+                r = sd_bus_call(bus, call, 0, &error, reply);
+        if (r < 0) {
+                ctl_log_call_failed(bus, method, &error, r);
+                return bus_error_is_unreachable(&error) || !sd_bus_error_is_set(&error) ? r : 1;
+        }
+        return 0;
+}
+
+int ctl_call_diff(sd_bus *bus, const char *text, const char *name, sd_bus_message **reply) {
+        return call_with_arguments(bus, "Diff", reply, "ss", text, name);
+}
+
+int ctl_call_reload_if_unchanged(sd_bus *bus, uint64_t digest) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+        return call_with_arguments(bus, "ReloadIfUnchanged", &reply, "t", digest);
 }

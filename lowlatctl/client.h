@@ -130,6 +130,10 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
 int ctl_call_action(sd_bus *bus, const char *method);
 /* ConfigWarnings: *ret is NULL when there are none; -errno for a lowlatd without it. */
 int ctl_read_config_warnings(sd_bus *bus, char ***ret);
+/* Diff(text, name) and ReloadIfUnchanged(digest): 0 (with the reply), 1 after saying why
+ * lowlatd refused, -errno after saying why it could not be asked. */
+int ctl_call_diff(sd_bus *bus, const char *text, const char *name, sd_bus_message **reply);
+int ctl_call_reload_if_unchanged(sd_bus *bus, uint64_t digest);
 
 /* ---- A lowlatd of another version (compat.c) ---------------------------------------- */
 
@@ -294,6 +298,13 @@ int verb_suggest_run(const SuggestArguments *args);
 /* lowlatctl cat-config: the configuration at config_path as lowlatd would read it, merged,
  * each value with its FILE:LINE (config_print_merged()). The exit status. */
 int verb_cat_config_run(const char *config_path);
+
+/* diff-verb.c: lowlatctl diff [FILE] (FILE NULL: the files on disk), and reload
+ * --if-unchanged=DIGEST; parse_digest() reads DIGEST as diff prints it (-EINVAL after
+ * saying why). */
+int verb_diff_run(sd_bus *bus, const char *file, bool json);
+int parse_digest(const char *value, uint64_t *ret);
+int verb_reload_if_unchanged(sd_bus *bus, uint64_t digest);
 
 /* The LastMeasurement property. Strings point into reply. */
 typedef struct MeasuredCPURow {

@@ -25,6 +25,7 @@ typedef enum VerbOption {
         OPTION_OUTPUT = 1 << 5,
         OPTION_CONFIG = 1 << 6, /* --root goes with it */
         OPTION_SUGGEST = 1 << 7, /* --nic, --cores, --profile, --write */
+        OPTION_IF_UNCHANGED = 1 << 8,
 } VerbOption;
 
 typedef enum VerbFlags {
@@ -58,6 +59,7 @@ struct Arguments {
         char *const *words; /* after the verb's name, at most its max_args */
         size_t n_words;
         SuggestArguments suggest;
+        uint64_t if_unchanged; /* reload --if-unchanged: the digest lowlatctl diff printed */
 };
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -192,7 +194,10 @@ static int verb_reload(sd_bus *bus, const Arguments *args) {
         size_t n = 0;
         int r;
 
-        r = verb_call(bus, "Reload");
+        if (args->options_given & OPTION_IF_UNCHANGED)
+                r = verb_reload_if_unchanged(bus, args->if_unchanged);
+        else
+                r = verb_call(bus, "Reload");
         if (r != EXIT_OK)
                 return r;
         /* A lowlatd without ConfigWarnings has nothing to add. */
@@ -210,6 +215,10 @@ static int verb_reload(sd_bus *bus, const Arguments *args) {
         }
         free(warnings);
         return EXIT_OK;
+}
+
+static int verb_diff(sd_bus *bus, const Arguments *args) {
+        return verb_diff_run(bus, args->n_words > 0 ? args->words[0] : NULL, args->json);
 }
 
 static int verb_reapply(sd_bus *bus, const Arguments *args) {
@@ -255,7 +264,8 @@ static const Verb verbs[] = {
         { "status", 0, VERB_DEFAULT | VERB_NEEDS_BUS | VERB_VERDICT, OPTION_JSON, verb_status },
         { "list", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_STATE | OPTION_NO_LEGEND, verb_list },
         { "metrics", 0, 0, OPTION_OUTPUT, verb_metrics },
-        { "reload", 0, VERB_NEEDS_BUS, 0, verb_reload },
+        { "reload", 0, VERB_NEEDS_BUS, OPTION_IF_UNCHANGED, verb_reload },
+        { "diff", 1, VERB_NEEDS_BUS, OPTION_JSON, verb_diff },
         { "reapply", 0, VERB_NEEDS_BUS, 0, verb_reapply },
         { "restore", 0, VERB_NEEDS_BUS, 0, verb_restore },
         { "check", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_CONFIG, verb_check },
@@ -277,6 +287,8 @@ static void help(void) {
                "  list              Every setting: kind, object, desired, observed, state\n"
                "  metrics           Prometheus text format, for node_exporter's textfile collector\n"
                "  reload            Reload the configuration (root only)\n"
+               "  diff [FILE]       What a reload would change, asked of lowlatd: keys, settings, the\n"
+               "                    host's values; with FILE in place of the main file (root only)\n"
                "  check             Audit the host: boot isolation, kernel, topology, power, tasks, apps\n"
                "                    (--config FILE: here, against FILE, without lowlatd)\n"
                "  reapply           Check and correct every setting now (root only)\n"
@@ -304,6 +316,8 @@ static void help(void) {
                "     --profile=NAME suggest: start the configuration from profile NAME\n"
                "     --write        suggest: write it to CONFIG.d/50-lowlatctl-suggest.conf and check it\n"
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
+               "     --if-unchanged=DIGEST\n"
+               "                    reload: only if the files are those lowlatctl diff showed as DIGEST\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
                "     --iterations=N top: stop after N refreshes (for scripts)\n"
                "     --duration=T   measure: how long to measure (default 10s; 90s, 1m, 1h 30min)\n"
@@ -322,12 +336,13 @@ static const struct {
         VerbOption option;
         const char *refusal;
 } option_scopes[] = {
-        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile and suggest only" },
+        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile, suggest and diff only" },
         { OPTION_STATE, "--state and --kind apply to list only" },
         { OPTION_NO_LEGEND, "--no-legend applies to list, noise and profile only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },
         { OPTION_MEASURE, "--duration, --cpus and --tool apply to measure only" },
         { OPTION_OUTPUT, "--output applies to metrics only" },
+        { OPTION_IF_UNCHANGED, "--if-unchanged applies to reload only" },
         { OPTION_SUGGEST, "--nic, --cores, --profile and --write apply to suggest only" },
         { OPTION_CONFIG, "--config applies to check, profile, cat-config and suggest only, and --root to check "
                          "--config and suggest" },
@@ -350,6 +365,7 @@ enum {
         ARG_PROFILE,
         ARG_WRITE,
         ARG_TOOL,
+        ARG_IF_UNCHANGED,
 };
 
 /* suggest's options (parse_option()'s). */
@@ -465,6 +481,12 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 args->measure.tool = value;
                 args->options_given |= OPTION_MEASURE;
                 return 1;
+        case ARG_IF_UNCHANGED:
+                r = parse_digest(value, &args->if_unchanged);
+                if (r < 0)
+                        return r;
+                args->options_given |= OPTION_IF_UNCHANGED;
+                return 1;
         default:
                 return parse_suggest_option(c, value, args);
         }
@@ -491,6 +513,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "profile", required_argument, NULL, ARG_PROFILE },
                 { "write", no_argument, NULL, ARG_WRITE },
                 { "tool", required_argument, NULL, ARG_TOOL },
+                { "if-unchanged", required_argument, NULL, ARG_IF_UNCHANGED },
                 {},
         };
         int c, r;

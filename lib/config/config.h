@@ -325,10 +325,29 @@ void config_validate(const Config *c, ErrorList *errors);
  * from (lowlatctl cat-config): the files read, then every section in the order first
  * read, with the lines that took and were not replaced later. */
 void config_print_merged(FILE *f, const Config *c);
+/* merged.c: how the values in force differ from one configuration to the next, key by key
+ * ("[SECTION] KEY", or "[SECTION \"ARG\"] KEY"): was NULL for a key that is new, will NULL
+ * for one that went. */
+typedef struct ConfigKeyChange {
+        char *key;
+        char *was;
+        char *will;
+} ConfigKeyChange;
+int config_diff_keys(const Config *old, const Config *new, ConfigKeyChange **ret, size_t *ret_n);
+void config_key_changes_free(ConfigKeyChange *changes, size_t n);
 
 /* Loads path and then path.d/\*.conf in lexical order, and validates. Returns 0 with
  * *ret set, or -EINVAL with every problem in errors (nothing in *ret). */
 int config_load(const char *path, Config **ret, ErrorList *errors);
+/* The main file's text given instead of read (lowlatctl diff FILE): the drop-ins and
+ * profiles are still read from disk, messages name the text as name (NULL: path), and the
+ * digest is the one the files would have with text as path's content. */
+typedef struct ConfigMainText {
+        const char *text;
+        const char *name;
+} ConfigMainText;
+/* config_load() with main (NULL, or main->text NULL: the file on disk). */
+int config_load_with(const char *path, const ConfigMainText *main, Config **ret, ErrorList *errors);
 /* warnings.c: adds to c->warnings what the files ask for that is valid but will hurt (a
  * key set twice in one file, throttling off, a pattern that takes in lo or can match
  * nothing, every kernel thread real-time, a [sysfs] path the unit cannot write). */

@@ -16,7 +16,7 @@
 #include "basic/util.h"
 
 int config_parse_string(Config *c, const char *name, const char *text, ErrorList *errors) {
-        return config_read(c, name, NULL, text, errors);
+        return config_read(c, name, NULL, NULL, text, errors);
 }
 
 /* Like sshd's StrictModes: a file lowlatd acts on as root must be changeable by root (or
@@ -155,7 +155,7 @@ int config_parse_file(Config *c, const char *path, ErrorList *errors) {
         r = check_trusted_parents(path, fileno(f), errors);
         if (r < 0)
                 return r;
-        return config_read(c, path, f, NULL, errors);
+        return config_read(c, path, NULL, f, NULL, errors);
 }
 
 static int conf_filter(const struct dirent *d) {
@@ -169,16 +169,19 @@ void config_validate(const Config *c, ErrorList *errors) {
                         config_sections[i].validate(c, errors);
 }
 
-/* The main file and its drop-ins in lexical order, into c. -ENOMEM, or -ENOENT when the
- * main file is missing (a caller tells that from an invalid file); other problems are in
- * errors. */
-static int load_main_and_dropins(Config *c, const char *path, ErrorList *errors) {
+/* The main file and its drop-ins in lexical order, into c; main->text instead of the
+ * main file's when set. -ENOMEM, or -ENOENT when the main file is missing (a caller tells
+ * that from an invalid file); other problems are in errors. */
+static int load_main_and_dropins(Config *c, const char *path, const ConfigMainText *main, ErrorList *errors) {
         _cleanup_free_ char *dropin_dir = NULL;
         struct dirent **entries = NULL;
         size_t lines_before = c->content_lines;
         int n, r;
 
-        r = config_parse_file(c, path, errors);
+        if (main && main->text)
+                r = config_read(c, main->name ?: path, path, NULL, main->text, errors);
+        else
+                r = config_parse_file(c, path, errors);
         /* Without its main file there is no configuration (drop-ins alone are not one). */
         if (r == -ENOMEM || r == -ENOENT)
                 return r;
@@ -187,7 +190,7 @@ static int load_main_and_dropins(Config *c, const char *path, ErrorList *errors)
         if (r >= 0 && c->content_lines == lines_before)
                 error_list_add(errors, "%s: the file is empty (no section or key); refusing it, as it would drop "
                                "the whole posture (an intentionally empty posture needs one section header, e.g. [daemon])",
-                               path);
+                               main && main->text && main->name ? main->name : path);
 
         dropin_dir = strdup_printf("%s.d", path);
         if (!dropin_dir)
@@ -249,13 +252,17 @@ static int load_profiles(Config *c, const Config *probe, const char *path, Error
 }
 
 int config_load(const char *path, Config **ret, ErrorList *errors) {
+        return config_load_with(path, NULL, ret, errors);
+}
+
+int config_load_with(const char *path, const ConfigMainText *main, Config **ret, ErrorList *errors) {
         _cleanup_config_ Config *probe = config_new(), *c = NULL;
         size_t errors_before = errors->n;
         int r;
 
         if (!probe)
                 return -ENOMEM;
-        r = load_main_and_dropins(probe, path, errors);
+        r = load_main_and_dropins(probe, path, main, errors);
         if (r < 0)
                 return r;
         if (probe->n_profiles > 0 && errors->n == errors_before) {
@@ -266,7 +273,7 @@ int config_load(const char *path, Config **ret, ErrorList *errors) {
                         return -ENOMEM;
                 r = load_profiles(c, probe, path, errors);
                 if (r >= 0 && errors->n == errors_before)
-                        r = load_main_and_dropins(c, path, errors);
+                        r = load_main_and_dropins(c, path, main, errors);
                 if (r < 0)
                         return r;
         } else

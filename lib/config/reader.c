@@ -311,11 +311,11 @@ static void read_lines(ConfigParse *p, ConfigInput *in) {
         }
 }
 
-static int config_add_file_name(Config *c, const char *name, const char **ret) {
+static int config_add_file_name(Config *c, const char *name, const char *digest_name, const char **ret) {
         if (array_grow(&c->files, &c->allocated_files, c->n_files + 1) < 0)
                 return -ENOMEM;
         /* The name and a NUL separate one file's bytes from the next one's in the digest. */
-        for (const char *p = name;; p++) {
+        for (const char *p = digest_name ?: name;; p++) {
                 digest_byte(c, (unsigned char) *p);
                 if (*p == '\0')
                         break;
@@ -327,12 +327,12 @@ static int config_add_file_name(Config *c, const char *name, const char **ret) {
         return 0;
 }
 
-int config_read(Config *c, const char *name, FILE *f, const char *text, ErrorList *errors) {
+int config_read(Config *c, const char *name, const char *digest_name, FILE *f, const char *text, ErrorList *errors) {
         ConfigParse p = { .config = c, .errors = errors };
         ConfigInput in = { .f = f, .cursor = text ?: "" };
         int r;
 
-        r = config_add_file_name(c, name, &p.file);
+        r = config_add_file_name(c, name, digest_name, &p.file);
         if (r < 0)
                 return r;
         read_lines(&p, &in);

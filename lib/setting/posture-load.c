@@ -126,13 +126,18 @@ static void warn_nic_pins(const Posture *p, const Host *h) {
 }
 
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
+        return posture_load_with(config_path, NULL, h, ret, errors);
+}
+
+int posture_load_with(const char *config_path, const ConfigMainText *main, const Host *h, Posture **ret,
+                      ErrorList *errors) {
         _cleanup_config_ Config *config = NULL;
         _cleanup_(posture_freep) Posture *p = NULL;
         HostCpus cpus = {};
         size_t errors_before;
         int r;
 
-        r = config_load(config_path, &config, errors);
+        r = config_load_with(config_path, main, &config, errors);
         if (r < 0)
                 return r;
         r = host_read_cpus(h, &cpus);

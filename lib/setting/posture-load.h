@@ -11,3 +11,6 @@
  * Every problem goes to errors; -ENODEV when the host's CPUs cannot be read (the host, not
  * the configuration, is at fault). */
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors);
+/* posture_load() with the main file's text given (config_load_with()). */
+int posture_load_with(const char *config_path, const ConfigMainText *main, const Host *h, Posture **ret,
+                      ErrorList *errors);

@@ -469,6 +469,23 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
         return setting_correct(rc, s, now, flags, before);
 }
 
+int setting_probe(SettingContext *rc, Setting *s) {
+        const SettingVTable *vt = SETTING_VTABLE(s);
+        char buf[4096];
+        int r;
+
+        r = vt->read(s, rc, buf, sizeof(buf), RECONCILE_FORCE);
+        if (r < 0)
+                return r;
+        r = set_observed(s, buf);
+        if (r < 0)
+                return r;
+        if (setting_matches(rc, s))
+                return SETTING_OK;
+        r = vt->refuses ? vt->refuses(s, rc) : 0;
+        return r == -EPERM ? SETTING_UNMOVABLE : r == -EOPNOTSUPP ? SETTING_UNSUPPORTED : SETTING_DRIFTED;
+}
+
 void setting_tick(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags) {
         if (s->fighting && now - s->last_drift_usec >= FIGHT_QUIET_USEC) {
                 s->fighting = false;

@@ -305,6 +305,14 @@ void setting_inherit(Setting *n, Setting *old);
  * settings wait. Returns -ENOENT when the object vanished (an IRQ freed), else 0. */
 int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags);
 
+/* The setting on the host now, judged but not acted on (lowlatctl diff): no state, event,
+ * original or write, and nothing prepared for a write. s->observed is what was read.
+ * Returns SETTING_OK when the host already has the desired value, SETTING_DRIFTED when
+ * applying it would write, SETTING_UNMOVABLE or SETTING_UNSUPPORTED when the host refuses
+ * it (as far as that is known without a write), or a negative errno when it cannot be
+ * read (s->reason says why). */
+int setting_probe(SettingContext *rc, Setting *s);
+
 /* Puts back the value recorded before lowlatd first changed s, and forgets it (the caller
  * commits the originals file after a batch). Returns 1 when something was restored, 0
  * when there was nothing to restore, -EBADMSG when the original on file is not a value
