@@ -33,7 +33,7 @@ OLD_VERSION = "0.1.0-230-g8bbec47"
 NEW_VERSION = "9.9.9-newer"
 # A lowlatd from before the noise counters, the audit and Restore (and Features).
 OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "NoiseUnreadable", "Check", "Restore",
-         "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec"]
+         "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec", "Diff", "ReloadIfUnchanged"]
 # What a person must never be shown instead of words.
 RAW = ("org.freedesktop.DBus.Error", "Unknown method", "Rejected send message")
 
@@ -136,6 +136,11 @@ def check_older(t, ctl, bus):
     p = ctl.run(bus, "restore", user=b.NOBODY)
     t.ok(p.returncode == 1 and p.stderr.startswith("lowlatctl: restore needs root") and not raw_words(p),
          "older lowlatd, uid 65534: lowlatctl restore needs root (that comes first)", desc(p))
+    for args in (("diff",), ("reload", "--if-unchanged=0123456789abcdef")):
+        p = ctl.run(bus, *args)
+        t.ok(p.returncode == 1 and p.stderr == "lowlatctl: lowlatd %s has no dry run of a reload (diff); upgrade it\n"
+             % OLD_VERSION and not raw_words(p), "older lowlatd, root: lowlatctl %s says so" % " ".join(args),
+             desc(p))
 
     p = ctl.run(bus, "status")
     t.ok(p.returncode == 1 and re.search(r"(?m)^ +Version: %s$" % re.escape(OLD_VERSION), p.stdout) and

@@ -553,9 +553,11 @@ def check_introspection(t, stack):
          repr({k: v[2] for k, v in props.items()}))
     t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssssas)"), "Reload": ("", ""),
                               "Reapply": ("", ""), "Restore": ("", "u"), "Noise": ("", "tta(ussstd)"),
-                              "RecordMeasurement": ("stta(uttttttb)a(ussst)", "")},
+                              "RecordMeasurement": ("stta(uttttttb)a(ussst)", ""),
+                              "Diff": ("ss", "tba(sss)a(ssssssss)as"), "ReloadIfUnchanged": ("t", "")},
          "introspection: methods ListSettings() -> a(ssssss), Check() -> a(ssssas), Reload(), Reapply(), "
-         "Restore() -> u, Noise() -> tta(ussstd), RecordMeasurement(stta(uttttttb)a(ussst))",
+         "Restore() -> u, Noise() -> tta(ussstd), RecordMeasurement(stta(uttttttb)a(ussst)), "
+         "Diff(ss) -> tba(sss)a(ssssssss)as, ReloadIfUnchanged(t)",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",
          repr(m.get("signals")))
@@ -884,7 +886,7 @@ def check_unprivileged(t, stack):
     # -- uid 65534: reads work, Reload and Reapply are refused by the policy
     nb = b.Busctl(bus.address, user=b.NOBODY)
     last = bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"]
-    for verb in ("reload", "reapply"):
+    for verb in ("reload", "reapply", "diff"):
         p = ctl.run(verb, user=b.NOBODY)
         t.ok(p.returncode == 1 and p.stderr.startswith("lowlatctl: %s needs root" % verb),
              "uid 65534: lowlatctl %s exits 1: it needs root" % verb, desc(p))
@@ -1152,7 +1154,7 @@ def scenario_second_fence(t, ctl_bin):
     if not wait_owner(t, bc, d, "open policy"):
         return
     last = bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"]
-    for verb in ("reload", "reapply"):
+    for verb in ("reload", "reapply", "diff"):
         p = ctl.run(verb, user=b.NOBODY)
         t.ok(p.returncode == 1 and p.stderr.startswith("lowlatctl: %s needs root" % verb),
              "open bus policy, uid 65534: %s refused by lowlatd itself (it needs root)" % verb, desc(p))

@@ -13,7 +13,8 @@
  *                     ListSettings, Check and Noise
  * The state: enforcing, CPUs 2-3 isolated, two settings (a sysctl ok, an IRQ drifted),
  * one audit finding with two detail lines, one noise source on CPU 2. Reload, Reapply,
- * Restore and RecordMeasurement are privileged, as lowlatd's are, and do nothing.
+ * Restore, RecordMeasurement, Diff and ReloadIfUnchanged are privileged, as lowlatd's are,
+ * and do nothing (Diff answers that nothing would change).
  * It prints READY when it owns the name. */
 #include <getopt.h>
 #include <stdio.h>
@@ -172,6 +173,11 @@ static int method_nothing(sd_bus_message *m, void *userdata, sd_bus_error *error
         return sd_bus_reply_method_return(m, NULL);
 }
 
+/* No key, no setting: the files are those in force. */
+static int method_diff(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return sd_bus_reply_method_return(m, "tba(sss)a(ssssssss)as", (uint64_t) 0x0123456789abcdef, 1, 0, 0, 0);
+}
+
 static int method_restore(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return sd_bus_reply_method_return(m, "u", (uint32_t) 0);
 }
@@ -213,6 +219,11 @@ static const sd_bus_vtable full_vtable[] = {
         SD_BUS_METHOD("Reapply", "", "", method_nothing, 0),
         SD_BUS_METHOD("Restore", "", "u", method_restore, 0),
         SD_BUS_METHOD("RecordMeasurement", MEASUREMENT_SIGNATURE, "", method_nothing, 0),
+        SD_BUS_METHOD_WITH_ARGS("Diff", SD_BUS_ARGS("s", text, "s", name),
+                                SD_BUS_RESULT("t", digest, "b", writes, "a(sss)", keys, "a(ssssssss)", settings, "as",
+                                              warnings),
+                                method_diff, 0),
+        SD_BUS_METHOD_WITH_ARGS("ReloadIfUnchanged", SD_BUS_ARGS("t", digest), SD_BUS_NO_RESULT, method_nothing, 0),
         SD_BUS_SIGNAL("Drift", "ssssb", 0),
         /* --newer */
         SD_BUS_PROPERTY("Colour", "s", get_string, 0, CONST),

@@ -329,6 +329,77 @@ static void test_digest(void) {
         config_free(c5);
 }
 
+/* config_load_with(): a text read in place of the main file has the digest the files
+ * have once it is that file, and the drop-ins are still read from disk. */
+static void test_main_text(void) {
+        char dir[] = "/tmp/test-config-text-XXXXXX";
+        const char *a = "[cpus]\nisolated = 2-3\n", *b = "[cpus]\nisolated = 1-3\n";
+        _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
+        _cleanup_free_ char *main_path = NULL;
+        Config *on_disk = NULL, *as_text = NULL, *other = NULL, *installed = NULL, *broken = NULL;
+        ConfigMainText text_b = { b, "/elsewhere/new.conf" }, text_a = { a, "/elsewhere/old.conf" },
+                       text_bad = { "[cpus]\nisolated = x\n", "/elsewhere/bad.conf" };
+
+        if (!mkdtemp(dir))
+                abort();
+        main_path = strdup_printf("%s/lowlatd.conf", dir);
+        faketree_write(dir, "lowlatd.conf", a);
+        faketree_mkdir(dir, "lowlatd.conf.d");
+        faketree_write(dir, "lowlatd.conf.d/10-a.conf", "[sysctl]\nvm.swappiness = 1\n");
+        CHECK(config_load(main_path, &on_disk, &errors) == 0, "the files load");
+        CHECK(config_load_with(main_path, &text_a, &as_text, &errors) == 0, "the same text given loads");
+        CHECK(config_load_with(main_path, &text_b, &other, &errors) == 0, "another text given loads");
+        if (on_disk && as_text && other) {
+                CHECK(as_text->digest == on_disk->digest, "the file's own text given: the files' digest, whatever its name");
+                CHECK(other->digest != on_disk->digest, "another text: another digest");
+                CHECK(other->n_files == 2 && other->n_sysctls == 1, "the drop-in is still read");
+                CHECK_STR(other->files[0], "/elsewhere/new.conf", "the text is named as given");
+                CHECK(other->isolated.cpus.n_words > 0 && cpuset_contains(&other->isolated.cpus, 1),
+                      "and read in place of the main file");
+        }
+        faketree_write(dir, "lowlatd.conf", b);
+        CHECK(config_load(main_path, &installed, &errors) == 0, "the text put in place loads");
+        CHECK(installed && other && installed->digest == other->digest,
+              "once in place, the files have the digest the text had (diff FILE, then reload --if-unchanged)");
+        CHECK(config_load_with(main_path, &text_bad, &broken, &errors) == -EINVAL && !broken && errors.n > 0 &&
+                      strstr(errors.items[errors.n - 1], "/elsewhere/bad.conf:2:"),
+              "an invalid text: its errors at its own name and line");
+        config_free(on_disk);
+        config_free(as_text);
+        config_free(other);
+        config_free(installed);
+        faketree_remove(dir);
+}
+
+/* config_diff_keys(): key by key, with [nic "ARG"] sections and repeating keys. */
+static void test_diff_keys(void) {
+        Config *a = parse_ok("[cpus]\nisolated = 2-3\n[irq]\npin = eth0-* 0\npin = nvme* 1\n[nic \"eth*\"]\ngro = off\n"
+                             "[sysctl]\nvm.swappiness = 1\n",
+                             "diff keys: old");
+        Config *b = parse_ok("[cpus]\nisolated = 1-3\n[irq]\npin = eth0-* 0\n[sysctl]\nvm.swappiness = 1\n"
+                             "kernel.numa_balancing = 0\n",
+                             "diff keys: new");
+        ConfigKeyChange *k = NULL;
+        size_t n = 0;
+
+        CHECK(config_diff_keys(a, b, &k, &n) == 0 && n == 4, "four keys differ");
+        if (n == 4) {
+                CHECK(streq(k[0].key, "[cpus] isolated") && streq(k[0].was, "2-3") && streq(k[0].will, "1-3"),
+                      "a changed value: was and will");
+                CHECK(streq(k[1].key, "[irq] pin") && streq(k[1].was, "eth0-* 0; nvme* 1") && streq(k[1].will, "eth0-* 0"),
+                      "a repeating key: its lines joined");
+                CHECK(streq(k[2].key, "[sysctl] kernel.numa_balancing") && !k[2].was && streq(k[2].will, "0"),
+                      "a new key: was NULL");
+                CHECK(streq(k[3].key, "[nic \"eth*\"] gro") && streq(k[3].was, "off") && !k[3].will,
+                      "a key that went, after the rest, its section's argument in its name");
+        }
+        config_key_changes_free(k, n);
+        CHECK(config_diff_keys(a, a, &k, &n) == 0 && n == 0, "a configuration against itself: nothing");
+        config_key_changes_free(k, n);
+        config_free(a);
+        config_free(b);
+}
+
 int main(void) {
         test_load_dropins();
         test_load_errors();
@@ -337,5 +408,7 @@ int main(void) {
         test_strict_modes_ancestors();
         test_memfd();
         test_digest();
+        test_main_text();
+        test_diff_keys();
         return tap_finish();
 }
