@@ -143,8 +143,10 @@ int measure_placement_init(MeasurePlacement *p, const CPUSet *cpus) {
 }
 
 void measure_placement_done(MeasurePlacement *p) {
-        for (size_t i = 0; p->threads && i < p->n; i++)
+        for (size_t i = 0; p->threads && i < p->n; i++) {
                 cpuset_done(&p->threads[i].ran_on);
+                cpuset_done(&p->threads[i].before);
+        }
         p->threads = mfree(p->threads);
         p->n = 0;
 }
@@ -205,11 +207,26 @@ int measure_placement_sample(MeasurePlacement *p, const char *root, pid_t pid) {
                         continue; /* gone meanwhile */
                 if (p->threads[i].looks++ < p->skip_looks)
                         continue;
-                r = cpuset_add(&p->threads[i].ran_on, cpu);
+                /* Until it is first seen on its CPU, a thread that pins itself may still be
+                 * where it was born: on a slow guest that takes longer than skip_looks. */
+                if (cpu != p->threads[i].cpu && !cpuset_contains(&p->threads[i].ran_on, p->threads[i].cpu))
+                        r = cpuset_add(&p->threads[i].before, cpu);
+                else
+                        r = cpuset_add(&p->threads[i].ran_on, cpu);
                 if (r < 0)
                         return r;
         }
         p->samples++;
+        return 0;
+}
+
+int measure_placement_finish(MeasurePlacement *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                ThreadPlacement *t = &p->threads[i];
+                int r = cpuset_is_empty(&t->ran_on) ? cpuset_or(&t->ran_on, &t->before) : 0;
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 

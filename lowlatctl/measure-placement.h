@@ -28,7 +28,8 @@ int thread_stat_last_cpu(const char *stat, unsigned *ret);
  * one thread per CPU in ascending CPU order. */
 typedef struct ThreadPlacement {
         uint32_t cpu;     /* the CPU it measures */
-        CPUSet ran_on;    /* where it was seen */
+        CPUSet ran_on;    /* where it was seen, from the first look that found it on cpu */
+        CPUSet before;    /* where it was seen until then: pinning itself, or never on cpu */
         unsigned looks;   /* how many scans found it */
 } ThreadPlacement;
 
@@ -45,5 +46,8 @@ int measure_placement_init(MeasurePlacement *p, const CPUSet *cpus);
 void measure_placement_done(MeasurePlacement *p);
 /* One scan of ROOT/proc/PID/task; a thread that has gone is skipped. 0 or -errno. */
 int measure_placement_sample(MeasurePlacement *p, const char *root, pid_t pid);
-/* Whether every thread was seen, and on its own CPU only. */
+/* After the last sample: a thread never seen on its own CPU ran where it was seen before
+ * (ran_on takes those CPUs, so that reports show them). */
+int measure_placement_finish(MeasurePlacement *p);
+/* Whether every thread was seen on its own CPU, and on no other CPU after that. */
 bool measure_placement_ok(const MeasurePlacement *p);

@@ -226,6 +226,8 @@ static char *run_tool(MeasureTool tool, const char *path, char **argv, int histf
                 _exit(127);
         }
         status = wait_sampling(pid, placement);
+        if (placement && measure_placement_finish(placement) < 0)
+                status = -1;
         for (size_t i = 0; i < ELEMENTSOF(stop_signals); i++)
                 (void) sigaction(stop_signals[i], &old[i], NULL);
         if (status == -1)

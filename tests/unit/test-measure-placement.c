@@ -169,6 +169,46 @@ static void test_never_seen(void) {
               p.threads[1].looks == 2, "the second is: every thread on its CPU, CPU 1 of the first look forgotten");
 }
 
+/* A slow guest: a thread still where it was born after skip_looks, then on its CPU for
+ * good, is fine; one that leaves its CPU after that is not; one never on it ran where seen. */
+static void test_late_pin(void) {
+        _cleanup_(measure_placement_done) MeasurePlacement p = {};
+        _cleanup_cpuset_ CPUSet cpus = {};
+
+        if (cpuset_parse_list("2-3", &cpus) < 0 || measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        put("proc/500/task/501/stat", stat_on(0));
+        put("proc/500/task/502/stat", stat_on(1));
+        (void) measure_placement_sample(&p, root, 500);
+        put("proc/500/task/501/stat", stat_on(2));
+        (void) measure_placement_sample(&p, root, 500);
+        put("proc/500/task/502/stat", stat_on(3));
+        (void) measure_placement_sample(&p, root, 500);
+        (void) measure_placement_sample(&p, root, 500);
+        CHECK(measure_placement_finish(&p) == 0 && measure_placement_ok(&p) && cpuset_count(&p.threads[0].ran_on) == 1 &&
+                      cpuset_contains(&p.threads[0].before, 0),
+              "seen on 0 and 1 before their CPUs, then only there: ok (the first CPUs kept apart)");
+        put("proc/500/task/501/stat", stat_on(0));
+        (void) measure_placement_sample(&p, root, 500);
+        CHECK(!measure_placement_ok(&p) && cpuset_contains(&p.threads[0].ran_on, 0),
+              "seen on 0 after it was on 2: not ok");
+
+        measure_placement_done(&p);
+        if (measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        put("proc/500/task/501/stat", stat_on(2));
+        put("proc/500/task/502/stat", stat_on(1));
+        (void) measure_placement_sample(&p, root, 500);
+        (void) measure_placement_sample(&p, root, 500);
+        CHECK(measure_placement_finish(&p) == 0 && !measure_placement_ok(&p) &&
+                      cpuset_count(&p.threads[1].ran_on) == 1 && cpuset_contains(&p.threads[1].ran_on, 1),
+              "never on its CPU 3, always on 1: not ok, and it ran on 1");
+}
+
 int main(void) {
         _cleanup_free_ char *cleanup = NULL;
 
@@ -178,6 +218,7 @@ int main(void) {
         }
         test_online();
         test_cgroup();
+        test_late_pin();
         test_stat();
         test_placement();
         test_never_seen();
