@@ -361,6 +361,44 @@ void audit_check_dma_latency(Audit *a) {
                             "application tolerates, in microseconds) and lowlatd holds the request.");
 }
 
+/* The scheduler's fair server on the isolated nohz_full CPUs (6.12 and later): it turns
+ * the tick back on whenever a normal task waits behind a real-time one. [cpus]
+ * fair_server = off keeps it at 0 (a setting of its own); this says where it runs while
+ * nothing does, and when that key cannot work because debugfs is not mounted. */
+void audit_check_fair_server(Audit *a) {
+        _cleanup_cpuset_ CPUSet nohz = {}, running = {};
+        _cleanup_free_ char *list = NULL;
+        bool any = false;
+
+        if (cpuset_is_empty(&a->posture->isolated))
+                return;
+        (void) audit_read_cpus(a, &nohz, "sys/devices/system/cpu/nohz_full");
+        CPUSET_FOREACH(cpu, &a->posture->isolated) {
+                uint64_t runtime;
+                if (audit_read_u64(a, &runtime, "sys/kernel/debug/sched/fair_server/cpu%u/runtime", (unsigned) cpu) < 0)
+                        continue;
+                any = true;
+                if (runtime > 0 && cpuset_contains(&nohz, cpu) && cpuset_add(&running, cpu) < 0) {
+                        (void) audit_check_alloc(a, NULL);
+                        return;
+                }
+        }
+        if (a->config->fair_server_off && !any)
+                finding_add(a, SEVERITY_WARNING, "sched.fair-server", "/sys/kernel/debug/sched/fair_server",
+                            "[cpus] fair_server = off, but there is no /sys/kernel/debug/sched/fair_server/cpuN/runtime "
+                            "for the isolated CPUs: debugfs is not mounted (mount -t debugfs debugfs "
+                            "/sys/kernel/debug, or enable sys-kernel-debug.mount), or this kernel has no fair "
+                            "server (it came in 6.12).");
+        else if (!a->config->fair_server_off && !cpuset_is_empty(&running) && (list = audit_cpus_phrase(a, &running)))
+                finding_add(a, SEVERITY_INFO, "sched.fair-server", "fair_server",
+                            "The scheduler's fair server runs on %s (isolated, nohz_full): whenever a normal task "
+                            "waits there behind a real-time one, it turns the tick back on. If a real-time thread "
+                            "shares its CPU with normal tasks, [cpus] fair_server = off sets its runtime to 0; read "
+                            "the risk in lowlatd.conf(5) first (a real-time task that never sleeps then starves "
+                            "them: run stalld).",
+                            list);
+}
+
 /* --- 7. virtualisation --- */
 
 void audit_check_steal(Audit *a) {

@@ -224,6 +224,7 @@ void audit_check_topology(Audit *a);
 void audit_check_numa(Audit *a);
 void audit_check_power(Audit *a);
 void audit_check_dma_latency(Audit *a);
+void audit_check_fair_server(Audit *a);
 void audit_check_steal(Audit *a);
 
 /* audit-net.c */

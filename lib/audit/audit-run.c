@@ -218,6 +218,7 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_check_kthreads(&a);
         audit_check_power(&a);
         audit_check_dma_latency(&a);
+        audit_check_fair_server(&a);
         audit_check_irqbalance(&a);
         audit_check_unmovable_irqs(&a);
         audit_check_rps(&a);

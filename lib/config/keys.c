@@ -61,6 +61,7 @@ static const ConfigRange txqueuelen_range = {
         0, UINT32_MAX, .what = "a number (packets in the device's transmit queue, e.g. 1000)" };
 
 static const ConfigBool kthreads_words = { .on = "housekeeping", .off = "none" };
+static const ConfigBool fair_server_words = { .on = "off", .off = "default" };
 static const ConfigName governor_name = {
         config_governor_name_is_valid, "a governor name (e.g. performance)", .off = "off" };
 static const ConfigName epp_name = {
@@ -89,6 +90,7 @@ const ConfigKey config_keys[] = {
         { "cpus", "evict_strays", config_parse_bool, C(evict_strays) },
         { "cpus", "slices", config_parse_slices, C(slices), .source = CONFIG_FIELD(Config, slices_source) },
         { "cpus", "kthreads", config_parse_bool, C(kthreads_housekeeping), .data = &kthreads_words },
+        { "cpus", "fair_server", config_parse_bool, C(fair_server_off), .data = &fair_server_words },
         { "cpus", "workqueues", config_parse_cpus, C(workqueues), .cpu_names = CPUS_POSTURE_NAMES },
         { "cpus", "rps_default_mask", config_parse_cpus, C(rps_default_mask), .cpu_names = CPUS_POSTURE_NAMES },
 

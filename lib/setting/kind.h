@@ -36,6 +36,7 @@
         X(KTHREAD_POLICY, kthread_policy)                  \
         X(SYSFS, sysfs)                                    \
         X(WORKQUEUE_CPUMASK, workqueue_cpumask)            \
+        X(FAIR_SERVER, fair_server)                        \
         X(NIC_COALESCE, nic_coalesce)                      \
         X(NIC_RING, nic_ring)                              \
         X(NIC_CHANNELS, nic_channels)                      \

@@ -317,8 +317,42 @@ def sysfs_refuses(t):
              "[sysfs] refuses /%s (the %s kind keeps it)" % (path, kind), p.stderr)
 
 
+FAIR = "sys/kernel/debug/sched/fair_server/cpu%d/runtime"
+
+
+def fair_server(t):
+    """[cpus] fair_server = off: 0 in the fair server runtime of CPUs 2-3 (debugfs in the
+    fake tree), a write of the kernel's default put back, the housekeeping CPUs' left
+    alone, and restore_on_exit gives the kernel's value back; without the files, each is
+    unsupported with debugfs named."""
+    host = make_host()
+    for c in range(4):
+        put(host, FAIR % c, "50000000\n")
+    d = h.Daemon(host, config("", "restore_on_exit = yes").replace("isolated = 2-3\n",
+                                                                   "isolated = 2-3\nfair_server = off\n"))
+    d.wait_ready()
+    t.ok([host.read(FAIR % c).strip() for c in range(4)] == ["50000000", "50000000", "0", "0"],
+         "fair_server = off: runtime 0 on CPUs 2 and 3, the others left alone",
+         repr([host.read(FAIR % c) for c in range(4)]))
+    host.write(FAIR % 3, "50000000\n")
+    t.ok(d.poll_until(lambda: host.read(FAIR % 3).strip() == "0", h.scaled(5)),
+         "the kernel's default written back on CPU 3: put back to 0")
+    d.stop()
+    t.ok(all(host.read(FAIR % c).strip() == "50000000" for c in range(4)),
+         "restore_on_exit: every runtime is the kernel's again")
+
+    host = make_host()
+    d = h.Daemon(host, config("").replace("isolated = 2-3\n", "isolated = 2-3\nfair_server = off\n"))
+    d.wait_ready()
+    said = d.stderr()
+    t.ok("fair server runtime of cpu2" in said and "debugfs is not mounted" in said,
+         "no debugfs files: unsupported, saying debugfs may not be mounted", said[-2000:])
+    d.stop()
+
+
 def run(t):
     h.isolate_from_real_journal()
+    fair_server(t)
     apply_drift_restore(t)
     observe(t)
     cpu_selection(t)

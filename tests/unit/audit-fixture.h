@@ -284,6 +284,7 @@ static const struct {
         { "power.min-freq", AUDIT_TEST_CPU },
         { "power.cpuidle", AUDIT_TEST_CPU },
         { "power.dma-latency-unheld", AUDIT_TEST_CPU },
+        { "sched.fair-server", AUDIT_TEST_CPU },
         { "irq.irqbalance", AUDIT_TEST_IRQ_SYSCTL },
         { "irq.unmovable-isolated", AUDIT_TEST_IRQ_SYSCTL },
         { "virt.steal", AUDIT_TEST_CPU },

@@ -169,7 +169,34 @@ static void test_steal(void) {
         fixture_done(&f);
 }
 
+static void test_fair_server(void) {
+        static const char off_config[] = "[cpus]\nisolated = 2-3\nfair_server = off\n";
+        Fixture f;
+
+        fixture_init(&f);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "sched.fair-server"), "no fair server files (6.1, or no debugfs), key unset: quiet");
+        if (fixture_run(&f, off_config))
+                CHECK(fires(&f, "sched.fair-server", "/sys/kernel/debug/sched/fair_server", SEVERITY_WARNING) &&
+                              message_has(&f, "sched.fair-server", "debugfs is not mounted"),
+                      "fair_server = off without the files: warning, debugfs named");
+        for (unsigned cpu = 0; cpu < 4; cpu++)
+                tree_writef(&f, "50000000\n", "sys/kernel/debug/sched/fair_server/cpu%u/runtime", cpu);
+        if (fixture_run(&f, healthy_config))
+                CHECK(fires(&f, "sched.fair-server", "fair_server", SEVERITY_INFO) &&
+                              message_has(&f, "sched.fair-server", "runs on CPUs 2-3"),
+                      "running on the isolated nohz_full CPUs, key unset: info naming them");
+        if (fixture_run(&f, off_config))
+                CHECK(quiet(&f, "sched.fair-server"), "fair_server = off with the files: the setting's business, quiet");
+        tree_writef(&f, "0\n", "sys/kernel/debug/sched/fair_server/cpu%u/runtime", 2u);
+        tree_writef(&f, "0\n", "sys/kernel/debug/sched/fair_server/cpu%u/runtime", 3u);
+        if (fixture_run(&f, healthy_config))
+                CHECK(quiet(&f, "sched.fair-server"), "runtime 0 on both (set by hand): quiet");
+        fixture_done(&f);
+}
+
 int main(void) {
+        test_fair_server();
         test_topology();
         test_power();
         test_cpuidle();
