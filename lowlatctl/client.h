@@ -306,6 +306,10 @@ int verb_diff_run(sd_bus *bus, const char *file, bool json);
 int parse_digest(const char *value, uint64_t *ret);
 int verb_reload_if_unchanged(sd_bus *bus, uint64_t digest);
 
+/* lowlatctl explain WORD | --list (explain.c): what lowlatd.conf(5), lowlatctl(1) or the
+ * journal catalog says of a key, a section, a finding or an event. The exit status. */
+int verb_explain_run(char *const *words, size_t n_words, bool json, bool list);
+
 /* The LastMeasurement property. Strings point into reply. */
 typedef struct MeasuredCPURow {
         uint32_t cpu;

@@ -7,6 +7,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
+#include "client.h"
 #include "explain.h"
 #include "basic/array.h"
 #include "basic/cells.h"
@@ -244,3 +245,114 @@ int explain_suggest(const char *word, size_t max, ExplainResult *ret) {
         return 0;
 }
 
+/* ---- The verb ------------------------------------------------------------------------ */
+
+static void print_match_text(const ExplainMatch *m) {
+        fputs(m->text, stdout);
+        switch (m->kind) {
+        case EXPLAIN_FINDING:
+                /* The table says when; the fix depends on the host, and the audit words it. */
+                printf("\nFrom %s. lowlatctl check says what it found on this host,\n"
+                       "and the exact fix, in the finding's message.\n",
+                       m->source);
+                break;
+        case EXPLAIN_EVENT:
+                /* As the catalog writes it: journalctl -x fills in the fields. */
+                printf("\nFrom %s, MESSAGE_ID=%s;\n"
+                       "journalctl -x shows it with each message's @FIELDS@ filled in.\n",
+                       m->source, m->message_id);
+                break;
+        default:
+                printf("\nFrom %s.\n", m->source);
+        }
+}
+
+static void print_match_json(const ExplainMatch *m, bool first) {
+        fputs(first ? "{" : ",{", stdout);
+        json_print_member(stdout, "kind", explain_kind_to_string(m->kind), true);
+        json_print_member(stdout, "name", m->name, false);
+        if (m->severity)
+                json_print_member(stdout, "severity", m->severity, false);
+        if (m->message_id)
+                json_print_member(stdout, "message_id", m->message_id, false);
+        if (m->source)
+                json_print_member(stdout, "source", m->source, false);
+        if (m->text)
+                json_print_member(stdout, "text", m->text, false);
+        fputc('}', stdout);
+}
+
+static int print_list(bool json) {
+        _cleanup_(explain_result_done) ExplainResult r = {};
+
+        if (explain_list(&r) < 0)
+                return -ENOMEM;
+        if (json)
+                fputc('[', stdout);
+        for (size_t i = 0; i < r.n; i++)
+                if (json)
+                        print_match_json(&r.matches[i], i == 0);
+                else
+                        puts(r.matches[i].name);
+        if (json)
+                fputs("]\n", stdout);
+        return finish_output(EXIT_OK);
+}
+
+/* "no key, section, finding or event is named 'X'", with the names close to it. */
+static int print_unknown(const char *word) {
+        _cleanup_(explain_result_done) ExplainResult close = {};
+
+        if (explain_suggest(word, 5, &close) < 0)
+                return -ENOMEM;
+        fputs("lowlatctl: explain: no key, section, finding or event is named '", stderr);
+        print_escaped(stderr, word);
+        fputs("'\n", stderr);
+        for (size_t i = 0; i < close.n; i++)
+                fprintf(stderr, "%s%s", i == 0 ? "lowlatctl: did you mean " : i + 1 == close.n ? " or " : ", ",
+                        close.matches[i].name);
+        fprintf(stderr, "%slowlatctl explain --list names them all\n", close.n > 0 ? "? " : "lowlatctl: ");
+        return EXIT_REFUSED;
+}
+
+int verb_explain_run(char *const *words, size_t n_words, bool json, bool list) {
+        _cleanup_(explain_result_done) ExplainResult r = {};
+
+        if (list && n_words == 0)
+                return print_list(json);
+        if (list || n_words != 1) {
+                fprintf(stderr, "lowlatctl: explain takes one KEY, [SECTION], FINDING or EVENT, or --list; see --help\n");
+                return EXIT_USAGE;
+        }
+        if (isempty(words[0])) {
+                fprintf(stderr, "lowlatctl: explain: an empty word names nothing; see lowlatctl explain --list\n");
+                return EXIT_USAGE;
+        }
+        if (explain_lookup(words[0], &r) < 0)
+                return -ENOMEM;
+        if (r.n == 0)
+                return print_unknown(words[0]);
+        if (r.ambiguous) {
+                fputs("lowlatctl: explain: '", stderr);
+                print_escaped(stderr, words[0]);
+                fputs("' is ambiguous: ", stderr);
+                for (size_t i = 0; i < r.n; i++)
+                        fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 == r.n ? " or " : ", ", r.matches[i].name);
+                fputs("; name one\n", stderr);
+                return EXIT_REFUSED;
+        }
+        if (json)
+                fputc('[', stdout);
+        for (size_t i = 0; i < r.n; i++) {
+                if (json)
+                        print_match_json(&r.matches[i], i == 0);
+                else {
+                        if (i > 0)
+                                fputc('\n', stdout);
+                        print_match_text(&r.matches[i]);
+                }
+        }
+        if (json)
+                fputs("]\n", stdout);
+        return finish_output(EXIT_OK);
+}

@@ -26,6 +26,7 @@ typedef enum VerbOption {
         OPTION_CONFIG = 1 << 6, /* --root goes with it */
         OPTION_SUGGEST = 1 << 7, /* --nic, --cores, --profile, --write */
         OPTION_IF_UNCHANGED = 1 << 8,
+        OPTION_LIST = 1 << 9,
 } VerbOption;
 
 typedef enum VerbFlags {
@@ -60,6 +61,7 @@ struct Arguments {
         size_t n_words;
         SuggestArguments suggest;
         uint64_t if_unchanged; /* reload --if-unchanged: the digest lowlatctl diff printed */
+        bool list; /* explain --list */
 };
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -251,6 +253,10 @@ static int verb_cat_config(sd_bus *bus, const Arguments *args) {
         return verb_cat_config_run(args->config ?: LOWLATD_CONFIG_PATH);
 }
 
+static int verb_explain(sd_bus *bus, const Arguments *args) {
+        return verb_explain_run(args->words, args->n_words, args->json, args->list);
+}
+
 static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
         MeasureArguments measure = args->measure;
 
@@ -275,6 +281,7 @@ static const Verb verbs[] = {
         { "profile", 2, VERB_NO_BUS, OPTION_JSON | OPTION_NO_LEGEND | OPTION_CONFIG, verb_profile },
         { "cat-config", 0, VERB_NO_BUS, OPTION_CONFIG, verb_cat_config },
         { "suggest", 0, VERB_NO_BUS, OPTION_JSON | OPTION_CONFIG | OPTION_SUGGEST, verb_suggest },
+        { "explain", 1, VERB_NO_BUS, OPTION_JSON | OPTION_LIST, verb_explain },
 };
 
 /* ---- Command line ------------------------------------------------------------- */
@@ -301,9 +308,11 @@ static void help(void) {
                "  profile show NAME The file of one, as lowlatd would read it\n"
                "  cat-config        The configuration in force, merged, each value with its FILE:LINE\n"
                "  suggest           A configuration drawn from this host's topology: whole cores on the\n"
-               "                    NICs' NUMA node, the boot line they need (--write: as a drop-in)\n\n"
+               "                    NICs' NUMA node, the boot line they need (--write: as a drop-in)\n"
+               "  explain WORD      What the documentation says of a key (SECTION.KEY or KEY), a section\n"
+               "                    ([SECTION]), a finding of check, or a journal event (name or MESSAGE_ID)\n\n"
                "Options:\n"
-               "     --json         JSON output (status, list, check, noise, measure)\n"
+               "     --json         JSON output (status, list, check, noise, measure, explain)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
                "     --kind=KIND    list: only settings of KIND (comma-separated; help lists them)\n"
                "     --no-legend    list, noise: no header and footer\n"
@@ -318,6 +327,7 @@ static void help(void) {
                "     --output=FILE  metrics: write FILE atomically (temporary file, then rename)\n"
                "     --if-unchanged=DIGEST\n"
                "                    reload: only if the files are those lowlatctl diff showed as DIGEST\n"
+               "     --list         explain: every name it explains, one a line\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
                "     --iterations=N top: stop after N refreshes (for scripts)\n"
                "     --duration=T   measure: how long to measure (default 10s; 90s, 1m, 1h 30min)\n"
@@ -336,7 +346,7 @@ static const struct {
         VerbOption option;
         const char *refusal;
 } option_scopes[] = {
-        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile, suggest and diff only" },
+        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile, suggest, diff and explain only" },
         { OPTION_STATE, "--state and --kind apply to list only" },
         { OPTION_NO_LEGEND, "--no-legend applies to list, noise and profile only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },
@@ -344,6 +354,7 @@ static const struct {
         { OPTION_OUTPUT, "--output applies to metrics only" },
         { OPTION_IF_UNCHANGED, "--if-unchanged applies to reload only" },
         { OPTION_SUGGEST, "--nic, --cores, --profile and --write apply to suggest only" },
+        { OPTION_LIST, "--list applies to explain only" },
         { OPTION_CONFIG, "--config applies to check, profile, cat-config and suggest only, and --root to check "
                          "--config and suggest" },
 };
@@ -366,6 +377,7 @@ enum {
         ARG_WRITE,
         ARG_TOOL,
         ARG_IF_UNCHANGED,
+        ARG_LIST,
 };
 
 /* suggest's options (parse_option()'s). */
@@ -487,6 +499,10 @@ static int parse_option(int c, const char *value, Arguments *args) {
                         return r;
                 args->options_given |= OPTION_IF_UNCHANGED;
                 return 1;
+        case ARG_LIST:
+                args->list = true;
+                args->options_given |= OPTION_LIST;
+                return 1;
         default:
                 return parse_suggest_option(c, value, args);
         }
@@ -514,6 +530,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "write", no_argument, NULL, ARG_WRITE },
                 { "tool", required_argument, NULL, ARG_TOOL },
                 { "if-unchanged", required_argument, NULL, ARG_IF_UNCHANGED },
+                { "list", no_argument, NULL, ARG_LIST },
                 {},
         };
         int c, r;

@@ -4,8 +4,8 @@
 function, and the function, called the way bash calls it (COMP_WORDS split at '=' as
 COMP_WORDBREAKS does) against the built programs, completes lowlatctl's verbs, the
 options of both programs, the kinds and states of list --kind/--state (comma lists too),
-measure's tools and file names for --config. Run once in a plain bash and once more after
-bash-completion's own script when it is installed.
+measure's tools, explain's words (explain --list) and file names for --config. Run once
+in a plain bash and once more after bash-completion's own script when it is installed.
 
 Environment (tests/packaging/meson.build): LOWLATD, LOWLATCTL, LOWLATD_SOURCE_ROOT."""
 
@@ -17,9 +17,10 @@ import subprocess
 import packaging_util as u
 
 BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
-VERBS = {"status", "list", "metrics", "reload", "check", "reapply", "restore", "noise", "top", "measure", "profile", "cat-config", "suggest", "diff"}
+VERBS = {"status", "list", "metrics", "reload", "check", "reapply", "restore", "noise", "top", "measure", "profile", "cat-config", "suggest",
+         "diff", "explain"}
 CTL_OPTIONS = {"--json", "--state=", "--kind=", "--no-legend", "--config=", "--root=", "--output=", "--interval=",
-               "--iterations=", "--duration=", "--cpus=", "--tool=", "--help", "--version"}
+               "--iterations=", "--duration=", "--cpus=", "--tool=", "--list", "--help", "--version"}
 LOWLATD_OPTIONS = {"--config=", "--root=", "--observe", "--check-config", "--once", "--changed", "--json",
                    "--help", "--version"}
 
@@ -114,6 +115,9 @@ def check_round(t, ctl_function, lowlatd_function, prelude, label):
         "profile names after show": (ctl, "--config", os.path.join(tmp, "lowlatd.conf"), "profile", "show", "m"),
         "profile names, --config=": (ctl, "--config", "=", os.path.join(tmp, "lowlatd.conf"), "profile", "show", ""),
         "files for --config": (ctl, "check", "--config", os.path.join(tmp, "low")),
+        "explain's keys": (ctl, "explain", "pm.gov"),
+        "explain's findings and events": (ctl, "--json", "explain", "dri"),
+        "nothing after explain's word": (ctl, "explain", "drift", ""),
         "lowlatd options": (lowlatd, "--"),
         "lowlatd options by prefix": (lowlatd, "--ch"),
         "lowlatd --config FILE": (lowlatd, "--config", os.path.join(tmp, "low")),
@@ -147,6 +151,9 @@ def check_round(t, ctl_function, lowlatd_function, prelude, label):
         "profile names after show": g("profile names after show") == ["mine"],
         "profile names, --config=": {"mine", "other"} <= set(g("profile names, --config=")),
         "files for --config": g("files for --config") == [os.path.join(tmp, "lowlatd.conf")],
+        "explain's keys": g("explain's keys") == ["pm.governor"],
+        "explain's findings and events": g("explain's findings and events") == ["drift"],
+        "nothing after explain's word": g("nothing after explain's word") == [],
         "lowlatd options": LOWLATD_OPTIONS <= lowlatd_options and set(g("lowlatd options")) == lowlatd_options,
         "lowlatd options by prefix": set(g("lowlatd options by prefix")) == {"--check-config", "--changed"},
         "lowlatd --config FILE": g("lowlatd --config FILE") == [os.path.join(tmp, "lowlatd.conf")],
