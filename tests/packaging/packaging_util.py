@@ -288,3 +288,31 @@ def man_tags(raw):
 def mentions_option(text, option):
     """Whether an option such as --config or -c appears as a whole word in text."""
     return re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(option), text) is not None
+
+
+def parser_keys():
+    """{section: {key}} the configuration parser takes (test_docs, test_explain), from
+    lib/config/keys.c: config_sections[] and the rows of config_keys[] ({ "SECTION", "KEY",
+    parser, ... }); [service] and [process] as one section "app"."""
+    text = strip_c_comments(read(src("lib", "config", "keys.c")))
+    sections_text = text[text.index("config_sections[]"):]
+    sections_text = sections_text[:sections_text.index("};")]
+    keys_text = text[text.index("config_keys[]"):]
+    keys_text = keys_text[:keys_text.index("};")]
+    # [service "NAME"] and [process "COMM"] take the same keys and share a page section.
+    app = lambda name: "app" if name in ("service", "process") else name
+    out = {app(name): set() for name in re.findall(r'\.name\s*=\s*"(\w+)"', sections_text)}
+    if not out:
+        raise ValueError("no sections in config_sections[]")
+    for section, key in re.findall(r'\{\s*"(\w+)"\s*,\s*"([\w.]+)"\s*,', keys_text):
+        if app(section) not in out:
+            raise ValueError("a row of config_keys[] names section [%s], which config_sections[] lacks" % section)
+        out[app(section)].add(key)
+    if "nic" in out:
+        # [nic] also takes every ethtool parameter by its table name (lib/host/ethtool.c) and
+        # feature.NAME (its section's assign, config_assign_nic()).
+        ethtool = strip_c_comments(read(src("lib", "host", "ethtool.c")))
+        table_text = ethtool[ethtool.index("param_table["):]
+        out["nic"] |= set(re.findall(r'\[ETHTOOL_PARAM_\w+\]\s*=\s*\{\s*"(\w+)"', table_text))
+        out["nic"].add("feature.NAME")
+    return out

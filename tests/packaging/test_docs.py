@@ -126,33 +126,6 @@ def check_program(t, name, source, page, has_verbs):
              "verbs: %s\nman COMMANDS: %s" % (sorted(verbs), sorted(commands)))
 
 
-def parser_keys():
-    """{section: {key}} from lib/config/keys.c: config_sections[] and the rows of
-    config_keys[] ({ "SECTION", "KEY", parser, ... })."""
-    text = u.strip_c_comments(u.read(u.src("lib", "config", "keys.c")))
-    sections_text = text[text.index("config_sections[]"):]
-    sections_text = sections_text[:sections_text.index("};")]
-    keys_text = text[text.index("config_keys[]"):]
-    keys_text = keys_text[:keys_text.index("};")]
-    # [service "NAME"] and [process "COMM"] take the same keys and share a page section.
-    app = lambda name: "app" if name in ("service", "process") else name
-    out = {app(name): set() for name in re.findall(r'\.name\s*=\s*"(\w+)"', sections_text)}
-    if not out:
-        raise ValueError("no sections in config_sections[]")
-    for section, key in re.findall(r'\{\s*"(\w+)"\s*,\s*"([\w.]+)"\s*,', keys_text):
-        if app(section) not in out:
-            raise ValueError("a row of config_keys[] names section [%s], which config_sections[] lacks" % section)
-        out[app(section)].add(key)
-    if "nic" in out:
-        # [nic] also takes every ethtool parameter by its table name (lib/host/ethtool.c) and
-        # feature.NAME (its section's assign, config_assign_nic()).
-        ethtool = u.strip_c_comments(u.read(u.src("lib", "host", "ethtool.c")))
-        table_text = ethtool[ethtool.index("param_table["):]
-        out["nic"] |= set(re.findall(r'\[ETHTOOL_PARAM_\w+\]\s*=\s*\{\s*"(\w+)"', table_text))
-        out["nic"].add("feature.NAME")
-    return out
-
-
 def example_keys(text):
     """{section: {key}} of conf/lowlatd.conf, counting commented-out "#key = value" lines."""
     out = {}
@@ -175,7 +148,7 @@ def example_keys(text):
 
 
 def check_config_keys(t):
-    keys = parser_keys()
+    keys = u.parser_keys()
     t.ok(keys and any(keys.values()), "lib/config/keys.c: keys parsed: %s" %
          "; ".join("[%s] %s" % (s, " ".join(sorted(k))) for s, k in sorted(keys.items())))
 
