@@ -4,6 +4,9 @@ BUILD_PACKAGES=(
         gcc meson ninja-build pkg-config
         # tools/version.sh: the version of a build from a checkout is git describe's
         git
+        # lowlatctl explain's table is written from the man pages at build time (meson needs
+        # it too; named for what the build runs itself)
+        python3
         libsystemd-dev libudev-dev libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 )
 TEST_PACKAGES=(
