@@ -311,7 +311,9 @@ static int print_unknown(const char *word) {
         for (size_t i = 0; i < close.n; i++)
                 fprintf(stderr, "%s%s", i == 0 ? "lowlatctl: did you mean " : i + 1 == close.n ? " or " : ", ",
                         close.matches[i].name);
-        fprintf(stderr, "%slowlatctl explain --list names them all\n", close.n > 0 ? "? " : "lowlatctl: ");
+        fputs(close.n > 0 ? "? (lowlatctl explain --list names them all)\n"
+                          : "lowlatctl: lowlatctl explain --list names every one there is\n",
+              stderr);
         return EXIT_REFUSED;
 }
 
