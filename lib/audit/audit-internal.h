@@ -229,6 +229,7 @@ void audit_check_steal(Audit *a);
 
 /* audit-net.c */
 void audit_check_rps(Audit *a);
+void audit_check_timestamping(Audit *a);
 
 /* audit-processes.c */
 void audit_scan_processes(Audit *a);

@@ -138,3 +138,24 @@ void audit_check_rps(Audit *a) {
                             "net.core.rps_sock_flow_entries=32768; or drop rps_flow_cnt.",
                             flow_interfaces);
 }
+
+/* The kernel's network timestamping static key: switched by the first socket that asks
+ * for receive timestamps and by the last one to close, each switch a text patch that
+ * stops every CPU. Whether some other process holds it cannot be seen from /proc, so this
+ * says what lowlatd does. */
+void audit_check_timestamping(Audit *a) {
+        if (cpuset_is_empty(&a->posture->isolated))
+                return;
+        if (!a->config->hold_timestamping)
+                finding_add(a, SEVERITY_INFO, "net.timestamping-unheld", "SO_TIMESTAMP",
+                            "lowlatd does not hold the kernel's network timestamping on: whenever the first socket "
+                            "asking for receive timestamps opens (ptp4l, chronyd, an application with SO_TIMESTAMP or "
+                            "SO_TIMESTAMPING) or the last one closes, the kernel switches a static key and patches "
+                            "its text, stopping every CPU with an IPI, the isolated ones included. [cpus] "
+                            "hold_timestamping = yes keeps a socket open so that it never switches (every received "
+                            "packet is then timestamped).");
+        else if (a->config->mode == DAEMON_MODE_OBSERVE)
+                finding_add(a, SEVERITY_INFO, "net.timestamping-unheld", "SO_TIMESTAMP",
+                            "[cpus] hold_timestamping = yes, but lowlatd observes (mode = observe): it holds no "
+                            "socket, so the timestamping static key still switches when other sockets come and go.");
+}

@@ -222,6 +222,7 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_check_irqbalance(&a);
         audit_check_unmovable_irqs(&a);
         audit_check_rps(&a);
+        audit_check_timestamping(&a);
         audit_check_steal(&a);
         audit_check_apps(&a);
         audit_check_rcu_priority(&a); /* after the applications, whose priorities it compares */

@@ -240,6 +240,7 @@ typedef struct Config {
         bool evict_strays; /* move stray user tasks off the isolated CPUs (lib/setting/stray-tasks.c) */
         bool kthreads_housekeeping; /* move kernel threads off the isolated CPUs */
         bool fair_server_off; /* runtime 0 for the isolated CPUs' fair servers (setting/fair-server.c) */
+        bool hold_timestamping; /* a socket with SO_TIMESTAMP held open (setting/timestamping.c) */
 
         KthreadSection *kthread_sections;
         size_t n_kthread_sections, allocated_kthread_sections;

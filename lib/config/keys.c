@@ -91,6 +91,7 @@ const ConfigKey config_keys[] = {
         { "cpus", "slices", config_parse_slices, C(slices), .source = CONFIG_FIELD(Config, slices_source) },
         { "cpus", "kthreads", config_parse_bool, C(kthreads_housekeeping), .data = &kthreads_words },
         { "cpus", "fair_server", config_parse_bool, C(fair_server_off), .data = &fair_server_words },
+        { "cpus", "hold_timestamping", config_parse_bool, C(hold_timestamping) },
         { "cpus", "workqueues", config_parse_cpus, C(workqueues), .cpu_names = CPUS_POSTURE_NAMES },
         { "cpus", "rps_default_mask", config_parse_cpus, C(rps_default_mask), .cpu_names = CPUS_POSTURE_NAMES },
 

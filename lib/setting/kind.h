@@ -24,6 +24,7 @@
         X(IRQBALANCE_BAN, irqbalance_ban)                  \
         X(SYSCTL, sysctl)                                  \
         X(CPU_DMA_LATENCY, cpu_dma_latency)                \
+        X(TIMESTAMPING_HOLD, timestamping_hold)            \
         X(GOVERNOR, governor)                              \
         X(CPUIDLE, cpuidle)                                \
         X(RESUME_LATENCY, resume_latency)                  \

@@ -350,8 +350,24 @@ def fair_server(t):
     d.stop()
 
 
+def timestamping(t):
+    """[cpus] hold_timestamping = yes on a fake tree: the static key is the running
+    kernel's, so the hold is unsupported, saying why, and no socket is opened (this
+    machine's key is not switched by a test; the VM suite holds it for real)."""
+    host = make_host()
+    d = h.Daemon(host, config("").replace("isolated = 2-3\n", "isolated = 2-3\nhold_timestamping = yes\n"))
+    d.wait_ready()
+    said = d.stderr()
+    sockets = [t for t in d.open_fd_targets() if t.startswith("socket:")]
+    t.ok("timestamping hold SO_TIMESTAMP" in said and "held only with --root /" in said,
+         "hold_timestamping on a fake tree: unsupported, saying the key is the running kernel's", said[-2000:])
+    d.stop()
+    return sockets
+
+
 def run(t):
     h.isolate_from_real_journal()
+    timestamping(t)
     fair_server(t)
     apply_drift_restore(t)
     observe(t)

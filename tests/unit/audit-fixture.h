@@ -202,7 +202,7 @@ static const char healthy_cmdline[] = "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=12
                                       "nosoftlockup isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 "
                                       "irqaffinity=0-1\n";
 
-static const char healthy_config[] = "[cpus]\nisolated = 2-3\n"
+static const char healthy_config[] = "[cpus]\nisolated = 2-3\nhold_timestamping = yes\n"
                                      "[pm]\ncpu_dma_latency = 10\ngovernor = performance\n"
                                      "[sysctl]\nnet.ipv4.tcp_congestion_control = bbr\n"
                                      "[process \"matcher\"]\npolicy = fifo\npriority = 50\nmlock = yes\nhugepages = yes\n"
@@ -313,6 +313,7 @@ static const struct {
         { "memory.swap", AUDIT_TEST_MEMORY },
         { "boot.cmdline", AUDIT_TEST_BOOT_KERNEL },
         { "net.rps-isolated", AUDIT_TEST_NET },
+        { "net.timestamping-unheld", AUDIT_TEST_NET },
         { "net.rps-flow-table", AUDIT_TEST_NET },
 };
 

@@ -42,7 +42,27 @@ static void test_rps(void) {
         fixture_done(&f);
 }
 
+static void test_timestamping(void) {
+        Fixture f;
+
+        fixture_init(&f);
+        if (fixture_run(&f, "[cpus]\nisolated = 2-3\n"))
+                CHECK(fires(&f, "net.timestamping-unheld", "SO_TIMESTAMP", SEVERITY_INFO) &&
+                              message_has(&f, "net.timestamping-unheld", "hold_timestamping = yes"),
+                      "not held by lowlatd: info, the key named");
+        if (fixture_run(&f, "[cpus]\nisolated = 2-3\nhold_timestamping = yes\n"))
+                CHECK(quiet(&f, "net.timestamping-unheld"), "held by lowlatd: quiet");
+        if (fixture_run(&f, "[daemon]\nmode = observe\n[cpus]\nisolated = 2-3\nhold_timestamping = yes\n"))
+                CHECK(fires(&f, "net.timestamping-unheld", "SO_TIMESTAMP", SEVERITY_INFO) &&
+                              message_has(&f, "net.timestamping-unheld", "observes"),
+                      "configured but observing: info, saying so");
+        if (fixture_run(&f, "[cpus]\nisolated = none\n"))
+                CHECK(quiet(&f, "net.timestamping-unheld"), "no isolated CPU: nothing to protect, quiet");
+        fixture_done(&f);
+}
+
 int main(void) {
+        test_timestamping();
         test_rps();
         return audit_fixture_finish(AUDIT_TEST_NET);
 }

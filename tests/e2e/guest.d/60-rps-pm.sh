@@ -9,7 +9,12 @@
 #  - [pm] resume_latency = 20 (resume_latency_cpus defaults to the isolated CPUs): CPUs
 #    2-3's pm_qos_resume_latency_us read 20 while 0-1 keep theirs; a write of 0 to CPU 2's
 #    is put back;
-#  - lowlatctl restore puts every queue mask and latency limit back as found.
+#  - [cpus] hold_timestamping = yes: the timestamping_hold setting reads "held" (lowlatd's
+#    own socket with SO_TIMESTAMP), "released" after restore;
+#  - [cpus] fair_server = off: where debugfs has sched/fair_server (6.12), CPUs 2-3's
+#    runtime reads 0 and CPUs 0-1 keep theirs; where it has none (6.1), each is
+#    unsupported with the reason;
+#  - lowlatctl restore puts every queue mask, latency limit and runtime back as found.
 # This NIC has one queue pair (qemu's user network has no multiqueue): queues that appear
 # later, and XPS where the kernel offers it, are 62-mq.sh's, on the multi-queue NIC.
 # Leaves lowlatd enforcing the base config.
@@ -23,6 +28,11 @@ rp_lat_is() { [ "$(rp_lat "$1")" = "$2" ]; }
 rps0=$(rp_mask "$rp_q/rx-0/rps_cpus") xps0=$(rp_mask "$rp_q/tx-0/xps_cpus" 2>/dev/null)
 declare -A rp_lat0
 for c in 0 1 2 3; do rp_lat0[$c]=$(rp_lat $c); done
+rp_fs=/sys/kernel/debug/sched/fair_server
+rp_rt() { rd "$rp_fs/cpu$1/runtime"; }
+declare -A rp_rt0
+if [ -d "$rp_fs" ]; then for c in 0 1 2 3; do rp_rt0[$c]=$(rp_rt $c); done; fi
+rp_row() { lowlatctl --no-legend list 2>&1 | awk -v k="$1" -v o="$2" '$1 == k && $2 == o'; }
 note "before: $VNET rx-0 rps_cpus $rps0, tx-0 xps_cpus $xps0 (as numbers); pm_qos_resume_latency_us of CPUs 0-3: ${rp_lat0[0]} ${rp_lat0[1]} ${rp_lat0[2]} ${rp_lat0[3]}"
 
 mkdir -p "${RP_DROPIN%/*}"
@@ -33,6 +43,10 @@ xps_cpus = housekeeping
 
 [pm]
 resume_latency = 20
+
+[cpus]
+hold_timestamping = yes
+fair_server = off
 EOF
 chmod 0644 "$RP_DROPIN"
 m60=$(mark)
@@ -58,6 +72,19 @@ $(jtext "$m60" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
 fi
 rp_lat_is 0 "${rp_lat0[0]}" && rp_lat_is 1 "${rp_lat0[1]}"
 verdict $? "CPUs 0-1 keep theirs: $(rp_lat 0) $(rp_lat 1)"
+row=$(rp_row timestamping_hold SO_TIMESTAMP)
+[[ $row == *" held "*ok* ]]
+verdict $? "hold_timestamping = yes: timestamping_hold SO_TIMESTAMP is held, ok: $row" "$(lowlatctl list 2>&1 | tail -n 20)"
+if [ -d "$rp_fs" ]; then
+        [ "$(rp_rt 2)" = 0 ] && [ "$(rp_rt 3)" = 0 ] && [ "$(rp_rt 0)" = "${rp_rt0[0]}" ] && [ "$(rp_rt 1)" = "${rp_rt0[1]}" ]
+        verdict $? "fair_server = off: CPUs 2-3's fair server runtime 0, CPUs 0-1 keep ${rp_rt0[0]}" \
+                "$(for c in 0 1 2 3; do echo "cpu$c $(rp_rt $c)"; done)
+$(rp_row fair_server cpu2)"
+else
+        row=$(rp_row fair_server cpu2)
+        [[ $row == *unsupported* ]] && lowlatctl --json list 2>/dev/null | grep -q 'debugfs is not mounted'
+        verdict $? "no $rp_fs on $(uname -r): fair_server cpu2 is unsupported, saying why: $row" "$(lowlatctl --json list 2>&1 | tail -c 2000)"
+fi
 listed=$(lowlatctl --no-legend list 2>&1 | awk -v o="$VNET/rx-0" '$1 == "nic_rps_cpus" && $2 == o')
 [ -n "$listed" ]
 verdict $? "lowlatctl list shows nic_rps_cpus $VNET/rx-0: $listed" "$(lowlatctl list 2>&1 | tail -n 20)"
@@ -88,11 +115,15 @@ verdict $? "the journal has its correction (kind resume_latency, object cpu2)" \
 
 out=$(lowlatctl restore 2>&1)
 verdict $? "lowlatctl restore exits 0${out:+: $out}" "$out"
+rp_rt_back() { [ ! -d "$rp_fs" ] || { [ "$(rp_rt 2)" = "${rp_rt0[2]}" ] && [ "$(rp_rt 3)" = "${rp_rt0[3]}" ]; }; }
 rp_rps_is "$rps0" && [ "$(rp_mask "$rp_q/tx-0/xps_cpus" 2>/dev/null)" = "$xps0" ] &&
-        rp_lat_is 2 "${rp_lat0[2]}" && rp_lat_is 3 "${rp_lat0[3]}"
-verdict $? "restore puts rps_cpus ($rps0), xps_cpus ($xps0) and CPUs 2-3's latency (${rp_lat0[2]} ${rp_lat0[3]}) back as found" \
+        rp_lat_is 2 "${rp_lat0[2]}" && rp_lat_is 3 "${rp_lat0[3]}" && rp_rt_back
+verdict $? "restore puts rps_cpus ($rps0), xps_cpus ($xps0), CPUs 2-3's latency (${rp_lat0[2]} ${rp_lat0[3]}) and fair server runtime back as found" \
         "rps $(cat "$rp_q/rx-0/rps_cpus") xps $(cat "$rp_q/tx-0/xps_cpus"); cpu2 $(rp_lat 2) cpu3 $(rp_lat 3)
-$(grep -E 'nic_rps_cpus|nic_xps_cpus|resume_latency' /run/lowlatd/originals 2>&1)"
+$(grep -E 'nic_rps_cpus|nic_xps_cpus|resume_latency|fair_server' /run/lowlatd/originals 2>&1)"
+row=$(rp_row timestamping_hold SO_TIMESTAMP)
+[[ $row == *" released "* ]]
+verdict $? "and the timestamping socket is closed: $row" "$(lowlatctl list 2>&1 | tail -n 20)"
 
 rm -f "$RP_DROPIN"
 out=$(timeout 60 systemctl reload lowlatd 2>&1)
