@@ -24,6 +24,9 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
                                           "no word on the warnings of its configuration" },
         [BUS_FEATURE_PROFILES] = { "profiles", { "Profiles" }, "no profiles" },
         [BUS_FEATURE_DIFF] = { "diff", { "Diff", "ReloadIfUnchanged" }, "no dry run of a reload (diff)" },
+        [BUS_FEATURE_MEASUREMENT_HISTOGRAM] = { "measurement-histogram",
+                                                { "RecordMeasurementHistogram", "LastMeasurementHistogram" },
+                                                "no place to keep a measurement's histogram" },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(bus_feature, BusFeature, bus_feature_table, .name);

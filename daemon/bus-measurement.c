@@ -11,6 +11,7 @@
 #include "bus-names.h"
 #include "log/log.h"
 #include "measure-tool.h"
+#include "measurement-histogram.h"
 #include "basic/array.h"
 #include "basic/util.h"
 
@@ -37,7 +38,17 @@ struct MeasurementStore {
         size_t n_cpus;
         MeasuredNoise *noise;
         size_t n_noise;
+        /* RecordMeasurementHistogram()'s, for this measurement only: a new
+         * RecordMeasurement() drops them, so that no histogram outlives its run. */
+        MeasuredHistogram *histograms;
+        size_t n_histograms;
 };
+
+static void histograms_free(MeasuredHistogram *h, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                measured_histogram_done(&h[i]);
+        free(h);
+}
 
 static void measurement_clear(MeasurementStore *s) {
         for (size_t i = 0; i < s->n_noise; i++) {
@@ -46,6 +57,9 @@ static void measurement_clear(MeasurementStore *s) {
                 free(s->noise[i].description);
         }
         s->noise = mfree(s->noise);
+        histograms_free(s->histograms, s->n_histograms);
+        s->histograms = NULL;
+        s->n_histograms = 0;
         s->cpus = mfree(s->cpus);
         s->tool = mfree(s->tool);
         s->n_cpus = s->n_noise = 0;
@@ -185,7 +199,105 @@ static int method_record_measurement(sd_bus_message *message, void *userdata, sd
         *new = (MeasurementStore) {};
         log_info("Recorded a latency measurement by %s on %zu CPU%s", s->tool, s->n_cpus, s->n_cpus == 1 ? "" : "s");
         (void) sd_bus_emit_properties_changed(sd_bus_message_get_bus(message), BUS_PATH, BUS_INTERFACE,
-                                              "LastMeasurement", NULL);
+                                              "LastMeasurement", "LastMeasurementHistogram", NULL);
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+static const MeasuredCPU *measurement_find_cpu(const MeasurementStore *s, uint32_t cpu) {
+        for (size_t i = 0; i < s->n_cpus; i++)
+                if (s->cpus[i].cpu == cpu)
+                        return &s->cpus[i];
+        return NULL;
+}
+
+/* One CPU's row of RecordMeasurementHistogram() into h, checked against what s measured
+ * on that CPU. 1, 0 at the end of the array, -errno with error set for a bad row. */
+static int measurement_read_histogram(sd_bus_message *message, const MeasurementStore *s, MeasuredHistogram *h,
+                                      sd_bus_error *error) {
+        const MeasuredCPU *c;
+        const uint64_t *bounds, *counts;
+        size_t bounds_size, counts_size;
+        const char *why;
+        int r;
+
+        r = sd_bus_message_enter_container(message, 'r', "uatat");
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_read(message, "u", &h->cpu);
+        if (r >= 0)
+                r = sd_bus_message_read_array(message, 't', (const void **) &bounds, &bounds_size);
+        if (r >= 0)
+                r = sd_bus_message_read_array(message, 't', (const void **) &counts, &counts_size);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(message);
+        if (r < 0)
+                return r;
+        c = measurement_find_cpu(s, h->cpu);
+        if (!c)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u was not measured", h->cpu);
+        why = measured_histogram_check(bounds, bounds_size / sizeof(uint64_t), counts, counts_size / sizeof(uint64_t),
+                                       c->samples);
+        if (why)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u: %s", h->cpu, why);
+        h->n = bounds_size / sizeof(uint64_t);
+        h->bounds_ns = malloc(bounds_size);
+        h->counts = malloc(counts_size);
+        if (!h->bounds_ns || !h->counts)
+                return -ENOMEM;
+        memcpy(h->bounds_ns, bounds, bounds_size);
+        memcpy(h->counts, counts, counts_size);
+        return 1;
+}
+
+/* All or nothing: the rows are read into a new array, which replaces the kept one only
+ * when every row passed. */
+static int method_record_measurement_histogram(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        MeasurementStore *s = userdata;
+        MeasuredHistogram *new = NULL;
+        size_t n = 0, n_started = 0, allocated = 0;
+        uint64_t realtime_usec;
+        int r;
+
+        r = sd_bus_message_read(message, "t", &realtime_usec);
+        if (r < 0)
+                return r;
+        /* The start tells the run apart: a histogram sent after another lowlatctl measure
+         * recorded its own summary belongs to neither. */
+        if (!s->tool || realtime_usec != s->realtime_usec)
+                return sd_bus_error_set(error, SD_BUS_ERROR_INVALID_ARGS,
+                                        "Not the histogram of the last measurement lowlatd keeps");
+        /* Bounded without a count of its own: each row is of a measured CPU, and no CPU
+         * twice, so there are never more rows than CPUs measured (plus the one being read). */
+        r = sd_bus_message_enter_container(message, 'a', MEASUREMENT_HISTOGRAM_CPU_SIGNATURE);
+        while (r >= 0) {
+                if (array_grow(&new, &allocated, n + 1) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                new[n] = (MeasuredHistogram) {};
+                n_started = n + 1; /* the row being read is freed on failure too */
+                r = measurement_read_histogram(message, s, &new[n], error);
+                if (r <= 0)
+                        break;
+                for (size_t i = 0; i < n && r >= 0; i++)
+                        if (new[i].cpu == new[n].cpu)
+                                r = sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u given twice",
+                                                      new[n].cpu);
+                n++;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(message);
+        if (r < 0) {
+                histograms_free(new, n_started);
+                return r;
+        }
+        histograms_free(s->histograms, s->n_histograms);
+        s->histograms = new;
+        s->n_histograms = n;
+        log_debug("Recorded the histogram of the latency measurement by %s on %zu CPU%s", s->tool, n,
+                  n == 1 ? "" : "s");
+        (void) sd_bus_emit_properties_changed(sd_bus_message_get_bus(message), BUS_PATH, BUS_INTERFACE,
+                                              "LastMeasurementHistogram", NULL);
         return sd_bus_reply_method_return(message, NULL);
 }
 
@@ -220,8 +332,40 @@ static int property_get_last_measurement(sd_bus *bus, const char *path, const ch
         return r;
 }
 
-/* RecordMeasurement is privileged: not SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus wants root
- * (or CAP_SYS_ADMIN), and the policy file allows it to root only. */
+static int property_get_last_measurement_histogram(sd_bus *bus, const char *path, const char *interface,
+                                                   const char *property, sd_bus_message *reply, void *userdata,
+                                                   sd_bus_error *error) {
+        MeasurementStore *s = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', MEASUREMENT_HISTOGRAM_SIGNATURE);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", s->n_histograms > 0 ? s->realtime_usec : 0);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', MEASUREMENT_HISTOGRAM_CPU_SIGNATURE);
+        for (size_t i = 0; r >= 0 && i < s->n_histograms; i++) {
+                const MeasuredHistogram *h = &s->histograms[i];
+
+                r = sd_bus_message_open_container(reply, 'r', "uatat");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "u", h->cpu);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(reply, 't', h->bounds_ns, h->n * sizeof(uint64_t));
+                if (r >= 0)
+                        r = sd_bus_message_append_array(reply, 't', h->counts, h->n * sizeof(uint64_t));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* RecordMeasurement and RecordMeasurementHistogram are privileged: not
+ * SD_BUS_VTABLE_UNPRIVILEGED, so sd-bus wants root (or CAP_SYS_ADMIN), and the policy file
+ * allows them to root only. */
 static const sd_bus_vtable measurement_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("LastMeasurement", "(" MEASUREMENT_SIGNATURE ")", property_get_last_measurement, 0,
@@ -230,6 +374,13 @@ static const sd_bus_vtable measurement_vtable[] = {
                                 SD_BUS_ARGS("s", tool, "t", realtime_usec, "t", duration_usec,
                                             "a" MEASUREMENT_CPU_SIGNATURE, cpus, "a" MEASUREMENT_NOISE_SIGNATURE, noise),
                                 SD_BUS_NO_RESULT, method_record_measurement, 0),
+        /* A member of its own rather than a field more: RecordMeasurement's arguments and
+         * LastMeasurement's shape never change (lowlatd(8), COMPATIBILITY). */
+        SD_BUS_PROPERTY("LastMeasurementHistogram", "(" MEASUREMENT_HISTOGRAM_SIGNATURE ")",
+                        property_get_last_measurement_histogram, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("RecordMeasurementHistogram",
+                                SD_BUS_ARGS("t", realtime_usec, "a" MEASUREMENT_HISTOGRAM_CPU_SIGNATURE, cpus),
+                                SD_BUS_NO_RESULT, method_record_measurement_histogram, 0),
         SD_BUS_VTABLE_END,
 };
 

@@ -114,6 +114,7 @@ static const struct {
         { "Reapply", "reapply" },
         { "Restore", "restore" },
         { "RecordMeasurement", "measure" },
+        { "RecordMeasurementHistogram", "measure" },
         { "Diff", "diff" },
         { "ReloadIfUnchanged", "reload" },
 };

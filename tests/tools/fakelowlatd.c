@@ -13,8 +13,9 @@
  *                     ListSettings, Check and Noise
  * The state: enforcing, CPUs 2-3 isolated, two settings (a sysctl ok, an IRQ drifted),
  * one audit finding with two detail lines, one noise source on CPU 2. Reload, Reapply,
- * Restore, RecordMeasurement, Diff and ReloadIfUnchanged are privileged, as lowlatd's are,
- * and do nothing (Diff answers that nothing would change).
+ * Restore, RecordMeasurement, RecordMeasurementHistogram, Diff and ReloadIfUnchanged are
+ * privileged, as lowlatd's are, and do nothing (Diff answers that nothing would change) but
+ * say on standard error that they were called.
  * It prints READY when it owns the name. */
 #include <getopt.h>
 #include <stdio.h>
@@ -110,6 +111,12 @@ static int get_last_measurement(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "(" MEASUREMENT_SIGNATURE ")", "", (uint64_t) 0, (uint64_t) 0, 0, 0);
 }
 
+static int get_last_measurement_histogram(sd_bus *bus, const char *path, const char *interface,
+                                          const char *property, sd_bus_message *reply, void *userdata,
+                                          sd_bus_error *error) {
+        return sd_bus_message_append(reply, "(" MEASUREMENT_HISTOGRAM_SIGNATURE ")", (uint64_t) 0, 0);
+}
+
 /* Replies with prefix_types' two numbers (if any) and an array of n structs of fields, each
  * with a field more for --newer. */
 static int reply_rows(sd_bus_message *call, const Fake *f, const char *prefix_types, const char *fields,
@@ -170,6 +177,8 @@ static int method_noise(sd_bus_message *m, void *userdata, sd_bus_error *error) 
 }
 
 static int method_nothing(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        /* To standard error, which the tests keep: whether a client called it at all. */
+        fprintf(stderr, "fakelowlatd: %s() called\n", sd_bus_message_get_member(m));
         return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -219,6 +228,9 @@ static const sd_bus_vtable full_vtable[] = {
         SD_BUS_METHOD("Reapply", "", "", method_nothing, 0),
         SD_BUS_METHOD("Restore", "", "u", method_restore, 0),
         SD_BUS_METHOD("RecordMeasurement", MEASUREMENT_SIGNATURE, "", method_nothing, 0),
+        SD_BUS_PROPERTY("LastMeasurementHistogram", "(" MEASUREMENT_HISTOGRAM_SIGNATURE ")",
+                        get_last_measurement_histogram, 0, CHANGES),
+        SD_BUS_METHOD("RecordMeasurementHistogram", "ta" MEASUREMENT_HISTOGRAM_CPU_SIGNATURE, "", method_nothing, 0),
         SD_BUS_METHOD_WITH_ARGS("Diff", SD_BUS_ARGS("s", text, "s", name),
                                 SD_BUS_RESULT("t", digest, "b", writes, "a(sss)", keys, "a(ssssssss)", settings, "as",
                                               warnings),
