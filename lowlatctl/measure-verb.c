@@ -388,6 +388,49 @@ static int record_measurement(sd_bus *bus, const MeasureResult *res, const Noise
         return 0;
 }
 
+/* The histograms, after the summary they belong to (realtime_usec ties them to it), for
+ * monitoring. A lowlatd without RecordMeasurementHistogram() keeps the summary only,
+ * which is all it can show: nothing to say. */
+static int record_measurement_histogram(sd_bus *bus, const MeasureResult *res, uint64_t realtime_usec) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        int r;
+
+        if (ctl_daemon_offers(bus, BUS_FEATURE_MEASUREMENT_HISTOGRAM) <= 0)
+                return 0;
+        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, BUS_PATH, BUS_INTERFACE, "RecordMeasurementHistogram");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "t", realtime_usec);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', MEASUREMENT_HISTOGRAM_CPU_SIGNATURE);
+        for (size_t i = 0; r >= 0 && i < res->n; i++) {
+                MeasureBuckets b;
+
+                latency_stats_buckets(&res->cpus[i], &b);
+                if (b.n == 0)
+                        continue;
+                r = sd_bus_message_open_container(m, 'r', "uatat");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "u", res->cpus[i].cpu);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(m, 't', b.bounds_ns, b.n * sizeof(uint64_t));
+                if (r >= 0)
+                        r = sd_bus_message_append_array(m, 't', b.counts, b.n * sizeof(uint64_t));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r < 0) {
+                fprintf(stderr, "lowlatctl: cannot build RecordMeasurementHistogram: %s\n", strerror(-r));
+                return r;
+        }
+        r = sd_bus_call(bus, m, 0, &error, &reply);
+        if (r < 0)
+                ctl_log_call_failed(bus, "RecordMeasurementHistogram", &error, r);
+        return r;
+}
+
 static int isolated_cpus_get(sd_bus *bus, char **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
@@ -527,6 +570,18 @@ static int measure_check_confinement(const MeasureArguments *args, const CPUSet 
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
+/* "buckets": what lowlatctl metrics shows of this run (the samples below each bound). */
+static void measure_print_json_buckets(FILE *f, const LatencyStats *s) {
+        MeasureBuckets b;
+
+        latency_stats_buckets(s, &b);
+        fputs(",\"buckets\":[", f);
+        for (size_t k = 0; k < b.n; k++)
+                fprintf(f, "%s{\"le_ns\":%" PRIu64 ",\"count\":%" PRIu64 "}", k ? "," : "", b.bounds_ns[k],
+                        b.counts[k]);
+        fputs("]", f);
+}
+
 static void measure_print_json(FILE *f, const MeasureResult *res, const char *cpus, uint64_t wall_usec,
                                const MeasurePlacement *placement) {
         fputs("{", f);
@@ -542,9 +597,11 @@ static void measure_print_json(FILE *f, const MeasureResult *res, const char *cp
 
                 fprintf(f, "%s{\"cpu\":%" PRIu32 ",\"samples\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
                            ",\"p99_ns\":%" PRIu64 ",\"p99_beyond_histogram\":%s,\"max_ns\":%" PRIu64
-                           ",\"overflows\":%" PRIu64 ",\"ran_on\":",
+                           ",\"overflows\":%" PRIu64,
                         i ? "," : "", s->cpu, s->samples, s->min_ns, s->avg_ns, s->p99_ns,
                         s->p99_over ? "true" : "false", s->max_ns, s->overflows);
+                measure_print_json_buckets(f, s);
+                fputs(",\"ran_on\":", f);
                 if (!placement) {
                         /* timerlat: the kernel's per-CPU thread, bound to it. */
                         fprintf(f, "[%" PRIu32 "]}", s->cpu);
@@ -685,5 +742,7 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
         if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime,
                                        res.measured_usec ?: end - start) < 0)
                 fprintf(stderr, "lowlatctl: the result was not recorded by lowlatd (status will not show it)\n");
+        else if (record_measurement_histogram(bus, &res, start_realtime) < 0)
+                fprintf(stderr, "lowlatctl: the histogram was not recorded by lowlatd (metrics will not show it)\n");
         return finish_output(EXIT_OK);
 }

@@ -85,11 +85,6 @@ char **measure_tool_argv(MeasureTool tool, const CPUSet *cpus, unsigned duration
 }
 
 /* Counts from a report are the tool's, or anything: sums saturate rather than wrap. */
-static uint64_t add_saturating(uint64_t a, uint64_t b) {
-        uint64_t r;
-        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 size_t histogram_p99(const uint64_t *buckets, size_t n_buckets, uint64_t overflows, bool *ret_over) {
         uint64_t total = overflows, seen = 0, target;
 

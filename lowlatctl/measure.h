@@ -67,6 +67,20 @@ size_t histogram_p99(const uint64_t *buckets, size_t n_buckets, uint64_t overflo
  * spike rather than the body of the distribution, worth the noise counted beside it. */
 bool latency_max_is_high(const LatencyStats *s);
 
+/* The histogram of s for monitoring (measure-buckets.c): the samples below each of
+ * measure_bucket_bounds_ns, cumulative, the bounds it cannot vouch for left out (beyond
+ * the tool's reach while samples lie beyond it). */
+#define MEASURE_BUCKETS 21U
+extern const uint64_t measure_bucket_bounds_ns[MEASURE_BUCKETS];
+
+typedef struct MeasureBuckets {
+        uint64_t bounds_ns[MEASURE_BUCKETS];
+        uint64_t counts[MEASURE_BUCKETS]; /* samples below the bound */
+        size_t n;
+} MeasureBuckets;
+
+void latency_stats_buckets(const LatencyStats *s, MeasureBuckets *ret);
+
 /* Prints the histogram of s as rows "  <from>-<to> us  count  bar", folded into at most
  * rows lines. */
 void latency_print_histogram(FILE *f, const LatencyStats *s, size_t rows);

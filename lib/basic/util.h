@@ -21,6 +21,13 @@ static inline bool streq_ptr(const char *a, const char *b) {
         return streq(a, b);
 }
 
+/* a + b, or UINT64_MAX where the sum would wrap: counts from a report are never trusted
+ * to be small. */
+static inline uint64_t add_saturating(uint64_t a, uint64_t b) {
+        uint64_t r;
+        return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 static inline bool isempty(const char *s) {
         return !s || !*s;
 }

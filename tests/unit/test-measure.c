@@ -3,7 +3,8 @@
  * README: cyclictest and oslat captured, rtla written after its documented format), p99
  * from a histogram, the command lines, and hostile reports that must give an error. And
  * top's rates between two Noise() samples: a counter going backwards never gives a
- * negative or huge rate. */
+ * negative or huge rate. The histogram folded into monitoring's buckets: cumulative,
+ * never above the samples, no bound the tool's histogram cannot vouch for. */
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
@@ -346,6 +347,100 @@ static void test_histogram_overflows_only(void) {
         free(buf);
 }
 
+/* Whether b's counts never decrease and never exceed samples, its bounds a strictly
+ * ascending part of measure_bucket_bounds_ns. */
+static bool buckets_sound(const MeasureBuckets *b, uint64_t samples) {
+        size_t next = 0;
+
+        for (size_t k = 0; k < b->n; k++) {
+                while (next < MEASURE_BUCKETS && measure_bucket_bounds_ns[next] != b->bounds_ns[k])
+                        next++;
+                if (next == MEASURE_BUCKETS || b->counts[k] > samples || (k > 0 && b->counts[k] < b->counts[k - 1]))
+                        return false;
+                next++;
+        }
+        return true;
+}
+
+static uint64_t bucket_count(const MeasureBuckets *b, uint64_t bound_ns) {
+        for (size_t k = 0; k < b->n; k++)
+                if (b->bounds_ns[k] == bound_ns)
+                        return b->counts[k];
+        return UINT64_MAX;
+}
+
+static void test_buckets(void) {
+        uint64_t small[3] = { 0, 990, 10 }, reach100[100] = {}, ns[5000] = {};
+        LatencyStats s = { .samples = 1000, .max_ns = 2500, .bucket_ns = 1000, .histogram = small, .n_buckets = 3 };
+        MeasureBuckets b;
+
+        latency_stats_buckets(&s, &b);
+        CHECK(b.n == MEASURE_BUCKETS && buckets_sound(&b, 1000), "1 us buckets, no overflows: every bound, cumulative");
+        CHECK(bucket_count(&b, 1000) == 0 && bucket_count(&b, 2000) == 990 && bucket_count(&b, 3000) == 1000 &&
+                      bucket_count(&b, 10000000) == 1000,
+              "below 1 us: 0; below 2 us: 990; at or above the max (2.5 us): all 1000");
+        CHECK(MEASURE_BUCKETS <= 32 && measure_bucket_bounds_ns[0] == 1000, "a few tens of bounds, from 1 us");
+
+        /* A reach of 100 us with 5 samples beyond it, the max at 3 ms: between the two,
+         * nobody knows how many lie below a bound. */
+        reach100[10] = 900;
+        reach100[60] = 95;
+        s = (LatencyStats) { .samples = 1000, .max_ns = 3000000, .overflows = 5, .bucket_ns = 1000,
+                             .histogram = reach100, .n_buckets = 100 };
+        latency_stats_buckets(&s, &b);
+        CHECK(buckets_sound(&b, 1000) && b.n == 14, "overflows: the 12 bounds up to the reach and the 2 above the max");
+        CHECK(bucket_count(&b, 10000) == 0 && bucket_count(&b, 15000) == 900 && bucket_count(&b, 70000) == 995 &&
+                      bucket_count(&b, 100000) == 995,
+              "up to the reach: the tool's counts below each bound");
+        CHECK(bucket_count(&b, 150000) == UINT64_MAX && bucket_count(&b, 2000000) == UINT64_MAX &&
+                      bucket_count(&b, 5000000) == 1000,
+              "beyond the reach and below the max: left out; above the max: every sample");
+
+        /* rtla -n: 1 ns buckets, 5 us of them, nothing beyond: every bound is known. */
+        ns[1500] = 7;
+        ns[4999] = 3;
+        s = (LatencyStats) { .samples = 10, .max_ns = 4999, .bucket_ns = 1, .histogram = ns, .n_buckets = 5000 };
+        latency_stats_buckets(&s, &b);
+        CHECK(b.n == MEASURE_BUCKETS && bucket_count(&b, 1000) == 0 && bucket_count(&b, 2000) == 7 &&
+                      bucket_count(&b, 5000) == 10,
+              "1 ns buckets: counted to the nanosecond");
+
+        /* A tool's 2 us buckets do not fall on 1, 3, 5 or 7 us. */
+        s = (LatencyStats) { .samples = 1000, .max_ns = 9000, .overflows = 0, .bucket_ns = 2000, .histogram = small,
+                             .n_buckets = 3 };
+        latency_stats_buckets(&s, &b);
+        CHECK(bucket_count(&b, 1000) == UINT64_MAX && bucket_count(&b, 3000) == UINT64_MAX &&
+                      bucket_count(&b, 5000) == UINT64_MAX && bucket_count(&b, 2000) == 0 &&
+                      bucket_count(&b, 10000) == 1000 && buckets_sound(&b, 1000),
+              "2 us buckets: the bounds between two of them left out");
+
+        s = (LatencyStats) { .bucket_ns = 1000 };
+        latency_stats_buckets(&s, &b);
+        CHECK(b.n == MEASURE_BUCKETS && bucket_count(&b, 10000000) == 0, "no samples: every bound, all 0");
+        s = (LatencyStats) { .samples = 5, .max_ns = 5000, .overflows = 5, .bucket_ns = 0 };
+        latency_stats_buckets(&s, &b);
+        CHECK(b.n == 0, "no bucket width: no buckets");
+}
+
+static void test_buckets_of_reports(void) {
+        _cleanup_free_ char *text = read_data("cyclictest-cpus-0-1.hist");
+        _cleanup_(measure_result_done) MeasureResult r = {};
+        CPUSet cpus = cpus_of("0-1");
+        bool sound = true;
+
+        CHECK(cyclictest_parse(text, &cpus, &r) == 0 && r.n == 2, "cyclictest's captured report parses");
+        for (size_t i = 0; i < r.n; i++) {
+                MeasureBuckets b;
+
+                latency_stats_buckets(&r.cpus[i], &b);
+                sound = sound && b.n > 0 && buckets_sound(&b, r.cpus[i].samples);
+                if (r.cpus[i].overflows > 0)
+                        sound = sound && bucket_count(&b, 1000000) == UINT64_MAX;
+        }
+        CHECK(sound, "cyclictest's captured report: sound buckets, none claimed beyond its reach");
+        cpuset_done(&cpus);
+}
+
 int main(void) {
         test_p99();
         test_cyclictest();
@@ -357,5 +452,7 @@ int main(void) {
         test_noise_view();
         test_noise_print();
         test_histogram_overflows_only();
+        test_buckets();
+        test_buckets_of_reports();
         return tap_finish();
 }
