@@ -251,11 +251,16 @@ void metrics_noise_done(MetricsNoise *n);
  * (an older lowlatd has no Noise(): the noise families are then left out). */
 int ctl_read_metrics_noise(sd_bus *bus, const char *root, MetricsNoise *ret);
 int metrics_print_noise(FILE *f, const MetricsNoise *n);
-/* Every family (noise NULL: no noise families); -ENOMEM. */
-int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
+/* The lowlatd_measurement_ families; nothing when m has no measurement. */
+void metrics_print_measurement(FILE *f, const LastMeasurement *m);
+/* Every family (noise NULL: no noise families; measurement NULL: no measurement
+ * families); -ENOMEM. */
+int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise,
+                  const LastMeasurement *measurement);
 /* Writes the metrics (info NULL: lowlatd is down) to path atomically: a hidden temporary
  * file in the same directory, renamed over path. 0, or -errno after printing why. */
-int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise);
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise,
+                       const LastMeasurement *measurement);
 
 /* ---- Wake-up latency (measure-verb.c, last-measurement.c) ---------------------------- */
 
@@ -323,6 +328,14 @@ typedef struct MeasuredNoiseRow {
         uint64_t count;
 } MeasuredNoiseRow;
 
+/* The LastMeasurementHistogram property: one CPU's cumulative buckets. Arrays point into
+ * histogram_reply. */
+typedef struct MeasuredHistogramRow {
+        uint32_t cpu;
+        const uint64_t *bounds_ns, *counts;
+        size_t n;
+} MeasuredHistogramRow;
+
 struct LastMeasurement {
         sd_bus_message *reply;
         const char *tool; /* "" when lowlatd has none */
@@ -331,12 +344,19 @@ struct LastMeasurement {
         size_t n_cpus;
         MeasuredNoiseRow *noise;
         size_t n_noise;
+        sd_bus_message *histogram_reply;
+        MeasuredHistogramRow *histograms; /* none from a lowlatd without them */
+        size_t n_histograms;
 };
 
 void last_measurement_done(LastMeasurement *m);
 /* 0 (tool "" for a lowlatd without the property or with nothing measured), or -errno
  * after printing why. */
 int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret);
+/* m's histograms from LastMeasurementHistogram, when lowlatd has them for that very run
+ * (none from a lowlatd without the property, or when a new measurement came in between
+ * the two reads). 0, or -errno after printing why. */
+int ctl_read_last_measurement_histogram(sd_bus *bus, LastMeasurement *m);
 /* For status: lines under "Last measurement", and a JSON value (an object or null). */
 void last_measurement_print_text(FILE *f, const LastMeasurement *m);
 void last_measurement_print_json(FILE *f, const LastMeasurement *m);

@@ -15,8 +15,10 @@
 void last_measurement_done(LastMeasurement *m) {
         m->cpus = mfree(m->cpus);
         m->noise = mfree(m->noise);
-        m->n_cpus = m->n_noise = 0;
+        m->histograms = mfree(m->histograms);
+        m->n_cpus = m->n_noise = m->n_histograms = 0;
         m->reply = sd_bus_message_unref(m->reply);
+        m->histogram_reply = sd_bus_message_unref(m->histogram_reply);
 }
 
 int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret) {
@@ -82,6 +84,76 @@ int ctl_read_last_measurement(sd_bus *bus, LastMeasurement *ret) {
         }
         *ret = m;
         m = (LastMeasurement) {};
+        return 0;
+}
+
+/* The rows of LastMeasurementHistogram (reply positioned in its array) into m. */
+static int read_histogram_rows(sd_bus_message *reply, LastMeasurement *m) {
+        size_t allocated = 0;
+        int r;
+
+        for (;;) {
+                MeasuredHistogramRow h = {};
+                size_t bounds_size, counts_size;
+
+                r = sd_bus_message_enter_container(reply, 'r', "uatat");
+                if (r <= 0)
+                        return r;
+                r = sd_bus_message_read(reply, "u", &h.cpu);
+                if (r >= 0)
+                        r = sd_bus_message_read_array(reply, 't', (const void **) &h.bounds_ns, &bounds_size);
+                if (r >= 0)
+                        r = sd_bus_message_read_array(reply, 't', (const void **) &h.counts, &counts_size);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+                /* lowlatd checked them; a newer or confused one that sends two arrays of
+                 * different lengths gets the shorter. */
+                h.n = MIN(bounds_size, counts_size) / sizeof(uint64_t);
+                if (array_grow(&m->histograms, &allocated, m->n_histograms + 1) < 0)
+                        return -ENOMEM;
+                m->histograms[m->n_histograms++] = h;
+        }
+}
+
+int ctl_read_last_measurement_histogram(sd_bus *bus, LastMeasurement *m) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint64_t realtime_usec;
+        int r;
+
+        if (isempty(m->tool))
+                return 0;
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "LastMeasurementHistogram", &error, &reply,
+                                "(" MEASUREMENT_HISTOGRAM_SIGNATURE ")");
+        if (r < 0 && sd_bus_error_has_names(&error, SD_BUS_ERROR_UNKNOWN_PROPERTY, SD_BUS_ERROR_INVALID_ARGS))
+                return 0; /* a lowlatd from before the histograms: the summary is all */
+        if (r < 0) {
+                ctl_log_read_failed(bus, "LastMeasurementHistogram", &error, r);
+                return r;
+        }
+        r = sd_bus_message_enter_container(reply, 'r', MEASUREMENT_HISTOGRAM_SIGNATURE);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "t", &realtime_usec);
+        /* Another run recorded between the two reads: these are not m's. The next read
+         * (the textfile collector's next run) has both of that one. */
+        if (r >= 0 && realtime_usec != m->realtime_usec)
+                return 0;
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', MEASUREMENT_HISTOGRAM_CPU_SIGNATURE);
+        if (r >= 0)
+                r = read_histogram_rows(reply, m);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0) {
+                m->histograms = mfree(m->histograms);
+                m->n_histograms = 0;
+                fprintf(stderr, "lowlatctl: cannot parse LastMeasurementHistogram: %s\n", strerror(-r));
+                return r;
+        }
+        sd_bus_message_unref(m->histogram_reply);
+        m->histogram_reply = TAKE_PTR(reply);
         return 0;
 }
 

@@ -114,15 +114,22 @@ static int verb_metrics(sd_bus *bus, const Arguments *args) {
         _cleanup_(manager_info_done) ManagerInfo info = {};
         _cleanup_(setting_list_done) SettingList l = {};
         _cleanup_(metrics_noise_done) MetricsNoise noise = {};
+        _cleanup_(last_measurement_done) LastMeasurement measurement = {};
         int r;
 
         r = bus ? ctl_read_posture(bus, &info, &l, NULL) : -ENOTCONN;
         /* A lowlatd without Noise() still gets its other families. */
         bool have_noise = r >= 0 && ctl_read_metrics_noise(bus, args->root, &noise) >= 0;
+        /* Nor does a measurement that cannot be read take the rest with it, nor a
+         * histogram that cannot be read the measurement's other families. */
+        bool have_measurement = r >= 0 && ctl_read_last_measurement(bus, &measurement) >= 0;
+        if (have_measurement)
+                (void) ctl_read_last_measurement_histogram(bus, &measurement);
+        const LastMeasurement *kept = have_measurement ? &measurement : NULL;
         if (args->output) {
                 /* lowlatd down is written too (lowlatd_up 0): a file left as it was would
                  * go on saying that all is well. */
-                if (metrics_write_file(args->output, r < 0 ? NULL : &info, &l, have_noise ? &noise : NULL) < 0)
+                if (metrics_write_file(args->output, r < 0 ? NULL : &info, &l, have_noise ? &noise : NULL, kept) < 0)
                         return EXIT_OUTPUT;
                 return r < 0 ? EXIT_UNKNOWN : EXIT_OK;
         }
@@ -131,7 +138,7 @@ static int verb_metrics(sd_bus *bus, const Arguments *args) {
                 return finish_output(EXIT_UNKNOWN);
         }
 
-        r = metrics_print(stdout, &info, &l, have_noise ? &noise : NULL);
+        r = metrics_print(stdout, &info, &l, have_noise ? &noise : NULL, kept);
         if (r < 0) {
                 fprintf(stderr, "lowlatctl: out of memory\n");
                 return r;

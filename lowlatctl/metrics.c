@@ -223,7 +223,96 @@ int metrics_print_noise(FILE *f, const MetricsNoise *n) {
         return 0;
 }
 
-int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise) {
+/* Unix time or a span from microseconds, exactly (no double on the way). */
+static void prom_print_usec(FILE *f, uint64_t usec) {
+        fprintf(f, "%" PRIu64 ".%06" PRIu64 "\n", usec / USEC_PER_SEC, usec % USEC_PER_SEC);
+}
+
+static void prom_print_measurement_labels(FILE *f, const char *name, const LastMeasurement *m, uint32_t cpu) {
+        fprintf(f, "%s{cpu=\"%" PRIu32 "\",tool=", name, cpu);
+        prom_print_label_value(f, m->tool);
+}
+
+static const MeasuredCPURow *measurement_cpu(const LastMeasurement *m, uint32_t cpu) {
+        for (size_t i = 0; i < m->n_cpus; i++)
+                if (m->cpus[i].cpu == cpu)
+                        return &m->cpus[i];
+        return NULL;
+}
+
+/* The histogram: every _bucket line first, then the _sum and _count lines, each suffix one
+ * group (the format allows it, and tests/integration parses metrics that strictly). The
+ * +Inf bucket and _count are the CPU's samples; _sum is avg × samples, as near as the
+ * tool's rounded average lets it be. */
+static void metrics_print_measurement_histogram(FILE *f, const LastMeasurement *m) {
+        const char *name = "lowlatd_measurement_latency_seconds";
+
+        prom_print_header(f, name, "histogram",
+                          "Wake-up latency of each CPU in the last measurement lowlatctl measure recorded: the "
+                          "samples below each bound, coarsened from the tool's 1 us buckets.");
+        for (size_t i = 0; i < m->n_histograms; i++) {
+                const MeasuredHistogramRow *h = &m->histograms[i];
+                const MeasuredCPURow *c = measurement_cpu(m, h->cpu);
+
+                if (!c)
+                        continue;
+                for (size_t k = 0; k <= h->n; k++) {
+                        prom_print_measurement_labels(f, "lowlatd_measurement_latency_seconds_bucket", m, h->cpu);
+                        if (k < h->n)
+                                fprintf(f, ",le=\"%.9g\"} %" PRIu64 "\n", (double) h->bounds_ns[k] / 1e9,
+                                        MIN(h->counts[k], c->samples));
+                        else
+                                fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n", c->samples);
+                }
+        }
+        for (size_t i = 0; i < m->n_histograms; i++) {
+                const MeasuredCPURow *c = measurement_cpu(m, m->histograms[i].cpu);
+
+                if (!c)
+                        continue;
+                prom_print_measurement_labels(f, "lowlatd_measurement_latency_seconds_sum", m, c->cpu);
+                fprintf(f, "} %.9g\n", (double) c->avg_ns * (double) c->samples / 1e9);
+        }
+        for (size_t i = 0; i < m->n_histograms; i++) {
+                const MeasuredCPURow *c = measurement_cpu(m, m->histograms[i].cpu);
+
+                if (!c)
+                        continue;
+                prom_print_measurement_labels(f, "lowlatd_measurement_latency_seconds_count", m, c->cpu);
+                fprintf(f, "} %" PRIu64 "\n", c->samples);
+        }
+}
+
+/* Gauges, not counters: a measurement is a snapshot of its run, replaced by the next one.
+ * The timestamp tells a stale one apart (an alert can ignore a month-old run). */
+void metrics_print_measurement(FILE *f, const LastMeasurement *m) {
+        if (!m || isempty(m->tool))
+                return;
+        prom_print_header(f, "lowlatd_measurement_timestamp_seconds", "gauge",
+                          "When the last latency measurement lowlatctl measure recorded started, by tool.");
+        fputs("lowlatd_measurement_timestamp_seconds{tool=", f);
+        prom_print_label_value(f, m->tool);
+        fputs("} ", f);
+        prom_print_usec(f, m->realtime_usec);
+        prom_print_header(f, "lowlatd_measurement_duration_seconds", "gauge",
+                          "How long the last latency measurement measured, by tool.");
+        fputs("lowlatd_measurement_duration_seconds{tool=", f);
+        prom_print_label_value(f, m->tool);
+        fputs("} ", f);
+        prom_print_usec(f, m->duration_usec);
+        prom_print_header(f, "lowlatd_measurement_latency_max_seconds", "gauge",
+                          "The highest wake-up latency of each CPU in the last latency measurement.");
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                prom_print_measurement_labels(f, "lowlatd_measurement_latency_max_seconds", m, m->cpus[i].cpu);
+                fprintf(f, "} %" PRIu64 ".%09" PRIu64 "\n", m->cpus[i].max_ns / NSEC_PER_SEC,
+                        m->cpus[i].max_ns % NSEC_PER_SEC);
+        }
+        if (m->n_histograms > 0)
+                metrics_print_measurement_histogram(f, m);
+}
+
+int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise,
+                  const LastMeasurement *measurement) {
         int r;
 
         metrics_print_up(f, 1);
@@ -290,6 +379,7 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
                           "Settings set while putting the posture in place (start, reload, a new NIC or device), "
                           "since lowlatd started.");
         fprintf(f, "lowlatd_posture_applied_settings_total %" PRIu64 "\n", info->applied_settings);
+        metrics_print_measurement(f, measurement);
         return 0;
 }
 
@@ -298,7 +388,8 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
  * ignores), then replace path in one step, so that a scrape never sees half a file. No
  * fsync(): this runs every 30 s on hosts where disk writes are noise, and after a crash
  * the next run rewrites the file anyway. */
-int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise) {
+int metrics_write_file(const char *path, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise,
+                       const LastMeasurement *measurement) {
         _cleanup_free_ char *tmp = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         const char *base = strrchr(path, '/');
@@ -330,7 +421,7 @@ int metrics_write_file(const char *path, const ManagerInfo *info, const SettingL
                 goto fail;
         }
         if (info)
-                r = metrics_print(f, info, l, noise);
+                r = metrics_print(f, info, l, noise, measurement);
         else {
                 metrics_print_down(f);
                 r = 0;

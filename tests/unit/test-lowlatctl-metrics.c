@@ -28,7 +28,7 @@ static char *metrics_text(const SettingRow *rows, size_t n) {
         f = open_memstream(&buf, &size);
         if (!f)
                 abort();
-        r = metrics_print(f, &info, &l, NULL);
+        r = metrics_print(f, &info, &l, NULL, NULL);
         if (fclose(f) != 0 || r < 0) {
                 printf("# metrics_print() failed: %s\n", strerror(r < 0 ? -r : errno));
                 abort();
