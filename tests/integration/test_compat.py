@@ -12,7 +12,11 @@ so that what it takes away or adds is all that differs:
     for a lowlatd with Features by that property;
   - a newer lowlatd (a method, a property, a feature, and a field at the end of every
     struct more than this lowlatctl knows): every verb reads what it knows and shows it;
-  - lowlatctl --version: its own version and the daemon's, with its features.
+  - lowlatctl --version: its own version and the daemon's, with its features;
+  - measure against a lowlatd that keeps measurements but not their histograms (no
+    RecordMeasurementHistogram, no LastMeasurementHistogram): the summary is recorded, the
+    histogram quietly not sent, and metrics is what promtool accepts without the histogram;
+    against one that has them, both are sent.
 
 Environment: LOWLATD, LOWLATCTL, FAKELOWLATD (meson sets them), LOWLATD_SOURCE_ROOT."""
 
@@ -27,13 +31,16 @@ import busctl_harness as b
 import lowlat_constants as C
 import lowlat_harness as h
 from lowlat_harness import cleanup
+from test_lowlatctl import promtool_check_metrics
+from test_measure_metrics import FAKE_CYCLICTEST, report_path
 
 NAME, PATH, IFACE = C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE
 OLD_VERSION = "0.1.0-230-g8bbec47"
 NEW_VERSION = "9.9.9-newer"
 # A lowlatd from before the noise counters, the audit and Restore (and Features).
 OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "NoiseUnreadable", "Check", "Restore",
-         "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec", "Diff", "ReloadIfUnchanged"]
+         "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec", "Diff", "ReloadIfUnchanged", "RecordMeasurementHistogram",
+         "LastMeasurementHistogram"]
 # What a person must never be shown instead of words.
 RAW = ("org.freedesktop.DBus.Error", "Unknown method", "Rejected send message")
 
@@ -227,6 +234,51 @@ def check_newer(t, ctl, bus):
          "newer lowlatd: no D-Bus error anywhere")
 
 
+def measure_with_fake_tool(ctl, bus, tmp):
+    """lowlatctl measure --cpus 0-1 as root, cyclictest on PATH replaying a recorded report
+    (test_measure_metrics's fake: asleep on the CPUs, nothing at real-time priority)."""
+    bindir = os.path.join(tmp, "bin-fake-cyclictest")
+    if not os.path.isdir(bindir):
+        os.makedirs(bindir)
+        fake = os.path.join(bindir, "cyclictest")
+        h.write_text(fake, FAKE_CYCLICTEST.replace("REPORT", repr(report_path())))
+        os.chmod(fake, 0o755)
+    env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin"), **bus.env())
+    return subprocess.run([ctl.binary, "measure", "--cpus", "0-1", "--duration", "1"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, errors="replace", env=env,
+                          timeout=h.scaled(60))
+
+
+def check_measure_histogram(t, ctl, bus, tmp):
+    online = h.read_text("/sys/devices/system/cpu/online").strip()
+    if not re.match(r"0-([1-9]|\d\d+)", online):
+        t.skip("measure against a lowlatd without histograms", "CPUs 0 and 1 are not both online (%s)" % online)
+        return
+    fake = FakeLowlatd(bus, tmp, "--version", OLD_VERSION, "--without", "RecordMeasurementHistogram",
+                       "--without", "LastMeasurementHistogram").start()
+    mark = len(h.read_text(fake.log))
+    p = measure_with_fake_tool(ctl, bus, tmp)
+    log = h.read_text(fake.log)[mark:]
+    t.ok(p.returncode == 0 and "not recorded" not in p.stderr and not raw_words(p) and
+         "RecordMeasurement() called" in log and "RecordMeasurementHistogram" not in log,
+         "lowlatd without histograms: measure records the summary and sends no histogram, quietly",
+         desc(p) + "\nfakelowlatd:\n" + log)
+    p = ctl.run(bus, "metrics")
+    ok, why = promtool_check_metrics(p.stdout)
+    t.ok(p.returncode == 0 and ok and "lowlatd_measurement_latency_seconds" not in p.stdout and not raw_words(p),
+         "lowlatd without histograms: metrics without the histogram, which promtool accepts", desc(p) + why)
+    fake.kill()
+
+    fake = FakeLowlatd(bus, tmp, "--version", NEW_VERSION).start()
+    mark = len(h.read_text(fake.log))
+    p = measure_with_fake_tool(ctl, bus, tmp)
+    log = h.read_text(fake.log)[mark:]
+    t.ok(p.returncode == 0 and "not recorded" not in p.stderr and "RecordMeasurement() called" in log and
+         "RecordMeasurementHistogram() called" in log,
+         "lowlatd with histograms: measure sends the summary, then the histogram", desc(p) + "\nfakelowlatd:\n" + log)
+    fake.kill()
+
+
 def run(t):
     b.require_tools()
     h.lowlatd_path()
@@ -245,6 +297,7 @@ def run(t):
     fake = FakeLowlatd(bus, tmp, "--version", NEW_VERSION, "--newer").start()
     check_newer(t, ctl, bus)
     fake.kill()
+    check_measure_histogram(t, ctl, bus, tmp)
     bus.stop()
 
 
