@@ -38,7 +38,7 @@ SPEC_PROPERTIES = {
     "LastMeasurement": "(stta(uttttttb)a(ussst))", "NoiseGate": "s", "NoiseReads": "(tt)",
     "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
     "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i", "ConfigWarnings": "as",
-    "Profiles": "as",
+    "Profiles": "as", "LastMeasurementHistogram": "(ta(uatat))",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
@@ -554,10 +554,11 @@ def check_introspection(t, stack):
     t.ok(m.get("methods") == {"ListSettings": ("", "a(ssssss)"), "Check": ("", "a(ssssas)"), "Reload": ("", ""),
                               "Reapply": ("", ""), "Restore": ("", "u"), "Noise": ("", "tta(ussstd)"),
                               "RecordMeasurement": ("stta(uttttttb)a(ussst)", ""),
+                              "RecordMeasurementHistogram": ("ta(uatat)", ""),
                               "Diff": ("ss", "tba(sss)a(ssssssss)as"), "ReloadIfUnchanged": ("t", "")},
          "introspection: methods ListSettings() -> a(ssssss), Check() -> a(ssssas), Reload(), Reapply(), "
          "Restore() -> u, Noise() -> tta(ussstd), RecordMeasurement(stta(uttttttb)a(ussst)), "
-         "Diff(ss) -> tba(sss)a(ssssssss)as, ReloadIfUnchanged(t)",
+         "RecordMeasurementHistogram(ta(uatat)), Diff(ss) -> tba(sss)a(ssssssss)as, ReloadIfUnchanged(t)",
          repr(m.get("methods")))
     t.ok(m.get("signals") == {"Drift": "ssssb"}, "introspection: signal Drift(ssssb)",
          repr(m.get("signals")))
