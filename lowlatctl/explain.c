@@ -92,7 +92,8 @@ static int lookup_finding(const char *word, ExplainResult *r) {
                 const ExplainFinding *f = &explain_findings[i];
                 if (fnmatch(f->id, word, 0) == 0)
                         return result_add(r, (ExplainMatch) { EXPLAIN_FINDING, strdup(word), "lowlatctl(1), check",
-                                                              .severity = f->severity, .text = f->text });
+                                                              .severity = f->severity, .why = f->why,
+                                                              .fix = f->fix, .text = f->text });
         }
         return 0;
 }
@@ -251,9 +252,10 @@ static void print_match_text(const ExplainMatch *m) {
         fputs(m->text, stdout);
         switch (m->kind) {
         case EXPLAIN_FINDING:
-                /* The table says when; the fix depends on the host, and the audit words it. */
-                printf("\nFrom %s. lowlatctl check says what it found on this host,\n"
-                       "and the exact fix, in the finding's message.\n",
+                /* The table gives the fix in general terms (LIST, UNIT, PID); the audit
+                 * fills them in for the host it looked at. */
+                printf("\nFrom %s. lowlatctl check says what it found on this host;\n"
+                       "its message gives the fix with this host's CPUs, units and values filled in.\n",
                        m->source);
                 break;
         case EXPLAIN_EVENT:
@@ -275,6 +277,10 @@ static void print_match_json(const ExplainMatch *m, bool first) {
                 json_print_member(stdout, "severity", m->severity, false);
         if (m->message_id)
                 json_print_member(stdout, "message_id", m->message_id, false);
+        if (m->why)
+                json_print_member(stdout, "why", m->why, false);
+        if (m->fix)
+                json_print_member(stdout, "fix", m->fix, false);
         if (m->source)
                 json_print_member(stdout, "source", m->source, false);
         if (m->text)

@@ -28,7 +28,9 @@ typedef struct ExplainKey {
 typedef struct ExplainFinding {
         const char *id; /* may be a pattern: "kernel.config.*" */
         const char *severity;
-        const char *text;
+        const char *text; /* the when, then "Why: ..." and "Fix: ..." lines */
+        const char *why;  /* why it matters for latency, one line, no label */
+        const char *fix;  /* the fix as the audit gives it, host-specific parts named (LIST, UNIT) */
 } ExplainFinding;
 
 typedef struct ExplainEvent {
@@ -64,6 +66,8 @@ typedef struct ExplainMatch {
         const char *source;     /* where the text comes from, for people */
         const char *severity;   /* a finding's; NULL for the others */
         const char *message_id; /* an event's; NULL for the others */
+        const char *why;        /* a finding's; NULL for the others */
+        const char *fix;        /* a finding's; NULL for the others */
         const char *text;
 } ExplainMatch;
 

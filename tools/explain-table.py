@@ -5,7 +5,9 @@ man pages and the journal catalog are installed from, so that what explain says 
 drift from them:
 
 - lowlatd.conf(5): each "[NAME] SECTION" whole, and each key's .TP item in it;
-- lowlatctl(1): the table of finding ids (ID, SEVERITY, WHEN) under `check`;
+- lowlatctl(1): the table of finding ids (ID, SEVERITY, WHEN) under `check`, each WHEN
+  block ending in a "Why:" and a "Fix:" part, each after a .br (a row without them is an
+  error naming FILE:LINE);
 - lowlatd.catalog: each entry, by MESSAGE_ID (lowlatctl maps event names to ids through
   lib/log/log.c's own table, not through a copy here).
 
@@ -93,8 +95,10 @@ def font_macro_text(macro, rest):
 class Renderer:
     """Plain text of roff lines: filled paragraphs, .TP/.IP items, .RS insets, .nf blocks."""
 
-    def __init__(self, where):
+    def __init__(self, where, width=WIDTH, hang=0):
         self.where = where
+        self.width = width
+        self.hang = hang  # continuation lines' extra indent ("Why: " hangs its text)
         self.lines = []
         self.words = []
         self.base = 0
@@ -116,7 +120,8 @@ class Renderer:
         if self.bullet is not None:
             first = " " * max(self.indent() - 2, 0) + self.bullet + " "
             self.bullet = None
-        for line in textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=" " * self.indent(),
+        for line in textwrap.wrap(text, self.width, initial_indent=first,
+                                  subsequent_indent=" " * (self.indent() + self.hang),
                                   break_long_words=False, break_on_hyphens=False):
             self.lines.append(line.replace(NBSP, " "))
 
@@ -366,8 +371,34 @@ def tbl_rows(lines, first_line):
     return rows
 
 
+FINDING_PARTS = ("Why:", "Fix:")
+
+
+def finding_parts(block, first_line, path, where):
+    """(when, why, fix) of a WHEN block: its lines split at each .br whose next line starts
+    "Why:" or "Fix:"; each part as [(line number, [lines])]. Both parts are required, once,
+    in that order, so that explain always has a reason and a fix to give."""
+    parts = [(first_line, [])]
+    for n, line in enumerate(block, first_line):
+        nxt = block[n - first_line + 1] if n - first_line + 1 < len(block) else ""
+        if re.match(r"^\.br\s*$", line) and nxt.startswith(FINDING_PARTS):
+            parts.append((n + 1, []))
+            continue
+        parts[-1][1].append(line)
+    labels = [lines[0].split(None, 1)[0] for _, lines in parts[1:]]
+    if labels != list(FINDING_PARTS) or not parts[0][1]:
+        raise RoffError("%s: a finding's WHEN block is its when, then .br and a line starting Why:, "
+                        "then .br and a line starting Fix: (found %s)" % (where, ", ".join(labels) or "neither"))
+    for (n, lines), label in zip(parts[1:], FINDING_PARTS):
+        if not " ".join(lines)[len(label):].strip():
+            raise RoffError("%s:%d: %s says nothing" % (path, n, label))
+    return parts
+
+
 def findings_table(path):
-    """[(id, severity, text)] of lowlatctl(1)'s table whose header is ID SEVERITY WHEN."""
+    """[(id, severity, text, why, fix)] of lowlatctl(1)'s table whose header is ID SEVERITY
+    WHEN: text as explain prints it (the when, then Why: and Fix: lines whose text hangs),
+    why and fix unwrapped, without their labels (--json's fields)."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     for n, line in enumerate(lines):
@@ -383,10 +414,16 @@ def findings_table(path):
             where = "%s:%d" % (path, row_line)
             finding_id = inline(" ".join(cells[0]), where)
             severity = inline(" ".join(cells[1]), where)
-            renderer = Renderer(path)
-            renderer.base = INDENT
-            text = renderer.feed(cells[2], row_line).result()
-            findings.append((finding_id, severity, "%s (%s)\n%s" % (finding_id, severity, text)))
+            # a T{ block starts on the line after its row's
+            (when_line, when), (why_line, why), (fix_line, fix) = finding_parts(cells[2], row_line + 1, path, where)
+            texts, plain = [], []
+            for first, part, hang in ((when_line, when, 0), (why_line, why, 5), (fix_line, fix, 5)):
+                renderer = Renderer(path, hang=hang)
+                renderer.base = INDENT
+                texts.append(renderer.feed(part, first).result())
+                plain.append(" ".join(Renderer(path, width=10 ** 6).feed(part, first).result().split()))
+            findings.append((finding_id, severity, "%s (%s)\n%s" % (finding_id, severity, "".join(texts)),
+                             plain[1][len("Why:"):].strip(), plain[2][len("Fix:"):].strip()))
         return findings
     raise RoffError("%s: no table with the header ID, SEVERITY, WHEN" % path)
 
@@ -476,8 +513,8 @@ def c_table(sections, keys, findings, events, sources):
                      for name, title, any_key, text in sections],
         "keys": [(c_string(section), c_string(key), c_string(pattern), c_string(source[section]), texts.ref(text))
                  for section, key, pattern, text in keys],
-        "findings": [(c_string(finding_id), c_string(severity), texts.ref(text))
-                     for finding_id, severity, text in findings],
+        "findings": [(c_string(finding_id), c_string(severity), texts.ref(text), c_string(why), c_string(fix))
+                     for finding_id, severity, text, why, fix in findings],
         "events": [(c_string(message_id), c_string(subject), texts.ref(text))
                    for message_id, subject, text in events],
     }
