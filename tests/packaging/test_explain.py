@@ -7,7 +7,10 @@
   names the key, and as KEY alone where one section has it (else the candidates, exit 1);
   every section as [SECTION];
 - every finding id lib/audit/*.c raises (finding_add() and its wrappers, read from the
-  sources) is explained, and every id lowlatctl(1) documents is one the audit raises;
+  sources) is explained, with a "Why:" and a "Fix:" line in its text and non-empty why and
+  fix in --json, and every id lowlatctl(1) documents is one the audit raises;
+- tools/explain-table.py refuses a finding row whose Why: or Fix: part is missing or
+  empty, naming lowlatctl.1:LINE, so that the build fails rather than explain going without;
 - every event of lib/log/log.c's events[] has an entry in conf/lowlatd.catalog, and
   explain gives that entry by the event's name and by its MESSAGE_ID;
 - bad input is a clear error with the exit status lowlatctl(1) gives: an unknown word or
@@ -19,7 +22,9 @@ Environment (tests/packaging/meson.build): LOWLATCTL, LOWLATD_SOURCE_ROOT."""
 import fnmatch
 import glob
 import json
+import os
 import re
+import sys
 
 import packaging_util as u
 
@@ -153,11 +158,62 @@ def check_findings(t):
                 finding_id.split(".")[0] not in found[0].get("text", ""):
             bad.append(u.describe(p))
     t.ok(not bad, "every finding id lib/audit raises is explained, with a severity", "\n".join(bad[:5]))
+    bad = []
+    for finding_id in sorted(raised):
+        p, doc = explain_json(finding_id)
+        found = [d for d in doc or [] if d.get("kind") == "finding"]
+        plain = explain("explain", finding_id)
+        if not found or not finding_has_why_and_fix(found[0], plain.stdout):
+            bad.append("%s: %s" % (finding_id, u.describe(plain)))
+    t.ok(raised and not bad, "every finding id lib/audit raises has a Why and a Fix, as text and as --json's why and fix",
+         "\n".join(bad[:5]))
     p = explain("--json", "explain", "--list")
     documented = [d["name"] for d in json.loads(p.stdout) if d["kind"] == "finding"] if p.returncode == 0 else []
     unused = [d for d in documented if not any(fnmatch.fnmatchcase(r, d) for r in raised)]
     t.ok(documented and not unused, "every finding lowlatctl(1) documents is raised by lib/audit",
          "documented only: " + " ".join(unused))
+
+
+def finding_has_why_and_fix(doc, stdout):
+    """doc: explain --json's object of a finding, stdout: plain explain's. Each part is a
+    line of its own that starts with its label and says something, and --json has it too."""
+    for label, field in (("Why:", "why"), ("Fix:", "fix")):
+        value = doc.get(field, "")
+        m = re.search(r"^    %s (\S.*)$" % label, stdout, re.M)
+        if not value.strip() or not m or not value.startswith(m.group(1)[:20]):
+            return False
+    return True
+
+
+def explain_table(page):
+    """tools/explain-table.py run on the real lowlatd.conf(5) and catalog and the given
+    lowlatctl(1) text: the process."""
+    d = u.tempdir()
+    path = os.path.join(d, "lowlatctl.1")
+    u.write(path, page)
+    return u.run([sys.executable, u.src("tools", "explain-table.py"), u.src("man", "lowlatd.conf.5"), path,
+                  u.src("conf", "lowlatd.catalog"), os.path.join(d, "explain-table.c")])
+
+
+def check_why_fix_required(t):
+    """A finding row that lacks its Why: or Fix: part, or leaves one empty, fails the build."""
+    page = u.read(u.src("man", "lowlatctl.1"))
+    lines = page.split("\n")
+    p = explain_table(page)
+    t.ok(p.returncode == 0, "tools/explain-table.py takes lowlatctl(1) as it is", u.describe(p))
+    for label in ("Why:", "Fix:"):
+        n = next((i for i, line in enumerate(lines) if line.startswith(label + " ")), None)
+        t.ok(n is not None, "lowlatctl(1) has a line starting %s" % label)
+        if n is None:
+            continue
+        # the .br before it and the line itself go: the row has no such part
+        p = explain_table("\n".join(lines[:n - 1] + lines[n + 1:]))
+        t.ok(p.returncode == 1 and re.search(r"lowlatctl\.1:\d+: .*%s" % label, p.stderr),
+             "a finding row without its %s line: explain-table.py fails, naming lowlatctl.1:LINE" % label,
+             u.describe(p))
+        p = explain_table("\n".join(lines[:n] + [label] + lines[n + 1:]))
+        t.ok(p.returncode == 1 and "lowlatctl.1:%d: %s says nothing" % (n + 1, label) in p.stderr,
+             "a finding row whose %s says nothing: explain-table.py fails at its line" % label, u.describe(p))
 
 
 def check_events(t):
@@ -198,6 +254,7 @@ def test(t):
     check_bare_keys(t)
     check_sections(t)
     check_findings(t)
+    check_why_fix_required(t)
     check_events(t)
     check_bad_input(t)
 

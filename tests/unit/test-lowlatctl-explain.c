@@ -149,6 +149,25 @@ static void test_every_event(void) {
               "a MESSAGE_ID in capitals; the catalog's @FIELDS@ left as written");
 }
 
+/* Every finding says why it matters and how to fix it: as --json's fields and as lines
+ * of the text, each after its label. */
+static void test_finding_why_and_fix(void) {
+        size_t bad = 0;
+
+        for (size_t i = 0; i < explain_n_findings; i++) {
+                const ExplainFinding *f = &explain_findings[i];
+
+                if (isempty(f->why) || isempty(f->fix) || !strstr(f->text, "\n    Why: ") ||
+                    !strstr(f->text, "\n    Fix: ") || strstr(f->text, "\n    Why: ") > strstr(f->text, "\n    Fix: ")) {
+                        printf("# %s: no Why: or no Fix: part\n", f->id);
+                        bad++;
+                }
+        }
+        CHECK(explain_n_findings > 40 && bad == 0, "every finding has a Why: and then a Fix: part, and why and fix");
+        CHECK(explains("boot.nohz_full", EXPLAIN_FINDING, "Fix: nohz_full=LIST"),
+              "boot.nohz_full: the fix is the parameter the audit asks for");
+}
+
 static void test_findings(void) {
         CHECK(explain_n_findings > 40 && explains("sched.pid1-affinity", EXPLAIN_FINDING, "CPUAffinity="),
               "findings: lowlatctl(1)'s table, with its severities");
@@ -189,6 +208,7 @@ int main(void) {
         test_sections();
         test_every_event();
         test_findings();
+        test_finding_why_and_fix();
         test_ambiguity();
         test_unknown();
         return tap_finish();
