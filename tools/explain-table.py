@@ -5,9 +5,9 @@ man pages and the journal catalog are installed from, so that what explain says 
 drift from them:
 
 - lowlatd.conf(5): each "[NAME] SECTION" whole, and each key's .TP item in it;
-- lowlatctl(1): the table of finding ids (ID, SEVERITY, WHEN) under `check`, each WHEN
-  block ending in a "Why:" and a "Fix:" part, each after a .br (a row without them is an
-  error naming FILE:LINE);
+- lowlatctl(1): the list of findings under `check` (a .TP item each, tagged
+  '.BR ID " (SEVERITY)"'), each body ending in a "Why:" and a "Fix:" part, each after a .br
+  (an item without them is an error naming FILE:LINE);
 - lowlatd.catalog: each entry, by MESSAGE_ID (lowlatctl maps event names to ids through
   lib/log/log.c's own table, not through a copy here).
 
@@ -336,46 +336,11 @@ def conf_page(path):
 
 # ---- lowlatctl(1): the findings ----------------------------------------------------------
 
-def tbl_rows(lines, first_line):
-    """[(line number, [cells])] of the tbl table lines start with (after .TS); a cell is
-    its text, a T{ ... T} block as its lines."""
-    n = first_line
-    i = 0
-    # the options and format lines, the last ending with "."
-    while i < len(lines) and not lines[i].rstrip().endswith("."):
-        i += 1
-    i += 1
-    rows = []
-    while i < len(lines) and not lines[i].startswith(".TE"):
-        row_line, cells, rest = n + i, [], lines[i]
-        i += 1
-        while True:
-            head, tab, rest = rest.partition("\t")
-            if head == "T{":
-                block = []
-                while i < len(lines) and not lines[i].startswith("T}"):
-                    block.append(lines[i])
-                    i += 1
-                if i == len(lines):
-                    raise RoffError("line %d: T{ without T}" % row_line)
-                cells.append(block)
-                head, tab, rest = lines[i][2:], "\t" if lines[i][2:] else "", lines[i][3:]
-                i += 1
-                if not tab:
-                    break
-                continue
-            cells.append([head] if head else [])
-            if not tab:
-                break
-        rows.append((row_line, cells))
-    return rows
-
-
 FINDING_PARTS = ("Why:", "Fix:")
 
 
 def finding_parts(block, first_line, path, where):
-    """(when, why, fix) of a WHEN block: its lines split at each .br whose next line starts
+    """(when, why, fix) of a finding's text: its lines split at each .br whose next line starts
     "Why:" or "Fix:"; each part as [(line number, [lines])]. Both parts are required, once,
     in that order, so that explain always has a reason and a fix to give."""
     parts = [(first_line, [])]
@@ -387,7 +352,7 @@ def finding_parts(block, first_line, path, where):
         parts[-1][1].append(line)
     labels = [lines[0].split(None, 1)[0] for _, lines in parts[1:]]
     if labels != list(FINDING_PARTS) or not parts[0][1]:
-        raise RoffError("%s: a finding's WHEN block is its when, then .br and a line starting Why:, "
+        raise RoffError("%s: a finding's text is when it is raised, then .br and a line starting Why:, "
                         "then .br and a line starting Fix: (found %s)" % (where, ", ".join(labels) or "neither"))
     for (n, lines), label in zip(parts[1:], FINDING_PARTS):
         if not " ".join(lines)[len(label):].strip():
@@ -395,27 +360,44 @@ def finding_parts(block, first_line, path, where):
     return parts
 
 
+def finding_items(lines, first_line, path):
+    """[(line number, id, severity, [body lines])] of the findings' tagged list: from the
+    .RS after "The findings (" to its .RE, each item ".TP", then '.BR ID " (SEVERITY)"',
+    then its body."""
+    items, i = [], 0
+    while i < len(lines) and not lines[i].startswith(".RE"):
+        if lines[i] != ".TP":
+            raise RoffError("%s:%d: the findings' list holds .TP items only, not %r" % (path, first_line + i, lines[i]))
+        tag_line = first_line + i + 1
+        m = re.match(r'^\.BR (\S+) " \(([^)]*)\)"$', lines[i + 1] if i + 1 < len(lines) else "")
+        if not m:
+            raise RoffError('%s:%d: a finding\'s tag is .BR ID " (SEVERITY)"' % (path, tag_line))
+        i += 2
+        body_line, body = first_line + i, []
+        while i < len(lines) and lines[i] != ".TP" and not lines[i].startswith(".RE"):
+            body.append(lines[i])
+            i += 1
+        items.append((tag_line, m.group(1), m.group(2), body_line, body))
+    if i == len(lines):
+        raise RoffError("%s:%d: the findings' list has no .RE" % (path, first_line))
+    return items
+
+
 def findings_table(path):
-    """[(id, severity, text, why, fix)] of lowlatctl(1)'s table whose header is ID SEVERITY
-    WHEN: text as explain prints it (the when, then Why: and Fix: lines whose text hangs),
-    why and fix unwrapped, without their labels (--json's fields)."""
+    """[(id, severity, text, why, fix)] of lowlatctl(1)'s list of findings (under `check`,
+    after "The findings ("): text as explain prints it (the when, then Why: and Fix: lines
+    whose text hangs), why and fix unwrapped, without their labels (--json's fields)."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     for n, line in enumerate(lines):
-        if line != ".TS":
-            continue
-        rows = tbl_rows(lines[n + 1:], n + 2)
-        if not rows or [c[0] if c else "" for c in rows[0][1]] != ["ID", "SEVERITY", "WHEN"]:
+        if not line.startswith("The findings (") or n + 1 >= len(lines) or lines[n + 1] != ".RS":
             continue
         findings = []
-        for row_line, cells in rows[1:]:
-            if len(cells) != 3:
-                raise RoffError("%s:%d: a finding row has %d cells, not 3" % (path, row_line, len(cells)))
-            where = "%s:%d" % (path, row_line)
-            finding_id = inline(" ".join(cells[0]), where)
-            severity = inline(" ".join(cells[1]), where)
-            # a T{ block starts on the line after its row's
-            (when_line, when), (why_line, why), (fix_line, fix) = finding_parts(cells[2], row_line + 1, path, where)
+        for tag_line, raw_id, raw_severity, body_line, body in finding_items(lines[n + 2:], n + 3, path):
+            where = "%s:%d" % (path, tag_line)
+            finding_id = inline(raw_id, where)
+            severity = inline(raw_severity, where)
+            (when_line, when), (why_line, why), (fix_line, fix) = finding_parts(body, body_line, path, where)
             texts, plain = [], []
             for first, part, hang in ((when_line, when, 0), (why_line, why, 5), (fix_line, fix, 5)):
                 renderer = Renderer(path, hang=hang)
@@ -424,8 +406,10 @@ def findings_table(path):
                 plain.append(" ".join(Renderer(path, width=10 ** 6).feed(part, first).result().split()))
             findings.append((finding_id, severity, "%s (%s)\n%s" % (finding_id, severity, "".join(texts)),
                              plain[1][len("Why:"):].strip(), plain[2][len("Fix:"):].strip()))
+        if not findings:
+            raise RoffError("%s:%d: the findings' list is empty" % (path, n + 1))
         return findings
-    raise RoffError("%s: no table with the header ID, SEVERITY, WHEN" % path)
+    raise RoffError('%s: no list of findings (a line starting "The findings (", then .RS)' % path)
 
 
 # ---- lowlatd.catalog: the events ---------------------------------------------------------

@@ -275,12 +275,19 @@ def man_sections(text, raw=False):
     return sections
 
 
-def man_tags(raw):
-    """The tag line of every .TP/.TQ item in roff source, as plain text."""
+def man_tags(raw, nested=True):
+    """The tag line of every .TP/.TQ item in roff source, as plain text; nested=False: only
+    the items of the outermost list (not those between .RS and .RE, such as the findings
+    listed under check)."""
     lines = raw.splitlines()
     tags = []
+    depth = 0
     for i, line in enumerate(lines):
-        if re.match(r"^\.(TP|TQ)\b", line) and i + 1 < len(lines):
+        if re.match(r"^\.RS\b", line):
+            depth += 1
+        elif re.match(r"^\.RE\b", line):
+            depth = max(depth - 1, 0)
+        elif re.match(r"^\.(TP|TQ)\b", line) and i + 1 < len(lines) and (nested or depth == 0):
             tags.append(man_plain(lines[i + 1]).strip())
     return tags
 

@@ -121,7 +121,7 @@ def check_program(t, name, source, page, has_verbs):
         in_help = help_commands(p.stdout)
         t.ok(verbs == in_help, "%s: --help lists exactly the commands of its verbs table" % name,
              "verbs: %s\n--help: %s" % (sorted(verbs), sorted(in_help)))
-        commands = set(u.man_tags(u.man_sections(raw, raw=True).get("COMMANDS", "")))
+        commands = set(u.man_tags(u.man_sections(raw, raw=True).get("COMMANDS", ""), nested=False))
         t.ok(verbs == commands, "%s: COMMANDS of %s documents exactly its commands" % (name, page),
              "verbs: %s\nman COMMANDS: %s" % (sorted(verbs), sorted(commands)))
 
