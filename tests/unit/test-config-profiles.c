@@ -151,6 +151,9 @@ static void test_errors(void) {
                 { "[daemon]\nprofile = bad\n", "[daemon]\nprofile = other\n",
                   "bad.conf:2: profile: a profile cannot take in other profiles", "lowlatd.conf:2",
                   "a profile that names profiles" },
+                { "[daemon]\nprofile = bad\n", "[daemon]\nprofile = bad\n",
+                  "bad.conf:2: profile: a profile cannot take in other profiles", "lowlatd.conf:2",
+                  "a profile that names itself: refused, no loop" },
                 { "[daemon]\nprofile = bad\n", "[pm]\ngovernor = 1nvalid!\n", "bad.conf:2: governor", NULL,
                   "an error in a profile is reported at the profile's FILE:LINE" },
         };
