@@ -188,6 +188,20 @@ static int list_threads(const char *root, pid_t pid, pid_t **ret, size_t *ret_n)
         return 0;
 }
 
+/* The placement of thread tid: the one it was given when first seen, else the next one
+ * not given yet (thread ids grow in the order the tool creates its threads). */
+static ThreadPlacement *placement_of(MeasurePlacement *p, pid_t tid) {
+        for (size_t i = 0; i < p->n; i++)
+                if (p->threads[i].tid == tid)
+                        return &p->threads[i];
+        for (size_t i = 0; i < p->n; i++)
+                if (p->threads[i].tid == 0) {
+                        p->threads[i].tid = tid;
+                        return &p->threads[i];
+                }
+        return NULL;
+}
+
 int measure_placement_sample(MeasurePlacement *p, const char *root, pid_t pid) {
         _cleanup_free_ pid_t *tids = NULL;
         size_t n;
@@ -196,28 +210,57 @@ int measure_placement_sample(MeasurePlacement *p, const char *root, pid_t pid) {
         r = list_threads(root, pid, &tids, &n);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < MIN(n, p->n); i++) {
-                _cleanup_free_ char *file = strdup_printf("proc/%d/task/%d/stat", (int) pid, (int) tids[i]);
-                _cleanup_free_ char *stat = NULL;
+        for (size_t k = 0; k < n; k++) {
+                ThreadPlacement *t = placement_of(p, tids[k]);
+                _cleanup_free_ char *file = NULL, *stat = NULL;
                 unsigned cpu;
 
+                if (!t)
+                        continue; /* one thread more than CPUs: not a measuring thread */
+                file = strdup_printf("proc/%d/task/%d/stat", (int) pid, (int) tids[k]);
                 if (!file)
                         return -ENOMEM;
                 if (read_file_under(root, file, &stat) < 0 || thread_stat_last_cpu(stat, &cpu) < 0)
                         continue; /* gone meanwhile */
-                if (p->threads[i].looks++ < p->skip_looks)
+                if (t->looks++ < p->skip_looks)
                         continue;
-                /* Until it is first seen on its CPU, a thread that pins itself may still be
-                 * where it was born: on a slow guest that takes longer than skip_looks. */
-                if (cpu != p->threads[i].cpu && !cpuset_contains(&p->threads[i].ran_on, p->threads[i].cpu))
-                        r = cpuset_add(&p->threads[i].before, cpu);
-                else
-                        r = cpuset_add(&p->threads[i].ran_on, cpu);
+                /* Until its affinity is its CPU alone, a thread that pins itself may still be
+                 * where it was born (on a slow or loaded machine for longer than
+                 * skip_looks): where it is seen then is kept apart. After that, only a
+                 * changed affinity (a cgroup, a hotplug) lets it run elsewhere. */
+                if (!t->pinned) {
+                        _cleanup_free_ char *status_file = strdup_printf("proc/%d/task/%d/status", (int) pid,
+                                                                        (int) tids[k]);
+                        _cleanup_free_ char *status = NULL;
+                        if (!status_file)
+                                return -ENOMEM;
+                        t->pinned = read_file_under(root, status_file, &status) >= 0 &&
+                                    thread_status_pinned_to(status, t->cpu);
+                }
+                r = cpuset_add(t->pinned ? &t->ran_on : &t->before, cpu);
                 if (r < 0)
                         return r;
         }
         p->samples++;
         return 0;
+}
+
+bool thread_status_pinned_to(const char *status, unsigned cpu) {
+        _cleanup_cpuset_ CPUSet allowed = {};
+        _cleanup_free_ char *list = NULL;
+        const char *line = status;
+
+        while (line && strncmp(line, "Cpus_allowed_list:", 18) != 0) {
+                line = strchr(line, '\n');
+                if (line)
+                        line++;
+        }
+        if (!line)
+                return false;
+        line += 18;
+        list = strndup(line, strcspn(line, "\n"));
+        return list && cpuset_parse_list(strstrip(list), &allowed) >= 0 && cpuset_count(&allowed) == 1 &&
+               cpuset_contains(&allowed, cpu);
 }
 
 int measure_placement_finish(MeasurePlacement *p) {

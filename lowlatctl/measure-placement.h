@@ -25,12 +25,15 @@ int thread_stat_last_cpu(const char *stat, unsigned *ret);
 
 /* Per measured CPU, the CPUs its thread was seen on. Thread i of the tool (by thread id,
  * the main thread left out) measures the i-th CPU of the list: cyclictest and oslat start
- * one thread per CPU in ascending CPU order. */
+ * one thread per CPU in ascending CPU order. A thread keeps its CPU by its id once seen,
+ * so that the others' exits at the end of the run do not shift the order. */
 typedef struct ThreadPlacement {
         uint32_t cpu;     /* the CPU it measures */
-        CPUSet ran_on;    /* where it was seen, from the first look that found it on cpu */
-        CPUSet before;    /* where it was seen until then: pinning itself, or never on cpu */
+        pid_t tid;        /* the thread, once seen; 0 before */
+        CPUSet ran_on;    /* where it was seen once its affinity was cpu alone */
+        CPUSet before;    /* where it was seen until then: pinning itself, or never pinned */
         unsigned looks;   /* how many scans found it */
+        bool pinned;      /* its Cpus_allowed_list was cpu alone at a look */
 } ThreadPlacement;
 
 typedef struct MeasurePlacement {
@@ -46,8 +49,11 @@ int measure_placement_init(MeasurePlacement *p, const CPUSet *cpus);
 void measure_placement_done(MeasurePlacement *p);
 /* One scan of ROOT/proc/PID/task; a thread that has gone is skipped. 0 or -errno. */
 int measure_placement_sample(MeasurePlacement *p, const char *root, pid_t pid);
-/* After the last sample: a thread never seen on its own CPU ran where it was seen before
- * (ran_on takes those CPUs, so that reports show them). */
+/* After the last sample: a thread never pinned to its CPU ran where it was seen (ran_on
+ * takes those CPUs, so that reports show them). */
 int measure_placement_finish(MeasurePlacement *p);
-/* Whether every thread was seen on its own CPU, and on no other CPU after that. */
+/* Whether a thread's /proc/PID/task/TID/status says it may run on cpu alone
+ * (Cpus_allowed_list). */
+bool thread_status_pinned_to(const char *status, unsigned cpu);
+/* Whether every thread was pinned to its own CPU and seen there, and on no other CPU after. */
 bool measure_placement_ok(const MeasurePlacement *p);

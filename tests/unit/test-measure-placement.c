@@ -112,12 +112,40 @@ static const char *stat_on(unsigned cpu) {
         return buf;
 }
 
+/* Thread TID of process 500: last on CPU cpu, allowed on the CPUs of allowed. */
+static void put_thread(unsigned tid, unsigned cpu, const char *allowed) {
+        char file[64], status[128];
+
+        snprintf(file, sizeof(file), "proc/500/task/%u/stat", tid);
+        put(file, stat_on(cpu));
+        snprintf(file, sizeof(file), "proc/500/task/%u/status", tid);
+        snprintf(status, sizeof(status), "Name:\tcyclictest\nCpus_allowed:\tf\nCpus_allowed_list:\t%s\n", allowed);
+        put(file, status);
+}
+
+/* Thread TID of process 500 exits. */
+static void drop_thread(unsigned tid) {
+        char path[256];
+
+        snprintf(path, sizeof(path), "%s/proc/500/task/%u/stat", root, tid);
+        (void) unlink(path);
+        snprintf(path, sizeof(path), "%s/proc/500/task/%u/status", root, tid);
+        (void) unlink(path);
+        snprintf(path, sizeof(path), "%s/proc/500/task/%u", root, tid);
+        (void) rmdir(path);
+}
+
 static void test_stat(void) {
         unsigned cpu = 99;
 
         CHECK(thread_stat_last_cpu(stat_on(7), &cpu) == 0 && cpu == 7, "stat: field 39 is the last CPU (7)");
         CHECK(thread_stat_last_cpu("4242 (x) S 1 2 3\n", &cpu) == -EBADMSG, "stat: too few fields: an error");
         CHECK(thread_stat_last_cpu("no parenthesis", &cpu) == -EBADMSG, "stat: no command name: an error");
+        CHECK(thread_status_pinned_to("Name:\tx\nCpus_allowed_list:\t3\nMems_allowed_list:\t0\n", 3),
+              "status: Cpus_allowed_list 3 is pinned to 3");
+        CHECK(!thread_status_pinned_to("Cpus_allowed_list:\t2-3\n", 3) &&
+                      !thread_status_pinned_to("Cpus_allowed_list:\t2\n", 3) && !thread_status_pinned_to("Name:\tx\n", 3),
+              "status: 2-3, another CPU or no line: not pinned to 3");
 }
 
 static void test_placement(void) {
@@ -130,13 +158,13 @@ static void test_placement(void) {
         }
         /* The main thread 500 (on 0) is left out; by thread id, in creation order, 501
          * measures 2 and 502 measures 3. */
-        put("proc/500/task/500/stat", stat_on(0));
-        put("proc/500/task/501/stat", stat_on(2));
-        put("proc/500/task/502/stat", stat_on(3));
+        put_thread(500, 0, "0-3");
+        put_thread(501, 2, "2");
+        put_thread(502, 3, "3");
         CHECK(measure_placement_sample(&p, root, 500) == 0 && p.samples == 1 && measure_placement_ok(&p),
               "threads 501 and 502 on 2 and 3, the main thread left out: ok");
         /* The cgroup of the report: the thread of CPU 3 let run on 1 only. */
-        put("proc/500/task/502/stat", stat_on(1));
+        put_thread(502, 1, "3");
         CHECK(measure_placement_sample(&p, root, 500) == 0 && !measure_placement_ok(&p) &&
               cpuset_contains(&p.threads[1].ran_on, 1) && cpuset_contains(&p.threads[1].ran_on, 3) &&
               p.threads[1].cpu == 3, "the thread of CPU 3 seen on 1: not ok, both CPUs noted");
@@ -160,11 +188,11 @@ static void test_never_seen(void) {
                 exit(1);
         }
         p.skip_looks = 1;
-        put("proc/500/task/503/stat", stat_on(4));
-        put("proc/500/task/502/stat", stat_on(1));
+        put_thread(503, 4, "4");
+        put_thread(502, 1, "0-4");
         CHECK(measure_placement_sample(&p, root, 500) == 0 && cpuset_is_empty(&p.threads[1].ran_on),
               "skip_looks 1: the first look at each thread is not counted");
-        put("proc/500/task/502/stat", stat_on(3));
+        put_thread(502, 3, "3");
         CHECK(measure_placement_sample(&p, root, 500) == 0 && measure_placement_ok(&p) &&
               p.threads[1].looks == 2, "the second is: every thread on its CPU, CPU 1 of the first look forgotten");
 }
@@ -179,34 +207,51 @@ static void test_late_pin(void) {
                 printf("Bail out! cannot set up\n");
                 exit(1);
         }
-        put("proc/500/task/501/stat", stat_on(0));
-        put("proc/500/task/502/stat", stat_on(1));
+        /* Not pinned yet, wherever the scheduler put them: on 2 by chance, and on 1. */
+        put_thread(501, 2, "0-3");
+        put_thread(502, 1, "0-3");
         (void) measure_placement_sample(&p, root, 500);
-        put("proc/500/task/501/stat", stat_on(2));
+        put_thread(501, 0, "0-3");
         (void) measure_placement_sample(&p, root, 500);
-        put("proc/500/task/502/stat", stat_on(3));
+        put_thread(501, 2, "2");
+        put_thread(502, 3, "3");
         (void) measure_placement_sample(&p, root, 500);
         (void) measure_placement_sample(&p, root, 500);
-        CHECK(measure_placement_finish(&p) == 0 && measure_placement_ok(&p) && cpuset_count(&p.threads[0].ran_on) == 1 &&
-                      cpuset_contains(&p.threads[0].before, 0),
-              "seen on 0 and 1 before their CPUs, then only there: ok (the first CPUs kept apart)");
-        put("proc/500/task/501/stat", stat_on(0));
+        CHECK(measure_placement_finish(&p) == 0 && measure_placement_ok(&p) &&
+                      cpuset_count(&p.threads[0].ran_on) == 1 && cpuset_contains(&p.threads[0].before, 0),
+              "seen on 2, 0 and 1 before pinning themselves, then only on their CPUs: ok (the first looks kept apart)");
+        put_thread(501, 0, "0-3");
         (void) measure_placement_sample(&p, root, 500);
         CHECK(!measure_placement_ok(&p) && cpuset_contains(&p.threads[0].ran_on, 0),
-              "seen on 0 after it was on 2: not ok");
+              "its affinity widened later (a cgroup, a hotplug) and seen on 0: not ok");
 
         measure_placement_done(&p);
         if (measure_placement_init(&p, &cpus) < 0) {
                 printf("Bail out! cannot set up\n");
                 exit(1);
         }
-        put("proc/500/task/501/stat", stat_on(2));
-        put("proc/500/task/502/stat", stat_on(1));
+        put_thread(501, 2, "2");
+        put_thread(502, 1, "1");
         (void) measure_placement_sample(&p, root, 500);
         (void) measure_placement_sample(&p, root, 500);
         CHECK(measure_placement_finish(&p) == 0 && !measure_placement_ok(&p) &&
                       cpuset_count(&p.threads[1].ran_on) == 1 && cpuset_contains(&p.threads[1].ran_on, 1),
-              "never on its CPU 3, always on 1: not ok, and it ran on 1");
+              "never pinned to its CPU 3 (a cgroup allowed 1 only): not ok, and it ran on 1");
+
+        /* The end of a run: the first thread exits before the second. */
+        measure_placement_done(&p);
+        if (measure_placement_init(&p, &cpus) < 0) {
+                printf("Bail out! cannot set up\n");
+                exit(1);
+        }
+        put_thread(501, 2, "2");
+        put_thread(502, 3, "3");
+        (void) measure_placement_sample(&p, root, 500);
+        drop_thread(501);
+        (void) measure_placement_sample(&p, root, 500);
+        CHECK(measure_placement_finish(&p) == 0 && measure_placement_ok(&p) && p.threads[1].tid == 502 &&
+                      cpuset_count(&p.threads[0].ran_on) == 1 && cpuset_contains(&p.threads[0].ran_on, 2),
+              "the thread of CPU 2 gone first: the other keeps CPU 3, nothing moves");
 }
 
 int main(void) {
