@@ -118,6 +118,8 @@ def expected_files(o):
                           u.src("units", "lowlatd-metrics.timer")),
         "Prometheus alert rules": (os.path.join(o["INSTALL_DATADIR"], "lowlatd", "prometheus", "lowlatd-alerts.yml"),
                                    u.src("conf", "prometheus", "lowlatd-alerts.yml")),
+        "Grafana dashboard": (os.path.join(o["INSTALL_DATADIR"], "lowlatd", "grafana", "lowlatd.json"),
+                              u.src("conf", "grafana", "lowlatd.json")),
         "D-Bus policy": (os.path.join(o["INSTALL_DBUSPOLICYDIR"], "org.lowlatd1.conf"),
                          u.src("conf", "org.lowlatd1.conf")),
         "journal catalog": (os.path.join(prefix, "lib/systemd/catalog/lowlatd.catalog"),
