@@ -24,6 +24,8 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
                                           "no word on the warnings of its configuration" },
         [BUS_FEATURE_PROFILES] = { "profiles", { "Profiles" }, "no profiles" },
         [BUS_FEATURE_DIFF] = { "diff", { "Diff", "ReloadIfUnchanged" }, "no dry run of a reload (diff)" },
+        [BUS_FEATURE_CONDITION] = { "condition", { "Condition", "ConditionReasons", "RebootRequired" },
+                                    "no word for the host's condition" },
         [BUS_FEATURE_MEASUREMENT_HISTOGRAM] = { "measurement-histogram",
                                                 { "RecordMeasurementHistogram", "LastMeasurementHistogram" },
                                                 "no place to keep a measurement's histogram" },

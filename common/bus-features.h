@@ -20,6 +20,7 @@ typedef enum BusFeature {
         BUS_FEATURE_CONFIG_WARNINGS,  /* ConfigWarnings: the warnings of the posture in effect */
         BUS_FEATURE_PROFILES,         /* Profiles: the [daemon] profile names in effect */
         BUS_FEATURE_DIFF,             /* Diff(), ReloadIfUnchanged(): a reload's dry run */
+        BUS_FEATURE_CONDITION,        /* Condition, ConditionReasons, RebootRequired */
         BUS_FEATURE_MEASUREMENT_HISTOGRAM, /* RecordMeasurementHistogram(), LastMeasurementHistogram */
         _BUS_FEATURE_MAX,
         _BUS_FEATURE_INVALID = -EINVAL,

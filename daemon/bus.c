@@ -20,6 +20,7 @@
 #include "bus-names.h"
 #include "bus.h"
 #include "checkjob.h"
+#include "condition.h"
 #include "diff.h"
 #include "log/log.h"
 #include "setting/dma.h"
@@ -38,6 +39,8 @@
 /* What was last announced with PropertiesChanged. */
 typedef struct BusSnapshot {
         ManagerState state;
+        Condition condition;
+        bool reboot_required;
         uint64_t drift_events, corrections, failures, applied, fights;
         unsigned settings, settings_not_ok;
         uint64_t reload_usec;
@@ -162,6 +165,30 @@ static int property_get_profiles(sd_bus *bus, const char *path, const char *inte
         Manager *m = ((Bus *) userdata)->manager;
 
         return append_strings(reply, m->posture->config->profiles, m->posture->config->n_profiles);
+}
+
+/* Condition, ConditionReasons, RebootRequired (condition.h). */
+static int property_get_condition(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        char **reasons = NULL;
+        size_t n = 0;
+        int c, r;
+
+        if (streq(property, "RebootRequired"))
+                return sd_bus_message_append(reply, "b", manager_reboot_required(m));
+        if (streq(property, "Condition"))
+                return sd_bus_message_append(reply, "s", condition_to_string(manager_condition(m, NULL)));
+        c = manager_condition(m, &reasons);
+        if (c < 0)
+                return c;
+        while (reasons[n])
+                n++;
+        r = append_strings(reply, reasons, n);
+        for (size_t i = 0; i < n; i++)
+                free(reasons[i]);
+        free(reasons);
+        return r;
 }
 
 /* LastReloadErrors: LastReloadError's lines, one error each. */
@@ -513,6 +540,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("LastReloadErrors", "as", property_get_reload_errors, 0, CHANGES),
         SD_BUS_PROPERTY("ConfigWarnings", "as", property_get_config_warnings, 0, CHANGES),
         SD_BUS_PROPERTY("Profiles", "as", property_get_profiles, 0, CHANGES),
+        SD_BUS_PROPERTY("Condition", "s", property_get_condition, 0, CHANGES),
+        SD_BUS_PROPERTY("ConditionReasons", "as", property_get_condition, 0, CHANGES),
+        SD_BUS_PROPERTY("RebootRequired", "b", property_get_condition, 0, CHANGES),
         SD_BUS_METHOD_WITH_ARGS("ListSettings", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(ssssss)", settings),
                                 method_list_settings, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -711,6 +741,8 @@ static void bus_flush_changes(Bus *b) {
         Manager *m = b->manager;
         BusSnapshot now = {
                 .state = manager_state(m),
+                .condition = manager_condition(m, NULL),
+                .reboot_required = manager_reboot_required(m),
                 .drift_events = m->rc.counters.drift_events,
                 .corrections = m->rc.counters.corrections,
                 .failures = m->rc.counters.failures,
@@ -736,6 +768,14 @@ static void bus_flush_changes(Bus *b) {
                 names[n++] = "CpuDmaLatencySystemUSec";
         if (now.state != was->state)
                 names[n++] = "State";
+        if (now.condition != was->condition)
+                names[n++] = "Condition";
+        /* The reasons name settings and counts: invalidated with anything they are made of. */
+        if (now.condition != was->condition || now.settings_not_ok != was->settings_not_ok ||
+            now.fights != was->fights || now.generation != was->generation)
+                names[n++] = "ConditionReasons";
+        if (now.reboot_required != was->reboot_required)
+                names[n++] = "RebootRequired";
         if (now.drift_events != was->drift_events)
                 names[n++] = "DriftEvents";
         if (now.corrections != was->corrections)

@@ -12,6 +12,7 @@
 
 #include "basic/array.h"
 #include "version.h"
+#include "audit/audit.h"
 #include "filewatch.h"
 #include "irqbalancewatch.h"
 #include "netwatch.h"
@@ -164,6 +165,19 @@ void manager_update_status(Manager *m) {
         m->last_status = TAKE_PTR(status);
 }
 
+/* What the posture needs of the kernel command line (condition.h): read at start and at
+ * every reload, since the posture changes then and the command line never does. */
+static void manager_check_boot(Manager *m) {
+        _cleanup_free_ char *params = NULL;
+        int r = audit_boot_needs(m->host, m->posture, &params);
+
+        /* Only -ENOMEM: the condition then says what it said before. */
+        if (r < 0)
+                return;
+        free(m->boot_params);
+        m->boot_params = TAKE_PTR(params);
+}
+
 static void manager_pin_self(Manager *m) {
         int last = cpuset_last(&m->posture->housekeeping);
         cpu_set_t *allowed, *target;
@@ -228,6 +242,7 @@ int manager_new(const char *config_path, Host *host, Posture *posture, bool obse
         if (source_registry_new(&m->sources, source_vtables, ELEMENTSOF(source_vtables), (SourceHost *) m) < 0)
                 return -ENOMEM;
         m->noise_source = source_registry_find(&m->sources, &noisewatch_vtable);
+        manager_check_boot(m);
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -248,6 +263,7 @@ Manager *manager_free(Manager *m) {
         free(m->last_online);
         free(m->last_reload_error);
         free(m->last_refused_reload);
+        free(m->boot_params);
         posture_free(m->posture);
         host_free(m->host);
         free(m);
@@ -751,6 +767,7 @@ static int manager_reload_because(Manager *m, const char *why, const uint64_t *e
 
         posture_free(m->posture);
         m->posture = posture;
+        manager_check_boot(m);
         m->restored = false; /* a good reload enforces again after a restore */
         manager_init_reconciler(m);
         if (!m->originals && !manager_observing(m))

@@ -67,6 +67,7 @@ typedef struct Manager {
         uint64_t last_reload_usec; /* CLOCK_REALTIME */
         char *last_reload_error;
         char *last_refused_reload; /* why the last ReloadIfUnchanged() was refused */
+        char *boot_params; /* what the kernel command line lacks (condition.h), NULL: nothing */
         unsigned posture_generation; /* bumped by every successful reload */
 
         SourceRegistry sources;

@@ -25,6 +25,7 @@ void manager_info_done(ManagerInfo *info) {
         info->config_files = strv_free(info->config_files);
         info->config_warnings = strv_free(info->config_warnings);
         info->profiles = strv_free(info->profiles);
+        info->condition_reasons = strv_free(info->condition_reasons);
         info->reply = sd_bus_message_unref(info->reply);
 }
 
@@ -253,6 +254,9 @@ static const PropertyField manager_fields[] = {
         { "SettingsNotOk", "u", offsetof(ManagerInfo, settings_not_ok) },
         { "ConfigWarnings", "as", offsetof(ManagerInfo, config_warnings), .optional = true },
         { "Profiles", "as", offsetof(ManagerInfo, profiles), .optional = true },
+        { "Condition", "s", offsetof(ManagerInfo, condition), .optional = true },
+        { "ConditionReasons", "as", offsetof(ManagerInfo, condition_reasons), .optional = true },
+        { "RebootRequired", "b", offsetof(ManagerInfo, reboot_required), .optional = true },
 };
 
 static int read_property_value(sd_bus_message *m, const PropertyField *field, ManagerInfo *info) {
@@ -281,6 +285,7 @@ int ctl_read_manager_info(sd_bus *bus, ManagerInfo *ret, char **why) {
         _cleanup_(manager_info_done) ManagerInfo info = {
                 .cpu_dma_latency_held = -1,
                 .cpu_dma_latency_system_usec = -1,
+                .reboot_required = -1,
         };
         bool seen[ELEMENTSOF(manager_fields)] = {};
         int r;

@@ -50,6 +50,9 @@ typedef struct ManagerInfo {
         uint32_t settings_not_ok;
         char **config_warnings; /* ConfigWarnings; NULL: none, or a lowlatd without it */
         char **profiles;        /* Profiles; NULL: none, or a lowlatd without it */
+        const char *condition;     /* Condition; NULL: a lowlatd without it */
+        char **condition_reasons;  /* ConditionReasons; NULL: none, or a lowlatd without it */
+        int reboot_required;       /* RebootRequired; -1: a lowlatd without it */
         const LastMeasurement *measurement; /* status: lowlatctl measure's last result; NULL: none */
 } ManagerInfo;
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bus-names.h"
+#include "condition-names.h"
 #include "client.h"
 #include "basic/array.h"
 #include "basic/macro.h"
@@ -311,6 +312,30 @@ void metrics_print_measurement(FILE *f, const LastMeasurement *m) {
                 metrics_print_measurement_histogram(f, m);
 }
 
+/* One series per condition, 1 for the host's: an alert on {condition="degraded"} == 1 then
+ * has a series to compare while the host is fine. A condition this lowlatctl does not know
+ * (a newer lowlatd's) gets its series too. Nothing from a lowlatd without Condition. */
+static void metrics_print_condition(FILE *f, const ManagerInfo *info) {
+        if (!info->condition)
+                return;
+        prom_print_header(f, "lowlatd_condition", "gauge",
+                          "1 for the host's condition (applied, progressing, degraded, reboot-required, observing), 0 "
+                          "for the others.");
+        for (Condition c = 0; c < _CONDITION_MAX; c++)
+                fprintf(f, "lowlatd_condition{condition=\"%s\"} %d\n", condition_to_string(c),
+                        streq(info->condition, condition_to_string(c)));
+        if (condition_from_string(info->condition) < 0) {
+                fputs("lowlatd_condition{condition=", f);
+                prom_print_label_value(f, info->condition);
+                fputs("} 1\n", f);
+        }
+        if (info->reboot_required >= 0) {
+                prom_print_header(f, "lowlatd_reboot_required", "gauge",
+                                  "1 when the kernel command line lacks parameters the posture needs.");
+                fprintf(f, "lowlatd_reboot_required %d\n", info->reboot_required ? 1 : 0);
+        }
+}
+
 int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const MetricsNoise *noise,
                   const LastMeasurement *measurement) {
         int r;
@@ -325,6 +350,7 @@ int metrics_print(FILE *f, const ManagerInfo *info, const SettingList *l, const 
         prom_print_label_value(f, info->state);
         fputs("} 1\n", f);
 
+        metrics_print_condition(f, info);
         r = metrics_print_settings(f, l);
         if (r >= 0 && noise)
                 r = metrics_print_noise(f, noise);

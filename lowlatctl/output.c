@@ -134,13 +134,29 @@ void status_print_text(FILE *f, const ManagerInfo *info, const SettingList *l, i
         fprintf(f, "LOWLATD %s: ", verdict_upper ?: "?");
         print_escaped(f, info->state);
         if (not_good == 0)
-                fprintf(f, ", %zu settings, all ok or corrected\n", l->n);
+                fprintf(f, ", %zu settings, all ok or corrected", l->n);
         else {
                 fprintf(f, ", %zu of %zu settings need attention (", not_good, l->n);
                 print_escaped(f, summary ?: "?");
-                fputs(")\n", f);
+                fputc(')', f);
         }
+        /* The host's one word, after what monitoring plugins have always read. */
+        if (info->condition) {
+                fputs("; ", f);
+                print_escaped(f, info->condition);
+        }
+        fputc('\n', f);
 
+        if (info->condition) {
+                print_field(f, "Condition", info->condition);
+                for (size_t i = 0; info->condition_reasons && info->condition_reasons[i]; i++) {
+                        fprintf(f, "%18s  ", "");
+                        print_escaped(f, info->condition_reasons[i]);
+                        fputc('\n', f);
+                }
+        }
+        if (info->reboot_required >= 0)
+                print_field(f, "Reboot required", info->reboot_required ? "yes" : "no");
         print_field(f, "Version", info->version);
         print_field(f, "Mode", info->mode);
         print_field(f, "State", info->state);
@@ -231,6 +247,19 @@ void status_print_json(FILE *f, const ManagerInfo *info, const SettingList *l, i
         json_print_member(f, "mode", info->mode, false);
         json_print_member(f, "state", info->state, false);
         json_print_member(f, "verdict", verdict_to_string(verdict), false);
+        fputs(",\"condition\":", f);
+        if (info->condition)
+                json_print_string(f, info->condition);
+        else
+                fputs("null", f);
+        fputs(",\"condition_reasons\":[", f);
+        for (size_t i = 0; info->condition_reasons && info->condition_reasons[i]; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                json_print_string(f, info->condition_reasons[i]);
+        }
+        fprintf(f, "],\"reboot_required\":%s",
+                info->reboot_required < 0 ? "null" : info->reboot_required ? "true" : "false");
         json_print_member(f, "isolated_cpus", info->isolated_cpus, false);
         json_print_member(f, "housekeeping_cpus", info->housekeeping_cpus, false);
         fputs(",\"config_files\":[", f);

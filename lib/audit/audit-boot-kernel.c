@@ -163,6 +163,13 @@ _printf_(6, 7) static void cmdline_finding_add(Audit *a, Severity severity, cons
                     message, params);
         for (size_t i = 0; i < a->n_cmdline_referrers; i++)
                 known = known || streq(a->cmdline_referrers[i], id);
+        if (severity >= SEVERITY_WARNING) {
+                char *more = strdup_printf("%s%s%s", a->cmdline_params ?: "", a->cmdline_params ? " " : "", params);
+                if (!audit_check_alloc(a, more))
+                        return;
+                free(a->cmdline_params);
+                a->cmdline_params = more;
+        }
         if (!known && a->n_cmdline_referrers < ELEMENTSOF(a->cmdline_referrers))
                 a->cmdline_referrers[a->n_cmdline_referrers++] = id;
         a->cmdline_severity = MAX(a->cmdline_severity, severity);
@@ -448,6 +455,27 @@ static char *ids_phrase(Audit *a) {
                 text = more;
         }
         return audit_check_alloc(a, TAKE_PTR(text));
+}
+
+int audit_boot_needs(const Host *h, const Posture *p, char **ret_params) {
+        Audit a = { .host = h, .posture = p, .config = p ? p->config : NULL };
+        int r;
+
+        if (!h || !p || !p->config)
+                return -EINVAL;
+        /* The facts and the checks that end in a parameter of the command line only: no
+         * process is looked at. */
+        audit_load_kernel_facts(&a);
+        audit_check_boot(&a);
+        audit_check_boot_timers(&a);
+        audit_check_kernel(&a);
+        r = a.error;
+        if (r >= 0) {
+                *ret_params = TAKE_PTR(a.cmdline_params);
+                r = *ret_params ? 1 : 0;
+        }
+        audit_done(&a);
+        return r;
 }
 
 void audit_check_boot_cmdline(Audit *a) {

@@ -63,6 +63,7 @@ void audit_done(Audit *a) {
                 free(a->omitted[i].id);
         free(a->omitted);
         free(a->release);
+        free(a->cmdline_params);
         free(a->kconfig_path);
         for (size_t i = 0; i < _KCONFIG_MAX; i++)
                 free(a->kconfig[i]);

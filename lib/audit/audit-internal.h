@@ -127,6 +127,9 @@ typedef struct Audit {
         const char *cmdline_referrers[16];
         size_t n_cmdline_referrers;
         Severity cmdline_severity;
+        /* The parameters those findings ask for, space-separated, in the order found; and
+         * the worst severity among the findings they fix (audit_boot_needs()). */
+        char *cmdline_params;
 
         PreemptMode preempt_mode;
         bool preempt_dynamic;

@@ -73,6 +73,14 @@ const Finding *finding_list_find(const FindingList *l, const char *id, const cha
  * -ENOMEM (or -EINVAL for a posture without a config). *ret is written only on success. */
 int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingList *ret);
 
+/* Whether the posture needs a kernel command line other than the running one: the
+ * parameters that the boot.* and kernel.* findings of warning or worse ask for (the ones
+ * only a boot gives: isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity=, preempt=, ...),
+ * space-separated in *ret_params. 1 with *ret_params set, 0 when the running line has all
+ * (info-level hints such as tsc=reliable do not count), or -ENOMEM. Reads the command
+ * line, the kernel's config and a few sysfs files; looks at no process. */
+int audit_boot_needs(const Host *h, const Posture *p, char **ret_params);
+
 /* The bounds of one run; 0 in a field means its default above. */
 typedef struct AuditLimits {
         unsigned max_processes; /* AUDIT_PROCESSES_MAX */

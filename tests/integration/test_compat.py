@@ -40,6 +40,7 @@ NEW_VERSION = "9.9.9-newer"
 # A lowlatd from before the noise counters, the audit and Restore (and Features).
 OLDER = ["Features", "Noise", "NoiseGate", "NoiseReads", "NoiseCPUs", "NoiseUnreadable", "Check", "Restore",
          "CpuDmaLatencyHeld", "CpuDmaLatencySystemUSec", "Diff", "ReloadIfUnchanged", "RecordMeasurementHistogram",
+         "Condition", "ConditionReasons", "RebootRequired",
          "LastMeasurementHistogram"]
 # What a person must never be shown instead of words.
 RAW = ("org.freedesktop.DBus.Error", "Unknown method", "Rejected send message")
@@ -155,13 +156,17 @@ def check_older(t, ctl, bus):
     t.ok(re.search(r"(?m)^ +cpu_dma_latency: 0 us \(held\)$", p.stdout),
          "older lowlatd, without CpuDmaLatencyHeld: its request asked for is taken as held, as it always was",
          desc(p))
+    t.ok(not re.search(r"(?m)^ +(Condition|Reboot required): ", p.stdout) and
+         not p.stdout.split("\n")[0].endswith(("applied", "degraded")),
+         "older lowlatd, without Condition: status says nothing of a condition rather than guess", desc(p))
     p = ctl.run(bus, "list", "--json")
     rows = json.loads(p.stdout) if p.returncode in (0, 1) else []
     t.ok([(r["kind"], r["state"]) for r in rows] == [("sysctl", "ok"), ("irq_affinity", "drifted")],
          "older lowlatd: list --json has its two settings", desc(p))
     p = ctl.run(bus, "metrics")
-    t.ok(p.returncode == 0 and "lowlatd_up 1" in p.stdout and "lowlatd_isolated_cpu" not in p.stdout,
-         "older lowlatd: metrics without the noise families", desc(p))
+    t.ok(p.returncode == 0 and "lowlatd_up 1" in p.stdout and "lowlatd_isolated_cpu" not in p.stdout and
+         "lowlatd_condition" not in p.stdout and "lowlatd_reboot_required" not in p.stdout,
+         "older lowlatd: metrics without the noise and condition families", desc(p))
     p = ctl.run(bus, "--version")
     want = ["lowlatctl " + C.VERSION,
             "lowlatd %s (no Features property: older than this lowlatctl; upgrade it)" % OLD_VERSION]

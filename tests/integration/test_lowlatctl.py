@@ -39,6 +39,7 @@ SPEC_PROPERTIES = {
     "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
     "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i", "ConfigWarnings": "as",
     "Profiles": "as", "LastMeasurementHistogram": "(ta(uatat))",
+    "Condition": "s", "ConditionReasons": "as", "RebootRequired": "b",
 }
 # Version and Features are the build's; how the noise counters are read: NoiseReads changes
 # at every scan, so neither it nor NoiseGate is announced.
@@ -374,7 +375,7 @@ def check_metrics_match(t, ctl, bc, what, user=None):
         "lowlatd_cpu_dma_latency_held": "gauge", "lowlatd_cpu_dma_latency_seconds": "gauge",
         "lowlatd_cpu_dma_latency_system_seconds": "gauge",
         "lowlatd_last_reload_timestamp_seconds": "gauge", "lowlatd_last_reload_success": "gauge",
-        "lowlatd_config_warnings": "gauge",
+        "lowlatd_config_warnings": "gauge", "lowlatd_condition": "gauge", "lowlatd_reboot_required": "gauge",
         "lowlatd_drift_events_total": "counter", "lowlatd_corrections_total": "counter",
         "lowlatd_failures_total": "counter", "lowlatd_fights_total": "counter",
         "lowlatd_posture_applied_settings_total": "counter",
@@ -640,14 +641,15 @@ def check_all_ok(t, stack, pr, rows):
          f.get("Settings") == ["%d (0 not ok)" % pr["Settings"]],
          "status text shows version, mode, state, CPUs, files, reload, counters, latency",
          "%r\n%s" % (f, desc(p)))
-    t.ok(p.stdout.split("\n")[0] == "LOWLATD OK: enforcing, %d settings, all ok or corrected" % len(rows),
-         "status text: the first line is the monitoring summary", p.stdout)
+    t.ok(p.stdout.split("\n")[0] == "LOWLATD OK: enforcing, %d settings, all ok or corrected; applied" % len(rows),
+         "status text: the first line is the monitoring summary, then the condition", p.stdout)
     t.ok("KIND" not in p.stdout, "status text: no table when nothing needs attention", p.stdout)
 
     p = ctl.run("status", "--json")
     j = parse_json(t, p, "status --json")
     if j is not None:
         want = {"version": VERSION, "mode": "enforce", "state": "enforcing", "verdict": "ok",
+                "condition": "applied", "condition_reasons": [], "reboot_required": False,
                 "isolated_cpus": "2-3", "housekeeping_cpus": "0-1",
                 "config_files": [d.config_path], "last_reload_usec": 0,
                 "last_reload_error": [], "profiles": [], "config_warnings": [], "drift_events": pr["DriftEvents"],
@@ -990,7 +992,9 @@ def scenario_observe(t, ctl_bin):
     p = ctl.run("status")
     t.ok(p.returncode == EXIT_WARNING, "observe with drift: status exits 1", desc(p))
     t.ok(p.stdout.split("\n")[0] == "LOWLATD WARNING: observing, 2 of %d settings need attention "
-         "(2 drifted)" % len(rows), "status text: summary line names the warning", p.stdout[:300])
+         "(2 drifted); observing" % len(rows), "status text: summary line names the warning", p.stdout[:300])
+    t.ok("Condition: observing\n" in p.stdout and "lowlatd runs with --observe" in p.stdout,
+         "status text: Condition observing, saying it is --observe", p.stdout[:600])
     t.ok("\\x01" in p.stdout and "\x01" not in p.stdout,
          "status text shows a control character as \\x01", repr(p.stdout[-400:]))
     f = parse_status_text(p.stdout)
@@ -1069,7 +1073,7 @@ def scenario_failed(t, ctl_bin):
     t.ok(p.returncode == EXIT_CRITICAL, "failed settings: status exits 2", desc(p))
     n = len(bus_rows(bc))
     t.ok(p.stdout.split("\n")[0] == "LOWLATD CRITICAL: degraded, 2 of %d settings need attention "
-         "(2 failed)" % n, "status text: summary line names the failures", p.stdout[:300])
+         "(2 failed); degraded" % n, "status text: summary line names the failures", p.stdout[:300])
     rows, _ = parse_table(p.stdout[p.stdout.find("KIND"):])
     t.ok(sorted((r[0], r[1], r[4]) for r in rows) ==
          [("governor", "cpu2", "failed"), ("sysctl", "net.core.busy_poll", "failed")],

@@ -53,6 +53,7 @@ static int get_string(sd_bus *bus, const char *path, const char *interface, cons
                 { "Mode", "enforce" },        { "State", "enforcing" },     { "IsolatedCPUs", "2-3" },
                 { "HousekeepingCPUs", "0-1" }, { "LastReloadError", "" },    { "NoiseGate", "off: fakelowlatd" },
                 { "NoiseCPUs", "2-3" },       { "NoiseUnreadable", "" },    { "Colour", "octarine" },
+                { "Condition", "degraded" },
         };
         const Fake *f = userdata;
 
@@ -64,12 +65,20 @@ static int get_string(sd_bus *bus, const char *path, const char *interface, cons
         return -ENOENT;
 }
 
+/* As the fake's one drifted IRQ would make it, were it fighting. */
+static int get_condition_reasons(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "as", 1, "another writer fights lowlatd over 1 setting: IRQ 24 (eth0-TxRx-0)");
+}
+
 static int get_number(sd_bus *bus, const char *path, const char *interface, const char *property,
                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         if (streq(property, "CpuDmaLatencyUSec") || streq(property, "CpuDmaLatencySystemUSec"))
                 return sd_bus_message_append(reply, "i", (int32_t) 0);
         if (streq(property, "CpuDmaLatencyHeld"))
                 return sd_bus_message_append(reply, "b", 1);
+        if (streq(property, "RebootRequired"))
+                return sd_bus_message_append(reply, "b", 0);
         if (streq(property, "Settings"))
                 return sd_bus_message_append(reply, "u", (uint32_t) 2);
         if (streq(property, "SettingsNotOk"))
@@ -206,6 +215,9 @@ static const sd_bus_vtable full_vtable[] = {
         SD_BUS_PROPERTY("ConfigFiles", "as", get_config_files, 0, CHANGES),
         SD_BUS_PROPERTY("LastReloadUSec", "t", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("LastReloadError", "s", get_string, 0, CHANGES),
+        SD_BUS_PROPERTY("Condition", "s", get_string, 0, CHANGES),
+        SD_BUS_PROPERTY("ConditionReasons", "as", get_condition_reasons, 0, CHANGES),
+        SD_BUS_PROPERTY("RebootRequired", "b", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("DriftEvents", "t", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("Corrections", "t", get_number, 0, CHANGES),
         SD_BUS_PROPERTY("Failures", "t", get_number, 0, CHANGES),

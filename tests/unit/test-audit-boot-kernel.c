@@ -359,7 +359,34 @@ static void test_kernel_config(void) {
         fixture_done(&f);
 }
 
+/* audit_boot_needs(): the parameters the warning-level command-line findings ask for,
+ * what makes lowlatd's condition reboot-required. */
+static void test_boot_needs(void) {
+        _cleanup_free_ char *params = NULL, *none = NULL, *info_only = NULL;
+        Fixture f;
+
+        fixture_init(&f);
+        if (!fixture_run(&f, healthy_config))
+                return;
+        CHECK(audit_boot_needs(f.host, f.posture, &none) == 0 && !none,
+              "the healthy command line has what the posture needs: no reboot");
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=1234-abcd ro quiet skew_tick=1 "
+                                       "isolcpus=managed_irq,domain,2-3 irqaffinity=0-1\n");
+        if (fixture_run(&f, healthy_config) &&
+            CHECK(audit_boot_needs(f.host, f.posture, &params) == 1 && params, "without nohz_full= and rcu_nocbs=: 1"))
+                CHECK(strstr(params, "nohz_full=2-3") && strstr(params, "rcu_nocbs=2-3") && !strstr(params, "isolcpus"),
+                      "the parameters are the missing ones only");
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8.0-rt root=UUID=1234-abcd ro quiet skew_tick=1 "
+                                       "isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\n");
+        if (fixture_run(&f, healthy_config))
+                CHECK(audit_boot_needs(f.host, f.posture, &info_only) == 0 && !info_only &&
+                              fires(&f, "boot.nosoftlockup", "nosoftlockup", SEVERITY_INFO),
+                      "nosoftlockup missing is an info-level hint: no reboot for it");
+        fixture_done(&f);
+}
+
 int main(void) {
+        test_boot_needs();
         test_boot_cmdline();
         test_boot_nothing_isolated();
         test_boot_mismatch();
