@@ -284,23 +284,26 @@ static void metrics_print_measurement_histogram(FILE *f, const LastMeasurement *
         }
 }
 
+/* A gauge of the run, labelled with its tool, in seconds. */
+static void print_run_gauge(FILE *f, const char *name, const char *help, const char *tool, uint64_t usec) {
+        prom_print_header(f, name, "gauge", help);
+        fputs(name, f);
+        fputs("{tool=", f);
+        prom_print_label_value(f, tool);
+        fputs("} ", f);
+        prom_print_usec(f, usec);
+}
+
 /* Gauges, not counters: a measurement is a snapshot of its run, replaced by the next one.
  * The timestamp tells a stale one apart (an alert can ignore a month-old run). */
 void metrics_print_measurement(FILE *f, const LastMeasurement *m) {
         if (!m || isempty(m->tool))
                 return;
-        prom_print_header(f, "lowlatd_measurement_timestamp_seconds", "gauge",
-                          "When the last latency measurement lowlatctl measure recorded started, by tool.");
-        fputs("lowlatd_measurement_timestamp_seconds{tool=", f);
-        prom_print_label_value(f, m->tool);
-        fputs("} ", f);
-        prom_print_usec(f, m->realtime_usec);
-        prom_print_header(f, "lowlatd_measurement_duration_seconds", "gauge",
-                          "How long the last latency measurement measured, by tool.");
-        fputs("lowlatd_measurement_duration_seconds{tool=", f);
-        prom_print_label_value(f, m->tool);
-        fputs("} ", f);
-        prom_print_usec(f, m->duration_usec);
+        print_run_gauge(f, "lowlatd_measurement_timestamp_seconds",
+                        "When the last latency measurement lowlatctl measure recorded started, by tool.", m->tool,
+                        m->realtime_usec);
+        print_run_gauge(f, "lowlatd_measurement_duration_seconds",
+                        "How long the last latency measurement measured, by tool.", m->tool, m->duration_usec);
         prom_print_header(f, "lowlatd_measurement_latency_max_seconds", "gauge",
                           "The highest wake-up latency of each CPU in the last latency measurement.");
         for (size_t i = 0; i < m->n_cpus; i++) {
