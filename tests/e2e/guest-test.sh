@@ -622,6 +622,18 @@ rc=$?
 verdict $? "lowlatctl status exits 0, State enforcing: $(head -n1 <<< "$out")" "exit $rc
 $out"
 root_first=$(head -n1 <<< "$out")
+# The host's one word on the real kernel: every setting in place, so applied, or
+# reboot-required where the guest's command line lacks a parameter the posture needs (the
+# warning-level boot and kernel findings), saying which.
+cond=$(prop_s Condition) reboot=$(prop RebootRequired) reasons=$(prop ConditionReasons)
+case $cond in
+applied) [ "$reboot" = "b false" ] && [ "$reasons" = "as 0" ] && [[ $root_first == *"; applied" ]] ;;
+reboot-required) [ "$reboot" = "b true" ] && [[ $reasons == *"the kernel command line lacks "* ]] &&
+        [[ $root_first == *"; reboot-required" ]] ;;
+*) false ;;
+esac
+verdict $? "Condition $cond, RebootRequired ${reboot#b }, as the status line says" "$reasons
+$out"
 out=$(as_nobody lowlatctl status 2>&1)
 rc=$?
 [ $rc -ne 3 ] && [ "$(head -n1 <<< "$out")" = "$root_first" ]
@@ -802,6 +814,7 @@ mf=$(mark)
 writer=$!
 wait_until 30 jhas "$mf" MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim"
 rc=$? waited=$WAITED_MS
+fight_cond=$(prop_s Condition) fight_reasons=$(prop ConditionReasons)
 kill "$writer" 2>/dev/null
 wait "$writer" 2>/dev/null
 fight=$(jentries "$mf" MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim" | head -n1 | jfields)
@@ -809,6 +822,8 @@ fight=$(jentries "$mf" MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim" | head -n
 verdict $? "a script rewriting IRQ $fvictim every 0.5 s is reported as a fight after $waited ms (kind, object, priority 4)" \
         "${fight:-no entry}
 $(jtext "$mf" SYSLOG_IDENTIFIER=lowlatd | tail -n 20)"
+[ "$fight_cond" = degraded ] && [[ $fight_reasons == *"another writer fights lowlatd over "*"IRQ $fvictim"* ]]
+verdict $? "while the script fights: Condition degraded, naming IRQ $fvictim" "$fight_cond: $fight_reasons"
 x=$(journalctl -x -q --no-pager MESSAGE_ID=$MID_FIGHT LOWLATD_OBJECT="$fvictim" 2>&1 | tail -n 20)
 grep -q "Another writer keeps changing irq_affinity $fvictim" <<< "$x"
 verdict $? "journalctl -x explains the fight from the catalog" "$x"
