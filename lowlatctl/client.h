@@ -303,6 +303,23 @@ typedef struct SuggestArguments {
 } SuggestArguments;
 int verb_suggest_run(const SuggestArguments *args);
 
+/* lowlatctl boot (boot-verb.c): the kernel command line the configuration needs, printed;
+ * written for the boot loader found (--apply), or what --apply wrote taken away (--remove).
+ * 0 printed, applied or removed; 1 refused (said why); 3 the host or its command line
+ * cannot be read. */
+typedef enum BootAction {
+        BOOT_ACTION_PRINT,
+        BOOT_ACTION_APPLY,
+        BOOT_ACTION_REMOVE,
+} BootAction;
+typedef struct BootArguments {
+        const char *root;        /* NULL: / */
+        const char *config_path;
+        bool json;
+        BootAction action;
+} BootArguments;
+int verb_boot_run(const BootArguments *args);
+
 /* lowlatctl cat-config: the configuration at config_path as lowlatd would read it, merged,
  * each value with its FILE:LINE (config_print_merged()). The exit status. */
 int verb_cat_config_run(const char *config_path);

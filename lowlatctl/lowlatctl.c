@@ -27,6 +27,7 @@ typedef enum VerbOption {
         OPTION_SUGGEST = 1 << 7, /* --nic, --cores, --profile, --write */
         OPTION_IF_UNCHANGED = 1 << 8,
         OPTION_LIST = 1 << 9,
+        OPTION_BOOT = 1 << 10, /* --apply, --remove */
 } VerbOption;
 
 typedef enum VerbFlags {
@@ -62,6 +63,7 @@ struct Arguments {
         SuggestArguments suggest;
         uint64_t if_unchanged; /* reload --if-unchanged: the digest lowlatctl diff printed */
         bool list; /* explain --list */
+        BootAction boot_action; /* boot --apply, --remove */
 };
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -256,6 +258,17 @@ static int verb_suggest(sd_bus *bus, const Arguments *args) {
         return verb_suggest_run(&suggest);
 }
 
+static int verb_boot(sd_bus *bus, const Arguments *args) {
+        BootArguments boot = {
+                .root = args->root,
+                .config_path = args->config ?: LOWLATD_CONFIG_PATH,
+                .json = args->json,
+                .action = args->boot_action,
+        };
+
+        return verb_boot_run(&boot);
+}
+
 static int verb_cat_config(sd_bus *bus, const Arguments *args) {
         return verb_cat_config_run(args->config ?: LOWLATD_CONFIG_PATH);
 }
@@ -289,6 +302,7 @@ static const Verb verbs[] = {
         { "cat-config", 0, VERB_NO_BUS, OPTION_CONFIG, verb_cat_config },
         { "suggest", 0, VERB_NO_BUS, OPTION_JSON | OPTION_CONFIG | OPTION_SUGGEST, verb_suggest },
         { "explain", 1, VERB_NO_BUS, OPTION_JSON | OPTION_LIST, verb_explain },
+        { "boot", 0, VERB_NO_BUS, OPTION_JSON | OPTION_CONFIG | OPTION_BOOT, verb_boot },
 };
 
 /* ---- Command line ------------------------------------------------------------- */
@@ -317,15 +331,17 @@ static void help(void) {
                "  suggest           A configuration drawn from this host's topology: whole cores on the\n"
                "                    NICs' NUMA node, the boot line they need (--write: as a drop-in)\n"
                "  explain WORD      What the documentation says of a key (SECTION.KEY or KEY), a section\n"
-               "                    ([SECTION]), a finding of check, or a journal event (name or MESSAGE_ID)\n\n"
+               "                    ([SECTION]), a finding of check, or a journal event (name or MESSAGE_ID)\n"
+               "  boot              The kernel command line the configuration needs and the boot loader\n"
+               "                    found; --apply writes it for that loader, --remove undoes that\n\n"
                "Options:\n"
-               "     --json         JSON output (status, list, check, noise, measure, explain)\n"
+               "     --json         JSON output (status, list, check, noise, measure, explain, boot)\n"
                "     --state=STATE  list: only settings in STATE (comma-separated; help lists them)\n"
                "     --kind=KIND    list: only settings of KIND (comma-separated; help lists them)\n"
                "     --no-legend    list, noise: no header and footer\n"
                "     --config=FILE  check: audit against FILE in this process (lowlatd need not run);\n"
-               "                    profile, cat-config: FILE (default /etc/lowlatd/lowlatd.conf)\n"
-               "     --root=DIR     check --config, suggest: the host's /proc and /sys under DIR\n"
+               "                    profile, cat-config, boot: FILE (default /etc/lowlatd/lowlatd.conf)\n"
+               "     --root=DIR     check --config, suggest, boot: the host under DIR\n"
                "     --nic=IF       suggest: isolate on IF's NUMA node, its IRQs on that node's\n"
                "                    housekeeping CPUs (may be given more than once)\n"
                "     --cores=N      suggest: isolate N whole cores (default: half of what may be)\n"
@@ -335,6 +351,9 @@ static void help(void) {
                "     --if-unchanged=DIGEST\n"
                "                    reload: only if the files are those lowlatctl diff showed as DIGEST\n"
                "     --list         explain: every name it explains, one a line\n"
+               "     --apply        boot: write the line the way the boot loader takes it (GRUB:\n"
+               "                    /etc/default/grub.d/lowlatd.cfg, then update-grub)\n"
+               "     --remove       boot: undo what --apply wrote\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
                "     --iterations=N top: stop after N refreshes (for scripts)\n"
                "     --duration=T   measure: how long to measure (default 10s; 90s, 1m, 1h 30min)\n"
@@ -343,7 +362,7 @@ static void help(void) {
                "  -h --help         Show this help\n"
                "     --version      Show the version, and that of the lowlatd on the bus\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
-               "3 unknown (lowlatd unreachable), 64 usage error; measure: 69 no tool installed,\n"
+               "3 unknown (lowlatd unreachable), 64 usage error; boot: 1 refused; measure: 69 no tool installed,\n"
                "77 its threads cannot run (or did not run) on the CPUs they measure,\n"
                "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
 }
@@ -353,7 +372,8 @@ static const struct {
         VerbOption option;
         const char *refusal;
 } option_scopes[] = {
-        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile, suggest, diff and explain only" },
+        { OPTION_JSON, "--json applies to status, list, check, noise, measure, profile, suggest, diff, explain and "
+                       "boot only" },
         { OPTION_STATE, "--state and --kind apply to list only" },
         { OPTION_NO_LEGEND, "--no-legend applies to list, noise and profile only" },
         { OPTION_TOP, "--interval and --iterations apply to top only" },
@@ -362,8 +382,9 @@ static const struct {
         { OPTION_IF_UNCHANGED, "--if-unchanged applies to reload only" },
         { OPTION_SUGGEST, "--nic, --cores, --profile and --write apply to suggest only" },
         { OPTION_LIST, "--list applies to explain only" },
-        { OPTION_CONFIG, "--config applies to check, profile, cat-config and suggest only, and --root to check "
-                         "--config and suggest" },
+        { OPTION_BOOT, "--apply and --remove apply to boot only" },
+        { OPTION_CONFIG, "--config applies to check, profile, cat-config, suggest and boot only, and --root to "
+                         "check --config, suggest and boot" },
 };
 
 enum {
@@ -385,6 +406,8 @@ enum {
         ARG_TOOL,
         ARG_IF_UNCHANGED,
         ARG_LIST,
+        ARG_APPLY,
+        ARG_REMOVE,
 };
 
 /* suggest's options (parse_option()'s). */
@@ -510,6 +533,18 @@ static int parse_option(int c, const char *value, Arguments *args) {
                 args->list = true;
                 args->options_given |= OPTION_LIST;
                 return 1;
+        case ARG_APPLY:
+        case ARG_REMOVE: {
+                BootAction action = c == ARG_APPLY ? BOOT_ACTION_APPLY : BOOT_ACTION_REMOVE;
+
+                if (args->boot_action != BOOT_ACTION_PRINT && args->boot_action != action) {
+                        fprintf(stderr, "lowlatctl: --apply and --remove exclude each other\n");
+                        return -EINVAL;
+                }
+                args->boot_action = action;
+                args->options_given |= OPTION_BOOT;
+                return 1;
+        }
         default:
                 return parse_suggest_option(c, value, args);
         }
@@ -538,6 +573,8 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                 { "tool", required_argument, NULL, ARG_TOOL },
                 { "if-unchanged", required_argument, NULL, ARG_IF_UNCHANGED },
                 { "list", no_argument, NULL, ARG_LIST },
+                { "apply", no_argument, NULL, ARG_APPLY },
+                { "remove", no_argument, NULL, ARG_REMOVE },
                 {},
         };
         int c, r;
@@ -575,7 +612,7 @@ static int parse_arguments(int argc, char *argv[], Arguments *args) {
                         fprintf(stderr, "lowlatctl: %s\n", option_scopes[i].refusal);
                         return -EINVAL;
                 }
-        if (args->root && args->verb->dispatch != verb_suggest &&
+        if (args->root && args->verb->dispatch != verb_suggest && args->verb->dispatch != verb_boot &&
             (!args->config || args->verb->dispatch != verb_check)) {
                 fprintf(stderr, "lowlatctl: %s\n", option_scopes[ELEMENTSOF(option_scopes) - 1].refusal);
                 return -EINVAL;

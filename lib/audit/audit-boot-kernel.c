@@ -457,20 +457,50 @@ static char *ids_phrase(Audit *a) {
         return audit_check_alloc(a, TAKE_PTR(text));
 }
 
+/* The facts and the checks that end in a parameter of the command line only: no process is
+ * looked at. What audit_boot_needs() and audit_boot_line() share; a->error on failure. */
+static int audit_boot_checks(Audit *a) {
+        audit_load_kernel_facts(a);
+        audit_check_boot(a);
+        audit_check_boot_timers(a);
+        audit_check_kernel(a);
+        return a->error;
+}
+
 int audit_boot_needs(const Host *h, const Posture *p, char **ret_params) {
         Audit a = { .host = h, .posture = p, .config = p ? p->config : NULL };
         int r;
 
         if (!h || !p || !p->config)
                 return -EINVAL;
-        /* The facts and the checks that end in a parameter of the command line only: no
-         * process is looked at. */
-        audit_load_kernel_facts(&a);
-        audit_check_boot(&a);
-        audit_check_boot_timers(&a);
-        audit_check_kernel(&a);
-        r = a.error;
+        r = audit_boot_checks(&a);
         if (r >= 0) {
+                *ret_params = TAKE_PTR(a.cmdline_params);
+                r = *ret_params ? 1 : 0;
+        }
+        audit_done(&a);
+        return r;
+}
+
+int audit_boot_line(const Host *h, const Posture *p, char **ret_line, char **ret_params) {
+        Audit a = { .host = h, .posture = p, .config = p ? p->config : NULL };
+        _cleanup_free_ char *line = NULL;
+        bool init_args;
+        int r;
+
+        if (!h || !p || !p->config)
+                return -EINVAL;
+        r = audit_boot_checks(&a);
+        /* Without the running line every argument it carries (the root's, the console's)
+         * would be lost from the one written. */
+        if (r >= 0 && !a.cmdline_loaded)
+                r = -ENODATA;
+        if (r >= 0) {
+                line = grub_line(&a, &init_args);
+                r = line ? a.error : -ENOMEM;
+        }
+        if (r >= 0) {
+                *ret_line = TAKE_PTR(line);
                 *ret_params = TAKE_PTR(a.cmdline_params);
                 r = *ret_params ? 1 : 0;
         }

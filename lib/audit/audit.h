@@ -80,6 +80,13 @@ int audit_run(const Host *h, const Posture *p, const SettingTable *t, FindingLis
  * (info-level hints such as tsc=reliable do not count), or -ENOMEM. Reads the command
  * line, the kernel's config and a few sysfs files; looks at no process. */
 int audit_boot_needs(const Host *h, const Posture *p, char **ret_params);
+/* The same, with the whole line those parameters go in: the running command line's kernel
+ * arguments (less BOOT_IMAGE=, root=, initrd=, ro, rw, what follows "--", and the
+ * isolation parameters it replaces) plus every parameter lowlatd's posture asks for, as
+ * boot.cmdline gives it: quoted for the double quotes of GRUB_CMDLINE_LINUX_DEFAULT (",
+ * \, $ and ` with a backslash). *ret_line is set on success, *ret_params as
+ * audit_boot_needs() sets it. -ENODATA when the running command line cannot be read. */
+int audit_boot_line(const Host *h, const Posture *p, char **ret_line, char **ret_params);
 
 /* The bounds of one run; 0 in a field means its default above. */
 typedef struct AuditLimits {
