@@ -18,7 +18,7 @@ import packaging_util as u
 
 BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
 VERBS = {"status", "list", "metrics", "reload", "check", "reapply", "restore", "noise", "top", "measure", "profile", "cat-config", "suggest",
-         "diff", "explain"}
+         "diff", "explain", "boot"}
 CTL_OPTIONS = {"--json", "--state=", "--kind=", "--no-legend", "--config=", "--root=", "--output=", "--interval=",
                "--iterations=", "--duration=", "--cpus=", "--tool=", "--list", "--help", "--version"}
 LOWLATD_OPTIONS = {"--config=", "--root=", "--observe", "--check-config", "--once", "--changed", "--json",
