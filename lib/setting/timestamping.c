@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* timestamping_hold ([cpus] hold_timestamping = yes): a UDP socket with SO_TIMESTAMP held
- * open for the daemon's lifetime, as tuned's rtentsk plugin holds one. The kernel counts
+/* timestamping_hold ([cpus] hold_timestamping = yes): a socket with SO_TIMESTAMP held open
+ * for the daemon's lifetime, as tuned's rtentsk plugin holds a UDP one. Ours is an unbound
+ * rtnetlink socket: the kernel counts any family but AF_UNIX (sock_needs_netstamp()), and
+ * lowlatd.service allows AF_UNIX and AF_NETLINK only, which a UDP socket would widen. The kernel counts
  * the sockets that want receive timestamps in a static key (netstamp_needed_key): the
  * first one to ask and the last one to close switch it, and switching a static key
  * patches kernel text, which stops every CPU with an IPI, the isolated ones included. A
@@ -12,6 +14,7 @@
  * socket is open with SO_TIMESTAMP on, and restoring it means closing the socket. The key
  * is the live kernel's, whatever the root: on a host given with --root (a fake tree) the
  * setting is unsupported, so that no test switches this machine's key. */
+#include <linux/netlink.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -74,10 +77,10 @@ static int timestamping_write(Setting *s, SettingContext *rc, const char *value)
         if (r < 0)
                 return r;
         if (t->fd < 0) {
-                t->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                t->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
                 if (t->fd < 0) {
                         r = negative_errno();
-                        setting_set_reason(s, "cannot open a UDP socket: %s", strerror(-r));
+                        setting_set_reason(s, "cannot open a netlink socket: %s", strerror(-r));
                         return r == -EAFNOSUPPORT ? -EOPNOTSUPP : r;
                 }
         }

@@ -82,8 +82,11 @@ if [ -d "$rp_fs" ]; then
 $(rp_row fair_server cpu2)"
 else
         row=$(rp_row fair_server cpu2)
-        [[ $row == *unsupported* ]] && lowlatctl --json list 2>/dev/null | grep -q 'debugfs is not mounted'
-        verdict $? "no $rp_fs on $(uname -r): fair_server cpu2 is unsupported, saying why: $row" "$(lowlatctl --json list 2>&1 | tail -c 2000)"
+        reason=$(jentries "$m60" MESSAGE_ID="$MID_UNSUPPORTED" LOWLATD_KIND=fair_server LOWLATD_OBJECT=cpu2 | head -n1 |
+                jq -r '.MESSAGE // empty')
+        [[ $row == *unsupported* ]] && [[ $reason == *"debugfs is not mounted"* ]]
+        verdict $? "no $rp_fs on $(uname -r): fair_server cpu2 is unsupported, saying why: $reason" "$row
+$(jtext "$m60" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
 fi
 listed=$(lowlatctl --no-legend list 2>&1 | awk -v o="$VNET/rx-0" '$1 == "nic_rps_cpus" && $2 == o')
 [ -n "$listed" ]
