@@ -73,8 +73,9 @@ fi
 rp_lat_is 0 "${rp_lat0[0]}" && rp_lat_is 1 "${rp_lat0[1]}"
 verdict $? "CPUs 0-1 keep theirs: $(rp_lat 0) $(rp_lat 1)"
 row=$(rp_row timestamping_hold SO_TIMESTAMP)
-[[ $row == *" held "*ok* ]]
-verdict $? "hold_timestamping = yes: timestamping_hold SO_TIMESTAMP is held, ok: $row" "$(lowlatctl list 2>&1 | tail -n 20)"
+[[ $row == *" held "*" held "* ]] && [[ $row == *" ok" || $row == *" corrected" ]]
+verdict $? "hold_timestamping = yes: timestamping_hold SO_TIMESTAMP is held (lowlatd's own socket): $row" \
+        "$(lowlatctl list 2>&1 | tail -n 20)"
 if [ -d "$rp_fs" ]; then
         [ "$(rp_rt 2)" = 0 ] && [ "$(rp_rt 3)" = 0 ] && [ "$(rp_rt 0)" = "${rp_rt0[0]}" ] && [ "$(rp_rt 1)" = "${rp_rt0[1]}" ]
         verdict $? "fair_server = off: CPUs 2-3's fair server runtime 0, CPUs 0-1 keep ${rp_rt0[0]}" \

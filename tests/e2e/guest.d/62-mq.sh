@@ -164,6 +164,7 @@ $(jtext "$m62d" SYSLOG_IDENTIFIER=lowlatd | tail -n 10)"
 # scan runs every 15 s, so "at once" is well under that: the uevents of the queues. The
 # time is from ethtool's return to all of it put back as seen by a poll that does not fork,
 # and from the same moment to lowlatd's last journal entry about it.
+m62q=$(mark)
 for q in 2 "$E2E_MQ_QUEUES"; do
         m=$(mark)
         out=$(ethtool -L "$MQ" combined "$q" 2>&1)
@@ -182,9 +183,11 @@ $(jtext "$m" SYSLOG_IDENTIFIER=lowlatd | tail -n 20)"
         note "combined $q, put back: $(mq_state)"
         note "combined $q, lowlatd's journal: $(jtext "$m" SYSLOG_IDENTIFIER=lowlatd | grep -v '^lowlatd: IRQ' | sed 's/^lowlatd: //' | paste -sd '|'); IRQs corrected: $(jentries "$m" MESSAGE_ID="$MID_CORRECTED" LOWLATD_KIND=irq_affinity | jq -r .LOWLATD_OBJECT | sort -n | xargs)"
 done
-jtext "$m" SYSLOG_IDENTIFIER=lowlatd | grep -q "Interface $MQ changed its queues"
+# Said once per replan; the second change may come in with the link's own notification,
+# which replans it first: the journal of both changes, not of the last one alone.
+jtext "$m62q" SYSLOG_IDENTIFIER=lowlatd | grep -q "Interface $MQ changed its queues"
 verdict $? "the journal says why: interface $MQ changed its queues" \
-        "$(jtext "$m" SYSLOG_IDENTIFIER=lowlatd | tail -n 20)"
+        "$(jtext "$m62q" SYSLOG_IDENTIFIER=lowlatd | grep -v '^lowlatd: IRQ' | tail -n 20)"
 failed=$(lowlatctl --no-legend --state=failed list 2>&1)
 [ -z "$failed" ]
 verdict $? "no setting is in state failed after the channel changes" "$failed"
