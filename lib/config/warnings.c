@@ -114,10 +114,10 @@ static const char *after_prefix(const char *s, const char *prefix) {
 }
 
 /* What lowlatd.service leaves writable under /sys (ReadOnlyPaths=/sys, ReadWritePaths=
- * /sys/devices -/sys/kernel/mm -/sys/module; packaging-unit holds this list to the
- * unit), and the directories whose entries are links into /sys/devices. */
+ * /sys/devices -/sys/kernel/mm -/sys/module -/sys/kernel/debug/sched/fair_server), and
+ * the directories whose entries are links into /sys/devices. */
 static const char *const unit_writable_sysfs[] = {
-        "/sys/devices/", "/sys/kernel/mm/", "/sys/module/",
+        "/sys/devices/", "/sys/kernel/mm/", "/sys/module/", "/sys/kernel/debug/sched/fair_server/",
         "/sys/class/", "/sys/block/", "/sys/bus/*/devices/", "/sys/dev/",
 };
 
