@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* PID 1's units changing. */
+/* PID 1's units changing: the slices confined, and the partition's slice. */
 #include "log/log.h"
+#include "setting/partition.h"
 #include "setting/slices.h"
 #include "host/systemd-client.h"
 #include "unitwatch.h"
@@ -17,13 +18,13 @@ static void on_unit_changed(void *userdata, const char *unit) {
         Setting *s;
 
         if (unit) {
-                s = slice_table_find(t, unit);
+                s = slice_table_find(t, unit) ?: partition_table_find(t, unit);
                 if (s)
                         source_request_setting(&w->source, s);
                 return;
         }
         for (size_t i = 0; i < t->n; i++)
-                if (setting_is_slice(t->settings[i]))
+                if (setting_is_slice(t->settings[i]) || setting_is_partition(t->settings[i]))
                         source_request_setting(&w->source, t->settings[i]);
 }
 

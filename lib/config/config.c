@@ -75,6 +75,7 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_slices; i++)
                 free(c->slices[i]);
         free(c->slices);
+        free(c->partition);
         config_cpus_done(&c->workqueues);
         config_cpus_done(&c->noise_cpus);
         config_cpus_done(&c->rps_default_mask);

@@ -250,6 +250,10 @@ typedef struct Config {
         char **slices;
         size_t n_slices;
         ConfigSource slices_source;
+        /* A top-level slice made an isolated cpuset partition of the isolated CPUs
+         * (lib/setting/partition.c); NULL: none. Implies slices when they are not listed. */
+        char *partition;
+        ConfigSource partition_source;
 
         ConfigCpus workqueues; /* where unbound workqueues run (lib/setting/workqueue.c); none: left alone */
 

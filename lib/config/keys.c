@@ -89,6 +89,7 @@ const ConfigKey config_keys[] = {
         { "cpus", "housekeeping", config_parse_cpus, C(housekeeping) },
         { "cpus", "evict_strays", config_parse_bool, C(evict_strays) },
         { "cpus", "slices", config_parse_slices, C(slices), .source = CONFIG_FIELD(Config, slices_source) },
+        { "cpus", "partition", config_parse_partition, C(partition), .source = CONFIG_FIELD(Config, partition_source) },
         { "cpus", "kthreads", config_parse_bool, C(kthreads_housekeeping), .data = &kthreads_words },
         { "cpus", "fair_server", config_parse_bool, C(fair_server_off), .data = &fair_server_words },
         { "cpus", "hold_timestamping", config_parse_bool, C(hold_timestamping) },

@@ -174,6 +174,7 @@ bool config_source_is_later(const Config *c, const ConfigSource *a, const Config
 /* The sections' own parts (section-*.c, profiles.c), named in the tables of keys.c. */
 int config_parse_profiles(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
 int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
+int config_parse_partition(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
 void config_validate_cpus(const Config *c, ErrorList *errors);
 int config_resolve_cpus(Posture *p, const Config *c, const HostCpus *cpus, ErrorList *errors);
 

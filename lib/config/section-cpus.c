@@ -92,7 +92,68 @@ int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value,
         return 0;
 }
 
+/* partition = SLICE | none: a top-level slice of its own. A dash in a slice's name nests it
+ * (a-b.slice is inside a.slice), and the partition must be a child of the root, where its
+ * CPUs are taken from the root's; the units the partition confines cannot be it. */
+int config_parse_partition(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
+        static const char *const confined[] = { SLICES_REQUIRED, "machine.slice" };
+        const char *const suffix = ".slice";
+        Config *c = object;
+        size_t n = strlen(value);
+        char *copy;
+
+        (void) key;
+        if (streq(value, "none")) {
+                c->partition = mfree(c->partition);
+                return 0;
+        }
+        if (!config_unit_name_is_valid(value, 255) || n <= strlen(suffix) || !streq(value + n - strlen(suffix), suffix)) {
+                config_error(p, "partition: '%s' is not a slice name (e.g. isolated.slice)", value);
+                return -EINVAL;
+        }
+        if (memchr(value, '-', n - strlen(suffix))) {
+                config_error(p, "partition: '%s' has a dash, which nests a slice inside another (a-b.slice is in "
+                                "a.slice); the partition must be a top-level slice, e.g. isolated.slice",
+                             value);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(confined); i++)
+                if (streq(value, confined[i])) {
+                        config_error(p, "partition: %s is kept on the housekeeping CPUs; name a slice of its own, "
+                                        "e.g. isolated.slice",
+                                     value);
+                        return -EINVAL;
+                }
+        copy = strdup(value);
+        if (!copy)
+                return p->oom = -ENOMEM;
+        free(c->partition);
+        c->partition = copy;
+        return 0;
+}
+
+/* A partition's CPUs are its own: every other unit under the root must be confined to the
+ * housekeeping CPUs, which slices does (and partition implies when slices is not set). */
+static void validate_partition(const Config *c, ErrorList *errors) {
+        if (!c->partition)
+                return;
+        if (c->n_slices == 0 && c->slices_source.line > 0)
+                error_list_add(errors,
+                               "%s:%u: slices = none contradicts partition = %s (%s:%u): the partition is valid only "
+                               "while system.slice, user.slice and init.scope keep off its CPUs; remove the line",
+                               c->slices_source.file, c->slices_source.line, c->partition, c->partition_source.file,
+                               c->partition_source.line);
+        for (size_t i = 0; i < c->n_slices; i++)
+                if (streq(c->slices[i], c->partition))
+                        error_list_add(errors,
+                                       "%s:%u: slices lists %s, the partition (%s:%u): it cannot be kept on the "
+                                       "housekeeping CPUs and hold the isolated ones",
+                                       c->slices_source.file, c->slices_source.line, c->partition,
+                                       c->partition_source.file, c->partition_source.line);
+}
+
 void config_validate_cpus(const Config *c, ErrorList *errors) {
+        validate_partition(c, errors);
         if (c->isolated.kind == CPUS_LIST && c->housekeeping.kind == CPUS_LIST &&
             cpuset_intersects(&c->isolated.cpus, &c->housekeeping.cpus)) {
                 /* Name the later of the two lines: that is the one the admin just wrote. */
@@ -154,5 +215,10 @@ int config_resolve_cpus(Posture *p, const Config *c, const HostCpus *cpus, Error
             config_cpus_resolve(p, cpus, &c->rps_default_mask, CPUS_CHECK_ONLINE, "rps_default_mask", NULL, errors,
                                 &p->rps_default_mask) < 0)
                 return -ENOMEM;
+        if (c->partition && cpuset_is_empty(&p->isolated))
+                error_list_add(errors,
+                               "%s:%u: partition = %s needs CPUs to isolate, and the kernel isolated none at boot "
+                               "(no isolcpus= or nohz_full=): name them with isolated = LIST",
+                               c->partition_source.file, c->partition_source.line, c->partition);
         return 0;
 }

@@ -114,11 +114,12 @@ static const char *after_prefix(const char *s, const char *prefix) {
 }
 
 /* What lowlatd.service leaves writable under /sys (ReadOnlyPaths=/sys, ReadWritePaths=
- * /sys/devices -/sys/kernel/mm -/sys/module -/sys/kernel/debug/sched/fair_server), and
+ * /sys/devices -/sys/kernel/mm -/sys/module -/sys/kernel/debug/sched/fair_server
+ * -/sys/fs/cgroup), and
  * the directories whose entries are links into /sys/devices. */
 static const char *const unit_writable_sysfs[] = {
         "/sys/devices/", "/sys/kernel/mm/", "/sys/module/", "/sys/kernel/debug/sched/fair_server/",
-        "/sys/class/", "/sys/block/", "/sys/bus/*/devices/", "/sys/dev/",
+        "/sys/fs/cgroup/", "/sys/class/", "/sys/block/", "/sys/bus/*/devices/", "/sys/dev/",
 };
 
 static bool sysfs_path_unit_writable(const char *path) {

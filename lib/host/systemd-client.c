@@ -363,3 +363,79 @@ int systemd_client_attach(SystemdClient *c, sd_event *e, SystemdUnitHandler hand
         r = sd_bus_attach_event(c->bus, e, SD_EVENT_PRIORITY_NORMAL);
         return r < 0 ? r : 0;
 }
+
+/* ("AllowedCPUs", ay) and ("Description", s) in an a(sv) being built. */
+static int append_slice_properties(sd_bus_message *m, const CPUSet *cpus, const char *description) {
+        _cleanup_free_ uint8_t *bytes = NULL;
+        size_t n;
+        int r;
+
+        r = cpuset_format_bytes(cpus, &bytes, &n);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "Description", "s", description);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "AllowedCPUs");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "ay");
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', bytes, n);
+        for (unsigned i = 0; r >= 0 && i < 3; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* The one unit-level call both StartUnit and StopUnit are: (unit, mode) -> job. */
+static int call_unit_job(SystemdClient *c, const char *method, const char *unit, char **ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *what = strdup_printf("PID 1 refused %s", method);
+        int r;
+
+        r = sd_bus_call_method(c->bus, SYSTEMD_DESTINATION, SYSTEMD_PATH, SYSTEMD_MANAGER, method, &error, NULL, "ss",
+                               unit, "replace");
+        return r < 0 ? client_call_failed(c, r, &error, what ?: method, ret_error) : 0;
+}
+
+int systemd_client_start_slice(SystemdClient *c, const char *slice, const CPUSet *cpus, const char *description,
+                               char **ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *interface;
+        int r;
+
+        r = client_prepare(c, slice, &path, &interface, ret_error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_call(c->bus, &m, SYSTEMD_DESTINATION, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", slice, "fail");
+        if (r >= 0)
+                r = append_slice_properties(m, cpus, description);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0) {
+                set_error(ret_error, "cannot build StartTransientUnit: %s", strerror(-r));
+                return r;
+        }
+        r = sd_bus_call(c->bus, m, 0, &error, NULL);
+        if (r >= 0)
+                return 0;
+        /* Loaded already (a unit file, or a transient unit not yet collected): start it as it is. */
+        if (sd_bus_error_has_name(&error, "org.freedesktop.systemd1.UnitExists"))
+                return call_unit_job(c, "StartUnit", slice, ret_error);
+        return client_call_failed(c, r, &error, "PID 1 refused StartTransientUnit", ret_error);
+}
+
+int systemd_client_stop_unit(SystemdClient *c, const char *unit, char **ret_error) {
+        _cleanup_free_ char *path = NULL;
+        const char *interface;
+        int r;
+
+        r = client_prepare(c, unit, &path, &interface, ret_error);
+        return r < 0 ? r : call_unit_job(c, "StopUnit", unit, ret_error);
+}

@@ -53,3 +53,12 @@ int systemd_client_get_allowed_cpus(SystemdClient *c, const char *unit, CPUSet *
 int systemd_client_set_allowed_cpus(SystemdClient *c, const char *unit, const CPUSet *cpus, char **ret_error);
 /* The unit's ControlGroup ("/user.slice"), "" when it has none (not started). */
 int systemd_client_get_control_group(SystemdClient *c, const char *unit, char **ret, char **ret_error);
+
+/* StartTransientUnit(slice, "fail", [AllowedCPUs=cpus, Description=description]): a slice
+ * that lives until it is stopped or the boot ends. A slice PID 1 knows already (a unit file
+ * of the admin's, or one still loaded) is started with StartUnit instead. Returns once PID 1
+ * queued the job: the cgroup appears when the job runs. */
+int systemd_client_start_slice(SystemdClient *c, const char *slice, const CPUSet *cpus, const char *description,
+                               char **ret_error);
+/* StopUnit(unit, "replace"): a transient unit is gone after it. */
+int systemd_client_stop_unit(SystemdClient *c, const char *unit, char **ret_error);

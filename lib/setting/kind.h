@@ -17,7 +17,10 @@
 /* The registry: every kind of setting, one line each. X(ENUM, name) gives the enum value
  * SETTING_ENUM, the name "name" that the journal, the bus, the metrics and the originals
  * file use, and the table of operations name_vtable that the kind's file defines. The
- * order is the order of ListSettings within a group. */
+ * order is the order of ListSettings within a group; a pass looks at the table from its
+ * end, and a restore from its start: cpuset_partition stands before slice_cpus so that
+ * the other units keep off the partition's CPUs before it is made, and get them back only
+ * once it is a member again. */
 #define SETTING_KINDS(X)                                   \
         X(IRQ_AFFINITY, irq_affinity)                      \
         X(IRQ_DEFAULT_AFFINITY, irq_default_affinity)      \
@@ -32,6 +35,7 @@
         X(ENERGY_PERFORMANCE_PREFERENCE, energy_performance_preference) \
         X(BOOST, boost)                                    \
         X(STRAY_TASKS, stray_tasks)                        \
+        X(CPUSET_PARTITION, cpuset_partition)              \
         X(SLICE_CPUS, slice_cpus)                          \
         X(KTHREAD_AFFINITY, kthread_affinity)              \
         X(KTHREAD_POLICY, kthread_policy)                  \

@@ -120,23 +120,33 @@ static void slice_done(Setting *s) {
         free(SLICE(s)->control_group);
 }
 
+static int slice_plan_unit(SettingTable *t, const char *unit, const CPUSet *housekeeping) {
+        Setting *s = NULL;
+        int r = setting_new_slice_cpus(unit, housekeeping, &s);
+
+        return r < 0 ? r : table_add(t, s);
+}
+
 /* With no isolated CPU there is nothing to keep the units off; confining them to every
- * online CPU would only turn the cpuset controller on. */
+ * online CPU would only turn the cpuset controller on. A partition takes its CPUs from the
+ * root only while no sibling has them: without slices listed it implies the units every
+ * host has, and machine.slice where it exists. */
 static int slice_plan(SettingTable *t, const Host *h, const Posture *p) {
+        static const char *const implied[] = { SLICES_REQUIRED };
         const Config *c = p->config;
+        int r = 0;
 
         if (cpuset_is_empty(&p->isolated))
                 return 0;
-        for (size_t i = 0; i < c->n_slices; i++) {
-                Setting *s = NULL;
-                int r = setting_new_slice_cpus(c->slices[i], &p->housekeeping, &s);
-                if (r < 0)
-                        return r;
-                r = table_add(t, s);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        for (size_t i = 0; r >= 0 && i < c->n_slices; i++)
+                r = slice_plan_unit(t, c->slices[i], &p->housekeeping);
+        if (c->n_slices > 0 || !c->partition)
+                return r;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(implied); i++)
+                r = slice_plan_unit(t, implied[i], &p->housekeeping);
+        if (r >= 0 && host_path_exists(h, "sys/fs/cgroup/machine.slice"))
+                r = slice_plan_unit(t, "machine.slice", &p->housekeeping);
+        return r;
 }
 
 /* The original is what read() saw first: a CPU list, or "unset"; the default restore

@@ -72,8 +72,8 @@ def call_void(bc, service, path, interface, member, signature=None, *args):
 
 
 class FakePid1:
-    def __init__(self, path, host, bus, bc):
-        self.path, self.host, self.bus, self.bc = path, host, bus, bc
+    def __init__(self, path, host, bus, bc, units=UNITS):
+        self.path, self.host, self.bus, self.bc, self.units = path, host, bus, bc, list(units)
         self.proc = None
         self.log = os.path.join(host.tmp, "fakepid1.log")
 
@@ -81,7 +81,7 @@ class FakePid1:
         env = dict(os.environ)
         env.update(self.bus.env())
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([self.path, self.host.root] + UNITS, env=env, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen([self.path, self.host.root] + self.units, env=env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=log)
         r, _, _ = select.select([self.proc.stdout], [], [], h.scaled(10))
         line = self.proc.stdout.readline().decode(errors="replace").strip() if r else ""
@@ -113,7 +113,7 @@ class FakePid1:
         return bytes_to_list(data)
 
     def all_allowed(self):
-        return {u.split("=")[0]: self.allowed(u.split("=")[0]) for u in UNITS}
+        return {u.split("=")[0]: self.allowed(u.split("=")[0]) for u in self.units}
 
 
 def put_back_ms(fake, unit, cpus):

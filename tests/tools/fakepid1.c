@@ -9,6 +9,12 @@
  * runtime=true, through a temporary file and a rename) and ROOT/sys/fs/cgroup/UNIT/cpuset.cpus,
  * and sends PropertiesChanged once a client called Subscribe. Manager.Reload() sends
  * Reloading(true) and Reloading(false), as daemon-reload does.
+ * Manager.StartTransientUnit(s, s, a(sv), a(sa(sv))) takes a slice with AllowedCPUs (and a
+ * Description): a new unit, whose cgroup ROOT/sys/fs/cgroup/UNIT it makes with cpuset.cpus
+ * and, as the kernel does, cpuset.cpus.partition reading "member"; a unit it knows already is
+ * refused with UnitExists. StartUnit(s, s) makes a known unit's cgroup the same way, and
+ * StopUnit(s, s) removes the cgroup, and the unit itself when it was transient (systemd
+ * forgets a stopped transient unit).
  * The test drives it through org.lowlatd1.test.FakePid1 at /org/lowlatd1/test/fakepid1:
  *   Refuse(b)       refuse SetUnitProperties with AccessDenied from now on (or stop)
  *   Signals(b)      send PropertiesChanged or not (the inotify hints alone)
@@ -16,12 +22,19 @@
  *                   only the scan, or a Reloading signal, can find)
  *   Drift(s, s)     another writer: set a unit's AllowedCPUs (a list, "" unsets), even
  *                   while refusing, with the files and the signal
- *   Calls() -> as   every SetUnitProperties so far: "UNIT runtime=yes AllowedCPUs=LIST"
+ *   Stop(s)         stop a unit as StopUnit does, even while refusing (someone else's
+ *                   systemctl stop)
+ *   Partitions(b)   whether cgroups it makes have cpuset.cpus.partition (a kernel before
+ *                   5.11 has none)
+ *   Calls() -> as   every SetUnitProperties so far: "UNIT runtime=yes AllowedCPUs=LIST";
+ *                   "StartTransientUnit UNIT AllowedCPUs=LIST", "StartUnit UNIT", "StopUnit UNIT"
  *   Subscribers() -> u  how many Subscribe calls it had
  * It prints READY when it owns the name. */
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -37,6 +50,8 @@ typedef struct Unit {
         char *path;
         const char *interface;
         CPUSet cpus;
+        bool transient;
+        sd_bus_slot *slot;
 } Unit;
 
 typedef struct Fake {
@@ -44,7 +59,7 @@ typedef struct Fake {
         sd_bus *bus;
         Unit units[UNITS_MAX];
         size_t n_units;
-        bool refuse, signals, files;
+        bool refuse, signals, files, partitions;
         unsigned subscribed;
         char *calls[CALLS_MAX];
         size_t n_calls;
@@ -55,6 +70,13 @@ static Unit *find_unit(Fake *f, const char *name) {
                 if (streq(f->units[i].name, name))
                         return &f->units[i];
         return NULL;
+}
+
+static void record_call(Fake *f, char *call) {
+        if (call && f->n_calls < CALLS_MAX)
+                f->calls[f->n_calls++] = call;
+        else
+                free(call);
 }
 
 static int write_file(const char *path, const char *text) {
@@ -183,10 +205,149 @@ static int method_set_unit_properties(sd_bus_message *m, void *userdata, sd_bus_
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Bad AllowedCPUs");
         list = cpuset_format_list(&cpus);
-        if (list && f->n_calls < CALLS_MAX)
-                f->calls[f->n_calls++] = strdup_printf("%s runtime=%s AllowedCPUs=%s", name, runtime ? "yes" : "no", list);
+        if (list)
+                record_call(f, strdup_printf("%s runtime=%s AllowedCPUs=%s", name, runtime ? "yes" : "no", list));
         set_cpus(f, u, &cpus, runtime);
         return sd_bus_reply_method_return(m, NULL);
+}
+
+/* The unit's cgroup, as the kernel shows a new child of the root once PID 1 made it. */
+static int make_cgroup(Fake *f, Unit *u) {
+        _cleanup_free_ char *list = cpuset_format_list(&u->cpus),
+                           *cpus = strdup_printf("%s/sys/fs/cgroup/%s/cpuset.cpus", f->root, u->name),
+                           *partition = strdup_printf("%s/sys/fs/cgroup/%s/cpuset.cpus.partition", f->root, u->name);
+        int r;
+
+        if (!list || !cpus || !partition)
+                return -ENOMEM;
+        r = write_file(cpus, *list ? list : "\n");
+        if (r >= 0 && f->partitions)
+                r = write_file(partition, "member\n");
+        return r;
+}
+
+/* Gone at once, as rmdir of a cgroup is: moved aside, then emptied. */
+static void remove_cgroup(Fake *f, Unit *u) {
+        _cleanup_free_ char *path = strdup_printf("%s/sys/fs/cgroup/%s", f->root, u->name),
+                           *dir = strdup_printf("%s/sys/fs/cgroup/.%s.gone", f->root, u->name);
+        DIR *d = path && dir && rename(path, dir) >= 0 ? opendir(dir) : NULL;
+        struct dirent *e;
+
+        if (!d)
+                return;
+        while ((e = readdir(d)))
+                if (e->d_name[0] != '.')
+                        (void) unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+        (void) rmdir(dir);
+}
+
+/* StartTransientUnit's properties: AllowedCPUs and Description, nothing else. */
+static int read_transient_properties(sd_bus_message *m, CPUSet *cpus, sd_bus_error *error) {
+        const char *property, *description;
+        const void *bytes = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sv)");
+        while (r >= 0 && (r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
+                r = sd_bus_message_read(m, "s", &property);
+                if (r >= 0 && streq(property, "AllowedCPUs")) {
+                        r = sd_bus_message_enter_container(m, 'v', "ay");
+                        if (r >= 0)
+                                r = sd_bus_message_read_array(m, 'y', &bytes, &n);
+                        if (r >= 0)
+                                r = cpuset_parse_bytes(bytes, n, cpus);
+                } else if (r >= 0 && streq(property, "Description")) {
+                        r = sd_bus_message_enter_container(m, 'v', "s");
+                        if (r >= 0)
+                                r = sd_bus_message_read(m, "s", &description);
+                } else if (r >= 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Unexpected property %s", property);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        return r;
+}
+
+static int method_start_transient_unit(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        _cleanup_free_ char *list = NULL;
+        Fake *f = userdata;
+        const char *name, *mode;
+        Unit *u;
+        int r;
+
+        r = sd_bus_message_read(m, "ss", &name, &mode);
+        if (r < 0)
+                return r;
+        if (f->refuse)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied (fakepid1 was told to refuse)");
+        if (find_unit(f, name))
+                return sd_bus_error_setf(error, "org.freedesktop.systemd1.UnitExists", "Unit %s was already loaded or "
+                                         "has a fragment file.", name);
+        if (f->n_units >= UNITS_MAX || !systemd_unit_interface(name))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Cannot make unit %s", name);
+        r = read_transient_properties(m, &cpus, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        u = &f->units[f->n_units];
+        *u = (Unit) { .name = strdup(name), .interface = systemd_unit_interface(name), .transient = true };
+        if (!u->name || cpuset_copy(&u->cpus, &cpus) < 0 ||
+            sd_bus_path_encode("/org/freedesktop/systemd1/unit", name, &u->path) < 0 ||
+            sd_bus_add_object_vtable(f->bus, &u->slot, u->path, u->interface, unit_vtable, u) < 0)
+                return -ENOMEM;
+        f->n_units++;
+        list = cpuset_format_list(&cpus);
+        record_call(f, strdup_printf("StartTransientUnit %s AllowedCPUs=%s", name, list ?: "?"));
+        r = make_cgroup(f, u);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot make the cgroup of %s", name);
+        return sd_bus_reply_method_return(m, "o", "/org/freedesktop/systemd1/job/1");
+}
+
+/* StartUnit, StopUnit, and the test's Stop (neither refused nor recorded, no job). */
+static int method_start_stop_unit(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *member = sd_bus_message_get_member(m), *name, *mode;
+        bool start = streq(member, "StartUnit"), by_test = streq(member, "Stop");
+        Fake *f = userdata;
+        Unit *u;
+        int r;
+
+        r = by_test ? sd_bus_message_read(m, "s", &name) : sd_bus_message_read(m, "ss", &name, &mode);
+        if (r < 0)
+                return r;
+        if (f->refuse && !by_test)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied (fakepid1 was told to refuse)");
+        u = find_unit(f, name);
+        if (!u)
+                return sd_bus_error_setf(error, "org.freedesktop.systemd1.NoSuchUnit", "Unit %s not loaded.", name);
+        if (!by_test)
+                record_call(f, strdup_printf("%s %s", member, name));
+        if (start) {
+                r = make_cgroup(f, u);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, r, "Cannot make the cgroup of %s", name);
+        } else {
+                remove_cgroup(f, u);
+                if (u->transient) {
+                        /* Forgotten: the last unit (a transient one too) takes its place. */
+                        sd_bus_slot_unref(u->slot);
+                        free(u->name);
+                        free(u->path);
+                        cpuset_done(&u->cpus);
+                        *u = f->units[--f->n_units];
+                        f->units[f->n_units] = (Unit) {};
+                        if (u->slot)
+                                sd_bus_slot_set_userdata(u->slot, u);
+                }
+        }
+        return by_test ? sd_bus_reply_method_return(m, NULL)
+                       : sd_bus_reply_method_return(m, "o", "/org/freedesktop/systemd1/job/2");
 }
 
 static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -209,6 +370,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD("SetUnitProperties", "sba(sv)", "", method_set_unit_properties, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Subscribe", "", "", method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("StartTransientUnit", "ssa(sv)a(sa(sv))", "o", method_start_transient_unit,
+                      SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("StartUnit", "ss", "o", method_start_stop_unit, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("StopUnit", "ss", "o", method_start_stop_unit, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL("Reloading", "b", 0),
         SD_BUS_VTABLE_END,
 };
@@ -232,6 +397,10 @@ static int method_signals(sd_bus_message *m, void *userdata, sd_bus_error *error
 
 static int method_files(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return set_switch(m, &((Fake *) userdata)->files);
+}
+
+static int method_partitions(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return set_switch(m, &((Fake *) userdata)->partitions);
 }
 
 static int method_drift(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -275,6 +444,8 @@ static const sd_bus_vtable test_vtable[] = {
         SD_BUS_METHOD("Refuse", "b", "", method_refuse, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Signals", "b", "", method_signals, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Files", "b", "", method_files, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Partitions", "b", "", method_partitions, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Stop", "s", "", method_start_stop_unit, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Drift", "ss", "", method_drift, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Calls", "", "as", method_calls, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Subscribers", "", "u", method_subscribers, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -282,7 +453,7 @@ static const sd_bus_vtable test_vtable[] = {
 };
 
 int main(int argc, char *argv[]) {
-        static Fake f = { .signals = true, .files = true };
+        static Fake f = { .signals = true, .files = true, .partitions = true };
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         int r;
 

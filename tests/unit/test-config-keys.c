@@ -223,6 +223,47 @@ static void test_slices(void) {
         check_error("[cpus]\nslices =\n", 2, "slices: empty value", "an empty value");
 }
 
+/* [cpus] partition: one top-level slice of its own, which slices must not contradict. */
+static void test_partition(void) {
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\n", "no partition key");
+                CHECK(!c->partition, "partition defaults to none");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\npartition = isolated.slice\n", "partition = isolated.slice");
+                CHECK(streq_ptr(c->partition, "isolated.slice") && c->partition_source.line == 2 && c->n_slices == 0,
+                      "the slice, its line, and no slices listed (partition implies them)");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\npartition = isolated.slice\npartition = none\n",
+                                                      "partition = none after a slice");
+                CHECK(!c->partition, "partition = none drops it");
+        }
+        {
+                _cleanup_config_ Config *c = parse_ok("[cpus]\nslices = system.slice user.slice init.scope machine.slice\n"
+                                                      "partition = rt.slice\n",
+                                                      "partition with a slices list that leaves it out");
+                CHECK(streq_ptr(c->partition, "rt.slice") && c->n_slices == 4, "both kept");
+        }
+        check_error("[cpus]\npartition = trading-rt.slice\n", 2, "has a dash, which nests a slice inside another",
+                    "a dash nests the slice: refused");
+        check_error("[cpus]\npartition = isolated\n", 2, "'isolated' is not a slice name", "no .slice suffix");
+        check_error("[cpus]\npartition = isolated.service\n", 2, "'isolated.service' is not a slice name",
+                    "a service is not a slice");
+        check_error("[cpus]\npartition = .slice\n", 2, "'.slice' is not a slice name", "a bare suffix");
+        check_error("[cpus]\npartition = -.slice\n", 2, NULL, "the root slice");
+        check_error("[cpus]\npartition = a/b.slice\n", 2, "is not a slice name", "a '/' in the name");
+        check_error("[cpus]\npartition = system.slice\n", 2, "system.slice is kept on the housekeeping CPUs",
+                    "system.slice cannot be the partition");
+        check_error("[cpus]\npartition = machine.slice\n", 2, "machine.slice is kept on the housekeeping CPUs",
+                    "machine.slice cannot be the partition");
+        check_error("[cpus]\nslices = none\npartition = isolated.slice\n", 2,
+                    "slices = none contradicts partition = isolated.slice (t.conf:3)", "slices = none contradicts it");
+        check_error("[cpus]\nslices = system.slice user.slice init.scope isolated.slice\npartition = isolated.slice\n", 2,
+                    "slices lists isolated.slice, the partition (t.conf:3)", "slices listing the partition contradicts it");
+        check_error("[cpus]\npartition =\n", 2, "partition: empty value", "an empty value");
+}
+
 /* [cpus] workqueues: a CPU set value, a name or a list; every bad value is an error at its
  * line that says what is expected. */
 static void test_workqueues(void) {
@@ -652,6 +693,7 @@ int main(void) {
         test_isolated();
         test_overlap();
         test_slices();
+        test_partition();
         test_workqueues();
         test_default_affinity_and_pins();
         test_pm();

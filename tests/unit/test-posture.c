@@ -133,6 +133,31 @@ static void test_auto_isolation(void) {
         host_cpus_done(&cpus);
 }
 
+/* [cpus] partition needs CPUs: the boot's, or a list. */
+static void test_partition(void) {
+        HostCpus cpus;
+
+        host_cpus(&cpus, "0-3", "0-3", "", "");
+        check_error("[cpus]\npartition = isolated.slice\n", &cpus, 2,
+                    "partition = isolated.slice needs CPUs to isolate, and the kernel isolated none at boot",
+                    "a partition with nothing isolated at boot and no isolated list: error at its line");
+        {
+                _cleanup_(posture_freep) Posture *p =
+                        build_ok("[cpus]\nisolated = 2-3\npartition = isolated.slice\n", &cpus, "isolated names them");
+                if (p)
+                        check_list(&p->isolated, "2-3", "the partition's CPUs are the list");
+        }
+        host_cpus_done(&cpus);
+        host_cpus(&cpus, "0-3", "0-3", "2-3", "2-3");
+        {
+                _cleanup_(posture_freep) Posture *p =
+                        build_ok("[cpus]\npartition = isolated.slice\n", &cpus, "the boot isolated some: auto takes them");
+                if (p)
+                        check_list(&p->isolated, "2-3", "the partition's CPUs are the boot's");
+        }
+        host_cpus_done(&cpus);
+}
+
 static void test_explicit_sets(void) {
         HostCpus cpus;
 
@@ -380,6 +405,7 @@ int main(void) {
         test_irq_pins();
         test_kthreads();
         test_workqueues();
+        test_partition();
         test_pm_cpus();
         return tap_finish();
 }

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""[cpus] partition: a transient slice made an isolated cpuset partition, against a fake PID 1.
+
+The rig is test_slices.py's: a private dbus-daemon carrying lowlatd's object and
+tests/tools/fakepid1, which answers StartTransientUnit and StopUnit as systemd does and
+makes or removes the slice's cgroup under the fake root, with cpuset.cpus.partition reading
+"member" as a new cgroup's does. The fake tree stands in for the kernel: what it cannot do
+(refuse a write, change cpuset.cpus.isolated by itself) the test writes by hand. The scan
+runs every 60 s, so a correction within seconds came from an event.
+
+Checked: the first pass confines system.slice, user.slice, init.scope and machine.slice
+(which exists here) without [cpus] slices, then starts isolated.slice with AllowedCPUs= the
+isolated CPUs and writes "isolated"; the original ("absent") is recorded. "member" written
+by someone is put back at once; the kernel's "isolated invalid (REASON)" is reported with
+its reason and repaired; a partition 6.12 left partial (cpuset.cpus.isolated of the root
+short of the slice's CPUs) is reported as such; the slice stopped by someone is started
+again; PID 1 refusing is a failure with PID 1's words; restore stops the slice and gives
+the other units their CPUs back; observe mode sends PID 1 nothing and writes nothing; a
+write the cgroup file refuses is a failure with what the file says; without the cpuset
+controller or the partition file the setting is unsupported, saying why."""
+
+import os
+import shutil
+import subprocess
+
+import busctl_harness as bh
+import lowlat_constants as C
+import lowlat_harness as h
+from lowlat_harness.daemon import _daemon_env
+import test_slices as ts
+
+UNITS = ["system.slice=0-3", "user.slice", "init.scope", "machine.slice"]
+SLICE = "isolated.slice"
+PARTITION = "sys/fs/cgroup/%s/cpuset.cpus.partition" % SLICE
+INVALID = "isolated invalid (Cpu list in cpuset.cpus not exclusive)"
+
+CONFIG = """\
+[daemon]
+scan_interval = 60s
+
+[cpus]
+isolated = 2-3
+partition = isolated.slice
+
+[sysctl]
+net.core.busy_poll = 50
+"""
+
+
+def partition_row(bc):
+    rows = [r for r in bc.list_settings(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE) if r[0] == "cpuset_partition"]
+    return rows[0] if len(rows) == 1 else rows
+
+
+def partition_file(host):
+    """The partition file's text, None when the slice has no cgroup."""
+    path = host.path(PARTITION)
+    return h.read_text(path).strip() if os.path.exists(path) else None
+
+
+def reapply(bc):
+    ts.call_void(bc, C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Reapply")
+
+
+class Rig:
+    def __init__(self, host, bus, bc, fake):
+        self.host, self.bus, self.bc, self.fake = host, bus, bc, fake
+        self.want = {"system.slice": "0-1", "user.slice": "0-1", "init.scope": "0-1", "machine.slice": "0-1"}
+
+
+def run(t):
+    h.isolate_from_real_journal()
+    bh.require_tools()
+    fake_path = os.environ.get("FAKEPID1")
+    if not fake_path or not os.access(fake_path, os.X_OK):
+        h.skip("FAKEPID1 is not set to the fakepid1 binary (meson sets it)")
+    if not os.path.isfile(ts.SYSTEMD_POLICY):
+        h.skip("systemd's bus policy %s is not installed (package systemd)" % ts.SYSTEMD_POLICY)
+
+    host = h.FakeHost(ncpus=4, nirqs=20, isolated="")
+    os.makedirs(host.path("run/systemd/system"))
+    os.makedirs(host.path("sys/fs/cgroup/machine.slice"))
+    h.write_text(host.path("sys/fs/cgroup/cgroup.controllers"), "cpuset cpu io memory pids\n")
+    bus = bh.PrivateBus(host.tmp, [h.policy_path(), ts.SYSTEMD_POLICY]).start()
+    bc = bh.Busctl(bus.address)
+    fake = ts.FakePid1(fake_path, host, bus, bc, UNITS).start()
+    rig = Rig(host, bus, bc, fake)
+    try:
+        d = check_first_pass(t, rig)
+        check_put_back(t, d, rig)
+        check_stopped_and_refused(t, d, rig)
+        check_restore(t, d, rig)
+        check_observe(t, rig)
+        check_write_refused(t, rig)
+        check_unsupported(t, rig)
+        t.ok("Rejected" not in bus.log(), "the bus policy rejected nothing", bus.log()[-2000:])
+    finally:
+        fake.stop()
+
+
+def check_first_pass(t, rig):
+    host, bus, bc, fake = rig.host, rig.bus, rig.bc, rig.fake
+    d = h.Daemon(host, CONFIG, env=bus.env())
+    d.wait_ready()
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    t.ok(fake.all_allowed() == rig.want,
+         "without [cpus] slices, partition confines system.slice, user.slice, init.scope and machine.slice to 0-1",
+         "%r\n%s" % (fake.all_allowed(), d.stderr_tail()))
+    calls = fake.calls()
+    t.ok(len(calls) == 5 and calls[-1] == "StartTransientUnit isolated.slice AllowedCPUs=2-3",
+         "then PID 1 is asked for one transient isolated.slice with AllowedCPUs=2-3, after the confinement",
+         repr(calls))
+    t.ok(partition_file(host) == "isolated", "its cgroup's cpuset.cpus.partition reads isolated",
+         repr(partition_file(host)))
+    row = partition_row(bc)
+    t.ok(row == ("cpuset_partition", SLICE, "isolated", "isolated", "corrected"),
+         "ListSettings: cpuset_partition isolated.slice, isolated, corrected", repr(row))
+    originals = h.read_text(h.originals_path(host))
+    t.ok("cpuset_partition\tisolated.slice\tabsent\n" in originals,
+         "the original is recorded: the slice was absent", originals)
+    t.ok("cpuset_partition 1" in d.stderr(), "the start's summary counts it", d.stderr_tail())
+    return d
+
+
+def put_back(host, text):
+    """Writes text to the partition file; True when it reads isolated again within 3 s."""
+    h.write_text(host.path(PARTITION), text + "\n")
+    return h.poll_until(lambda: partition_file(host) == "isolated", h.scaled(3), interval=0.01)
+
+
+def check_put_back(t, d, rig):
+    host, bc = rig.host, rig.bc
+    t.ok(put_back(host, "member"), "'member' written by someone is put back at once (inotify)", d.stderr_tail())
+    t.ok(d.poll_until(lambda: "cpuset partition of isolated.slice drifted: expected isolated, found member"
+                      in d.stderr(), h.scaled(3)),
+         "the log says what was found", d.stderr_tail())
+    t.ok(put_back(host, INVALID), "the kernel's 'isolated invalid (...)' is repaired", d.stderr_tail())
+    t.ok(d.poll_until(lambda: "expected isolated, found " + INVALID in d.stderr(), h.scaled(3)),
+         "and reported with the kernel's reason", d.stderr_tail())
+
+    # 6.12 after the partition's CPUs went offline and came back: the file says isolated,
+    # the root isolates fewer. The fake kernel does not follow the repair: a failure that
+    # says what was read back; once the root isolates them all, a Reapply finds it whole.
+    h.write_text(host.path("sys/fs/cgroup/cpuset.cpus.isolated"), "2\n")
+    reapply(bc)
+    partial = "isolated partial (the kernel isolates 2 of 2-3)"
+    t.ok(d.poll_until(lambda: "expected isolated, found " + partial in d.stderr(), h.scaled(3)),
+         "a partial partition (root's cpuset.cpus.isolated 2, the slice's CPUs 2-3) is seen", d.stderr_tail())
+    t.ok(partition_row(bc)[4] == "failed" and "wrote isolated but read back " + partial in d.stderr(),
+         "rewritten; as the fake kernel does not follow, a failure that says what was read back",
+         "%r\n%s" % (partition_row(bc), d.stderr_tail()))
+    h.write_text(host.path("sys/fs/cgroup/cpuset.cpus.isolated"), "2-3\n")
+    reapply(bc)
+    t.ok(h.poll_until(lambda: partition_row(bc)[4] in ("ok", "corrected"), h.scaled(3)),
+         "whole again: good", repr(partition_row(bc)))
+
+
+def check_stopped_and_refused(t, d, rig):
+    host, bc, fake = rig.host, rig.bc, rig.fake
+    # Someone stops the slice: a transient unit is gone; lowlatd starts it again.
+    fake.call("Stop", "s", SLICE)
+    t.ok(h.poll_until(lambda: partition_file(host) == "isolated", h.scaled(3), interval=0.01),
+         "the slice stopped by someone is started again and made isolated", d.stderr_tail())
+    t.ok(fake.calls().count("StartTransientUnit isolated.slice AllowedCPUs=2-3") == 2,
+         "through a second StartTransientUnit", repr(fake.calls()))
+
+    # PID 1 refuses: a failure with its words; the rest of the posture still kept.
+    fake.call("Refuse", "b", "true")
+    fake.call("Stop", "s", SLICE)
+    t.ok(h.poll_until(lambda: partition_row(bc)[4] == "failed", h.scaled(3)),
+         "PID 1 refusing the transient slice: failed", repr(partition_row(bc)))
+    t.ok(d.poll_until(lambda: "starting isolated.slice failed: PID 1 refused StartTransientUnit: "
+                              "org.freedesktop.DBus.Error.AccessDenied" in d.stderr(), h.scaled(3)),
+         "with PID 1's own error", d.stderr_tail())
+    host.set_sysctl("net.core.busy_poll", "0")
+    t.ok(h.poll_until(lambda: host.sysctl("net.core.busy_poll") == "50", h.scaled(3)),
+         "meanwhile a sysctl drift is still corrected", d.stderr_tail())
+    fake.call("Refuse", "b", "false")
+    reapply(bc)
+    t.ok(h.poll_until(lambda: partition_file(host) == "isolated" and partition_row(bc)[4] == "corrected",
+                      h.scaled(3)),
+         "PID 1 agrees again: Reapply starts the slice and makes it isolated", repr(partition_row(bc)))
+
+
+def check_restore(t, d, rig):
+    host, bc, fake = rig.host, rig.bc, rig.fake
+    out = bc.call(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
+    t.ok(out["data"][0] >= 5, "Restore() restores the four units and the partition", repr(out))
+    calls = fake.calls()
+    stop = calls.index("StopUnit isolated.slice") if "StopUnit isolated.slice" in calls else len(calls)
+    t.ok(stop < len(calls) and not os.path.exists(host.path("sys/fs/cgroup/" + SLICE)),
+         "the slice lowlatd started is stopped, its cgroup gone", repr(calls))
+    t.ok(len(calls) - stop == 5 and all("runtime=yes AllowedCPUs=" in c for c in calls[stop + 1:]),
+         "before the four units get their CPUs back", repr(calls))
+    t.ok(fake.all_allowed() == {"system.slice": "0-3", "user.slice": "", "init.scope": "", "machine.slice": ""},
+         "the other units have their CPUs back (system.slice 0-3, the others unset)", repr(fake.all_allowed()))
+    t.stopped_cleanly(d)
+
+
+def check_observe(t, rig):
+    host, bus, bc, fake = rig.host, rig.bus, rig.bc, rig.fake
+    fake.stop()
+    fake.start()
+    d = h.Daemon(host, CONFIG, extra_args=["--observe"], env=bus.env())
+    d.wait_ready()
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    row = partition_row(bc)
+    t.ok(row == ("cpuset_partition", SLICE, "isolated", "absent", "drifted"),
+         "observe mode: drifted, observed absent (no slice)", repr(row))
+    t.ok(fake.calls() == [] and not os.path.exists(host.path("sys/fs/cgroup/" + SLICE)),
+         "PID 1 is sent nothing, no cgroup is made", repr(fake.calls()))
+    t.stopped_cleanly(d)
+    # A slice that exists, member: seen, not written.
+    os.makedirs(host.path("sys/fs/cgroup/" + SLICE))
+    h.write_text(host.path(PARTITION), "member\n")
+    p = h.run_lowlatd(host, ["--once", "--observe"], h.write_config(host, CONFIG, "once.conf"), env=bus.env())
+    t.ok(partition_file(host) == "member" and fake.calls() == [],
+         "observe mode with the slice member: nothing written", p.stdout + p.stderr)
+
+    # A slice that was there before lowlatd: made isolated, and on restore a member again,
+    # not stopped.
+    d = h.Daemon(host, CONFIG, env=bus.env())
+    d.wait_ready()
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    t.ok(partition_file(host) == "isolated" and not [c for c in fake.calls() if c.startswith("Start")],
+         "a slice already there is made isolated without asking PID 1 to start it", repr(fake.calls()))
+    bc.call(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
+    t.ok(partition_file(host) == "member" and "StopUnit isolated.slice" not in fake.calls(),
+         "restore makes it a member again and leaves it running", "%r %r" % (partition_file(host), fake.calls()))
+    t.stopped_cleanly(d)
+
+
+def check_write_refused(t, rig):
+    """The cgroup file refusing the write: lowlatd without CAP_DAC_OVERRIDE and the file
+    read-only stands in for the kernel's EINVAL; the reason is what the file says."""
+    host, bus, fake = rig.host, rig.bus, rig.fake
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        t.skip("a partition write refused", "needs root and setpriv")
+        return
+    h.write_text(host.path(PARTITION), INVALID + "\n")
+    os.chmod(host.path(PARTITION), 0o444)
+    conf = h.write_config(host, CONFIG, "once.conf")
+    argv = ["setpriv", "--bounding-set=-dac_override", "--", h.lowlatd_path(), "--root", host.root,
+            "--config", conf, "--once"]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_daemon_env(host.tmp, bus.env()),
+                       timeout=h.scaled(60), universal_newlines=True, errors="replace")
+    out = p.stdout + p.stderr
+    t.ok("cpuset partition of isolated.slice: could not set isolated: writing member to "
+         "/sys/fs/cgroup/isolated.slice/cpuset.cpus.partition failed: Permission denied; the file reads: " + INVALID
+         in out, "a refused write is a failure that gives the errno and what the file says", out)
+    os.chmod(host.path(PARTITION), 0o644)
+    shutil.rmtree(host.path("sys/fs/cgroup/" + SLICE))
+
+
+def check_unsupported(t, rig):
+    host, bus, fake = rig.host, rig.bus, rig.fake
+    conf = h.write_config(host, CONFIG, "once.conf")
+    h.write_text(host.path("sys/fs/cgroup/cgroup.controllers"), "cpu io memory pids\n")
+    p = h.run_lowlatd(host, ["--once"], conf, env=bus.env())
+    out = p.stdout + p.stderr
+    t.ok(any(line.startswith("cpuset_partition") and "unsupported: the cgroup v2 tree at %s/sys/fs/cgroup has no "
+             "cpuset controller" % host.root in line for line in out.splitlines()),
+         "no cpuset controller: unsupported, saying so", out)
+    h.write_text(host.path("sys/fs/cgroup/cgroup.controllers"), "cpuset cpu io memory pids\n")
+    calls = len(fake.calls())
+    fake.call("Partitions", "b", "false")
+    p = h.run_lowlatd(host, ["--once"], conf, env=bus.env())
+    out = p.stdout + p.stderr
+    t.ok("the cgroup of isolated.slice has no cpuset.cpus.partition: this kernel has no cpuset partitions" in out,
+         "a kernel without cpuset.cpus.partition: unsupported, saying so", out)
+    t.ok([c for c in fake.calls()[calls:] if c.startswith("Start")] == ["StartTransientUnit isolated.slice AllowedCPUs=2-3"],
+         "(the slice was started to find out)", repr(fake.calls()))
+
+
+if __name__ == "__main__":
+    h.main(run)
