@@ -3,7 +3,7 @@
  * parsed (a parser of values.c, or its section's own), where it goes in the Config, and
  * which names a CPU set takes; its section's entry says what is checked across keys and
  * how the value becomes the posture (section-*.c). The setting kinds keep the posture
- * (lib/setting-*.c; lowlatd.conf(5) names the kind of every key). */
+ * (lib/setting/, a file each; lowlatd.conf(5) names the kind of every key). */
 #include <string.h>
 
 #include "config/keys.h"
