@@ -54,6 +54,7 @@ struct ConfigKey {
         const void *data; /* the parser's: ConfigRange, ConfigEnum, ConfigBool, ConfigName */
         unsigned cpu_names; /* config_parse_cpus(): the names the key takes besides a list (CPUS_NAME_*) */
         bool repeats;      /* each line adds one (pin): a second line is no warning */
+        const char *kinds; /* the setting kinds (kind.h's names) its value becomes; NULL: none of its own */
 };
 
 struct ConfigSection {
