@@ -295,7 +295,7 @@ typedef struct SuggestArguments {
         const char *root;        /* NULL: "/" */
         const char *config_path; /* --write: beside this file */
         const char **nics;
-        size_t n_nics;
+        size_t n_nics, allocated_nics;
         size_t cores; /* 0: half of what the chosen nodes can give, or what the boot isolated */
         const char *profile;
         bool json;

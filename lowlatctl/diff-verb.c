@@ -10,6 +10,7 @@
 
 #include "bus-names.h"
 #include "client.h"
+#include "basic/array.h"
 #include "basic/cells.h"
 #include "basic/util.h"
 
@@ -26,9 +27,9 @@ typedef struct DiffReply {
         uint64_t digest;
         bool writes;
         DiffKeyRow *keys;
-        size_t n_keys;
+        size_t n_keys, allocated_keys;
         DiffSettingRow *rows;
-        size_t n_rows;
+        size_t n_rows, allocated_rows;
         char **warnings;
 } DiffReply;
 
@@ -47,10 +48,8 @@ static int read_keys(DiffReply *d) {
         int r = sd_bus_message_enter_container(d->reply, 'a', "(sss)");
 
         while (r >= 0 && (r = sd_bus_message_read(d->reply, "(sss)", &key, &was, &will)) > 0) {
-                DiffKeyRow *more = reallocarray(d->keys, d->n_keys + 1, sizeof(DiffKeyRow));
-                if (!more)
+                if (array_grow(&d->keys, &d->allocated_keys, d->n_keys + 1) < 0)
                         return -ENOMEM;
-                d->keys = more;
                 d->keys[d->n_keys++] = (DiffKeyRow) { key, was, will };
         }
         return r < 0 ? r : sd_bus_message_exit_container(d->reply);
@@ -62,10 +61,8 @@ static int read_rows(DiffReply *d) {
 
         while (r >= 0 && (r = sd_bus_message_read(d->reply, "(ssssssss)", &row.change, &row.effect, &row.kind,
                                                   &row.object, &row.was, &row.will, &row.now, &row.why)) > 0) {
-                DiffSettingRow *more = reallocarray(d->rows, d->n_rows + 1, sizeof(DiffSettingRow));
-                if (!more)
+                if (array_grow(&d->rows, &d->allocated_rows, d->n_rows + 1) < 0)
                         return -ENOMEM;
-                d->rows = more;
                 d->rows[d->n_rows++] = row;
         }
         return r < 0 ? r : sd_bus_message_exit_container(d->reply);

@@ -9,6 +9,7 @@
 #include "config/profiles.h"
 #include "noise-view.h"
 #include "client.h"
+#include "basic/array.h"
 #include "basic/cells.h"
 #include "basic/macro.h"
 #include "basic/util.h"
@@ -414,11 +415,9 @@ enum {
 static int parse_suggest_option(int c, const char *value, Arguments *args) {
         switch (c) {
         case ARG_NIC: {
-                const char **nics = reallocarray((void *) args->suggest.nics, args->suggest.n_nics + 1, sizeof(char *));
-                if (!nics)
+                if (array_grow(&args->suggest.nics, &args->suggest.allocated_nics, args->suggest.n_nics + 1) < 0)
                         return -ENOMEM;
-                nics[args->suggest.n_nics++] = value;
-                args->suggest.nics = nics;
+                args->suggest.nics[args->suggest.n_nics++] = value;
                 args->options_given |= OPTION_SUGGEST;
                 return 1;
         }

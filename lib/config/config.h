@@ -149,7 +149,7 @@ typedef struct AppSection {
 
 /* One [kthread "GLOB"] section as written: kernel threads whose name matches the glob get
  * these CPUs and this policy. Several may match one thread; for the CPUs, and for the
- * policy with its priority, the last section that sets them wins (lib/posture.c). */
+ * policy with its priority, the last section that sets them wins (lib/config/posture.c). */
 typedef struct KthreadSection {
         char *glob;
         ConfigSource source;

@@ -3,7 +3,9 @@
  * parsed (a parser of values.c, or its section's own), where it goes in the Config, and
  * which names a CPU set takes; its section's entry says what is checked across keys and
  * how the value becomes the posture (section-*.c). The setting kinds keep the posture
- * (lib/setting-*.c; lowlatd.conf(5) names the kind of every key). */
+ * (lib/setting/, a file each): a row's .kinds names the kinds (kind.h) its value becomes,
+ * the kind's file is lib/setting/ with that name's words (fair_server: fair-server.c), and
+ * test-config-keys checks that every name is a kind. */
 #include <string.h>
 
 #include "config/keys.h"
@@ -87,34 +89,45 @@ const ConfigKey config_keys[] = {
 
         { "cpus", "isolated", config_parse_cpus, C(isolated), .cpu_names = CPUS_NAME_AUTO },
         { "cpus", "housekeeping", config_parse_cpus, C(housekeeping) },
-        { "cpus", "evict_strays", config_parse_bool, C(evict_strays) },
-        { "cpus", "slices", config_parse_slices, C(slices), .source = CONFIG_FIELD(Config, slices_source) },
-        { "cpus", "partition", config_parse_partition, C(partition), .source = CONFIG_FIELD(Config, partition_source) },
-        { "cpus", "kthreads", config_parse_bool, C(kthreads_housekeeping), .data = &kthreads_words },
-        { "cpus", "fair_server", config_parse_bool, C(fair_server_off), .data = &fair_server_words },
-        { "cpus", "hold_timestamping", config_parse_bool, C(hold_timestamping) },
-        { "cpus", "workqueues", config_parse_cpus, C(workqueues), .cpu_names = CPUS_POSTURE_NAMES },
-        { "cpus", "rps_default_mask", config_parse_cpus, C(rps_default_mask), .cpu_names = CPUS_POSTURE_NAMES },
+        { "cpus", "evict_strays", config_parse_bool, C(evict_strays), .kinds = "stray_tasks" },
+        { "cpus", "slices", config_parse_slices, C(slices), .source = CONFIG_FIELD(Config, slices_source),
+          .kinds = "slice_cpus" },
+        { "cpus", "partition", config_parse_partition, C(partition), .source = CONFIG_FIELD(Config, partition_source),
+          .kinds = "cpuset_partition slice_cpus" },
+        { "cpus", "kthreads", config_parse_bool, C(kthreads_housekeeping), .data = &kthreads_words,
+          .kinds = "kthread_affinity" },
+        { "cpus", "fair_server", config_parse_bool, C(fair_server_off), .data = &fair_server_words,
+          .kinds = "fair_server" },
+        { "cpus", "hold_timestamping", config_parse_bool, C(hold_timestamping), .kinds = "timestamping_hold" },
+        { "cpus", "workqueues", config_parse_cpus, C(workqueues), .cpu_names = CPUS_POSTURE_NAMES,
+          .kinds = "workqueue_cpumask" },
+        { "cpus", "rps_default_mask", config_parse_cpus, C(rps_default_mask), .cpu_names = CPUS_POSTURE_NAMES,
+          .kinds = "rps_default_mask" },
 
-        { "irq", "default_affinity", config_parse_cpus, C(default_affinity), .cpu_names = CPUS_NAME_HOUSEKEEPING },
-        { "irq", "pin", config_parse_pin, C(pins), .repeats = true },
-        { "irq", "irqbalance", config_parse_enum, C(irqbalance), .data = &irqbalance_mode_enum },
+        { "irq", "default_affinity", config_parse_cpus, C(default_affinity), .cpu_names = CPUS_NAME_HOUSEKEEPING,
+          .kinds = "irq_default_affinity" },
+        { "irq", "pin", config_parse_pin, C(pins), .repeats = true, .kinds = "irq_affinity" },
+        { "irq", "irqbalance", config_parse_enum, C(irqbalance), .data = &irqbalance_mode_enum,
+          .kinds = "irqbalance_ban" },
 
         { "pm", "cpu_dma_latency", config_parse_uint32, C(cpu_dma_latency_usec),
-          .set = CONFIG_FIELD(Config, cpu_dma_latency_enabled), .data = &dma_latency_range },
+          .set = CONFIG_FIELD(Config, cpu_dma_latency_enabled), .data = &dma_latency_range,
+          .kinds = "cpu_dma_latency" },
         { "pm", "governor", config_parse_name, C(governor), .source = CONFIG_FIELD(Config, governor_source),
-          .data = &governor_name },
+          .data = &governor_name, .kinds = "governor" },
         { "pm", "resume_latency", config_parse_resume_latency, C(resume_latency),
-          .source = CONFIG_FIELD(Config, resume_latency_source) },
-        { "pm", "resume_latency_cpus", config_parse_cpus, C(resume_latency_cpus), .cpu_names = CPUS_PM_NAMES },
+          .source = CONFIG_FIELD(Config, resume_latency_source), .kinds = "resume_latency" },
+        { "pm", "resume_latency_cpus", config_parse_cpus, C(resume_latency_cpus), .cpu_names = CPUS_PM_NAMES,
+          .kinds = "resume_latency" },
         { "pm", "min_freq", config_parse_min_freq, C(min_freq_khz), .set = CONFIG_FIELD(Config, min_freq_enabled),
-          .source = CONFIG_FIELD(Config, min_freq_source) },
-        { "pm", "min_freq_cpus", config_parse_cpus, C(min_freq_cpus), .cpu_names = CPUS_PM_NAMES },
+          .source = CONFIG_FIELD(Config, min_freq_source), .kinds = "min_freq" },
+        { "pm", "min_freq_cpus", config_parse_cpus, C(min_freq_cpus), .cpu_names = CPUS_PM_NAMES, .kinds = "min_freq" },
         { "pm", "energy_performance_preference", config_parse_name, C(energy_performance_preference),
-          .source = CONFIG_FIELD(Config, energy_performance_preference_source), .data = &epp_name },
+          .source = CONFIG_FIELD(Config, energy_performance_preference_source), .data = &epp_name,
+          .kinds = "energy_performance_preference" },
         { "pm", "energy_performance_preference_cpus", config_parse_cpus, C(energy_performance_preference_cpus),
-          .cpu_names = CPUS_PM_NAMES },
-        { "pm", "boost", config_parse_enum, C(boost), .data = &pm_boost_enum },
+          .cpu_names = CPUS_PM_NAMES, .kinds = "energy_performance_preference" },
+        { "pm", "boost", config_parse_enum, C(boost), .data = &pm_boost_enum, .kinds = "boost" },
 
         /* [sysctl] NAME = VALUE and [sysfs] PATH = VALUE: their sections' assign. */
 
@@ -122,19 +135,20 @@ const ConfigKey config_keys[] = {
          * its section's assign; ethtool's shorthands are rows, their data the pattern over
          * the kernel's feature names that ethtool(8) defines them by ("tso" is every bit
          * the running kernel names tx-tcp*-segmentation; 6.18 added one a list missed). */
-        { "nic", "gro", config_parse_nic_feature, .data = "rx-gro" },
-        { "nic", "lro", config_parse_nic_feature, .data = "rx-lro" },
-        { "nic", "gso", config_parse_nic_feature, .data = "tx-generic-segmentation" },
-        { "nic", "tso", config_parse_nic_feature, .data = "tx-tcp*-segmentation" },
+        { "nic", "gro", config_parse_nic_feature, .data = "rx-gro", .kinds = "nic_feature" },
+        { "nic", "lro", config_parse_nic_feature, .data = "rx-lro", .kinds = "nic_feature" },
+        { "nic", "gso", config_parse_nic_feature, .data = "tx-generic-segmentation", .kinds = "nic_feature" },
+        { "nic", "tso", config_parse_nic_feature, .data = "tx-tcp*-segmentation", .kinds = "nic_feature" },
         { "nic", "qdisc", config_parse_name, N(qdisc), .source = CONFIG_FIELD(NicSection, qdisc_source),
-          .data = &qdisc_name },
-        { "nic", "irq_cpus", config_parse_cpus, N(irq_cpus) },
-        { "nic", "rps_cpus", config_parse_cpus, N(rps_cpus), .cpu_names = CPUS_POSTURE_NAMES },
-        { "nic", "xps_cpus", config_parse_cpus, N(xps_cpus), .cpu_names = CPUS_POSTURE_NAMES },
+          .data = &qdisc_name, .kinds = "nic_qdisc" },
+        { "nic", "irq_cpus", config_parse_cpus, N(irq_cpus), .kinds = "irq_affinity" },
+        { "nic", "rps_cpus", config_parse_cpus, N(rps_cpus), .cpu_names = CPUS_POSTURE_NAMES, .kinds = "nic_rps_cpus" },
+        { "nic", "xps_cpus", config_parse_cpus, N(xps_cpus), .cpu_names = CPUS_POSTURE_NAMES, .kinds = "nic_xps_cpus" },
         { "nic", "rps_flow_cnt", config_parse_uint32, N(rps_flow_cnt), .set = CONFIG_FIELD(NicSection, rps_flow_cnt_set),
-          .source = CONFIG_FIELD(NicSection, rps_flow_cnt_source), .data = &flow_cnt_range },
+          .source = CONFIG_FIELD(NicSection, rps_flow_cnt_source), .data = &flow_cnt_range,
+          .kinds = "nic_rps_flow_cnt" },
         { "nic", "txqueuelen", config_parse_uint32, N(txqueuelen), .set = CONFIG_FIELD(NicSection, txqueuelen_set),
-          .source = CONFIG_FIELD(NicSection, txqueuelen_source), .data = &txqueuelen_range },
+          .source = CONFIG_FIELD(NicSection, txqueuelen_source), .data = &txqueuelen_range, .kinds = "nic_txqueuelen" },
 
         { "service", "policy", config_parse_enum, A(policy), .data = &app_policy_enum },
         { "service", "priority", config_parse_uint32, A(priority), .data = &rt_priority_range },
@@ -145,11 +159,13 @@ const ConfigKey config_keys[] = {
         { "process", "hugepages", config_parse_bool, A(hugepages) },
         { "process", "mlock", config_parse_bool, A(mlock) },
 
-        { "kthread", "cpus", config_parse_cpus, K(cpus), .cpu_names = CPUS_NAME_HOUSEKEEPING | CPUS_NAME_ISOLATED },
+        { "kthread", "cpus", config_parse_cpus, K(cpus), .cpu_names = CPUS_NAME_HOUSEKEEPING | CPUS_NAME_ISOLATED,
+          .kinds = "kthread_affinity" },
         { "kthread", "policy", config_parse_enum, K(policy), .source = CONFIG_FIELD(KthreadSection, policy_source),
-          .data = &kthread_policy_enum },
+          .data = &kthread_policy_enum, .kinds = "kthread_policy" },
         { "kthread", "priority", config_parse_uint32, K(priority),
-          .source = CONFIG_FIELD(KthreadSection, priority_source), .data = &rt_priority_range },
+          .source = CONFIG_FIELD(KthreadSection, priority_source), .data = &rt_priority_range,
+          .kinds = "kthread_policy" },
 
         { "noise", "cpus", config_parse_cpus, C(noise_cpus), .cpu_names = CPUS_POSTURE_NAMES },
         { "noise", "tick_rate_max", config_parse_uint32, C(noise_tick_rate_max), .data = &tick_rate_range },

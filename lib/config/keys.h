@@ -54,6 +54,7 @@ struct ConfigKey {
         const void *data; /* the parser's: ConfigRange, ConfigEnum, ConfigBool, ConfigName */
         unsigned cpu_names; /* config_parse_cpus(): the names the key takes besides a list (CPUS_NAME_*) */
         bool repeats;      /* each line adds one (pin): a second line is no warning */
+        const char *kinds; /* the setting kinds (kind.h's names) its value becomes; NULL: none of its own */
 };
 
 struct ConfigSection {
@@ -141,6 +142,15 @@ int config_parse_uint32(ConfigParse *p, const ConfigKey *key, const char *value,
 int config_parse_duration(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
 int config_parse_name(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
 int config_parse_cpus(ConfigParse *p, const ConfigKey *key, const char *value, void *object);
+/* KEY = WORD... | none, for config_parse_words(): whether word may follow the n words before
+ * it (saying why not), and whether the whole list may stand. */
+typedef bool (*ConfigWordCheck)(ConfigParse *p, const ConfigKey *key, char *const *list, size_t n, const char *word);
+typedef bool (*ConfigListCheck)(ConfigParse *p, char *const *list, size_t n);
+/* Parses value into a new list that replaces *words only when every word and the whole list
+ * are good; "none" empties it. list_is_good may be NULL. */
+int config_parse_words(ConfigParse *p, const ConfigKey *key, const char *value, ConfigWordCheck word_is_good,
+                       ConfigListCheck list_is_good, char ***words, size_t *n_words);
+void config_words_free(char **words, size_t n);
 /* A CPU list alone (pin = GLOB LIST): refuses an empty list. */
 int config_parse_cpu_list(ConfigParse *p, const char *key, const char *value, CPUSet *ret);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "basic/array.h"
 #include "basic/cells.h"
 #include "basic/util.h"
 
@@ -133,13 +134,11 @@ oom:
         return -ENOMEM;
 }
 
-static int add_key_change(ConfigKeyChange **changes, size_t *n, const char *name, const char *was,
-                          const char *will) {
-        ConfigKeyChange *more = reallocarray(*changes, *n + 1, sizeof(ConfigKeyChange));
-
-        if (!more)
+static int add_key_change(ConfigKeyChange **changes, size_t *n, size_t *allocated, const char *name,
+                          const char *was, const char *will) {
+        if (array_grow(changes, allocated, *n + 1) < 0)
                 return -ENOMEM;
-        *changes = more;
+        ConfigKeyChange *more = *changes;
         more[*n] = (ConfigKeyChange) { strdup(name), was ? strdup(was) : NULL, will ? strdup(will) : NULL };
         if (!more[*n].key || (was && !more[*n].was) || (will && !more[*n].will)) {
                 config_key_changes_free(more, *n + 1);
@@ -159,7 +158,7 @@ static const KeyValue *find_key(const KeyValue *v, size_t n, const char *name) {
 
 int config_diff_keys(const Config *old, const Config *new, ConfigKeyChange **ret, size_t *ret_n) {
         KeyValue *a = NULL, *b = NULL;
-        size_t na = 0, nb = 0, n = 0;
+        size_t na = 0, nb = 0, n = 0, allocated = 0;
         ConfigKeyChange *changes = NULL;
         int r;
 
@@ -170,11 +169,11 @@ int config_diff_keys(const Config *old, const Config *new, ConfigKeyChange **ret
         for (size_t i = 0; r >= 0 && i < nb; i++) {
                 const KeyValue *o = find_key(a, na, b[i].name);
                 if (!o || !streq(o->value, b[i].value))
-                        r = add_key_change(&changes, &n, b[i].name, o ? o->value : NULL, b[i].value);
+                        r = add_key_change(&changes, &n, &allocated, b[i].name, o ? o->value : NULL, b[i].value);
         }
         for (size_t i = 0; r >= 0 && i < na; i++)
                 if (!find_key(b, nb, a[i].name))
-                        r = add_key_change(&changes, &n, a[i].name, a[i].value, NULL);
+                        r = add_key_change(&changes, &n, &allocated, a[i].name, a[i].value, NULL);
         key_values_free(a, na);
         key_values_free(b, nb);
         if (r < 0) {

@@ -7,7 +7,6 @@
 
 #include "config/keys.h"
 #include "config/profiles.h"
-#include "basic/array.h"
 #include "basic/util.h"
 
 bool config_profile_name_is_valid(const char *name) {
@@ -22,56 +21,28 @@ bool config_profile_name_is_valid(const char *name) {
 }
 
 void config_profiles_free(char **profiles, size_t n) {
+        config_words_free(profiles, n);
+}
+
+/* One word of a profile list: a profile name, not named yet. */
+static bool profile_word_is_good(ConfigParse *p, const ConfigKey *key, char *const *list, size_t n, const char *word) {
+        if (!config_profile_name_is_valid(word)) {
+                config_key_error(p, key, word, "a profile name (letters, digits, '-', '_' and '.', e.g. network-latency)",
+                                 "none");
+                return false;
+        }
         for (size_t i = 0; i < n; i++)
-                free(profiles[i]);
-        free(profiles);
+                if (streq(list[i], word)) {
+                        config_error(p, "profile: '%s' is named twice", word);
+                        return false;
+                }
+        return true;
 }
 
 int config_parse_profiles(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
         Config *c = object;
-        _cleanup_free_ char *copy = strdup(value);
-        char **list = NULL, *word, *save = NULL;
-        size_t n = 0, allocated = 0;
-        bool bad = false;
 
-        if (!copy)
-                return p->oom = -ENOMEM;
-        if (streq(value, "none")) {
-                config_profiles_free(c->profiles, c->n_profiles);
-                c->profiles = NULL;
-                c->n_profiles = 0;
-                return 0;
-        }
-        for (word = strtok_r(copy, " \t", &save); word && !p->oom; word = strtok_r(NULL, " \t", &save)) {
-                bool again = false;
-
-                if (!config_profile_name_is_valid(word)) {
-                        config_key_error(p, key, word,
-                                         "a profile name (letters, digits, '-', '_' and '.', e.g. network-latency)",
-                                         "none");
-                        bad = true;
-                        continue;
-                }
-                for (size_t i = 0; i < n; i++)
-                        again = again || streq(list[i], word);
-                if (again) {
-                        config_error(p, "profile: '%s' is named twice", word);
-                        bad = true;
-                        continue;
-                }
-                if (array_grow(&list, &allocated, n + 1) < 0 || !(list[n] = strdup(word)))
-                        p->oom = -ENOMEM;
-                else
-                        n++;
-        }
-        if (bad || p->oom) {
-                config_profiles_free(list, n);
-                return p->oom ?: -EINVAL;
-        }
-        config_profiles_free(c->profiles, c->n_profiles);
-        c->profiles = list;
-        c->n_profiles = n;
-        return 0;
+        return config_parse_words(p, key, value, profile_word_is_good, NULL, &c->profiles, &c->n_profiles);
 }
 
 char *config_profile_user_dir(const char *config_path) {

@@ -3,7 +3,6 @@
  * to the housekeeping CPUs (slices, kernel threads, workqueues), and the default RPS mask. */
 #include <string.h>
 
-#include "basic/array.h"
 #include "config/keys.h"
 #include "config/posture.h"
 #include "basic/util.h"
@@ -15,14 +14,9 @@ static bool slice_is_listed(char *const *list, size_t n, const char *unit) {
         return false;
 }
 
-static void slices_free(char **list, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(list[i]);
-        free(list);
-}
-
 /* One word of a slices list: a unit AllowedCPUs= applies to, not listed yet. */
-static bool slice_word_is_good(ConfigParse *p, char *const *list, size_t n, const char *word) {
+static bool slice_word_is_good(ConfigParse *p, const ConfigKey *key, char *const *list, size_t n, const char *word) {
+        (void) key;
         static const char *const suffixes[] = { ".slice", ".scope", ".service" };
         size_t wlen = strlen(word);
         bool typed = false;
@@ -42,54 +36,32 @@ static bool slice_word_is_good(ConfigParse *p, char *const *list, size_t n, cons
         return false;
 }
 
-/* slices = UNIT... | none. The list replaces an earlier one only when every word is good,
- * and a list that leaves out one of SLICES_REQUIRED is refused: confining some units
+/* A slices list that leaves out one of SLICES_REQUIRED is refused: confining some units
  * while the rest of the tree jumps to every CPU makes isolation worse than no list. */
-int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
+static bool slices_are_whole(ConfigParse *p, char *const *list, size_t n) {
         static const char *const required[] = { SLICES_REQUIRED };
-        Config *c = object;
-        _cleanup_free_ char *copy = strdup(value);
-        char **list = NULL, *word, *save = NULL, missing[64] = "";
-        size_t n = 0, allocated = 0, len = 0;
-        bool bad = false;
+        char missing[64] = "";
+        size_t len = 0;
 
-        (void) key;
-        if (!copy)
-                return p->oom = -ENOMEM;
-        if (streq(value, "none")) {
-                slices_free(c->slices, c->n_slices);
-                c->slices = NULL;
-                c->n_slices = 0;
-                return 0;
-        }
-        for (word = strtok_r(copy, " \t", &save); word && !p->oom; word = strtok_r(NULL, " \t", &save)) {
-                if (!slice_word_is_good(p, list, n, word)) {
-                        bad = true;
-                        continue;
-                }
-                if (array_grow(&list, &allocated, n + 1) < 0 || !(list[n] = strdup(word)))
-                        p->oom = -ENOMEM;
-                else
-                        n++;
-        }
-        for (size_t i = 0; !bad && i < ELEMENTSOF(required); i++)
+        for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (!slice_is_listed(list, n, required[i]))
                         len += (size_t) snprintf(missing + len, sizeof(missing) - MIN(len, sizeof(missing)), "%s%s",
                                                  len ? ", " : "", required[i]);
-        if (!bad && len > 0)
+        if (len > 0)
                 config_error(p,
                              "slices: a partial list makes isolation worse: the first AllowedCPUs= turns the cpuset "
                              "controller on for the whole tree, and units left out (%s) then run on every CPU; list "
                              "system.slice, user.slice and init.scope together (and machine.slice where it exists)",
                              missing);
-        if (bad || len > 0 || p->oom) {
-                slices_free(list, n);
-                return p->oom ?: -EINVAL;
-        }
-        slices_free(c->slices, c->n_slices);
-        c->slices = list;
-        c->n_slices = n;
-        return 0;
+        return len == 0;
+}
+
+/* slices = UNIT... | none. The list replaces an earlier one only when every word is good
+ * and the list is whole (slices_are_whole()). */
+int config_parse_slices(ConfigParse *p, const ConfigKey *key, const char *value, void *object) {
+        Config *c = object;
+
+        return config_parse_words(p, key, value, slice_word_is_good, slices_are_whole, &c->slices, &c->n_slices);
 }
 
 /* partition = SLICE | none: a top-level slice of its own. A dash in a slice's name nests it

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "config/keys.h"
 #include "config/posture.h"
 #include "basic/util.h"
@@ -326,4 +327,47 @@ static size_t config_file_index(const Config *c, const char *file) {
 bool config_source_is_later(const Config *c, const ConfigSource *a, const ConfigSource *b) {
         size_t ia = config_file_index(c, a->file), ib = config_file_index(c, b->file);
         return ia != ib ? ia > ib && ia != SIZE_MAX : a->line > b->line;
+}
+
+void config_words_free(char **words, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(words[i]);
+        free(words);
+}
+
+int config_parse_words(ConfigParse *p, const ConfigKey *key, const char *value, ConfigWordCheck word_is_good,
+                       ConfigListCheck list_is_good, char ***words, size_t *n_words) {
+        _cleanup_free_ char *copy = strdup(value);
+        char **list = NULL, *word, *save = NULL;
+        size_t n = 0, allocated = 0;
+        bool bad = false;
+
+        if (!copy)
+                return p->oom = -ENOMEM;
+        if (streq(value, "none")) {
+                config_words_free(*words, *n_words);
+                *words = NULL;
+                *n_words = 0;
+                return 0;
+        }
+        for (word = strtok_r(copy, " \t", &save); word && !p->oom; word = strtok_r(NULL, " \t", &save)) {
+                if (!word_is_good(p, key, list, n, word)) {
+                        bad = true;
+                        continue;
+                }
+                if (array_grow(&list, &allocated, n + 1) < 0 || !(list[n] = strdup(word)))
+                        p->oom = -ENOMEM;
+                else
+                        n++;
+        }
+        if (!bad && !p->oom && list_is_good && !list_is_good(p, list, n))
+                bad = true;
+        if (bad || p->oom) {
+                config_words_free(list, n);
+                return p->oom ?: -EINVAL;
+        }
+        config_words_free(*words, *n_words);
+        *words = list;
+        *n_words = n;
+        return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What every kind of setting that is one text file shares: the persistent-fd reading (IRQ
  * affinities too), the FileSetting operations, CPU masks, and the kernel's ways of saying
- * "no" to a write of CPUs. The kinds are in files of their own (setting-sysctl.c, ...). */
+ * "no" to a write of CPUs. The kinds are in files of their own (setting/sysctl.c, ...). */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>

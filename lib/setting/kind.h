@@ -9,7 +9,10 @@
  * key: one row, a parser of values.c or of its section's file) and, where the kind is
  * planned from the posture, the section's resolve; nothing else names the kind. The
  * registry test (tests/unit/test-setting.c) fails for a kind without a name, read or
- * write, and tests/unit/test-lowlatctl-metrics.c for one without its metrics series. */
+ * write, and tests/unit/test-lowlatctl-metrics.c for one without its metrics series.
+ * Every file a new kind touches: NAME.c and NAME.h here, the line below, its keys.c rows
+ * (.kinds names it), its Config field (config/config.h), lib/meson.build, a unit test
+ * and its line in tests/unit/meson.build, man/lowlatd.conf.5 and conf/lowlatd.conf. */
 #pragma once
 
 #include "basic/string-table.h"

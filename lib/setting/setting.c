@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The state machine every kind of setting shares: read, compare, correct, read back,
  * report; fights, retries, unmovable and unsupported objects. What a kind does its own
- * way is behind its SettingVTable (lib/setting-*.c); nothing here looks at the kind. */
+ * way is behind its SettingVTable (a file each in lib/setting/); nothing here looks at the kind. */
 #include <stdarg.h>
 #include <string.h>
 

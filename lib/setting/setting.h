@@ -238,7 +238,7 @@ typedef struct SettingVTable {
          * 0 when there is none. NULL: nothing to watch. */
         int (*watch_path)(const Setting *s, unsigned i, char *buf, size_t size);
         /* Files under the root that this kind keeps, as fnmatch() patterns with FNM_PATHNAME
-         * relative to the root (see governor_files in setting-governor.c), NULL-terminated;
+         * relative to the root (see governor_files in setting/governor.c), NULL-terminated;
          * NULL: none. [sysfs] refuses them: one file, one keeper. */
         const char *const *owns;
         /* Order within the group (IRQ number, ifindex). NULL: 0. */

@@ -19,7 +19,7 @@ created until its connector socket drops messages, it says so once, looks at eve
 thread, reports the ones created meanwhile, and the next new thread within 100 ms again;
 nothing else is disturbed (no other warning, the daemon stops cleanly). The enforcing side
 (threads really moved) runs in the VM suite (tests/e2e/guest.d/50-kthreads.sh) and on fake
-trees (tests/unit/test-kthreads.c)."""
+trees (tests/unit/test-setting-kthreads.c)."""
 
 import os
 import signal

@@ -14,7 +14,7 @@ Checked: a stray process and all its threads are moved to housekeeping; a [proce
 application and PID 1 (this test) are left alone; a task re-pinned with taskset is moved
 back within a few 200 ms scans; observe mode reports and moves nothing; --root on a fake
 tree is unsupported and moves nothing. Kernel threads are not visible in a new PID
-namespace: their exclusion is tested on a fake /proc in tests/unit/test-strays.c. With
+namespace: their exclusion is tested on a fake /proc in tests/unit/test-setting-strays.c. With
 kthreads = housekeeping as well, lowlatd finds no kernel thread here and touches none (the
 proc connector, which a new network namespace lacks, is said to be unavailable once)."""
 

@@ -16,6 +16,7 @@
 
 #include "config-fixture.h"
 #include "config/keys.h"
+#include "setting/kind.h"
 
 static void test_scan_interval(void) {
         static const struct {
@@ -684,8 +685,33 @@ static void test_key_table(void) {
         CHECK(cpus_ok, "config_parse_cpus() takes exactly the names each row lists");
 }
 
+/* Every kind a row names is one of the registry's, so that a reader can follow the row to
+ * the kind's file; and the keys of the kinds the posture plans say which. */
+static void test_key_kinds(void) {
+        bool good = true;
+        size_t named = 0;
+
+        for (size_t i = 0; i < config_n_keys; i++) {
+                _cleanup_free_ char *copy = config_keys[i].kinds ? strdup(config_keys[i].kinds) : NULL;
+                char *save = NULL;
+
+                for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w; w = strtok_r(NULL, " ", &save)) {
+                        named++;
+                        if (setting_kind_from_string(w) < 0) {
+                                printf("# %s.%s names '%s', not a kind\n", config_keys[i].section, config_keys[i].name, w);
+                                good = false;
+                        }
+                }
+        }
+        CHECK(good, "every kind a key row names is in kind.h's registry");
+        CHECK(named > 20, "the rows name the kinds they feed");
+        CHECK(streq_ptr(config_key_find(config_section_find("cpus"), "hold_timestamping")->kinds, "timestamping_hold"),
+              "hold_timestamping feeds timestamping_hold");
+}
+
 int main(void) {
         test_key_table();
+        test_key_kinds();
         test_scan_interval();
         test_mode();
         test_irqbalance_mode();

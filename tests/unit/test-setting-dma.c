@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cpu_dma_latency (setting-dma.c): the request held open, and a stricter one is fine. */
+/* cpu_dma_latency (lib/setting/dma.c): the request held open, and a stricter one is fine. */
 #include "setting/dma.h"
 #include "setting-fixture.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* governor (setting-governor.c): available governors only, trimmed reads, CPUs without
+/* governor (lib/setting/governor.c): available governors only, trimmed reads, CPUs without
  * cpufreq. */
 #include "setting-fixture.h"
 #include "setting/governor.h"

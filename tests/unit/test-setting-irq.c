@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* irq_affinity (setting-irq.c): drift and correction, a lagging effective CPU, observe mode,
+/* irq_affinity (lib/setting/irq.c): drift and correction, a lagging effective CPU, observe mode,
  * unmovable IRQs, pins, and the IRQ scan as names come and go. */
 #include "setting-fixture.h"
 #include "setting/irq.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* NIC settings (setting-nic.c): replanning an interface keeps each setting's history. */
+/* NIC settings (lib/setting/nic.c): replanning an interface keeps each setting's history. */
 #include "setting-fixture.h"
 #include "setting/nic.h"
 #include "setting/table.h"

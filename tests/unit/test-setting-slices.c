@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* slice_cpus (setting-slices.c): what can be checked without PID 1 (test_slices.py talks
+/* slice_cpus (lib/setting/slices.c): what can be checked without PID 1 (test_slices.py talks
  * to a fake one). */
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sysctl (setting-sysctl.c): the path from the key, unsupported sysctls, white space. */
+/* sysctl (lib/setting/sysctl.c): the path from the key, unsupported sysctls, white space. */
 #include "setting/file.h"
 #include "setting-fixture.h"
 #include "setting/sysctl.h"
