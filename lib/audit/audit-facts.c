@@ -156,8 +156,8 @@ _printf_(3, 4) int audit_read_cpus(Audit *a, CPUSet *ret, const char *fmt, ...) 
         return cpuset_parse_list(text, ret);
 }
 
-/* Whether relpath exists, without opening it: opening /dev/cpu_dma_latency adds a PM QoS
- * request, and the audit changes nothing. The last component is not followed. */
+/* Whether relpath exists, without opening it (a device opened has effects of its own). The
+ * last component is not followed. */
 bool audit_path_exists(Audit *a, const char *relpath) {
         _cleanup_free_ char *parent = audit_check_alloc(a, strdup(relpath));
         _cleanup_close_ int fd = -1;

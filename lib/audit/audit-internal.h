@@ -152,6 +152,7 @@ typedef struct Audit {
         AppRealtime *app_realtime; /* filled by audit_check_apps() */
         size_t n_app_realtime, allocated_app_realtime;
         bool dma_device_exists;
+        bool dma_default_in_force; /* the device reads the default: no request is in force */
         unsigned max_processes;
         unsigned dma_holder_pid;
         char *dma_holder_comm;

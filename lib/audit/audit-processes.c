@@ -16,6 +16,7 @@
 #include "audit/audit-internal.h"
 #include "host/task.h"
 #include "basic/util.h"
+#include "host/host.h"
 
 #define CAP_IPC_LOCK_BIT 14
 #define FDS_PER_PROCESS_MAX 65536U
@@ -109,6 +110,38 @@ static int process_holds_dma_latency(Audit *a, unsigned pid) {
         }
         closedir(d);
         return found;
+}
+
+/* The kernel's PM_QOS_CPU_LATENCY_DEFAULT_VALUE (2000 * USEC_PER_SEC, include/linux/pm_qos.h):
+ * what /dev/cpu_dma_latency reads while no request below it is in force. */
+#define DMA_LATENCY_DEFAULT_USEC 2000000000
+
+/* Whether a latency request is in force: the device reads the current target (an s32, 4
+ * bytes; a fake tree may hold it as text), and only a target below the default constrains
+ * anything. Reading opens the device, which adds a request at the default for as long as it
+ * is open: that changes no target. 1 in force, 0 not, -errno when it cannot be told. */
+static int dma_latency_in_force(Audit *a) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int32_t v;
+        int r;
+
+        r = host_read_file_max(a->host, "dev/cpu_dma_latency", 64, &buf, &len);
+        if (r < 0)
+                return r;
+        if (len == sizeof(v) && strspn(buf, "0123456789") != len) {
+                memcpy(&v, buf, sizeof(v));
+        } else {
+                char *end;
+                long long t;
+
+                errno = 0;
+                t = strtoll(buf, &end, 10);
+                if (errno != 0 || end == buf || (*end != '\n' && *end != '\0') || t < INT32_MIN || t > INT32_MAX)
+                        return -EBADMSG;
+                v = (int32_t) t;
+        }
+        return v >= 0 && v < DMA_LATENCY_DEFAULT_USEC;
 }
 
 /* Appends {pid, comm, *allowed} to a list of tasks (taking *allowed), with what st (NULL
@@ -228,7 +261,7 @@ static void scan_process(Audit *a, unsigned pid) {
                 tasks_append(a, &a->strays, &a->n_strays, &a->allocated_strays, pid, comm, &allowed,
                              have_stat ? &st : NULL);
 
-        if (a->dma_device_exists && a->dma_holder_pid == 0) {
+        if (a->dma_device_exists && !a->dma_default_in_force && a->dma_holder_pid == 0) {
                 r = process_holds_dma_latency(a, pid);
                 if (r > 0) {
                         a->dma_holder_pid = pid;
@@ -247,6 +280,14 @@ void audit_scan_processes(Audit *a) {
         if (!a->apps || !a->app_matched)
                 return;
         a->dma_device_exists = audit_path_exists(a, "dev/cpu_dma_latency");
+        if (a->dma_device_exists) {
+                /* A writer holds a request only while a value below the default is in
+                 * force; at the default, nobody does (a writer that wrote nothing, or the
+                 * default). Unreadable: the writers are counted, as before. */
+                int r = dma_latency_in_force(a);
+                if (r == 0)
+                        a->dma_default_in_force = true;
+        }
         if (audit_list_numbers(a, "proc", a->max_processes, &pids, &n, &a->n_pids_total) < 0)
                 return;
         for (size_t i = 0; i < n && a->error == 0; i++)

@@ -29,6 +29,8 @@ typedef struct ConfigParse {
         /* The rows this file has set, by object: a second line for one is a warning. */
         struct ConfigSeen {
                 const void *object;
+                const ConfigSection *section;
+                char *argument; /* a named section's name: [nic "eth0"] twice is one object */
                 const ConfigKey *row;
                 unsigned line;
         } *seen;

@@ -101,11 +101,15 @@ bool posture_kthread_target(const Posture *p, const char *comm, KthreadTarget *r
 }
 
 const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name) {
+        return posture_irq_pin_before(p, irq_name, p->config->n_pins);
+}
+
+const IrqPin *posture_irq_pin_before(const Posture *p, const char *irq_name, size_t before) {
         const Config *c = p->config;
 
         if (!irq_name)
                 return NULL;
-        for (size_t i = c->n_pins; i > 0; i--) {
+        for (size_t i = MIN(before, c->n_pins); i > 0; i--) {
                 const IrqPin *pin = &c->pins[i - 1];
                 /* irq_name is the action list "a, b"; match each and the whole. */
                 if (fnmatch(pin->glob, irq_name, 0) == 0)

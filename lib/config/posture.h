@@ -62,3 +62,5 @@ bool posture_kthread_target(const Posture *p, const char *comm, KthreadTarget *r
 /* The pin for an IRQ whose /proc/interrupts action names are given (the last matching
  * pin wins), or NULL when the IRQ only has to stay off isolated CPUs. */
 const IrqPin *posture_irq_pin(const Posture *p, const char *irq_name);
+/* The same among the pins before the before-th (the one a later pin overrides). */
+const IrqPin *posture_irq_pin_before(const Posture *p, const char *irq_name, size_t before);

@@ -175,19 +175,29 @@ static void read_assignment(ConfigParse *p, char *line) {
 /* A row set a second time in one file: the later line wins, as it does across files (a
  * drop-in overriding the main file is what drop-ins are for), but within one file it is
  * a leftover more often than an intent. */
+static bool seen_same_object(const ConfigParse *p, const struct ConfigSeen *s) {
+        if (s->object == p->object)
+                return true;
+        return s->section == p->section && s->argument && p->argument && streq(s->argument, p->argument);
+}
+
 static void note_row_set(ConfigParse *p, const ConfigKey *row) {
+        char *argument = NULL;
+
         for (size_t i = 0; i < p->n_seen; i++)
-                if (p->seen[i].object == p->object && p->seen[i].row == row) {
+                if (p->seen[i].row == row && seen_same_object(p, &p->seen[i])) {
                         config_warning(p, "%s is set again; this line replaces line %u's value", row->name,
                                        p->seen[i].line);
                         p->seen[i].line = p->line;
                         return;
                 }
-        if (array_grow(&p->seen, &p->allocated_seen, p->n_seen + 1) < 0) {
+        if ((p->argument && !(argument = strdup(p->argument))) ||
+            array_grow(&p->seen, &p->allocated_seen, p->n_seen + 1) < 0) {
+                free(argument);
                 p->oom = -ENOMEM;
                 return;
         }
-        p->seen[p->n_seen++] = (struct ConfigSeen) { p->object, row, p->line };
+        p->seen[p->n_seen++] = (struct ConfigSeen) { p->object, p->section, argument, row, p->line };
 }
 
 /* The line as it took, for lowlatctl cat-config (merged.c). */
@@ -337,6 +347,8 @@ int config_read(Config *c, const char *name, const char *digest_name, FILE *f, c
                 return r;
         read_lines(&p, &in);
         free(p.argument);
+        for (size_t i = 0; i < p.n_seen; i++)
+                free(p.seen[i].argument);
         free(p.seen);
         if (f && ferror(f)) {
                 error_list_add(errors, "%s: read error", name);

@@ -125,6 +125,44 @@ static void warn_nic_pins(const Posture *p, const Host *h) {
         closedir(dir);
 }
 
+/* Two [irq] pin patterns that take in the same IRQ of this host (/proc/interrupts as it is
+ * now) with other CPUs: the later wins, and the earlier has no effect on that IRQ. Said once
+ * per later pin, at its line. Where the IRQs cannot be read, nothing is said. */
+static void warn_pin_overlaps(const Posture *p, const Host *h) {
+        _cleanup_(irq_names_done) IrqNames names = IRQ_NAMES_EMPTY;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ bool *said = NULL;
+        Config *c = p->config;
+
+        if (c->n_pins < 2 || host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL) < 0 ||
+            irq_names_parse(text, &names) < 0)
+                return;
+        said = calloc(c->n_pins, sizeof(bool));
+        if (!said)
+                return;
+        for (size_t i = 0; i < names.n; i++) {
+                const IrqPin *pin = posture_irq_pin(p, names.names[i]), *earlier;
+                char pin_cpus[64], earlier_cpus[64];
+
+                if (!pin || said[pin - c->pins])
+                        continue;
+                earlier = posture_irq_pin_before(p, names.names[i], (size_t) (pin - c->pins));
+                /* the same pattern again is said as it is read */
+                while (earlier && streq(earlier->glob, pin->glob))
+                        earlier = posture_irq_pin_before(p, names.names[i], (size_t) (earlier - c->pins));
+                if (!earlier || cpuset_equal(&earlier->cpus, &pin->cpus))
+                        continue;
+                said[pin - c->pins] = true;
+                (void) cpuset_format_list_buf(&pin->cpus, pin_cpus, sizeof(pin_cpus));
+                (void) cpuset_format_list_buf(&earlier->cpus, earlier_cpus, sizeof(earlier_cpus));
+                config_warn(c, &pin->source,
+                            "pin: '%s' (CPUs %s) overrides line %u's '%s' (CPUs %s) for IRQ %u (%s): the earlier pin "
+                            "has no effect on it on this host",
+                            pin->glob, pin_cpus, earlier->source.line, earlier->glob, earlier_cpus, names.irqs[i],
+                            names.names[i]);
+        }
+}
+
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
         return posture_load_with(config_path, NULL, h, ret, errors);
 }
@@ -158,6 +196,7 @@ int posture_load_with(const char *config_path, const ConfigMainText *main, const
         config_warn_pins_isolated(p->config, &p->isolated);
         warn_governor(p->config, h, &p->online);
         warn_nic_pins(p, h);
+        warn_pin_overlaps(p, h);
         *ret = TAKE_PTR(p);
         return 0;
 }

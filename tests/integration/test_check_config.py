@@ -134,8 +134,11 @@ WARNINGS = [
     ("[sysfs]\n/sys/kernel/mm/ksm/* = 1\n", 2,
      ["matches 2 files on this host, 1 of them read-only", "/sys/kernel/mm/ksm/pages_shared"]),
     # eth0's IRQs (eth0-TxRx-N in /proc/interrupts) go where its irq_cpus says.
-    ("[nic \"eth*\"]\nirq_cpus = 0\n[irq]\npin = eth0-TxRx-* 1\npin = eth0-TxRx-1 0\n", 4,
+    ("[nic \"eth*\"]\nirq_cpus = 0\n[irq]\npin = eth0-TxRx-* 1\n", 4,
      ["puts irq", "on cpus 1", "an irq of eth0", "irq_cpus = 0", "no effect"]),
+    # Two patterns taking in one IRQ of this host: the later overrides the earlier for it.
+    ("[irq]\npin = eth0-TxRx-* 0\npin = eth0-TxRx-1 1\n", 3,
+     ["'eth0-txrx-1' (cpus 1) overrides line 2's 'eth0-txrx-*' (cpus 0)", "(eth0-txrx-1)", "no effect"]),
 ]
 
 

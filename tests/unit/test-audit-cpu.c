@@ -123,6 +123,31 @@ static void test_cpuidle(void) {
                 CHECK(quiet(&f, "power.dma-latency-unheld"), "opened O_WRONLY|O_CLOEXEC: held");
                 CHECK(message_has(&f, "power.cpuidle", "by pid 500, lowlatd"), "and named as the holder");
         }
+        /* a writer holds a request only while a value below the default is in force: the
+         * device reads the current target, 4 bytes (or text in a fake tree) */
+        {
+                int32_t dflt = 2000000000, ten = 10;
+
+                tree_write_bytes(&f, "dev/cpu_dma_latency", &dflt, sizeof(dflt));
+                if (fixture_run(&f, healthy_config)) {
+                        CHECK(fires(&f, "power.dma-latency-unheld", "/dev/cpu_dma_latency", SEVERITY_WARNING),
+                              "a writer, the default in force (4 bytes): not a holder, unheld warning");
+                        CHECK(!message_has(&f, "power.cpuidle", "by pid 500"), "and not named as the holder");
+                }
+                tree_write(&f, "dev/cpu_dma_latency", "2000000000\n");
+                if (fixture_run(&f, healthy_config))
+                        CHECK(fires(&f, "power.dma-latency-unheld", "/dev/cpu_dma_latency", SEVERITY_WARNING),
+                              "a writer, the default in force (text): not a holder");
+                tree_write_bytes(&f, "dev/cpu_dma_latency", &ten, sizeof(ten));
+                if (fixture_run(&f, healthy_config)) {
+                        CHECK(quiet(&f, "power.dma-latency-unheld"), "a writer, 10 us in force: held");
+                        CHECK(message_has(&f, "power.cpuidle", "by pid 500, lowlatd"), "and named as the holder");
+                }
+                tree_write(&f, "dev/cpu_dma_latency", "10\n");
+                if (fixture_run(&f, healthy_config))
+                        CHECK(quiet(&f, "power.dma-latency-unheld"), "a writer, 10 us in force (text): held");
+                tree_write(&f, "dev/cpu_dma_latency", "");
+        }
 
         /* nobody holds it */
         lowlatd_without.fd_flags[2] = NULL;

@@ -50,6 +50,11 @@ static void test_set_twice(void) {
         check_quiet("[irq]\npin = eth0-* 0\npin = eth1-* 1\n", "two pins of two patterns: no warning");
         check_quiet("[nic \"eth0\"]\ntxqueuelen = 10\n[nic \"eth1\"]\ntxqueuelen = 10\n",
                     "one key in two [nic] sections: no warning");
+        check_warning("[nic \"eth0\"]\ntxqueuelen = 10\n[cpus]\nisolated = 1\n[nic \"eth0\"]\ntxqueuelen = 20\n", 6,
+                      "txqueuelen is set again; this line replaces line 2's",
+                      "a named section repeated, one key set in both: a warning as for a duplicate key");
+        check_quiet("[nic \"eth0\"]\ntxqueuelen = 10\n[nic \"eth0\"]\nrx_usecs = 0\n",
+                    "a named section repeated, two different keys: no warning");
 }
 
 static void test_hurts(void) {
