@@ -349,6 +349,24 @@ static char *dropin_text(const char *line) {
                              line);
 }
 
+/* After update-grub failed: the drop-in as it was before (old: its text, NULL: there was
+ * none), so that the file and grub.cfg do not disagree. */
+static void dropin_restore(const Host *h, BootReport *report, const char *old) {
+        _cleanup_close_ int dir = host_open_file(h, GRUB_DROPIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r;
+
+        if (old)
+                r = dropin_write(h, old);
+        else
+                r = dir < 0 ? dir : unlinkat(dir, GRUB_DROPIN_NAME, 0) < 0 ? -errno : 0;
+        report->result = r < 0 ? "left" : "restored";
+        if (r < 0)
+                fprintf(stderr, "lowlatctl: cannot put /" GRUB_DROPIN " back as it was: %s\n", strerror(-r));
+        else
+                fprintf(stderr, "lowlatctl: /" GRUB_DROPIN " put back as it was before (%s)\n",
+                        old ? "the previous text" : "none");
+}
+
 static int boot_apply_grub(const Host *h, BootReport *report) {
         _cleanup_free_ char *linux_words = NULL, *line = NULL, *text = NULL, *old = NULL;
         int r;
@@ -378,7 +396,10 @@ static int boot_apply_grub(const Host *h, BootReport *report) {
         }
         report->result = "written";
         fprintf(stderr, "lowlatctl: wrote /" GRUB_DROPIN "\n");
-        return update_grub(report);
+        r = update_grub(report);
+        if (r == EXIT_REFUSED)
+                dropin_restore(h, report, old);
+        return r;
 }
 
 static int boot_apply(const Host *h, BootReport *report) {
@@ -397,7 +418,8 @@ static int boot_apply(const Host *h, BootReport *report) {
 /* Deletes exactly what --apply wrote: the drop-in, and only one with lowlatctl's header. */
 static int boot_remove(const Host *h, BootReport *report) {
         _cleanup_close_ int dir = -1;
-        int r = dropin_is_ours(h, NULL);
+        _cleanup_free_ char *text = NULL;
+        int r = dropin_is_ours(h, &text);
 
         if (r == -ENOENT) {
                 report->result = "absent";
@@ -420,7 +442,10 @@ static int boot_remove(const Host *h, BootReport *report) {
                 report->update_grub = "not run: no update-grub";
                 return EXIT_OK;
         }
-        return update_grub(report);
+        r = update_grub(report);
+        if (r == EXIT_REFUSED)
+                dropin_restore(h, report, text);
+        return r;
 }
 
 static void boot_print_text(const BootReport *r) {

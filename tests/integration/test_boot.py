@@ -152,7 +152,26 @@ def on_system_root(t, tmp):
     runs = h.read_text(ran).count("ran") if os.path.exists(ran) else 0
     t.ok(p.returncode == 0 and not os.path.exists("/" + DROPIN) and runs == 2,
          "--remove on /: deleted, update-grub run again", p.stdout + p.stderr)
+    update_grub_fails(t, tmp, conf, bindir, env)
     h.unmount_all()
+
+
+def update_grub_fails(t, tmp, conf, bindir, env):
+    """update-grub failing: the drop-in is put back as it was (none, then the text before)."""
+    stub = os.path.join(bindir, "update-grub")
+    write(stub, "#!/bin/sh\necho broken >&2\nexit 3\n")
+    p = boot(None, conf, "--apply", env=env)
+    t.ok(p.returncode == 1 and not os.path.exists("/" + DROPIN) and "put back" in p.stderr,
+         "update-grub failing after --apply: the new drop-in taken away again, exit 1", p.stdout + p.stderr)
+    write(stub, "#!/bin/sh\nexit 0\n")
+    p = boot(None, conf, "--apply", env=env)
+    before = h.read_text("/" + DROPIN) if os.path.exists("/" + DROPIN) else None
+    write(stub, "#!/bin/sh\nexit 3\n")
+    p = boot(None, conf, "--remove", env=env)
+    after = h.read_text("/" + DROPIN) if os.path.exists("/" + DROPIN) else None
+    t.ok(p.returncode == 1 and before is not None and after == before and "put back" in p.stderr,
+         "update-grub failing after --remove: the drop-in back byte for byte, exit 1", p.stdout + p.stderr)
+    os.unlink("/" + DROPIN)
 
 
 def run(t):
