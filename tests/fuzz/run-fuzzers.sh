@@ -3,7 +3,7 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (meson's compiler may be gcc, which
 # has no libFuzzer) and runs each for a bounded time on a copy of its seed corpus.
 #
-#   run-fuzzers.sh [TARGET...]      targets: config cpuset interrupts irqbalance measure noise procconn sysfs task util (default: all)
+#   run-fuzzers.sh [TARGET...]      targets: busaddr config cpuset interrupts irqbalance measure noise originals procconn sysfs task util (default: all)
 #
 # Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
 # LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
