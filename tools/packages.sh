@@ -26,4 +26,7 @@ TEST_PACKAGES=(
         rt-tests
         # the completion is also tried under bash-completion's own script (test_completion.py)
         bash-completion
+        # the Ansible role in contrib/ansible: linted, and rendered into a test directory
+        # (tests/packaging/test_ansible.py)
+        ansible-core ansible-lint
 )
