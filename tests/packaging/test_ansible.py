@@ -21,6 +21,8 @@ import shutil
 import packaging_util as u
 
 ROLE_DIR = u.src("contrib", "ansible")
+# ansible-core refuses a locale that is not UTF-8 (a test run under LC_ALL=C, say).
+UTF8 = {"LC_ALL": "C.UTF-8"}
 
 PLAY = """---
 - name: Render lowlatd's configuration into a test directory
@@ -61,7 +63,7 @@ def playbook(tmp, varsfile):
            "ANSIBLE_LOCAL_TEMP": os.path.join(tmp, "ansible-local"),
            "ANSIBLE_REMOTE_TEMP": os.path.join(tmp, "ansible-remote"),
            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
-           "ANSIBLE_RETRY_FILES_ENABLED": "0", "HOME": tmp}
+           "ANSIBLE_RETRY_FILES_ENABLED": "0", "HOME": tmp, **UTF8}
     return u.run(["ansible-playbook", "-c", "local", "-i", "localhost,",
                   "-e", "@" + varsfile, os.path.join(tmp, "play.yml")], timeout=300, env=env)
 
@@ -73,10 +75,10 @@ def recap(p, what):
 
 def lint(t):
     lint_p = u.run(["ansible-lint", "--nocolor", "."], timeout=600, cwd=ROLE_DIR,
-                   env={"HOME": u.tempdir("lowlat-lint-")})
+                   env={"HOME": u.tempdir("lowlat-lint-"), **UTF8})
     t.ok(lint_p.returncode == 0, "ansible-lint contrib/ansible: no finding", u.describe(lint_p))
     for book in ("site.yml", "restore.yml"):
-        p = u.run(["ansible-playbook", "--syntax-check", book], timeout=120, cwd=ROLE_DIR)
+        p = u.run(["ansible-playbook", "--syntax-check", book], timeout=120, cwd=ROLE_DIR, env=UTF8)
         t.ok(p.returncode == 0, "ansible-playbook --syntax-check %s" % book, u.describe(p))
 
 
