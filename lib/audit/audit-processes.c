@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The one pass over /proc and what it finds: stray tasks on the isolated CPUs, the
  * /dev/cpu_dma_latency holder, irqbalance, and the configured applications (section 8). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -436,23 +437,18 @@ void audit_check_kthreads(Audit *a) {
 
 /* --- 8. applications --- */
 
-static const char *policy_name(unsigned policy) {
-        switch (policy) {
-        case SCHED_OTHER:
-                return "SCHED_OTHER";
-        case SCHED_FIFO:
-                return "SCHED_FIFO";
-        case SCHED_RR:
-                return "SCHED_RR";
-        case SCHED_BATCH:
-                return "SCHED_BATCH";
-        case SCHED_IDLE:
-                return "SCHED_IDLE";
-        case 6:
-                return "SCHED_DEADLINE";
-        default:
+/* SCHED_FIFO, ...: the kernel's constant for a policy of task.h's table, as the guides write
+ * it, in buf. */
+#define POLICY_NAME_MAX sizeof("an unknown policy")
+static const char *policy_name(unsigned policy, char buf[static POLICY_NAME_MAX]) {
+        const char *name = policy < _SCHED_POLICY_MAX ? sched_policy_to_string((SchedPolicy) policy) : NULL;
+
+        if (!name)
                 return "an unknown policy";
-        }
+        (void) snprintf(buf, POLICY_NAME_MAX, "SCHED_%s", name);
+        for (char *c = buf + strlen("SCHED_"); *c; c++)
+                *c = (char) toupper((unsigned char) *c);
+        return buf;
 }
 
 typedef struct ThreadSummary {
@@ -629,11 +625,13 @@ static void check_app_policy(Audit *a, const AppProcess *ap, const ThreadSummary
                                           : strdup_printf("chrt %s -a -p %u %u now, and start it under chrt %s %u",
                                                           rr ? "-r" : "-f", want_priority, ap->pid, rr ? "-r" : "-f",
                                                           want_priority));
+                char name[POLICY_NAME_MAX];
+
                 if (fix)
                         finding_add(a, SEVERITY_WARNING, "app.policy", ap->subject,
                                     "No thread of %s runs %s (the main thread is %s): a normal task can be made "
                                     "to wait behind other tasks and kernel threads on its CPU. Fix: %s.",
-                                    ap->who, want, policy_name(s->main_policy), fix);
+                                    ap->who, want, policy_name(s->main_policy, name), fix);
         } else if (s->n_rt > 0 && app->priority > 0 && s->max_rt_priority < app->priority &&
                    (app->policy < 0 || app->policy == SCHED_FIFO || app->policy == SCHED_RR)) {
                 _cleanup_free_ char *fix = audit_check_alloc(
@@ -816,9 +814,11 @@ void audit_check_apps(Audit *a) {
 
 /* "SCHED_OTHER", or "SCHED_FIFO priority 1". */
 static char *priority_text(Audit *a, unsigned policy, unsigned rt_priority) {
+        char name[POLICY_NAME_MAX];
+
         if (policy != SCHED_FIFO && policy != SCHED_RR)
-                return audit_check_alloc(a, strdup(policy_name(policy)));
-        return audit_check_alloc(a, strdup_printf("%s priority %u", policy_name(policy), rt_priority));
+                return audit_check_alloc(a, strdup(policy_name(policy, name)));
+        return audit_check_alloc(a, strdup_printf("%s priority %u", policy_name(policy, name), rt_priority));
 }
 
 /* RCU's per-CPU work on a CPU: rcuc/N where the kernel runs it in a thread (real-time

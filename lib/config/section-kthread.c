@@ -10,6 +10,7 @@
 #include "config/keys.h"
 #include "config/posture.h"
 #include "basic/util.h"
+#include "host/task.h"
 
 void *config_open_kthread(ConfigParse *p, const char *argument) {
         Config *c = p->config;
@@ -47,7 +48,7 @@ static void validate_kthread_section(const KthreadSection *k, ErrorList *errors)
                                k->priority_source.file, k->priority_source.line);
         else if ((k->policy == SCHED_FIFO || k->policy == SCHED_RR) && !priority_given)
                 error_list_add(errors, "%s:%u: policy = %s needs priority = 1..99 in the same section",
-                               k->policy_source.file, k->policy_source.line, k->policy == SCHED_FIFO ? "fifo" : "rr");
+                               k->policy_source.file, k->policy_source.line, sched_policy_to_string(k->policy));
 }
 
 void config_validate_kthread(const Config *c, ErrorList *errors) {

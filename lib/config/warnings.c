@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "basic/util.h"
+#include "host/task.h"
 
 void config_warn(Config *c, const ConfigSource *where, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -80,7 +81,7 @@ static void warn_kthread_sections(Config *c) {
                                     "[kthread \"%s\"] makes every kernel thread real-time (%s, priority %u): the "
                                     "kworkers, ksoftirqd and RCU threads then preempt each other and the "
                                     "application by priority alone; name the threads (e.g. [kthread \"ksoftirqd/*\"])",
-                                    k->glob, k->policy == SCHED_FIFO ? "fifo" : "rr", k->priority);
+                                    k->glob, sched_policy_to_string(k->policy), k->priority);
         }
 }
 
