@@ -291,19 +291,35 @@ int systemd_client_get_allowed_cpus(SystemdClient *c, const char *unit, CPUSet *
         return r;
 }
 
-int systemd_client_set_allowed_cpus(SystemdClient *c, const char *unit, const CPUSet *cpus, char **ret_error) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+/* ("AllowedCPUs", <ay>) in an a(sv) being built: the one property both the confined
+ * slices and the partition's slice are given. */
+static int append_allowed_cpus(sd_bus_message *m, const CPUSet *cpus) {
         _cleanup_free_ uint8_t *bytes = NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *interface;
         size_t n;
         int r;
 
-        r = client_prepare(c, unit, &path, &interface, ret_error);
-        if (r < 0)
-                return r;
         r = cpuset_format_bytes(cpus, &bytes, &n);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "AllowedCPUs");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "ay");
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', bytes, n);
+        for (unsigned i = 0; r >= 0 && i < 2; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+int systemd_client_set_allowed_cpus(SystemdClient *c, const char *unit, const CPUSet *cpus, char **ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *interface;
+        int r;
+
+        r = client_prepare(c, unit, &path, &interface, ret_error);
         if (r < 0)
                 return r;
         /* runtime = true: the change lives in /run/systemd/system.control and ends with the
@@ -315,14 +331,8 @@ int systemd_client_set_allowed_cpus(SystemdClient *c, const char *unit, const CP
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
+                r = append_allowed_cpus(m, cpus);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "AllowedCPUs");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "ay");
-        if (r >= 0)
-                r = sd_bus_message_append_array(m, 'y', bytes, n);
-        for (unsigned i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_message_close_container(m);
         if (r < 0) {
                 set_error(ret_error, "cannot build SetUnitProperties: %s", strerror(-r));
@@ -366,24 +376,14 @@ int systemd_client_attach(SystemdClient *c, sd_event *e, SystemdUnitHandler hand
 
 /* ("AllowedCPUs", ay) and ("Description", s) in an a(sv) being built. */
 static int append_slice_properties(sd_bus_message *m, const CPUSet *cpus, const char *description) {
-        _cleanup_free_ uint8_t *bytes = NULL;
-        size_t n;
         int r;
 
-        r = cpuset_format_bytes(cpus, &bytes, &n);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "Description", "s", description);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
+                r = append_allowed_cpus(m, cpus);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", "AllowedCPUs");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "ay");
-        if (r >= 0)
-                r = sd_bus_message_append_array(m, 'y', bytes, n);
-        for (unsigned i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_message_close_container(m);
         return r;
 }
