@@ -87,18 +87,25 @@ static void warn_nic_pins_one(const Posture *p, const Host *h, const IrqNames *n
         }
 }
 
+/* The host's IRQ names as /proc/interrupts lists them now: 0, or -errno. */
+static int read_irq_names(const Host *h, IrqNames *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL);
+        return r < 0 ? r : irq_names_parse(text, ret);
+}
+
 /* A [nic] irq_cpus against the [irq] pins: the NIC's setting wins for its own IRQs, so a pin
  * that names one of them with other CPUs is a contradiction, found on the host's interfaces
  * (sys/class/net) and IRQ names (/proc/interrupts) as they are now. Where those cannot be
  * read, that is said. */
-static void warn_nic_pins(const Posture *p, const Host *h) {
-        _cleanup_(irq_names_done) IrqNames names = IRQ_NAMES_EMPTY;
-        _cleanup_free_ char *text = NULL;
+static void warn_nic_pins(const Posture *p, const Host *h, const IrqNames *names, int names_r) {
         Config *c = p->config;
         const ConfigSource *first = NULL;
         struct dirent *de;
         DIR *dir;
-        int r;
+        int r = names_r;
 
         for (size_t i = 0; i < c->n_nics && !first; i++)
                 if (c->nics[i].irq_cpus.kind == CPUS_LIST)
@@ -106,9 +113,6 @@ static void warn_nic_pins(const Posture *p, const Host *h) {
         if (!first || c->n_pins == 0)
                 return;
         const char *what = "proc/interrupts";
-        r = host_read_file_max(h, what, PROC_INTERRUPTS_MAX, &text, NULL);
-        if (r >= 0)
-                r = irq_names_parse(text, &names);
         if (r >= 0) {
                 what = "sys/class/net";
                 r = host_opendir(h, what, &dir);
@@ -121,35 +125,32 @@ static void warn_nic_pins(const Posture *p, const Host *h) {
         }
         while ((de = readdir(dir)))
                 if (de->d_name[0] != '.')
-                        warn_nic_pins_one(p, h, &names, de->d_name);
+                        warn_nic_pins_one(p, h, names, de->d_name);
         closedir(dir);
 }
 
 /* Two [irq] pin patterns that take in the same IRQ of this host (/proc/interrupts as it is
  * now) with other CPUs: the later wins, and the earlier has no effect on that IRQ. Said once
  * per later pin, at its line. Where the IRQs cannot be read, nothing is said. */
-static void warn_pin_overlaps(const Posture *p, const Host *h) {
-        _cleanup_(irq_names_done) IrqNames names = IRQ_NAMES_EMPTY;
-        _cleanup_free_ char *text = NULL;
+static void warn_pin_overlaps(const Posture *p, const IrqNames *names, int names_r) {
         _cleanup_free_ bool *said = NULL;
         Config *c = p->config;
 
-        if (c->n_pins < 2 || host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL) < 0 ||
-            irq_names_parse(text, &names) < 0)
+        if (c->n_pins < 2 || names_r < 0)
                 return;
         said = calloc(c->n_pins, sizeof(bool));
         if (!said)
                 return;
-        for (size_t i = 0; i < names.n; i++) {
-                const IrqPin *pin = posture_irq_pin(p, names.names[i]), *earlier;
+        for (size_t i = 0; i < names->n; i++) {
+                const IrqPin *pin = posture_irq_pin(p, names->names[i]), *earlier;
                 char pin_cpus[64], earlier_cpus[64];
 
                 if (!pin || said[pin - c->pins])
                         continue;
-                earlier = posture_irq_pin_before(p, names.names[i], (size_t) (pin - c->pins));
+                earlier = posture_irq_pin_before(p, names->names[i], (size_t) (pin - c->pins));
                 /* the same pattern again is said as it is read */
                 while (earlier && streq(earlier->glob, pin->glob))
-                        earlier = posture_irq_pin_before(p, names.names[i], (size_t) (earlier - c->pins));
+                        earlier = posture_irq_pin_before(p, names->names[i], (size_t) (earlier - c->pins));
                 if (!earlier || cpuset_equal(&earlier->cpus, &pin->cpus))
                         continue;
                 said[pin - c->pins] = true;
@@ -158,8 +159,8 @@ static void warn_pin_overlaps(const Posture *p, const Host *h) {
                 config_warn(c, &pin->source,
                             "pin: '%s' (CPUs %s) overrides line %u's '%s' (CPUs %s) for IRQ %u (%s): the earlier pin "
                             "has no effect on it on this host",
-                            pin->glob, pin_cpus, earlier->source.line, earlier->glob, earlier_cpus, names.irqs[i],
-                            names.names[i]);
+                            pin->glob, pin_cpus, earlier->source.line, earlier->glob, earlier_cpus, names->irqs[i],
+                            names->names[i]);
         }
 }
 
@@ -171,7 +172,9 @@ int posture_load_with(const char *config_path, const ConfigMainText *main, const
                       ErrorList *errors) {
         _cleanup_config_ Config *config = NULL;
         _cleanup_(posture_freep) Posture *p = NULL;
+        _cleanup_(irq_names_done) IrqNames names = IRQ_NAMES_EMPTY;
         HostCpus cpus = {};
+        int names_r = -ENODATA;
         size_t errors_before;
         int r;
 
@@ -195,8 +198,12 @@ int posture_load_with(const char *config_path, const ConfigMainText *main, const
                 return -EINVAL;
         config_warn_pins_isolated(p->config, &p->isolated);
         warn_governor(p->config, h, &p->online);
-        warn_nic_pins(p, h);
-        warn_pin_overlaps(p, h);
+        /* /proc/interrupts read once for the two checks that match pins against it (it
+         * runs to megabytes on a large host), and only when there are pins to match. */
+        if (p->config->n_pins > 0)
+                names_r = read_irq_names(h, &names);
+        warn_nic_pins(p, h, &names, names_r);
+        warn_pin_overlaps(p, &names, names_r);
         *ret = TAKE_PTR(p);
         return 0;
 }
