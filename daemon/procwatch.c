@@ -2,7 +2,8 @@
 /* New kernel threads, from the proc connector. A fork by kthreadd arrives while the new
  * thread is still kthreadd's copy, before its creator has named it, placed it and maybe
  * bound it (PF_NO_SETAFFINITY): it is looked at KTHREAD_RELOOK_USEC later, and again while
- * it still has kthreadd's name. Lost events (the socket overflowed) mean a look at every
+ * it still has kthreadd's name (the kernel sends no event when it names a thread: see
+ * host/proc-connector.h). Lost events (the socket overflowed) mean a look at every
  * kernel thread. The periodic scan remains the safety net. */
 #include <string.h>
 #include <time.h>

@@ -3,7 +3,12 @@
  * for every fork, exec and exit on the host. lowlatd listens for one kind only, a fork by
  * kthreadd (pid 2), which is a new kernel thread; a socket filter in the kernel drops every
  * other message, so other processes' forks never wake lowlatd. Needs CAP_NET_ADMIN, and
- * lowlatd in the initial PID and network namespaces (elsewhere the kernel sends nothing). */
+ * lowlatd in the initial PID and network namespaces (elsewhere the kernel sends nothing).
+ * The naming of a new kernel thread is not on the connector: PROC_EVENT_COMM comes only from
+ * prctl(PR_SET_NAME) and a write to /proc/PID/comm by the task's own process, while a kernel
+ * thread's creator names it with set_task_comm(), which sends nothing (0 of ~200 new threads
+ * on 6.18: tests/bench/bench_kthreads.py counts them). Letting COMM through would wake
+ * lowlatd for every thread a program names and never for a kernel thread. */
 #pragma once
 
 #include <linux/netlink.h>

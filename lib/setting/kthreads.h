@@ -10,7 +10,13 @@
 
 /* The proc connector reports a new kernel thread while it is still kthreadd's copy, before
  * its creator has named it, bound it to its CPUs and set PF_NO_SETAFFINITY (the guest of
- * the VM suite reports it 0.3-2.5 ms after the fork). It is looked at this much later... */
+ * the VM suite reports it 0.3-2.5 ms after the fork). It is looked at this much later...
+ * The kernel sends no event when the creator names the thread (see host/proc-connector.h),
+ * so this wait is the only way to it, not a fallback. 5 ms: the development VM names new
+ * threads within 0.5 ms at p50 and 4-8 ms at p99 (docs/performance.md), so most need one
+ * look; and a creator binds a thread (kthread_bind(), PF_NO_SETAFFINITY) only after naming
+ * it, so the look must not come right at the naming, or a thread about to be pinned is taken
+ * for a movable one. */
 #define KTHREAD_RELOOK_USEC (5 * USEC_PER_MSEC)
 /* ... and again every KTHREAD_RELOOK_USEC while it still carries kthreadd's name, up to
  * this age; after that the scan finds it. */

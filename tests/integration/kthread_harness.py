@@ -4,7 +4,10 @@
 
   KthreadForks  the kernel's proc connector, as lowlatd listens to it: every fork by
                 kthreadd (a new kernel thread), with the kernel's own fork time
-                (CLOCK_MONOTONIC, like time.monotonic()) and when it arrived here.
+                (CLOCK_MONOTONIC, like time.monotonic()) and when it arrived here; and
+                every PROC_EVENT_COMM (a task renamed), to show which renames the kernel
+                reports (prctl(PR_SET_NAME) and /proc comm writes; not its own naming of a
+                new kernel thread).
   LoopMounts    creates kernel threads on demand: each mount of a small ext4 image
                 through a loop device starts jbd2/loopN-8 (a movable thread) and a
                 workqueue rescuer for ext4 (PF_NO_SETAFFINITY); the unmount stops them.
@@ -31,13 +34,15 @@ NETLINK_CONNECTOR = 11
 CN_IDX_PROC = CN_VAL_PROC = 1
 PROC_CN_MCAST_LISTEN, PROC_CN_MCAST_IGNORE = 1, 2
 PROC_EVENT_FORK = 1
+PROC_EVENT_COMM = 0x200
 NLMSG_DONE = 3
 KTHREADD = 2
 
 
 class KthreadForks:
     """Listens to the proc connector from a thread; .forks is a list of
-    (tid, fork_time, arrival_time) in seconds of CLOCK_MONOTONIC."""
+    (tid, fork_time, arrival_time) in seconds of CLOCK_MONOTONIC, .comms one of
+    (tid, comm, arrival_time)."""
 
     def __init__(self):
         try:
@@ -48,6 +53,7 @@ class KthreadForks:
             raise h.Skip("the proc connector is not available here: %s" % e)
         self.sock.settimeout(0.2)
         self.forks = []
+        self.comms = []
         self.lock = threading.Condition()
         self._stop = False
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -79,6 +85,12 @@ class KthreadForks:
                         with self.lock:
                             self.forks.append((cpid, ts / 1e9, now))
                             self.lock.notify_all()
+                    elif what == PROC_EVENT_COMM and length >= 76:
+                        # comm_proc_event: process_pid, process_tgid, comm[16]
+                        pid = struct.unpack_from("=i", data, off + 52)[0]
+                        name = data[off + 60:off + 76].split(b"\0")[0].decode(errors="replace")
+                        with self.lock:
+                            self.comms.append((pid, name, now))
                 off += (length + 3) & ~3
 
     def mark(self):
