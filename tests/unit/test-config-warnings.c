@@ -55,6 +55,14 @@ static void test_set_twice(void) {
                       "a named section repeated, one key set in both: a warning as for a duplicate key");
         check_quiet("[nic \"eth0\"]\ntxqueuelen = 10\n[nic \"eth0\"]\nrx_usecs = 0\n",
                     "a named section repeated, two different keys: no warning");
+        /* ethtool's parameters and feature.NAME are no rows of keys.c: [nic]'s assign reads them */
+        check_warning("[nic \"eth0\"]\nrx_usecs = 10\nrx_usecs = 20\n", 3, "rx_usecs is set again; this line replaces line 2's",
+                      "an ethtool parameter set twice in one [nic] section");
+        check_warning("[nic \"eth0\"]\nfeature.rx-gro-hw = on\n[nic \"eth0\"]\nfeature.rx-gro-hw = off\n", 4,
+                      "feature.rx-gro-hw is set again", "a feature.NAME set twice in a named section repeated");
+        check_quiet("[nic \"eth0\"]\nrx_usecs = 10\n[nic \"eth1\"]\nrx_usecs = 10\nfeature.rx-gro-hw = on\n"
+                    "[nic \"eth0\"]\nfeature.rx-gro-hw = on\n",
+                    "one ethtool parameter or feature in two [nic] sections: no warning");
 }
 
 static void test_hurts(void) {
