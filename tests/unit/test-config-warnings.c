@@ -84,19 +84,6 @@ static void test_hurts(void) {
         check_quiet("[kthread \"ksoftirqd/*\"]\npolicy = fifo\npriority = 2\n", "named threads real-time: no warning");
 }
 
-static void test_sysfs_unit(void) {
-        check_warning("[sysfs]\n/sys/kernel/rcu_normal = 1\n", 2, "outside what lowlatd.service may write",
-                      "[sysfs] /sys/kernel/rcu_normal: read-only under the unit");
-        check_warning("[sysfs]\n/sys/power/pm_async = 0\n", 2, "ReadWritePaths=", "/sys/power: the same");
-        check_quiet("[sysfs]\n/sys/kernel/mm/transparent_hugepage/enabled = never\n"
-                    "/sys/devices/system/cpu/cpu*/power/energy_perf_bias = 0\n"
-                    "/sys/module/rcutree/parameters/rcu_kick_kthreads = 1\n"
-                    "/sys/class/net/eth0/device/power/control = on\n"
-                    "/sys/block/sda/queue/scheduler = none\n"
-                    "/sys/bus/pci/devices/0000:00:1f.0/power/control = on\n",
-                    "paths the unit may write, and links into /sys/devices: no warning");
-}
-
 static void test_pins_isolated(void) {
         _cleanup_config_ Config *c = parse_ok("[irq]\npin = * 0-3\npin = ** 1\npin = eth* 2-3\n", "pins parse");
         CPUSet isolated = {};
@@ -112,7 +99,6 @@ static void test_pins_isolated(void) {
 int main(void) {
         test_set_twice();
         test_hurts();
-        test_sysfs_unit();
         test_pins_isolated();
         return tap_finish();
 }
