@@ -157,14 +157,18 @@ static int files_add(UnitSandbox *s, char *file) {
         return 0;
 }
 
-/* Reads the file at rel under the root into s, its name (as the host has it) kept for messages. */
-static int read_one(const Host *h, UnitSandbox *s, const char *rel) {
+/* Reads the file at rel under the root into s, its name (as the host has it) kept for
+ * messages; where it cannot be read (but for -ENOENT), its name in *unreadable. */
+static int read_one(const Host *h, UnitSandbox *s, const char *rel, char **unreadable) {
         _cleanup_free_ char *text = NULL;
         int r;
 
         r = host_read_file(h, rel, &text);
-        if (r < 0)
+        if (r < 0) {
+                if (r != -ENOENT && !*unreadable)
+                        *unreadable = host_path(h, rel);
                 return r;
+        }
         r = files_add(s, host_path(h, rel));
         return r < 0 ? r : unit_sandbox_parse(s, s->files[s->n_files - 1], text);
 }
@@ -226,8 +230,9 @@ static int list_dropins(const Host *h, char ***ret, size_t *ret_n) {
         return 0;
 }
 
-int unit_sandbox_read(const Host *h, UnitSandbox *ret) {
+int unit_sandbox_read(const Host *h, UnitSandbox *ret, char **ret_unreadable) {
         UnitSandbox s = UNIT_SANDBOX_EMPTY;
+        char *unreadable = NULL;
         char **dropins = NULL;
         size_t n_dropins = 0;
         int r = -ENOENT;
@@ -235,7 +240,7 @@ int unit_sandbox_read(const Host *h, UnitSandbox *ret) {
         for (size_t i = 0; i < ELEMENTSOF(unit_directories) && r == -ENOENT; i++) {
                 _cleanup_free_ char *rel = strdup_printf("%s/" UNIT_NAME, unit_directories[i]);
 
-                r = rel ? read_one(h, &s, rel) : -ENOMEM;
+                r = rel ? read_one(h, &s, rel, &unreadable) : -ENOMEM;
         }
         s.installed = r >= 0;
         if (r == -ENOENT) {
@@ -246,15 +251,21 @@ int unit_sandbox_read(const Host *h, UnitSandbox *ret) {
         if (r >= 0)
                 r = list_dropins(h, &dropins, &n_dropins);
         for (size_t i = 0; i < n_dropins; i++) {
-                if (r >= 0)
-                        r = read_one(h, &s, dropins[i]);
+                /* A link to nothing (to /dev/null in a tree that has none) masks its namesakes. */
+                if (r >= 0 && (r = read_one(h, &s, dropins[i], &unreadable)) == -ENOENT)
+                        r = 0;
                 free(dropins[i]);
         }
         free(dropins);
         if (r < 0) {
                 unit_sandbox_done(&s);
+                if (ret_unreadable)
+                        *ret_unreadable = unreadable;
+                else
+                        free(unreadable);
                 return r;
         }
+        free(unreadable);
         *ret = s;
         return 0;
 }

@@ -37,9 +37,11 @@ int unit_sandbox_parse(UnitSandbox *s, const char *file, const char *text);
  * usr/lib/systemd/system, lib/systemd/system that has one, then the drop-ins
  * lowlatd.service.d/ "*.conf" of all of them in the order of their names (one in an
  * earlier directory hides one of the same name in a later one). Where no unit file is
- * there, the unit as lowlatd ships it is read in its place (installed false). 0, or
- * -errno when a file that is there cannot be read. */
-int unit_sandbox_read(const Host *h, UnitSandbox *ret);
+ * there, the unit as lowlatd ships it is read in its place (installed false). A drop-in
+ * that leads nowhere (a link to /dev/null, in a tree without one) masks its namesakes.
+ * 0, or -errno when a file that is there cannot be read (its name, as the host has it,
+ * then in *ret_unreadable when that is not NULL; the caller frees it). */
+int unit_sandbox_read(const Host *h, UnitSandbox *ret, char **ret_unreadable);
 
 /* Whether the unit leaves path (absolute, under /sys) writable: the deepest of the paths
  * named that is path or holds it decides; none: writable (ProtectSystem=strict leaves the

@@ -170,16 +170,15 @@ static void warn_pin_overlaps(const Posture *p, const IrqNames *names, int names
  * advises silences it. Where the unit cannot be read, that is said. */
 static void warn_sysfs_sandbox(Config *c, const Host *h) {
         _cleanup_(unit_sandbox_done) UnitSandbox sandbox = UNIT_SANDBOX_EMPTY;
+        _cleanup_free_ char *unreadable = NULL;
         int r;
 
         if (c->n_sysfs == 0)
                 return;
-        r = unit_sandbox_read(h, &sandbox);
+        r = unit_sandbox_read(h, &sandbox, &unreadable);
         if (r < 0)
-                config_warn(c, &c->sysfs[0].source,
-                            "what lowlatd.service may write under %s cannot be checked: its unit file or a drop-in "
-                            "cannot be read: %s",
-                            h->root_path, strerror(-r));
+                config_warn(c, &c->sysfs[0].source, "what lowlatd.service may write cannot be checked here: %s: %s",
+                            unreadable ?: h->root_path, strerror(-r));
         else
                 config_warn_sysfs_sandbox(c, &sandbox);
 }

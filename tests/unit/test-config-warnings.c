@@ -86,7 +86,7 @@ static void test_hurts(void) {
 
 static void test_pins_isolated(void) {
         _cleanup_config_ Config *c = parse_ok("[irq]\npin = * 0-3\npin = ** 1\npin = eth* 2-3\n", "pins parse");
-        CPUSet isolated = {};
+        _cleanup_cpuset_ CPUSet isolated = CPUSET_EMPTY;
 
         cpuset_add(&isolated, 2);
         cpuset_add(&isolated, 3);

@@ -158,6 +158,13 @@ static void test_dropins(void) {
                     "... the reset in 20-reset.conf came before 30-add.conf");
         tree_write(&f, ETC_DIR "lowlatd.service.d/30-add.conf", "[Service]\n");
         check_warns(&f, RCU, 2, OUTSIDE, NULL, "a drop-in in etc/ hides the one of the same name in usr/lib/");
+        tree_symlink(&f, ETC_DIR "lowlatd.service.d/30-add.conf", "/dev/null");
+        check_warns(&f, RCU, 2, OUTSIDE, NULL, "... as does a link to /dev/null (none in this tree): no error");
+        tree_mkdir(&f, ETC_DIR "lowlatd.service.d/40-odd.conf");
+        check_warns(&f, RCU, 2, "cannot be checked here",
+                    (const char *const[]) { "lowlatd.service.d/40-odd.conf: Is a directory", NULL },
+                    "a drop-in that cannot be read: said, with its name, at the first [sysfs] line");
+        tree_remove(&f, ETC_DIR "lowlatd.service.d/40-odd.conf");
 
         /* The unit in etc/ wins over the one in usr/lib/. */
         tree_remove(&f, "run/systemd/system/lowlatd.service.d");
