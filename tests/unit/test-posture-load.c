@@ -4,6 +4,7 @@
  * irq_cpus against [irq] pins and two pins over one IRQ, and what lowlatd.service with its
  * drop-ins under the root leaves writable (lib/host/unit-sandbox.c). */
 #include "setting/posture-load.h"
+#include "host/unit-sandbox.h"
 #include "faketree.h"
 #include "tap.h"
 
@@ -107,6 +108,40 @@ static void test_unit_not_installed(void) {
         fixture_done(&f);
 }
 
+static bool under_sys(const char *path) {
+        return strncmp(path, "/sys", 4) == 0 && (path[4] == '\0' || path[4] == '/');
+}
+
+/* The same paths under /sys in the same order (the unit names /proc paths too). */
+static bool same_paths(const UnitSandboxPath *a, size_t n_a, const UnitSandboxPath *b, size_t n_b) {
+        size_t i = 0, j = 0;
+
+        for (;; i++, j++) {
+                while (i < n_a && !under_sys(a[i].path))
+                        i++;
+                while (j < n_b && !under_sys(b[j].path))
+                        j++;
+                if (i == n_a || j == n_b)
+                        return i == n_a && j == n_b;
+                if (!streq(a[i].path, b[j].path))
+                        return false;
+        }
+}
+
+/* The copy the code reads where no unit is installed says what units/lowlatd.service.in says. */
+static void check_same_paths(Fixture *f, const char *unit) {
+        _cleanup_(unit_sandbox_done) UnitSandbox kept = UNIT_SANDBOX_EMPTY, shipped = UNIT_SANDBOX_EMPTY;
+
+        if (!CHECK(unit_sandbox_read(f->host, &kept, NULL) == 0 && !kept.installed &&
+                           unit_sandbox_parse(&shipped, "lowlatd.service.in", unit) == 0,
+                   "the kept copy (no unit installed) and units/lowlatd.service.in are read"))
+                return;
+        CHECK(kept.n_read_only > 0 && kept.n_read_write > 0 &&
+                      same_paths(kept.read_only, kept.n_read_only, shipped.read_only, shipped.n_read_only) &&
+                      same_paths(kept.read_write, kept.n_read_write, shipped.read_write, shipped.n_read_write),
+              "... and name the same ReadOnlyPaths= and ReadWritePaths= under /sys, in the same order");
+}
+
 /* units/lowlatd.service.in installed as it is: the same verdicts as the copy the code keeps. */
 static void test_shipped_unit_installed(void) {
         _cleanup_free_ char *unit = faketree_read_file(UNIT_IN);
@@ -115,6 +150,7 @@ static void test_shipped_unit_installed(void) {
         if (!CHECK(unit != NULL, "units/lowlatd.service.in can be read"))
                 return;
         fixture_start(&f);
+        check_same_paths(&f, unit);
         tree_write(&f, UNIT_DIR "lowlatd.service", unit);
         check_warns(&f, RCU, 2, OUTSIDE,
                     (const char *const[]) { "ReadOnlyPaths=/sys in ", UNIT_DIR "lowlatd.service;", NULL },
