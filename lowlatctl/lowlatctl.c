@@ -364,8 +364,9 @@ static void help(void) {
                "     --version      Show the version, and that of the lowlatd on the bus\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
                "3 unknown (lowlatd unreachable), 64 usage error; boot: 1 refused; measure: 69 no tool installed,\n"
-               "77 its threads cannot run (or did not run) on the CPUs they measure,\n"
-               "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
+               "77 not root (no real-time priority for the tool's threads) or its threads cannot run\n"
+               "(or did not run) on the CPUs they measure, 78 no isolated CPUs and no --cpus.\n"
+               "See lowlatctl(1).\n");
 }
 
 /* Refused with any verb whose row does not list them, in this order. */
