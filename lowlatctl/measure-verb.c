@@ -460,6 +460,15 @@ int measure_parse_duration(const char *value, MeasureArguments *args) {
 
 /* ---- Where the threads may run ----------------------------------------------------------- */
 
+/* Why the bus could not be reached, said only where the bus was needed: a refusal of
+ * measure's own (an offline CPU, no tool, not root) comes alone. */
+static void measure_say_bus_failure(const MeasureArguments *args) {
+        _cleanup_free_ char *shown = args->bus_failure ? text_escape_lines(args->bus_failure) : NULL;
+
+        if (shown)
+                fprintf(stderr, "lowlatctl: %s\n", shown);
+}
+
 /* What to measure: --cpus, or the isolated CPUs lowlatd names; every one of them online.
  * 0, or the exit status after printing why. */
 static int measure_resolve_cpus(sd_bus *bus, const MeasureArguments *args, CPUSet *cpus) {
@@ -475,6 +484,7 @@ static int measure_resolve_cpus(sd_bus *bus, const MeasureArguments *args, CPUSe
                 }
         } else {
                 if (!bus) {
+                        measure_say_bus_failure(args);
                         fprintf(stderr, "lowlatctl: lowlatd is not reachable to say which CPUs are isolated; "
                                         "give --cpus\n");
                         return EXIT_UNKNOWN;
@@ -739,6 +749,8 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
                                 "the result is not recorded\n");
                 return finish_output(EXIT_NOT_ON_CPUS);
         }
+        if (!bus)
+                measure_say_bus_failure(args);
         if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime,
                                        res.measured_usec ?: end - start) < 0)
                 fprintf(stderr, "lowlatctl: the result was not recorded by lowlatd (status will not show it)\n");
