@@ -551,7 +551,21 @@ static int measure_check_confinement(const MeasureArguments *args, const CPUSet 
                 return EXIT_UNKNOWN;
         }
         if (r >= 0 && !cpuset_is_subset(cpus, &cgroup_cpus)) {
+                _cleanup_free_ char *partition = NULL;
+
                 allowed_list = cpuset_format_list(&cgroup_cpus);
+                /* lowlatd's run-time partition holds those CPUs: every slice but it is
+                 * kept off them, so the scope goes inside it. */
+                if (measure_partition_slice(NULL, cpus, &partition) > 0) {
+                        fprintf(stderr,
+                                "lowlatctl: cannot measure CPU%s %s from here: this process's cgroup %s allows CPUs %s "
+                                "only (its cpuset.cpus.effective), so the tool's threads would run and be measured "
+                                "there. Run it in a scope of %s, the cpuset partition that holds them, as root:\n"
+                                "  systemd-run --scope --slice=%s %s\n",
+                                cpuset_count(cpus) > 1 ? "s" : "", list, cgroup, allowed_list ?: "?", partition,
+                                partition, command);
+                        return EXIT_NOT_ON_CPUS;
+                }
                 fprintf(stderr, "lowlatctl: cannot measure CPU%s %s from here: this process's cgroup %s allows "
                                 "CPUs %s only (its cpuset.cpus.effective), so the tool's threads would run and be "
                                 "measured there. Run it in a scope of a slice that lowlatd does not confine, as "
