@@ -305,8 +305,10 @@ static void measure_print_placement(FILE *f, const MeasurePlacement *placement) 
                 fputs("The figures above are not those of the CPUs they name.\n", f);
 }
 
-static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, const char *cpus,
-                          uint64_t wall_usec, const MeasurePlacement *placement) {
+/* noise NULL: not counted, because there was no bus (bus_reached false) or Noise() did not
+ * answer. */
+static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, bool bus_reached,
+                          const char *cpus, uint64_t wall_usec, const MeasurePlacement *placement) {
         measure_print_header(f, res, cpus, wall_usec);
         fprintf(f, "%5s %10s %7s %7s %7s %7s  %s\n", "CPU", "SAMPLES", "MIN", "AVG", "P99", "MAX",
                 noise ? "NOISE DURING THE RUN" : "");
@@ -339,7 +341,9 @@ static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *no
         }
         measure_print_placement(f, placement);
         if (!noise)
-                fputs("\n(noise not counted: lowlatd's Noise() did not answer)\n", f);
+                fputs(bus_reached ? "\n(noise not counted: lowlatd's Noise() did not answer)\n"
+                                  : "\n(noise not counted: lowlatd is not reachable on the system bus)\n",
+                      f);
         fputs("\n! a max above twice the p99: a spike; the noise beside it is what reached the CPU meanwhile.\n",
               f);
 }
@@ -757,7 +761,8 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
         if (args->json)
                 measure_print_json(stdout, &res, list, end - start, watched ? &placement : NULL);
         else
-                measure_print(stdout, &res, have_noise ? &noise : NULL, list, end - start, watched ? &placement : NULL);
+                measure_print(stdout, &res, have_noise ? &noise : NULL, bus != NULL, list, end - start,
+                              watched ? &placement : NULL);
         if (watched && !measure_placement_ok(&placement)) {
                 fprintf(stderr, "lowlatctl: a measuring thread ran on a CPU other than the one it measures; "
                                 "the result is not recorded\n");

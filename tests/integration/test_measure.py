@@ -208,6 +208,8 @@ def test_oslat_duration(t, w):
     t.ok(len(lines) >= 2 and "cannot connect to the system bus: there is no socket" in lines[-2] and
          "not recorded by lowlatd" in lines[-1],
          "no bus: after the run, why its result was not recorded (the socket that is missing)", desc(p))
+    t.ok("(noise not counted: lowlatd is not reachable on the system bus)" in p.stdout and "Noise()" not in p.stdout,
+         "no bus: the report says the noise was not counted because lowlatd is not reachable", desc(p))
 
 
 def test_not_root(t, w):
