@@ -311,17 +311,33 @@ static bool setting_refused(SettingContext *rc, Setting *s, int r, ReconcileFlag
         return false;
 }
 
+/* A drift, counted and reported. */
+static void report_drift(SettingContext *rc, Setting *s, ReconcileFlags flags) {
+        if (!(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+                rc->counters.drift_events++;
+        emit(rc, EVENT_DRIFT, s, flags);
+}
+
 /* Writes the desired value and reads it back. Returns -ENOENT when the object vanished,
- * else 0 with the state set. */
-static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before) {
+ * else 0 with the state set. drift_due: the drift this look found is not reported yet; it
+ * is, before whatever follows, unless the host refuses the very first write to a setting
+ * never seen as desired (a kernel thread that gains PF_NO_SETAFFINITY between its name and
+ * the write, as every new bound kworker does): that one is unmovable, never a drift. */
+static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before,
+                           bool drift_due) {
         const SettingVTable *vt = SETTING_VTABLE(s);
         char buf[4096];
         int r;
 
         r = setting_record_original(rc, s);
-        if (r < 0)
+        if (r < 0) {
+                if (drift_due)
+                        report_drift(rc, s, flags);
                 goto failed;
+        }
         r = vt->write(s, rc, s->desired);
+        if (drift_due && !(r == -EPERM && before == SETTING_PENDING))
+                report_drift(rc, s, flags);
         if (r == -ENOENT)
                 return -ENOENT;
         if (setting_refused(rc, s, r, flags))
@@ -374,7 +390,7 @@ failed:
 
 int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags) {
         const SettingVTable *vt = SETTING_VTABLE(s);
-        bool force = flags & RECONCILE_FORCE, changed;
+        bool force = flags & RECONCILE_FORCE, changed, drift_due;
         SettingState before = s->state;
         char buf[4096];
         int r;
@@ -455,18 +471,14 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
         s->last_drift_usec = now;
         if (before != SETTING_DRIFTED)
                 s->rewritten = setting_state_is_good(before);
-        if (before != SETTING_DRIFTED && before != SETTING_FAILED) {
-                setting_set_state(s, SETTING_DRIFTED);
-                if (!(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
-                        rc->counters.drift_events++;
-                emit(rc, EVENT_DRIFT, s, flags);
-        }
+        drift_due = before != SETTING_DRIFTED && before != SETTING_FAILED;
         setting_set_state(s, SETTING_DRIFTED);
-        if (rc->observe)
+        if (rc->observe || (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)) {
+                if (drift_due)
+                        report_drift(rc, s, flags);
                 return 0;
-        if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
-                return 0;
-        return setting_correct(rc, s, now, flags, before);
+        }
+        return setting_correct(rc, s, now, flags, before, drift_due);
 }
 
 int setting_probe(SettingContext *rc, Setting *s) {
