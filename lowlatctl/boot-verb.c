@@ -559,6 +559,26 @@ static void boot_print_json(const BootReport *r) {
         fputs("}\n", stdout);
 }
 
+/* The deliberate rule on a lone housekeeping CPU (lowlatctl(1), boot): a boot line that
+ * leaves one CPU (CPU 0, as isolating all the others does) for every IRQ, kernel thread,
+ * timer and RCU callback of the host is refused where the host has more than two online
+ * CPUs, since there the configuration can leave two; on a host of two CPUs one
+ * housekeeping CPU is the only way to isolate anything, and it is written. --remove is
+ * never refused for it: taking back what was written does not depend on the line. */
+static int boot_check_housekeeping(const Posture *p) {
+        unsigned online = cpuset_count(&p->online), housekeeping = cpuset_count(&p->housekeeping);
+        _cleanup_free_ char *list = NULL;
+
+        if (housekeeping != 1 || cpuset_is_empty(&p->isolated) || online <= 2)
+                return 0;
+        list = cpuset_format_list(&p->housekeeping);
+        fprintf(stderr, "lowlatctl: the configuration leaves CPU %s alone as housekeeping on a host of %u online "
+                        "CPUs: one CPU would take every IRQ, kernel thread, timer and RCU callback of the others. "
+                        "Isolate fewer CPUs so that at least two are left for housekeeping; refusing\n",
+                list ?: "?", online);
+        return EXIT_REFUSED;
+}
+
 /* The posture to build the line for; 0, or the exit status after saying why. */
 static int boot_load(const BootArguments *args, const Host *h, Posture **ret) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
@@ -596,6 +616,8 @@ int verb_boot_run(const BootArguments *args) {
         real = realpath(args->root ?: "/", NULL);
         report.system_root = real && streq(real, "/");
         r = boot_load(args, h, &posture);
+        if (r == 0 && args->action != BOOT_ACTION_REMOVE)
+                r = boot_check_housekeeping(posture);
         if (r != 0)
                 return r;
         r = audit_boot_line(h, posture, &report.line, &report.params);

@@ -8,6 +8,8 @@
 - /etc/kernel/cmdline under --root: the administrator's words kept byte for byte, a value
   of theirs replaced and given back, the state file, --remove exact (their later words
   kept, a word of ours they changed left), a file lowlatctl created removed again;
+- the lone housekeeping CPU rule: refused on 3 and 4 CPUs, written on 2, never for
+  --remove;
 - and on "/" in a private mount namespace (tmpfs over /boot, /etc/default, /etc/kernel and
   /var/lib; stubs for grubby, bootctl and kernel-install first on PATH): grubby's call and
   the entries before and after, --remove exact, a failing grubby puts every entry back
@@ -170,6 +172,22 @@ def kernel_cmdline_under_root(t, conf):
     t.ok(p.returncode == 1 and not os.path.exists(path), "a state file lowlatctl did not write: refused", p.stderr)
 
 
+def lone_housekeeping(t, tmp):
+    host = tree({}, ncpus=4)
+    p = boot(host.root, config(tmp, "hk4.conf", "1-3"))
+    t.ok(p.returncode == 1 and "CPU 0 alone as housekeeping" in p.stderr and "4 online" in p.stderr,
+         "4 CPUs, 1-3 isolated: CPU 0 alone is refused, saying why", p.stderr)
+    p = boot(host.root, config(tmp, "hk4.conf", "1-3"), "--remove")
+    t.ok(p.returncode == 0, "--remove is not refused for it", p.stderr)
+    host3 = tree({}, ncpus=3)
+    p = boot(host3.root, config(tmp, "hk3.conf", "1-2"))
+    t.ok(p.returncode == 1 and "alone as housekeeping" in p.stderr, "3 CPUs, 1-2 isolated: refused", p.stderr)
+    host2 = tree({}, ncpus=2)
+    p, doc = boot_json(host2.root, config(tmp, "hk2.conf", "1"))
+    t.ok(p.returncode == 0 and "nohz_full=1" in doc.get("arguments", "").split(),
+         "2 CPUs, 1 isolated: the only way to isolate anything, written", p.stdout + p.stderr)
+
+
 def namespace_setup(t, tmp):
     """tmpfs over what the loaders touch; the stubs first on PATH. The environment, or None."""
     for d in ("/boot", "/etc/default", "/etc/kernel", "/var/lib"):
@@ -325,6 +343,7 @@ def run(t):
     conf = config(tmp, "lowlatd.conf", "2-3")
     detection(t, conf)
     kernel_cmdline_under_root(t, conf)
+    lone_housekeeping(t, tmp)
     on_system_root(t, tmp)
 
 
