@@ -121,20 +121,8 @@ static bool irq_matches(Setting *s, SettingContext *rc) {
 /* An original is what smp_affinity_list read: a CPU list, not empty, of this host's
  * possible CPUs (an affinity may keep one that is offline now). Read at restore only. */
 static const char *irq_original_problem(const Setting *s, SettingContext *rc, const char *value) {
-        HostCpus cpus = {};
-        bool ok;
-
         (void) s;
-        if (cpuset_parse_list(value, &rc->scratch) < 0)
-                return "not a CPU list";
-        if (cpuset_is_empty(&rc->scratch))
-                return "no CPU";
-        if (host_read_cpus(rc->host, &cpus) >= 0 && !cpuset_is_empty(&cpus.possible))
-                ok = cpuset_is_subset(&rc->scratch, &cpus.possible);
-        else
-                ok = cpuset_is_subset(&rc->scratch, &rc->posture->online);
-        host_cpus_done(&cpus);
-        return ok ? NULL : "CPUs this host does not have";
+        return setting_cpu_list_problem(rc, value, false);
 }
 
 /* A read-only smp_affinity_list is the kernel's no before any write; a managed IRQ's
