@@ -244,7 +244,9 @@ static unsigned settings_not_ok(const Manager *m) {
 static int property_get_uint32(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
-        uint32_t v = streq(property, "Settings") ? (uint32_t) m->table.n : settings_not_ok(m);
+        uint32_t v = streq(property, "Settings")         ? (uint32_t) m->table.n
+                     : streq(property, "RestoreSkipped") ? m->restore_skipped
+                                                         : settings_not_ok(m);
         return sd_bus_message_append(reply, "u", v);
 }
 
@@ -560,6 +562,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ReloadIfUnchanged", SD_BUS_ARGS("t", digest), SD_BUS_NO_RESULT,
                                 method_reload_if_unchanged, 0),
         SD_BUS_METHOD_WITH_ARGS("Restore", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", restored), method_restore, 0),
+        /* Not announced: set by Restore() before its reply, which is when a client reads it. */
+        SD_BUS_PROPERTY("RestoreSkipped", "u", property_get_uint32, 0, 0),
         SD_BUS_SIGNAL_WITH_ARGS("Drift",
                                 SD_BUS_ARGS("s", kind, "s", object, "s", expected, "s", observed, "b", corrected),
                                 0),

@@ -398,7 +398,8 @@ static int manager_restore_setting(Manager *m, Setting *s) {
         int r = setting_restore(&m->rc, s);
 
         if (r == -EBADMSG)
-                log_warning("Not restoring %s %s: %s", setting_kind_to_string(s->kind), s->object, s->reason);
+                log_warning("Not restoring %s %s: %s (in %s)", setting_kind_to_string(s->kind), s->object, s->reason,
+                            m->originals ? m->originals->path : "the originals file");
         return r;
 }
 
@@ -424,6 +425,7 @@ int manager_restore(Manager *m, const char *why) {
                 log_warning("Cannot rewrite the file of original values");
         /* From now on report, do not correct: otherwise the next scan would undo it all. */
         m->restored = true;
+        m->restore_skipped = (uint32_t) MIN(skipped, (size_t) UINT32_MAX);
         m->rc.observe = true;
         m->posture_generation++; /* Mode changed: announce it */
         log_event(EVENT_RESTORED, "Restored %zu settings to their original values (%s)%s; %zu originals on file skipped as values they could not have had; now observing",
