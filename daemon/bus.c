@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
@@ -63,22 +64,45 @@ struct Bus {
         uint64_t names_read_usec;      /* when ListSettings last read the IRQ names; 0: never */
 };
 
+/* Whether more than BUS_LIMIT_WAITING_* waits on the connection message came on: the bytes
+ * in its socket, and what sd-bus read but has not dispatched. */
+static bool bus_others_waiting(sd_bus_message *message) {
+        sd_bus *bus = sd_bus_message_get_bus(message);
+        uint64_t queued = 0;
+        int fd, bytes = 0;
+
+        if (!bus)
+                return false;
+        if (sd_bus_get_n_queued_read(bus, &queued) >= 0 && queued > BUS_LIMIT_WAITING_MESSAGES_MAX)
+                return true;
+        fd = sd_bus_get_fd(bus);
+        return fd >= 0 && ioctl(fd, FIONREAD, &bytes) >= 0 && bytes > (int) BUS_LIMIT_WAITING_BYTES_MAX;
+}
+
 /* Whether an unprivileged method may be answered now (bus-limit.h); if not, the error
  * that says so, at the cost of one small message. Only the unique name is looked at:
  * asking the bus for the caller's uid would be a blocking round trip per call. */
 static int bus_admit(Bus *b, sd_bus_message *message, sd_bus_error *error) {
-        BusLimitVerdict v = bus_limit_admit(&b->limit, sd_bus_message_get_sender(message), now_usec(CLOCK_MONOTONIC));
+        BusLimitVerdict v = bus_limit_admit(&b->limit, sd_bus_message_get_sender(message), now_usec(CLOCK_MONOTONIC),
+                                            bus_others_waiting(message));
 
         if (v == BUS_LIMIT_ADMIT)
                 return 0;
+        if (v == BUS_LIMIT_OTHERS_WAITING || v == BUS_LIMIT_HOLDING_OFF) {
+                if (b->limit.refused == 1)
+                        log_notice("Refusing %s() from %s: other calls are waiting (further refusals are not logged)",
+                                   sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
+                return sd_bus_error_set(error, BUS_LIMIT_ERROR, "Too many calls of late; try again in a second");
+        }
         if (b->limit.refused == 1)
                 log_notice("Refusing %s() from %s: too many calls (further refusals are not logged)",
                            sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
         return sd_bus_error_setf(error, BUS_LIMIT_ERROR,
                                  v == BUS_LIMIT_SENDER_OVER ? "Too many calls from this connection; at most %u a second"
-                                                            : "Too many calls; the share of %u ms a second is spent",
+                                                            : "Too many calls; the share of %u ms in %u ms is spent",
                                  v == BUS_LIMIT_SENDER_OVER ? BUS_LIMIT_PER_SENDER
-                                                            : (unsigned) (BUS_LIMIT_BUDGET_USEC / USEC_PER_MSEC));
+                                                            : (unsigned) (BUS_LIMIT_BUDGET_USEC / USEC_PER_MSEC),
+                                 (unsigned) (BUS_LIMIT_BUDGET_WINDOW_USEC / USEC_PER_MSEC));
 }
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -319,17 +343,18 @@ static int list_settings(Bus *b, sd_bus_message *message) {
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* The answer's CPU time is charged to the window it was admitted in: CPU, not wall time,
- * so that a busy host, which also delays the answer, does not spend the budget. */
+/* The answer's wall time on the loop is charged to the budget window it was admitted in:
+ * wall, not CPU time, since the wait of a root call queued behind it is wall time, and a
+ * loaded host stretches it (bus-limit.h). */
 static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
         int r = bus_admit(b, message, error);
 
         if (r < 0)
                 return r;
         r = list_settings(b, message);
-        bus_limit_charge(&b->limit, now_usec(CLOCK_THREAD_CPUTIME_ID) - start);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_MONOTONIC) - start);
         return r;
 }
 
@@ -372,13 +397,13 @@ static int noise(Bus *b, sd_bus_message *message) {
 
 static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
         int r = bus_admit(b, message, error);
 
         if (r < 0)
                 return r;
         r = noise(b, message);
-        bus_limit_charge(&b->limit, now_usec(CLOCK_THREAD_CPUTIME_ID) - start);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_MONOTONIC) - start);
         return r;
 }
 
