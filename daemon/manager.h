@@ -49,6 +49,7 @@ typedef struct Manager {
         /* The originals on file the last restore did not write, as values their setting could
          * not have had (RestoreSkipped on the bus: Restore()'s reply keeps its one number). */
         uint32_t restore_skipped;
+        int irq_names_error; /* irq_table_names_error() as last logged */
 
         Posture *posture;
         SettingTable table;

@@ -237,6 +237,7 @@ typedef struct NicIrqPin {
 /* What the IRQ kind keeps in the table beside its settings. */
 typedef struct IrqTableState {
         IrqNames names; /* /proc/interrupts as last read */
+        int names_error; /* why the last read of the names failed (-EFBIG: too large); 0 */
         NicIrqPin *nic_pins;
         size_t n_nic_pins, allocated_nic_pins;
 } IrqTableState;
@@ -303,11 +304,21 @@ static bool wants_names(const IrqTableState *st, const Posture *p) {
         return p->config->n_pins > 0 || st->n_nic_pins > 0;
 }
 
+/* A read that fails keeps the names of the last one that worked, and says why for the
+ * daemon to log (irq_table_names_error()): past PROC_INTERRUPTS_MAX no name is new. */
 static void load_names(IrqTableState *st, const Host *h) {
         _cleanup_free_ char *text = NULL;
 
-        if (host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL) >= 0)
+        st->names_error = host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL);
+        if (st->names_error >= 0) {
+                st->names_error = 0;
                 (void) irq_names_parse(text, &st->names);
+        }
+}
+
+int irq_table_names_error(SettingTable *t) {
+        IrqTableState *st = irq_table_state(t);
+        return st ? st->names_error : -ENOMEM;
 }
 
 /* Every IRQ's target again (after names or NIC pins changed). */
