@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The fixed-window limiter behind the unprivileged methods (bus-limit.h says why): a
- * window of a second for each connection's count, a short one for the loop time. The
- * table of senders lives for one window only, so it never grows past the calls a window
- * admits, whoever connects and goes. */
+/* The fixed-window limiter behind the unprivileged methods, and the hold while a backlog
+ * waits (bus-limit.h says why). The table of senders lives for one window only, so it
+ * never grows past the calls a window admits, whoever connects and goes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,13 +20,12 @@ static bool window_over(uint64_t start, uint64_t now, uint64_t length) {
         return start == 0 || now < start || now - start >= length;
 }
 
-/* A refusal for the loop's sake (not one connection over its share, nor one held off:
- * else a client that retries on Busy would hold itself off for good) holds off the next
- * calls of everyone for BUS_LIMIT_HOLDOFF_USEC. */
+/* A refusal for others waiting holds off everyone's next calls for BUS_LIMIT_HOLDOFF_USEC;
+ * no other refusal does. */
 static BusLimitVerdict refuse(BusLimit *l, uint64_t now, BusLimitVerdict v) {
         l->refused++;
-        if (v != BUS_LIMIT_SENDER_OVER && v != BUS_LIMIT_HOLDING_OFF)
-                l->last_refused = now ?: 1;
+        if (v == BUS_LIMIT_OTHERS_WAITING)
+                l->last_waiting = now ?: 1;
         return v;
 }
 
@@ -38,13 +36,9 @@ BusLimitVerdict bus_limit_admit(BusLimit *l, const char *sender, uint64_t now, b
                 bus_limit_clear(l);
                 l->window_start = now ?: 1;
         }
-        if (window_over(l->budget_start, now, BUS_LIMIT_BUDGET_WINDOW_USEC)) {
-                l->spent_usec = 0;
-                l->budget_start = now ?: 1;
-        }
         if (others_waiting)
                 return refuse(l, now, BUS_LIMIT_OTHERS_WAITING);
-        if (!window_over(l->last_refused, now, BUS_LIMIT_HOLDOFF_USEC))
+        if (!window_over(l->last_waiting, now, BUS_LIMIT_HOLDOFF_USEC))
                 return refuse(l, now, BUS_LIMIT_HOLDING_OFF);
         sender = sender ?: "";
         for (unsigned i = 0; i < l->n_senders && !s; i++)

@@ -9,31 +9,27 @@
 
 #include "basic/util.h"
 
-/* Per window of BUS_LIMIT_WINDOW_USEC at most BUS_LIMIT_PER_SENDER such calls from one
- * connection; and per BUS_LIMIT_BUDGET_WINDOW_USEC no new one once the answers admitted
- * in it took BUS_LIMIT_BUDGET_USEC of the loop's wall time in all. Over either, the call
- * is answered at once with BUS_LIMIT_ERROR. 16 a second leaves room for lowlatctl top at
- * its fastest (--interval 100ms, one Noise() each). The budget is what bounds how long a
- * root call waits behind the answers queued in front of it: one short window's budget
- * and the call that overran it, never a second's worth (250 ms of CPU a second held a root
- * read 176 to 1,296 ms on a loaded machine). Wall time, not CPU time: a loaded host that
- * stretches the answers spends the budget sooner, and the wait is what a caller sees. */
+/* Per window of BUS_LIMIT_WINDOW_USEC: at most BUS_LIMIT_PER_SENDER such calls from one
+ * connection, and no new one once their answers took BUS_LIMIT_BUDGET_USEC of loop time
+ * in all. Over either, the call is answered at once with BUS_LIMIT_ERROR. 16 a second
+ * leaves room for lowlatctl top at its fastest (--interval 100ms, one Noise() each);
+ * the budget bounds the loop's share. */
 #define BUS_LIMIT_WINDOW_USEC (1 * USEC_PER_SEC)
 #define BUS_LIMIT_PER_SENDER 16U
-#define BUS_LIMIT_BUDGET_WINDOW_USEC (100 * USEC_PER_MSEC)
-#define BUS_LIMIT_BUDGET_USEC (20 * USEC_PER_MSEC)
+#define BUS_LIMIT_BUDGET_USEC (250 * USEC_PER_MSEC)
 /* And none while more than this waits to be read on the bus connection (bytes in the
- * socket, or messages sd-bus has read but not dispatched): a root call may be among them,
- * and it would wait behind the answer. The windows alone bound the loop's share, not the
- * wait: they renew while a backlog drains (a budget of 20 ms in 100 ms still put 200 ms of
- * the loop's CPU in front of a root read behind a burst of 8,000 calls). */
+ * socket, or messages sd-bus has read but not dispatched), nor for BUS_LIMIT_HOLDOFF_USEC
+ * after such a refusal: a root call may be among what waits, and it would wait behind the
+ * answers. The budget bounds the loop's share, not that wait: a backlog of 8,000 calls
+ * was worked through at 250 ms of CPU a second (and at 20 ms per 100 ms too, as each
+ * window renewed), and a root read behind it waited up to 1.4 s on a loaded machine.
+ * Only the backlog holds everyone off, never a budget spent by calls made one after the
+ * other (lowlatctl's), and a refusal while held off does not extend it (a client that
+ * retries on Busy would hold itself off for good). What lowlatd sees waiting is only
+ * what reached its socket; dbus-daemon may hold thousands more, hence the hold. */
 #define BUS_LIMIT_WAITING_BYTES_MAX (16U * 1024U)
-/* Nor for this long after a refusal for the loop's sake (the budget, the senders' table,
- * others waiting; not one connection over its share): a burst gets a budget a second, not
- * one every short window (what lowlatd can see waiting is only what reached its socket;
- * dbus-daemon may hold thousands more, a root call among them). */
-#define BUS_LIMIT_HOLDOFF_USEC (1 * USEC_PER_SEC)
 #define BUS_LIMIT_WAITING_MESSAGES_MAX 8U
+#define BUS_LIMIT_HOLDOFF_USEC (1 * USEC_PER_SEC)
 #define BUS_LIMIT_SENDERS_MAX 64U
 #define BUS_LIMIT_ERROR "org.lowlatd1.Error.Busy" /* common/bus-names.h: BUS_ERROR_BUSY */
 
@@ -43,11 +39,10 @@ typedef struct BusLimitSender {
 } BusLimitSender;
 
 typedef struct BusLimit {
-        uint64_t window_start; /* of the senders' window; 0: no window yet */
-        uint64_t budget_start; /* of the budget's window; 0: none yet */
-        uint64_t spent_usec;   /* loop time the admitted calls took in the budget's window */
+        uint64_t window_start; /* 0: no window yet */
+        uint64_t spent_usec;   /* loop time the admitted calls took in this window */
         uint64_t refused;      /* since the start, for the log */
-        uint64_t last_refused; /* when a call was last refused for the loop's sake; 0: never */
+        uint64_t last_waiting; /* when a call was last refused for others waiting; 0: never */
         BusLimitSender senders[BUS_LIMIT_SENDERS_MAX];
         unsigned n_senders;
 } BusLimit;
@@ -55,9 +50,9 @@ typedef struct BusLimit {
 typedef enum BusLimitVerdict {
         BUS_LIMIT_ADMIT,
         BUS_LIMIT_SENDER_OVER,  /* this connection had its share of the window */
-        BUS_LIMIT_BUDGET_SPENT, /* the budget window's loop time is spent, or too many senders */
+        BUS_LIMIT_BUDGET_SPENT, /* the window's loop time is spent, or too many senders */
         BUS_LIMIT_OTHERS_WAITING, /* other messages wait on the connection */
-        BUS_LIMIT_HOLDING_OFF,    /* one was refused for the loop less than BUS_LIMIT_HOLDOFF_USEC ago */
+        BUS_LIMIT_HOLDING_OFF,    /* one was refused so less than BUS_LIMIT_HOLDOFF_USEC ago */
 } BusLimitVerdict;
 
 /* Whether a call from SENDER (a unique bus name) at NOW may be answered, with

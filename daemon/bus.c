@@ -92,17 +92,16 @@ static int bus_admit(Bus *b, sd_bus_message *message, sd_bus_error *error) {
                 if (b->limit.refused == 1)
                         log_notice("Refusing %s() from %s: other calls are waiting (further refusals are not logged)",
                                    sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
-                return sd_bus_error_set(error, BUS_LIMIT_ERROR, "Too many calls of late; try again in a second");
+                return sd_bus_error_set(error, BUS_LIMIT_ERROR, "Too many calls waiting; try again in a second");
         }
         if (b->limit.refused == 1)
                 log_notice("Refusing %s() from %s: too many calls (further refusals are not logged)",
                            sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
         return sd_bus_error_setf(error, BUS_LIMIT_ERROR,
                                  v == BUS_LIMIT_SENDER_OVER ? "Too many calls from this connection; at most %u a second"
-                                                            : "Too many calls; the share of %u ms in %u ms is spent",
+                                                            : "Too many calls; the share of %u ms a second is spent",
                                  v == BUS_LIMIT_SENDER_OVER ? BUS_LIMIT_PER_SENDER
-                                                            : (unsigned) (BUS_LIMIT_BUDGET_USEC / USEC_PER_MSEC),
-                                 (unsigned) (BUS_LIMIT_BUDGET_WINDOW_USEC / USEC_PER_MSEC));
+                                                            : (unsigned) (BUS_LIMIT_BUDGET_USEC / USEC_PER_MSEC));
 }
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -343,18 +342,17 @@ static int list_settings(Bus *b, sd_bus_message *message) {
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* The answer's wall time on the loop is charged to the budget window it was admitted in:
- * wall, not CPU time, since the wait of a root call queued behind it is wall time, and a
- * loaded host stretches it (bus-limit.h). */
+/* The answer's CPU time is charged to the window it was admitted in: CPU, not wall time,
+ * so that a busy host, which also delays the answer, does not spend the budget. */
 static int method_list_settings(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
         int r = bus_admit(b, message, error);
 
         if (r < 0)
                 return r;
         r = list_settings(b, message);
-        bus_limit_charge(&b->limit, now_usec(CLOCK_MONOTONIC) - start);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_THREAD_CPUTIME_ID) - start);
         return r;
 }
 
@@ -397,13 +395,13 @@ static int noise(Bus *b, sd_bus_message *message) {
 
 static int method_noise(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID);
         int r = bus_admit(b, message, error);
 
         if (r < 0)
                 return r;
         r = noise(b, message);
-        bus_limit_charge(&b->limit, now_usec(CLOCK_MONOTONIC) - start);
+        bus_limit_charge(&b->limit, now_usec(CLOCK_THREAD_CPUTIME_ID) - start);
         return r;
 }
 
