@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Host text other than IRQ names (#24 item 3; test_hostile_names.py has those): an
-interface name and a [sysfs] file's value holding a byte that is not UTF-8, ESC, U+009B
-(CSI) and U+202E (right-to-left override). The kernel takes any byte in an interface name
+interface name, a [sysfs] file's value and a process's comm holding a byte that is not
+UTF-8, ESC, U+009B (CSI) and U+202E (right-to-left override). The kernel takes any byte in an interface name
 but '/', ':', white space and NUL; a sysfs file reads what its driver prints.
 
 In a network namespace of the test's own (re-executed under unshare --net --mount): a veth
@@ -10,7 +10,8 @@ pair, one end named with those bytes, kept by [nic "h*"] txqueuelen; a fake tree
 [sysfs] file holds them; the real lowlatd on a private bus and a fake journal socket.
 With --observe, ListSettings answers, and lowlatctl list and status print valid UTF-8 with
 no control or bidi character, the name and the value escaped; list --json gives the bus's
-strings. Then enforcing: a txqueuelen changed by hand and the hostile value written to the
+strings; lowlatctl check (Check() in the daemon, auditing the fake /proc) names a stray
+whose comm holds those bytes, escaped. Then enforcing: a txqueuelen changed by hand and the hostile value written to the
 file are put back, and their journal entries are valid UTF-8 with no control or bidi
 character in any field.
 
@@ -23,6 +24,7 @@ import subprocess
 
 import busctl_harness as b
 import lowlat_harness as h
+import test_check as tc
 import test_hostile_names as hn
 
 NS_ENV = "LOWLAT_HOSTILE_TEXT_NETNS"
@@ -32,6 +34,10 @@ IFNAME = b"h\xff\x1b[2J\xe2\x80\xae"
 PEER = "hpeer0"
 VALUE = b"v\xff\x1b[2J\xc2\x9b1m\xe2\x80\xaeok"
 KSM = "sys/kernel/mm/ksm/run"
+# A comm as prctl(PR_SET_NAME) or /proc/PID/comm takes it: 11 bytes of the 15.
+COMM = b"c\xff\x1b[2J\xc2\x9b\xe2\x80\xae"
+COMM_PID = 4242
+PLACEHOLDER = "commplaceholder"
 WANT = 4321
 
 CONFIG = """\
@@ -80,6 +86,32 @@ def check_clean(t, p, what, must_show=()):
         t.ok(text in p.stdout, "%s shows %r" % (what, text), repr(p.stdout[-1500:]))
 
 
+def add_hostile_process(host):
+    """A stray process in the fake /proc (test_check's files) whose comm is COMM: its stat,
+    status and comm hold the bytes."""
+    tc.add_process(host, COMM_PID, PLACEHOLDER, "0-1", cpu=1)
+    for rel in ("proc/%d/stat" % COMM_PID, "proc/%d/status" % COMM_PID, "proc/%d/task/%d/stat" % (COMM_PID, COMM_PID),
+                "proc/%d/task/%d/status" % (COMM_PID, COMM_PID), "proc/%d/comm" % COMM_PID):
+        with open(host.path(rel), "rb") as f:
+            data = f.read()
+        with open(host.path(rel), "wb") as f:
+            f.write(data.replace(PLACEHOLDER.encode(), COMM))
+
+
+def check_comm(t, view):
+    """lowlatctl check: Check() audits the fake tree's processes in the daemon; the stray
+    is named with its comm, escaped."""
+    for args in (("check",), ("check", "--json")):
+        p = ctl(view.bus, *args)
+        problem = hn.unsafe(p.stdout) or hn.unsafe(p.stderr)
+        t.ok(p.returncode in (0, 1, 2) and not problem and b"%d" % COMM_PID in p.stdout,
+             "lowlatctl %s: a stray with a hostile comm is named, valid UTF-8, no raw control or bidi character"
+             % " ".join(args), "exit %d (%s)\n%r\n%r" % (p.returncode, problem, p.stdout[-1500:], p.stderr[-500:]))
+    p = ctl(view.bus, "check")
+    t.ok(b"c\\xff\\x1b[2J\\u009b\\u202e" in p.stdout, "lowlatctl check shows the comm escaped",
+         repr(p.stdout[-1500:]))
+
+
 def observe_phase(t, host, view):
     d = h.Daemon(host, CONFIG, extra_args=["--observe"], env=view.env())
     d.wait_ready(h.scaled(30))
@@ -100,6 +132,7 @@ def observe_phase(t, host, view):
     check_clean(t, ctl(view.bus, "list"), "lowlatctl list",
                 must_show=(b"h\\xff\\x1b[2J\\u202e/txqueuelen", b"v\\xff\\x1b[2J\\u009b1m\\u202eok"))
     check_clean(t, ctl(view.bus, "status"), "lowlatctl status")
+    check_comm(t, view)
     p = ctl(view.bus, "list", "--json")
     check_clean(t, p, "lowlatctl list --json")
     try:
@@ -155,6 +188,7 @@ def run(t):
         os.makedirs(os.path.dirname(host.path(KSM)), exist_ok=True)
         with open(host.path(KSM), "wb") as f:
             f.write(VALUE + b"\n")
+        add_hostile_process(host)
         j = h.JournalSocket()
         view = b.SettingsView(host.tmp)
         try:
