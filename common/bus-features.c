@@ -29,6 +29,8 @@ static const BusFeatureInfo bus_feature_table[_BUS_FEATURE_MAX] = {
         [BUS_FEATURE_MEASUREMENT_HISTOGRAM] = { "measurement-histogram",
                                                 { "RecordMeasurementHistogram", "LastMeasurementHistogram" },
                                                 "no place to keep a measurement's histogram" },
+        [BUS_FEATURE_RESTORE_SKIPPED] = { "restore-skipped", { "RestoreSkipped" },
+                                          "no count of the originals a restore skipped" },
 };
 
 DEFINE_STRING_TABLE_LOOKUP_IN(bus_feature, BusFeature, bus_feature_table, .name);

@@ -22,6 +22,7 @@ typedef enum BusFeature {
         BUS_FEATURE_DIFF,             /* Diff(), ReloadIfUnchanged(): a reload's dry run */
         BUS_FEATURE_CONDITION,        /* Condition, ConditionReasons, RebootRequired */
         BUS_FEATURE_MEASUREMENT_HISTOGRAM, /* RecordMeasurementHistogram(), LastMeasurementHistogram */
+        BUS_FEATURE_RESTORE_SKIPPED,  /* RestoreSkipped: originals the last restore did not write */
         _BUS_FEATURE_MAX,
         _BUS_FEATURE_INVALID = -EINVAL,
 } BusFeature;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
@@ -63,14 +64,36 @@ struct Bus {
         uint64_t names_read_usec;      /* when ListSettings last read the IRQ names; 0: never */
 };
 
+/* Whether more than BUS_LIMIT_WAITING_* waits on the connection message came on: the bytes
+ * in its socket, and what sd-bus read but has not dispatched. */
+static bool bus_others_waiting(sd_bus_message *message) {
+        sd_bus *bus = sd_bus_message_get_bus(message);
+        uint64_t queued = 0;
+        int fd, bytes = 0;
+
+        if (!bus)
+                return false;
+        if (sd_bus_get_n_queued_read(bus, &queued) >= 0 && queued > BUS_LIMIT_WAITING_MESSAGES_MAX)
+                return true;
+        fd = sd_bus_get_fd(bus);
+        return fd >= 0 && ioctl(fd, FIONREAD, &bytes) >= 0 && bytes > (int) BUS_LIMIT_WAITING_BYTES_MAX;
+}
+
 /* Whether an unprivileged method may be answered now (bus-limit.h); if not, the error
  * that says so, at the cost of one small message. Only the unique name is looked at:
  * asking the bus for the caller's uid would be a blocking round trip per call. */
 static int bus_admit(Bus *b, sd_bus_message *message, sd_bus_error *error) {
-        BusLimitVerdict v = bus_limit_admit(&b->limit, sd_bus_message_get_sender(message), now_usec(CLOCK_MONOTONIC));
+        BusLimitVerdict v = bus_limit_admit(&b->limit, sd_bus_message_get_sender(message), now_usec(CLOCK_MONOTONIC),
+                                            bus_others_waiting(message));
 
         if (v == BUS_LIMIT_ADMIT)
                 return 0;
+        if (v == BUS_LIMIT_OTHERS_WAITING || v == BUS_LIMIT_HOLDING_OFF) {
+                if (b->limit.refused == 1)
+                        log_notice("Refusing %s() from %s: other calls are waiting (further refusals are not logged)",
+                                   sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
+                return sd_bus_error_set(error, BUS_LIMIT_ERROR, "Too many calls waiting; try again in a second");
+        }
         if (b->limit.refused == 1)
                 log_notice("Refusing %s() from %s: too many calls (further refusals are not logged)",
                            sd_bus_message_get_member(message), sd_bus_message_get_sender(message) ?: "?");
@@ -244,7 +267,9 @@ static unsigned settings_not_ok(const Manager *m) {
 static int property_get_uint32(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = ((Bus *) userdata)->manager;
-        uint32_t v = streq(property, "Settings") ? (uint32_t) m->table.n : settings_not_ok(m);
+        uint32_t v = streq(property, "Settings")         ? (uint32_t) m->table.n
+                     : streq(property, "RestoreSkipped") ? m->restore_skipped
+                                                         : settings_not_ok(m);
         return sd_bus_message_append(reply, "u", v);
 }
 
@@ -560,6 +585,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ReloadIfUnchanged", SD_BUS_ARGS("t", digest), SD_BUS_NO_RESULT,
                                 method_reload_if_unchanged, 0),
         SD_BUS_METHOD_WITH_ARGS("Restore", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", restored), method_restore, 0),
+        /* Not announced: set by Restore() before its reply, which is when a client reads it. */
+        SD_BUS_PROPERTY("RestoreSkipped", "u", property_get_uint32, 0, 0),
         SD_BUS_SIGNAL_WITH_ARGS("Drift",
                                 SD_BUS_ARGS("s", kind, "s", object, "s", expected, "s", observed, "b", corrected),
                                 0),

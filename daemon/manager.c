@@ -20,6 +20,8 @@
 #include "unitwatch.h"
 #include "procwatch.h"
 #include "sysfswatch.h"
+#include "host/interrupts.h"
+#include "setting/irq.h"
 #include "setting/originals.h"
 #include "log/log.h"
 #include "host/task.h"
@@ -138,11 +140,29 @@ static void on_setting_event(void *userdata, EventId event, const Setting *s, Re
                 manager_note_rewrite(m, s, now_usec(CLOCK_MONOTONIC));
 }
 
+/* Once when the IRQ names cannot be read any more, once when they can again. */
+static void manager_say_irq_names(Manager *m) {
+        int e = irq_table_names_error(&m->table);
+
+        if (e == m->irq_names_error || e == -ENOMEM)
+                return;
+        if (e == -EFBIG)
+                log_warning("/proc/interrupts is larger than the %zu MiB lowlatd reads: IRQ names are no longer read "
+                            "(the last names read stay; [irq] and NIC pins by name, and labels, miss new ones)",
+                            PROC_INTERRUPTS_MAX / (1024 * 1024));
+        else if (e < 0)
+                log_warning_errno(e, "Cannot read IRQ names from /proc/interrupts");
+        else
+                log_info("IRQ names are read from /proc/interrupts again");
+        m->irq_names_error = e;
+}
+
 void manager_update_status(Manager *m) {
         size_t counts[_SETTING_STATE_MAX];
         _cleanup_free_ char *status = NULL;
         ManagerState state = manager_state(m);
 
+        manager_say_irq_names(m);
         if (m->listener.changed)
                 m->listener.changed(m->listener.userdata);
         /* Called after every event: say something only when the line would change. */
@@ -398,7 +418,8 @@ static int manager_restore_setting(Manager *m, Setting *s) {
         int r = setting_restore(&m->rc, s);
 
         if (r == -EBADMSG)
-                log_warning("Not restoring %s %s: %s", setting_kind_to_string(s->kind), s->object, s->reason);
+                log_warning("Not restoring %s %s: %s (in %s)", setting_kind_to_string(s->kind), s->object, s->reason,
+                            m->originals ? m->originals->path : "the originals file");
         return r;
 }
 
@@ -424,6 +445,7 @@ int manager_restore(Manager *m, const char *why) {
                 log_warning("Cannot rewrite the file of original values");
         /* From now on report, do not correct: otherwise the next scan would undo it all. */
         m->restored = true;
+        m->restore_skipped = (uint32_t) MIN(skipped, (size_t) UINT32_MAX);
         m->rc.observe = true;
         m->posture_generation++; /* Mode changed: announce it */
         log_event(EVENT_RESTORED, "Restored %zu settings to their original values (%s)%s; %zu originals on file skipped as values they could not have had; now observing",

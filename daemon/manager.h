@@ -46,6 +46,10 @@ typedef struct Manager {
         char *config_path;
         bool observe_override; /* --observe */
         bool restored;         /* Restore() happened: observing until the next good reload */
+        /* The originals on file the last restore did not write, as values their setting could
+         * not have had (RestoreSkipped on the bus: Restore()'s reply keeps its one number). */
+        uint32_t restore_skipped;
+        int irq_names_error; /* irq_table_names_error() as last logged */
 
         Posture *posture;
         SettingTable table;

@@ -503,6 +503,12 @@ int ctl_read_config_warnings(sd_bus *bus, char ***ret) {
         return sd_bus_get_property_strv(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ConfigWarnings", &error, ret);
 }
 
+int ctl_read_restore_skipped(sd_bus *bus, uint32_t *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        return sd_bus_get_property_trivial(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "RestoreSkipped", &error, 'u', ret);
+}
+
 int ctl_call_action(sd_bus *bus, const char *method) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

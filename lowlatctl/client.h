@@ -133,6 +133,9 @@ int check_report_local(const char *config_path, const char *root, CheckReport *r
 int ctl_call_action(sd_bus *bus, const char *method);
 /* ConfigWarnings: *ret is NULL when there are none; -errno for a lowlatd without it. */
 int ctl_read_config_warnings(sd_bus *bus, char ***ret);
+/* RestoreSkipped: the originals the last restore did not write (not values their setting
+ * could have had). -errno from a lowlatd without it. */
+int ctl_read_restore_skipped(sd_bus *bus, uint32_t *ret);
 /* Diff(text, name) and ReloadIfUnchanged(digest): 0 (with the reply), 1 after saying why
  * lowlatd refused, -errno after saying why it could not be asked. */
 int ctl_call_diff(sd_bus *bus, const char *text, const char *name, sd_bus_message **reply);

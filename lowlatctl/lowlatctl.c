@@ -2,6 +2,7 @@
 /* lowlatctl, the client of org.lowlatd1 (lowlatctl(1)): the command line, and each verb as
  * ask lowlatd (bus.c), print (output.c, metrics.c), exit status (verdict.c). */
 #include <getopt.h>
+#include <inttypes.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 
@@ -239,8 +240,22 @@ static int verb_reapply(sd_bus *bus, const Arguments *args) {
         return verb_call(bus, "Reapply");
 }
 
+/* Restore()'s reply counts what it put back; the originals it skipped (a file someone
+ * edited: values their setting could not have had) are a property read right after, so
+ * that the method keeps its signature. Said on stderr; the restore itself succeeded. */
 static int verb_restore(sd_bus *bus, const Arguments *args) {
-        return verb_call(bus, "Restore");
+        uint32_t skipped = 0;
+        int r = verb_call(bus, "Restore");
+
+        if (r != EXIT_OK)
+                return r;
+        /* A lowlatd without RestoreSkipped has nothing to add. */
+        if (ctl_read_restore_skipped(bus, &skipped) >= 0 && skipped > 0)
+                fprintf(stderr,
+                        "lowlatctl: restored, but %" PRIu32 " original%s on file %s not written: not a value %s setting "
+                        "could have had (the journal names each)\n",
+                        skipped, skipped == 1 ? "" : "s", skipped == 1 ? "was" : "were", skipped == 1 ? "its" : "their");
+        return EXIT_OK;
 }
 
 static int verb_top_dispatch(sd_bus *bus, const Arguments *args) {

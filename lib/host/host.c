@@ -178,14 +178,13 @@ int host_read_file_max(const Host *h, const char *relpath, size_t max, char **re
         for (;;) {
                 ssize_t n;
 
-                /* Room for one byte more and the NUL; it doubles, 4096 up to max. */
-                if (len + 1 >= size) {
-                        if (len >= max)
-                                return -EFBIG;
-                        if (array_grow(&buf, &size, len + 2) < 0)
-                                return -ENOMEM;
-                }
-                n = read(fd, buf + len, size - len - 1);
+                /* Room for one byte more and the NUL; it doubles from 4096. No read goes
+                 * past max + 1 bytes: the buffer may have grown beyond max, and a file
+                 * that ended there would otherwise be read whole (264 MiB at a max of
+                 * 256 MiB). */
+                if (len + 1 >= size && array_grow(&buf, &size, len + 2) < 0)
+                        return -ENOMEM;
+                n = read(fd, buf + len, MIN(size - len - 1, max + 1 - len));
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -194,6 +193,8 @@ int host_read_file_max(const Host *h, const char *relpath, size_t max, char **re
                 if (n == 0)
                         break;
                 len += (size_t) n;
+                if (len > max)
+                        return -EFBIG;
         }
         buf[len] = '\0';
         *ret = TAKE_PTR(buf);

@@ -63,12 +63,22 @@ static const char *const cpuidle_files[] = {
         NULL,
 };
 
+/* A state's disable file reads 0 or 1. */
+static const char *cpuidle_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        static const char *const words[] = { "0", "1", NULL };
+
+        (void) s;
+        (void) rc;
+        return setting_word_problem(value, words);
+}
+
 const SettingVTable cpuidle_vtable = {
         FILE_SETTING_OPS,
         .owns = cpuidle_files,
         .object_size = sizeof(FileSetting),
         .read = file_setting_read_present,
         .write = file_setting_write,
+        .original_problem = cpuidle_original_problem,
         .done = file_setting_done,
         .plan = cpuidle_plan,
 };

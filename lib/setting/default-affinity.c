@@ -24,12 +24,20 @@ static int default_affinity_plan(SettingTable *t, const Host *h, const Posture *
         return r < 0 ? r : table_add(t, s);
 }
 
+/* An original is what the file read: a mask of some of this host's CPUs, never none (the
+ * kernel refuses an empty default). */
+static const char *default_affinity_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        return setting_cpu_mask_problem(rc, value, false);
+}
+
 const SettingVTable irq_default_affinity_vtable = {
         FILE_SETTING_OPS,
         .object_size = sizeof(MaskFileSetting),
         .read = file_setting_read_present,
         .write = file_setting_write,
         .matches = mask_file_setting_matches,
+        .original_problem = default_affinity_original_problem,
         .done = mask_file_setting_done,
         .plan = default_affinity_plan,
 };

@@ -63,6 +63,13 @@ static const char *const fair_server_files[] = {
         NULL,
 };
 
+/* A runtime in nanoseconds. */
+static const char *fair_server_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        (void) rc;
+        return setting_number_problem(value, UINT64_MAX);
+}
+
 const SettingVTable fair_server_vtable = {
         FILE_SETTING_OPS,
         .noun = "fair server runtime of",
@@ -70,6 +77,7 @@ const SettingVTable fair_server_vtable = {
         .object_size = sizeof(FileSetting),
         .read = fair_server_read,
         .write = fair_server_write,
+        .original_problem = fair_server_original_problem,
         .done = file_setting_done,
         .plan = fair_server_plan,
 };

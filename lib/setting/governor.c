@@ -3,6 +3,7 @@
  * driver offers. */
 #include <string.h>
 
+#include "config/keys.h"
 #include "setting/file.h"
 #include "setting/governor.h"
 #include "setting/table.h"
@@ -45,12 +46,20 @@ static const char *const governor_files[] = {
         NULL,
 };
 
+/* A governor by the rules of the key's names; the driver's list is asked at the write. */
+static const char *governor_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        (void) rc;
+        return config_governor_name_is_valid(value) ? NULL : "not a governor name";
+}
+
 const SettingVTable governor_vtable = {
         FILE_SETTING_OPS,
         .owns = governor_files,
         .object_size = sizeof(FileSetting),
         .read = governor_read,
         .write = governor_write,
+        .original_problem = governor_original_problem,
         .refuses = governor_refuses,
         .done = file_setting_done,
         .plan = governor_plan,

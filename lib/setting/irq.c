@@ -121,20 +121,8 @@ static bool irq_matches(Setting *s, SettingContext *rc) {
 /* An original is what smp_affinity_list read: a CPU list, not empty, of this host's
  * possible CPUs (an affinity may keep one that is offline now). Read at restore only. */
 static const char *irq_original_problem(const Setting *s, SettingContext *rc, const char *value) {
-        HostCpus cpus = {};
-        bool ok;
-
         (void) s;
-        if (cpuset_parse_list(value, &rc->scratch) < 0)
-                return "not a CPU list";
-        if (cpuset_is_empty(&rc->scratch))
-                return "no CPU";
-        if (host_read_cpus(rc->host, &cpus) >= 0 && !cpuset_is_empty(&cpus.possible))
-                ok = cpuset_is_subset(&rc->scratch, &cpus.possible);
-        else
-                ok = cpuset_is_subset(&rc->scratch, &rc->posture->online);
-        host_cpus_done(&cpus);
-        return ok ? NULL : "CPUs this host does not have";
+        return setting_cpu_list_problem(rc, value, false);
 }
 
 /* A read-only smp_affinity_list is the kernel's no before any write; a managed IRQ's
@@ -249,6 +237,7 @@ typedef struct NicIrqPin {
 /* What the IRQ kind keeps in the table beside its settings. */
 typedef struct IrqTableState {
         IrqNames names; /* /proc/interrupts as last read */
+        int names_error; /* why the last read of the names failed (-EFBIG: too large); 0 */
         NicIrqPin *nic_pins;
         size_t n_nic_pins, allocated_nic_pins;
 } IrqTableState;
@@ -315,11 +304,21 @@ static bool wants_names(const IrqTableState *st, const Posture *p) {
         return p->config->n_pins > 0 || st->n_nic_pins > 0;
 }
 
+/* A read that fails keeps the names of the last one that worked, and says why for the
+ * daemon to log (irq_table_names_error()): past PROC_INTERRUPTS_MAX no name is new. */
 static void load_names(IrqTableState *st, const Host *h) {
         _cleanup_free_ char *text = NULL;
 
-        if (host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL) >= 0)
+        st->names_error = host_read_file_max(h, "proc/interrupts", PROC_INTERRUPTS_MAX, &text, NULL);
+        if (st->names_error >= 0) {
+                st->names_error = 0;
                 (void) irq_names_parse(text, &st->names);
+        }
+}
+
+int irq_table_names_error(SettingTable *t) {
+        IrqTableState *st = irq_table_state(t);
+        return st ? st->names_error : -ENOMEM;
 }
 
 /* Every IRQ's target again (after names or NIC pins changed). */

@@ -43,6 +43,9 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p);
  * label; no other change): for what people read (ListSettings, the report), as a driver
  * may request an IRQ long after it appeared. */
 int irq_table_refresh_names(SettingTable *t, const Host *h);
+/* Why the last read of the IRQ names failed: -EFBIG when /proc/interrupts is larger than
+ * PROC_INTERRUPTS_MAX, another -errno, or 0 when it worked (or none was needed yet). */
+int irq_table_names_error(SettingTable *t);
 /* A NIC's irq_cpus: the interface's IRQs (its device's MSI vectors, and the action names
  * that are its name or start with it and a dash) go exactly to cpus; wins over [irq]
  * pins. */

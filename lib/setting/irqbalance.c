@@ -397,6 +397,12 @@ static int irqbalance_ban_plan(SettingTable *t, const Host *h, const Posture *p)
 /* No file to watch: the daemon watches /run/irqbalance itself (daemon/irqbalancewatch.c)
  * and looks again, forced, when irqbalance's socket comes or goes; the scan sees a restart
  * too, as a ban that is gone. */
+/* The CPUs irqbalance was told to leave alone: none, or a CPU list of this host. */
+static const char *irqbalance_ban_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        return streq(value, "none") ? NULL : setting_cpu_list_problem(rc, value, false);
+}
+
 const SettingVTable irqbalance_ban_vtable = {
         .object_size = sizeof(IrqbalanceBanSetting),
         .group = SETTING_GROUP_HOST,
@@ -404,6 +410,7 @@ const SettingVTable irqbalance_ban_vtable = {
         .read = irqbalance_ban_read,
         .write = irqbalance_ban_write,
         .matches = irqbalance_ban_matches,
+        .original_problem = irqbalance_ban_original_problem,
         .restore = irqbalance_ban_restore,
         .describe_observed = irqbalance_ban_describe_observed,
         .inherit = irqbalance_ban_inherit,

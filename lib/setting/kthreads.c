@@ -372,6 +372,25 @@ static int kthread_restore(Setting *s, SettingContext *rc, const char *original)
         return r;
 }
 
+/* "VALUE @START", VALUE what the thread had: a CPU list of this host, or a policy and
+ * priority as sched_parse() reads them. */
+static const char *kthread_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        _cleanup_free_ char *v = NULL;
+        SchedPolicy policy;
+        unsigned priority;
+        uint64_t start;
+        size_t len;
+
+        if (original_split(value, &len, &start) < 0)
+                return "not 'VALUE @START'";
+        v = strndup(value, len);
+        if (!v)
+                return "out of memory";
+        if (s->kind == SETTING_KTHREAD_AFFINITY)
+                return setting_cpu_list_problem(rc, v, false) ? "not a CPU list of this host" : NULL;
+        return sched_parse(v, &policy, &priority) < 0 ? "not a policy and priority" : NULL;
+}
+
 /* --- the rest of the table of operations --- */
 
 /* "2 (PF_NO_SETAFFINITY)": beside the value, why the kernel keeps the thread there (the
@@ -562,6 +581,7 @@ const SettingVTable kthread_affinity_vtable = {
         .refuses = kthread_affinity_refuses,
         .matches = kthread_affinity_matches,
         .original = kthread_original,
+        .original_problem = kthread_original_problem,
         .restore = kthread_restore,
         .describe_observed = kthread_affinity_describe_observed,
         .sort_key = kthread_sort_key,
@@ -581,6 +601,7 @@ const SettingVTable kthread_policy_vtable = {
         .write = kthread_policy_write,
         .refuses = kthread_policy_refuses,
         .original = kthread_original,
+        .original_problem = kthread_original_problem,
         .restore = kthread_restore,
         .sort_key = kthread_sort_key,
         .same = kthread_same,

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "config/keys.h"
 #include "config/nic-posture.h"
 #include "setting/originals.h"
 #include "host/rtnl.h"
@@ -249,6 +250,23 @@ static void nic_done(Setting *s) {
         free(NIC(s)->feature);
 }
 
+/* An original is what the read gave: a number, on or off for a boolean parameter or a
+ * feature, a qdisc kind by the rules of the key's names. */
+static const char *nic_param_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        static const char *const words[] = { "on", "off", NULL };
+
+        (void) rc;
+        if (s->kind == SETTING_NIC_FEATURE || (s->kind != SETTING_NIC_TXQUEUELEN && ethtool_param_is_boolean(NIC(s)->param)))
+                return setting_word_problem(value, words);
+        return setting_number_problem(value, UINT32_MAX);
+}
+
+static const char *nic_qdisc_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        (void) rc;
+        return config_qdisc_name_is_valid(value) ? NULL : "not a qdisc kind";
+}
+
 #define NIC_SETTING_OPS                        \
         .object_size = sizeof(NicSetting),     \
         .group = SETTING_GROUP_NIC,            \
@@ -256,14 +274,17 @@ static void nic_done(Setting *s) {
         .sort_key = setting_nic_sort_key,              \
         .done = nic_done
 
-const SettingVTable nic_coalesce_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
-const SettingVTable nic_ring_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
-const SettingVTable nic_channels_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
-const SettingVTable nic_feature_vtable = { NIC_SETTING_OPS, .read = nic_feature_read, .write = nic_feature_write };
-const SettingVTable nic_qdisc_vtable = { NIC_SETTING_OPS, .read = nic_qdisc_read, .write = nic_qdisc_write };
-const SettingVTable nic_pause_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
-const SettingVTable nic_eee_vtable = { NIC_SETTING_OPS, .read = nic_param_read, .write = nic_param_write };
-const SettingVTable nic_txqueuelen_vtable = { NIC_SETTING_OPS, .read = nic_txqueuelen_read,
+#define NIC_PARAM_OPS NIC_SETTING_OPS, .original_problem = nic_param_original_problem
+
+const SettingVTable nic_coalesce_vtable = { NIC_PARAM_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_ring_vtable = { NIC_PARAM_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_channels_vtable = { NIC_PARAM_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_feature_vtable = { NIC_PARAM_OPS, .read = nic_feature_read, .write = nic_feature_write };
+const SettingVTable nic_qdisc_vtable = { NIC_SETTING_OPS, .read = nic_qdisc_read, .write = nic_qdisc_write,
+                                         .original_problem = nic_qdisc_original_problem };
+const SettingVTable nic_pause_vtable = { NIC_PARAM_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_eee_vtable = { NIC_PARAM_OPS, .read = nic_param_read, .write = nic_param_write };
+const SettingVTable nic_txqueuelen_vtable = { NIC_PARAM_OPS, .read = nic_txqueuelen_read,
                                               .write = nic_txqueuelen_write };
 
 /* --- planning, per interface --- */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config/keys.h"
 #include "setting/file.h"
 #include "setting/pm.h"
 #include "setting/table.h"
@@ -187,11 +188,23 @@ static const char *const resume_latency_files[] = {
         NULL,
 };
 
+/* What the file reads: n/a (no limit) or microseconds, 0 being the kernel's "any". */
+static const char *resume_latency_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        uint64_t v;
+
+        (void) s;
+        (void) rc;
+        if (streq(value, "n/a"))
+                return NULL;
+        return parse_uint64(value, &v) < 0 || v > PM_RESUME_LATENCY_MAX_USEC ? "not microseconds or n/a" : NULL;
+}
+
 const SettingVTable resume_latency_vtable = {
         PM_SETTING_OPS,
         .owns = resume_latency_files,
         .read = resume_latency_read,
         .write = file_setting_write,
+        .original_problem = resume_latency_original_problem,
         .plan = resume_latency_plan,
 };
 
@@ -292,11 +305,19 @@ static const char *const min_freq_files[] = {
         NULL,
 };
 
+/* A frequency in kHz. */
+static const char *min_freq_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        (void) rc;
+        return setting_number_problem(value, UINT32_MAX);
+}
+
 const SettingVTable min_freq_vtable = {
         PM_SETTING_OPS,
         .owns = min_freq_files,
         .read = min_freq_read,
         .write = file_setting_write,
+        .original_problem = min_freq_original_problem,
         .plan = min_freq_plan,
 };
 
@@ -347,11 +368,19 @@ static const char *const epp_files[] = {
         NULL,
 };
 
+/* A preference by the rules of the key's names; the driver's list is asked at the write. */
+static const char *epp_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        (void) rc;
+        return config_epp_name_is_valid(value) ? NULL : "not a preference name";
+}
+
 const SettingVTable energy_performance_preference_vtable = {
         PM_SETTING_OPS,
         .owns = epp_files,
         .read = epp_read,
         .write = epp_write,
+        .original_problem = epp_original_problem,
         .refuses = epp_refuses,
         .plan = epp_plan,
 };
@@ -414,11 +443,21 @@ static const char *const boost_files[] = {
         NULL,
 };
 
+/* boost_read() made 0 and 1 words: an original is one of them. */
+static const char *boost_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        static const char *const words[] = { "on", "off", NULL };
+
+        (void) s;
+        (void) rc;
+        return setting_word_problem(value, words);
+}
+
 const SettingVTable boost_vtable = {
         PM_SETTING_OPS,
         .noun = "cpufreq", /* "cpufreq boost" */
         .owns = boost_files,
         .read = boost_read,
         .write = boost_write,
+        .original_problem = boost_original_problem,
         .plan = boost_plan,
 };

@@ -548,6 +548,21 @@ static const char *const rps_cpus_files[] = { QUEUE_FILES("rx-*/rps_cpus"), NULL
 static const char *const rps_flow_cnt_files[] = { QUEUE_FILES("rx-*/rps_flow_cnt"), NULL };
 static const char *const xps_cpus_files[] = { QUEUE_FILES("tx-*/xps_cpus"), NULL };
 
+/* An original is what the queue's file read: a mask, all zeros when steering was off (the
+ * kernel's default), or rps_flow_cnt's number. */
+static const char *queue_mask_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        return setting_cpu_mask_problem(rc, value, true);
+}
+
+static const char *queue_number_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        uint32_t v;
+
+        (void) s;
+        (void) rc;
+        return parse_uint32(value, &v) < 0 ? "not a number of flows" : NULL;
+}
+
 #define QUEUE_SETTING_OPS                          \
         .object_size = sizeof(QueueSetting),       \
         .group = SETTING_GROUP_NIC,                \
@@ -564,18 +579,21 @@ static const char *const xps_cpus_files[] = { QUEUE_FILES("tx-*/xps_cpus"), NULL
 const SettingVTable nic_rps_cpus_vtable = {
         QUEUE_SETTING_OPS,
         .matches = queue_mask_matches,
+        .original_problem = queue_mask_original_problem,
         .owns = rps_cpus_files,
         .rescan = queue_rescan,
 };
 
 const SettingVTable nic_rps_flow_cnt_vtable = {
         QUEUE_SETTING_OPS,
+        .original_problem = queue_number_original_problem,
         .owns = rps_flow_cnt_files,
 };
 
 const SettingVTable nic_xps_cpus_vtable = {
         QUEUE_SETTING_OPS,
         .matches = queue_mask_matches,
+        .original_problem = queue_mask_original_problem,
         .owns = xps_cpus_files,
 };
 
@@ -613,6 +631,7 @@ const SettingVTable rps_default_mask_vtable = {
         .read = rps_default_mask_read,
         .write = file_setting_write,
         .matches = mask_file_setting_matches,
+        .original_problem = queue_mask_original_problem, /* the mask new queues start with */
         .watch_path = file_setting_watch_path,
         .inherit = file_setting_inherit,
         .release = file_setting_release,

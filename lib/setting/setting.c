@@ -101,6 +101,49 @@ bool setting_affinity_matches(SettingContext *rc, const char *observed, const CP
         return !cpuset_intersects(&rc->scratch, &rc->posture->isolated);
 }
 
+/* The CPUs of rc->scratch against the host's possible CPUs (the online ones when the
+ * host does not say). */
+static const char *scratch_cpus_problem(SettingContext *rc, bool may_be_empty) {
+        HostCpus cpus = {};
+        bool ok;
+
+        if (cpuset_is_empty(&rc->scratch))
+                return may_be_empty ? NULL : "no CPU";
+        if (host_read_cpus(rc->host, &cpus) >= 0 && !cpuset_is_empty(&cpus.possible))
+                ok = cpuset_is_subset(&rc->scratch, &cpus.possible);
+        else
+                ok = cpuset_is_subset(&rc->scratch, &rc->posture->online);
+        host_cpus_done(&cpus);
+        return ok ? NULL : "CPUs this host does not have";
+}
+
+const char *setting_cpu_list_problem(SettingContext *rc, const char *value, bool may_be_empty) {
+        if (cpuset_parse_list(value, &rc->scratch) < 0)
+                return "not a CPU list";
+        return scratch_cpus_problem(rc, may_be_empty);
+}
+
+const char *setting_cpu_mask_problem(SettingContext *rc, const char *value, bool may_be_empty) {
+        if (cpuset_parse_mask(value, &rc->scratch) < 0)
+                return "not a CPU mask";
+        return scratch_cpus_problem(rc, may_be_empty);
+}
+
+const char *setting_number_problem(const char *value, uint64_t max) {
+        uint64_t v;
+
+        if (parse_uint64(value, &v) < 0)
+                return "not a number";
+        return v > max ? "a number out of range" : NULL;
+}
+
+const char *setting_word_problem(const char *value, const char *const *words) {
+        for (size_t i = 0; words[i]; i++)
+                if (streq(value, words[i]))
+                        return NULL;
+        return "not a value of this kind";
+}
+
 bool setting_same(const Setting *a, const Setting *b) {
         const SettingVTable *vt = SETTING_VTABLE(a);
 

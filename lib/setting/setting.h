@@ -292,6 +292,19 @@ int setting_set_desired(Setting *s, const char *desired);
  * ones. An empty or unreadable list never is. */
 bool setting_affinity_matches(SettingContext *rc, const char *observed, const CPUSet *exact);
 
+/* The checks the kinds' original_problem() share: NULL when an original read back from
+ * the file could have been read from the host, else why not, in words. */
+/* A CPU list (may_be_empty: or none at all), of this host's possible CPUs (an affinity may
+ * keep one that is offline now). */
+const char *setting_cpu_list_problem(SettingContext *rc, const char *value, bool may_be_empty);
+/* A CPU mask in the kernel's comma-grouped hex, of this host's possible CPUs; all zeros
+ * only where may_be_empty (RPS and XPS off). */
+const char *setting_cpu_mask_problem(SettingContext *rc, const char *value, bool may_be_empty);
+/* An unsigned decimal number, at most max. */
+const char *setting_number_problem(const char *value, uint64_t max);
+/* One of the words of the NULL-terminated list. */
+const char *setting_word_problem(const char *value, const char *const *words);
+
 /* Two settings are the same thing held to the same value: a reload keeps the old one
  * (its fds, its hold on /dev/cpu_dma_latency, its history). */
 bool setting_same(const Setting *a, const Setting *b);

@@ -149,6 +149,11 @@ static int slice_plan(SettingTable *t, const Host *h, const Posture *p) {
         return r;
 }
 
+static const char *slice_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        return streq(value, SLICE_CPUS_UNSET) ? NULL : setting_cpu_list_problem(rc, value, false);
+}
+
 /* The original is what read() saw first: a CPU list, or "unset"; the default restore
  * writes it back through write(). */
 const SettingVTable slice_cpus_vtable = {
@@ -157,6 +162,7 @@ const SettingVTable slice_cpus_vtable = {
         .noun = "AllowedCPUs= of",
         .read = slice_read,
         .write = slice_write,
+        .original_problem = slice_original_problem,
         .watch_path = slice_watch_path,
         .inherit = slice_inherit,
         .done = slice_done,

@@ -181,6 +181,13 @@ static int workqueue_rescan(SettingTable *t, const Host *h, const Posture *p) {
         return r < 0 ? r : 0;
 }
 
+/* An original is what a cpumask file read: a mask of some of this host's CPUs (the kernel
+ * refuses one with none). */
+static const char *workqueue_original_problem(const Setting *s, SettingContext *rc, const char *value) {
+        (void) s;
+        return setting_cpu_mask_problem(rc, value, false);
+}
+
 /* Watched through inotify on the cpumask file itself: a write through sysfs is seen at
  * once; the scan catches the rest. */
 /* [sysfs] leaves these to this kind: one file, one keeper. */
@@ -200,6 +207,7 @@ const SettingVTable workqueue_cpumask_vtable = {
         .write = workqueue_write,
         .refuses = workqueue_refuses,
         .matches = mask_file_setting_matches,
+        .original_problem = workqueue_original_problem,
         .watch_path = file_setting_watch_path,
         .sort_key = workqueue_sort_key,
         .inherit = file_setting_inherit,

@@ -228,7 +228,12 @@ def config_faults(t, d, host, have_caps, caps_why):
         ("in a directory writable by everyone (0777, valid content)",
          lambda: (h.write_text(path, config("4242")), os.chmod(etc, 0o777)),
          r"%s: writable by everyone \(mode 0777\)" % re.escape(etc)),
+        # #24 item 9: every ancestor, as sshd's StrictModes walks them, not the parent alone.
+        ("two directories up, one writable by everyone (0777, not sticky; valid content)",
+         lambda: (h.write_text(path, config("4242")), os.chmod(host.tmp, 0o777)),
+         r"%s: writable by everyone \(mode 0777\)" % re.escape(host.tmp)),
     ]
+    tmp_mode = stat.S_IMODE(os.stat(host.tmp).st_mode)
     fds_before = d.steady_fd_count()
     for k, (what, inject, reason) in enumerate(faults):
         if what.startswith("unreadable") and not have_caps:
@@ -265,6 +270,7 @@ def config_faults(t, d, host, have_caps, caps_why):
              "somaxconn %r" % host.sysctl("net.core.somaxconn"))
         # Fault gone: a good regular file, mode 0644, directory 0755.
         os.chmod(etc, 0o755)
+        os.chmod(host.tmp, tmp_mode)
         to_regular()
         good[0] = "16384" if good[0] == "8192" else "8192"
         apply_good(t, d, host, what, good[0])

@@ -39,11 +39,11 @@ SPEC_PROPERTIES = {
     "Features": "as", "NoiseCPUs": "s", "LastReloadErrors": "as", "NoiseUnreadable": "s",
     "CpuDmaLatencyHeld": "b", "CpuDmaLatencySystemUSec": "i", "ConfigWarnings": "as",
     "Profiles": "as", "LastMeasurementHistogram": "(ta(uatat))",
-    "Condition": "s", "ConditionReasons": "as", "RebootRequired": "b",
+    "Condition": "s", "ConditionReasons": "as", "RebootRequired": "b", "RestoreSkipped": "u",
 }
-# Version and Features are the build's; how the noise counters are read: NoiseReads changes
-# at every scan, so neither it nor NoiseGate is announced.
-UNANNOUNCED = {"Version", "Features", "NoiseGate", "NoiseReads", "NoiseUnreadable"}
+# Version and Features are the build's; NoiseReads changes at every scan, so neither it nor
+# NoiseGate is announced; RestoreSkipped is set before Restore()'s reply, read after it.
+UNANNOUNCED = {"Version", "Features", "NoiseGate", "NoiseReads", "NoiseUnreadable", "RestoreSkipped"}
 NOT_OK_STATES = {"drifted", "failed", "unmovable", "unsupported"}
 KINDS = {"irq_affinity", "irq_default_affinity", "sysctl", "cpu_dma_latency", "governor"}
 STATES = {"ok", "drifted", "corrected", "failed", "unsupported", "unmovable", "pending"}

@@ -11,8 +11,9 @@ tree with a private bus and a journal socket in a private mount namespace:
   journal gets one 'noise-unreadable' entry naming the file and the limit,
   NoiseUnreadable says the same, lowlatctl noise says so first and exits 3, lowlatctl
   metrics writes lowlatd_noise_readable 0;
+  the IRQ names, which ListSettings then cannot read again, are said not read, once;
 - the file readable again: NoiseUnreadable empty, lowlatd_noise_readable 1, and a log
-  line that the counters are counted again."""
+  line that the counters are counted again, and one that the IRQ names are read again."""
 
 import os
 import subprocess
@@ -118,6 +119,25 @@ def check_too_large(t, host, d, bus, bc, j):
     t.ok(p.returncode == 3 and ('"unreadable":"%s"' % want) in p.stdout, "lowlatctl noise --json: \"unreadable\"",
          p.stdout[:400])
     t.ok(metric(bus, "lowlatd_noise_readable") == "0", "lowlatctl metrics: lowlatd_noise_readable 0")
+    # The IRQ names too (#24 item 4): ListSettings reads them again (at most every 5 s), and
+    # that they are not read is said once, not dropped without a word.
+    names = "IRQ names are no longer read"
+
+    def names_said():
+        return [e for e in j.entries(mark) if names in e.get("MESSAGE", "")]
+
+    def names_said_after_list():
+        list_settings(bc)  # it reads the names at most every 5 s
+        return names_said()
+    t.ok(h.poll_until(names_said_after_list, h.scaled(15), interval=1.0),
+         "the journal says the IRQ names are no longer read",
+         repr([e.get("MESSAGE") for e in j.entries(mark)][-10:]))
+    h.settle(5.5)
+    list_settings(bc)
+    h.settle(2)
+    said = names_said()
+    t.ok(len(said) == 1 and "%d MiB" % LIMIT_MIB in said[0].get("MESSAGE", ""),
+         "once, naming the limit, over two reads of the names", repr([e.get("MESSAGE") for e in said]))
     t.ok(d.alive(), "lowlatd runs on")
 
     mark = j.mark()
@@ -129,6 +149,11 @@ def check_too_large(t, host, d, bus, bc, j):
     t.ok(metric(bus, "lowlatd_noise_readable") == "1", "lowlatd_noise_readable 1")
     t.ok(any("counted again" in e.get("MESSAGE", "") for e in j.entries(mark)),
          "the log says the counters are counted again", repr([e.get("MESSAGE") for e in j.entries(mark)][:10]))
+    def names_again():
+        list_settings(bc)  # it reads the names at most every 5 s
+        return any("IRQ names are read from /proc/interrupts again" in e.get("MESSAGE", "") for e in j.entries(mark))
+    t.ok(h.poll_until(names_again, h.scaled(15), interval=1.0),
+         "and that the IRQ names are read again", repr([e.get("MESSAGE") for e in j.entries(mark)][-10:]))
 
 
 def run(t):

@@ -9,7 +9,11 @@ else, corrected, never becomes the original restore puts back; and restore write
 original on file that its setting could not have read (each is skipped, said, counted)."""
 
 import os
+import shutil
+import subprocess
 
+import busctl_harness as b
+import lowlat_constants as C
 import lowlat_harness as h
 
 CONFIG = h.posture_config("1s")
@@ -139,12 +143,111 @@ def crafted_file(t):
          "the good originals are still restored", host.irq_affinity(host.irqs[11]))
 
 
+WQ = "sys/devices/virtual/workqueue"
+MASKS_CONFIG = """\
+[daemon]
+scan_interval = 1s
+
+[cpus]
+isolated = 2-3
+workqueues = housekeeping
+rps_default_mask = housekeeping
+"""
+
+
+def mask_host():
+    """4 CPUs, 2-3 isolated, with the global workqueue cpumask and net.core.rps_default_mask."""
+    host = h.FakeHost(ncpus=4, nirqs=20, isolated="2-3")
+    os.makedirs(host.path(WQ), exist_ok=True)
+    host.write(WQ + "/cpumask", "f\n")
+    host.write("proc/sys/net/core/rps_default_mask", "0\n")
+    return host
+
+
+def write_originals(host, entries):
+    path = h.originals_path(host)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    h.write_text(path, "boot_id %s\nroot %s\n" % (boot_id(), os.path.realpath(host.root)) +
+                 "".join("%s\t%s\n" % kv for kv in entries))
+    os.chmod(path, 0o600)
+    return path
+
+
+def crafted_masks(t):
+    """#24 item 8 for the mask kinds, through the daemon and lowlatctl on a private bus: an
+    originals file with a shell command for the workqueue cpumask, 'zz zz' for the default
+    IRQ affinity and CPUs 0-7 (a host of 4) for rps_default_mask. lowlatctl restore writes
+    none of them, each is said once naming the file, and lowlatctl says how many it skipped
+    (RestoreSkipped; Restore() keeps its signature)."""
+    lowlatctl = os.environ.get("LOWLATCTL")
+    if not lowlatctl or not shutil.which("dbus-daemon"):
+        t.skip("crafted masks through lowlatctl restore", "needs LOWLATCTL and dbus-daemon")
+        return
+    host = mask_host()
+    path = write_originals(host, [("workqueue_cpumask\tcpumask", "1 2 3 $(x)"),
+                                  ("irq_default_affinity\tdefault_smp_affinity", "zz zz"),
+                                  ("rps_default_mask\tnet.core.rps_default_mask", "ff")])
+    bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
+    env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address}
+    d = h.Daemon(host, MASKS_CONFIG, env=env)
+    d.wait_ready()
+    root = b.Busctl(bus.address)
+    root.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    wq, da, rps = (host.read(WQ + "/cpumask").strip(), host.default_affinity_mask(),
+                   host.read("proc/sys/net/core/rps_default_mask").strip())
+    t.ok(h.parse_mask(wq) == 0x3 and da == 0x3 and h.parse_mask(rps) == 0x3,
+         "the posture is applied (the crafted entries taken as originals)", "%s %x %s" % (wq, da, rps))
+    p = subprocess.run([lowlatctl, "restore"], env=dict(os.environ, **env), capture_output=True, text=True)
+    t.ok(p.returncode == 0, "lowlatctl restore exits 0", p.stderr)
+    t.ok("3 originals on file were not written" in p.stderr,
+         "lowlatctl restore says how many originals it skipped", p.stderr)
+    typ, skipped = root.get_property(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "RestoreSkipped")
+    t.ok(typ == "u" and skipped == 3, "RestoreSkipped is 3", "%r %r" % (typ, skipped))
+    t.ok(host.read(WQ + "/cpumask").strip() == wq, "restore does not write '1 2 3 $(x)' to the workqueue cpumask",
+         host.read(WQ + "/cpumask"))
+    t.ok(host.default_affinity_mask() == 0x3, "nor 'zz zz' to default_smp_affinity",
+         host.read("proc/irq/default_smp_affinity"))
+    t.ok(host.read("proc/sys/net/core/rps_default_mask").strip() == rps, "nor CPUs 0-7 to rps_default_mask",
+         host.read("proc/sys/net/core/rps_default_mask"))
+    log = d.stderr()
+    for what, why in (("workqueue_cpumask cpumask", "not a CPU mask"),
+                      ("irq_default_affinity default_smp_affinity", "not a CPU mask"),
+                      ("rps_default_mask net.core.rps_default_mask", "CPUs this host does not have")):
+        lines = [l for l in log.splitlines() if "Not restoring %s:" % what in l]
+        t.ok(len(lines) == 1 and why in lines[0] and path in lines[0],
+             "said once, with why and the file: %s (%s)" % (what, why), "\n".join(lines) or log[-3000:])
+    d.stop()
+    bus.stop()
+
+
+def workqueue_drift_restored(t):
+    """#24 item 7 for the global workqueue cpumask: already as desired (3) at start, drifted
+    to f by someone else and corrected; restore puts back 3, the value before the start,
+    never the drifted f."""
+    host = mask_host()
+    host.write(WQ + "/cpumask", "3\n")
+    d = h.Daemon(host, MASKS_CONFIG.replace("[daemon]\n", "[daemon]\nrestore_on_exit = yes\n"))
+    d.wait_ready()
+    o = h.read_text(h.originals_path(host))
+    t.ok("workqueue_cpumask\tcpumask\t3\n" in o, "the mask found as desired at start is on file (3)", o[:600])
+    host.write(WQ + "/cpumask", "f\n")
+    t.ok(d.poll_until(lambda: h.parse_mask(host.read(WQ + "/cpumask")) == 0x3, h.scaled(10)),
+         "someone else's f is corrected to 3", host.read(WQ + "/cpumask"))
+    o = h.read_text(h.originals_path(host))
+    t.ok("workqueue_cpumask\tcpumask\tf\n" not in o, "the drifted f never went on file", o[:600])
+    d.stop()  # restore_on_exit
+    t.ok(h.parse_mask(host.read(WQ + "/cpumask")) == 0x3,
+         "restore puts back the mask of before the start (3), not the drifted f", host.read(WQ + "/cpumask"))
+
+
 def run(t):
     h.require_root("a private /run/lowlatd")
     h.enter_private_mount_namespace("a --root run beside the host's /run/lowlatd")
     root_keeps_its_own(t)
     found_as_desired(t)
     crafted_file(t)
+    crafted_masks(t)
+    workqueue_drift_restored(t)
     h.unmount_all()
 
 

@@ -73,6 +73,31 @@ def fake_tree(t):
          "--check-config refuses a link out of /sys and the governor's file, each at its line", p.stderr)
     t.ok(host.read("etc/secret") == "x\n", "nothing was written")
 
+    # Files that act when written (#24 item 9), through the daemon: named as such, reached
+    # through a link or taken in by a pattern, each refused at its line.
+    pci = "sys/devices/pci0000:00/0000:00:1f.0"
+    os.makedirs(host.path(pci), exist_ok=True)
+    for name in ("remove", "rescan", "reset"):
+        host.write("%s/%s" % (pci, name), "")
+    acting = h.write_config(host, CONFIG + "/%s/remove = 1\n/%s/reset = 1\n" % (pci, pci), name="acting.conf")
+    p = h.run_lowlatd(host, ["--check-config"], acting)
+    t.ok(p.returncode != 0 and "acting.conf:13: /%s/remove is a file that acts when written" % pci in p.stderr
+         and "acting.conf:14: /%s/reset is a file that acts when written" % pci in p.stderr,
+         "--check-config refuses remove and reset, each at its line", p.stderr)
+    p = h.run_lowlatd(host, ["--once"], acting)
+    t.ok(p.returncode != 0 and "acting.conf:13:" in p.stderr, "and lowlatd will not start on it", p.stderr[-2000:])
+    os.symlink("../../devices/pci0000:00/0000:00:1f.0/rescan", host.path("sys/kernel/mm/innocent"))
+    linked = h.write_config(host, CONFIG + "/sys/kernel/mm/innocent = 1\n/sys/devices/pci0000:00/*/res* = 1\n",
+                            name="linked.conf")
+    p = h.run_lowlatd(host, ["--once"], linked)
+    t.ok(p.returncode != 0 and "linked.conf:13: /sys/kernel/mm/innocent is a file that acts when written" in p.stderr
+         and "linked.conf:14: /sys/devices/pci0000:00/*/res* matches /%s/rescan, which is a file that acts" % pci
+         in p.stderr, "a link to rescan and a pattern that takes in rescan and reset are refused, each at its line",
+         p.stderr[-2000:])
+    t.ok(all(host.read("%s/%s" % (pci, name)) == "" for name in ("remove", "rescan", "reset")),
+         "nothing was written to remove, rescan or reset",
+         repr({name: host.read("%s/%s" % (pci, name)) for name in ("remove", "rescan", "reset")}))
+
     d = h.Daemon(host, CONFIG, env=env)
     d.wait_ready()
     t.ok(host.read(THP) == "never", "THP: never", repr(host.read(THP)))

@@ -2,7 +2,10 @@
 /* /proc/interrupts as the kernel prints it (kernel/irq/proc.c show_interrupts()): the
  * action names of each numbered IRQ, and lookup by number. */
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "faketree.h"
+#include "host/host.h"
 #include "host/interrupts.h"
 #include "basic/macro.h"
 #include "tap.h"
@@ -152,7 +155,34 @@ static void test_no_action(void) {
         irq_names_done(&t);
 }
 
+/* host_read_file_max() at its bound (#24 item 4): a file of max bytes is read, one of
+ * max + 1 is -EFBIG, and so is one the doubling buffer would have taken whole (it grew
+ * past max: a sparse 264 MiB /proc/interrupts read in full at a max of 256 MiB). */
+static void test_read_max(void) {
+        char root[256];
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        Host *h = NULL;
+        size_t len = 0;
+
+        faketree_mkdtemp(root, sizeof(root), "test-interrupts");
+        faketree_write(root, "proc/interrupts", "");
+        path = faketree_path(root, "proc/interrupts");
+        if (!CHECK(host_open(root, &h) >= 0, "a host on the tree"))
+                return;
+        CHECK(truncate(path, 5000) == 0 && host_read_file_max(h, "proc/interrupts", 5000, &text, &len) == 0 &&
+                      len == 5000,
+              "a file of max bytes is read");
+        text = mfree(text);
+        CHECK(truncate(path, 5001) == 0 && host_read_file_max(h, "proc/interrupts", 5000, &text, &len) == -EFBIG,
+              "one byte more is -EFBIG");
+        CHECK(truncate(path, 9000) == 0 && host_read_file_max(h, "proc/interrupts", 5000, &text, &len) == -EFBIG,
+              "and a file the grown buffer could hold whole (9000 bytes, max 5000) is -EFBIG too");
+        host_free(h);
+        faketree_remove(root);
+}
+
 int main(void) {
+        test_read_max();
         test_x86();
         test_four_cpus();
         test_arm();

@@ -41,6 +41,102 @@ static void test_registry(void) {
                   "the unmovable event and state have one name");
 }
 
+/* What restore writes back is what the kind could have read (#24 item 8): a value of the
+ * kind's own shape passes, a crafted one does not, kind by kind, on a host of CPUs 0-3.
+ * The kinds whose restore writes no text of the file (it drops a hold, or keeps none) are
+ * the only ones without a check. */
+typedef struct OriginalCase {
+        SettingKind kind;
+        const char *good, *good2, *crafted, *crafted2;
+} OriginalCase;
+
+static const OriginalCase original_cases[] = {
+        { SETTING_IRQ_AFFINITY, "0-1", "3", "99999999-0", "zz" },
+        { SETTING_IRQ_DEFAULT_AFFINITY, "f", "00000000,00000003", "zz zz", "0" },
+        { SETTING_IRQBALANCE_BAN, "none", "2-3", "2-3 $(x)", "9" },
+        { SETTING_SYSCTL, "4096", "", "1 2 3 $(x)", "1 2 3x" },
+        { SETTING_GOVERNOR, "performance", "schedutil", "perf ormance", "Powersave" },
+        { SETTING_CPUIDLE, "0", "1", "2", "1; reboot" },
+        { SETTING_RESUME_LATENCY, "n/a", "0", "-1", "2147483647" },
+        { SETTING_MIN_FREQ, "800000", "0", "800 MHz", "-1" },
+        { SETTING_ENERGY_PERFORMANCE_PREFERENCE, "balance_performance", "default", "power save", "x/y" },
+        { SETTING_BOOST, "on", "off", "1", "yes" },
+        { SETTING_CPUSET_PARTITION, "member", "root", "isolated-ish", "" },
+        { SETTING_SLICE_CPUS, "unset", "0-1", "0-7", "" },
+        { SETTING_KTHREAD_AFFINITY, "0-3 @12345", "2 @0", "0-3", "0-9 @1" },
+        { SETTING_KTHREAD_POLICY, "fifo:50 @7", "other @7", "fifo:50", "rr:x @7" },
+        { SETTING_SYSFS, "0", "madvise", "always [madvise] never", NULL },
+        { SETTING_WORKQUEUE_CPUMASK, "3", "0000000f", "1 2 3 $(x)", "00000000" },
+        { SETTING_FAIR_SERVER, "50000000", "0", "50ms", "-5" },
+        { SETTING_NIC_COALESCE, "on", "off", "1x", "maybe" }, /* param 0: adaptive-rx, on or off */
+        { SETTING_NIC_RING, "on", "off", "4096 ", "" },
+        { SETTING_NIC_CHANNELS, "on", "off", "all", "" },
+        { SETTING_NIC_FEATURE, "on", "off", "1", "enabled" },
+        { SETTING_NIC_QDISC, "fq", "pfifo_fast", "fq; tc qdisc del", "FQ" },
+        { SETTING_NIC_PAUSE, "on", "off", "2", "" },
+        { SETTING_NIC_EEE, "on", "off", "-", "" },
+        { SETTING_NIC_TXQUEUELEN, "1000", "0", "4294967296", "on" },
+        { SETTING_NIC_RPS_CPUS, "00000000", "f", "16", "f,g" },
+        { SETTING_NIC_RPS_FLOW_CNT, "0", "4096", "4096 flows", "4294967296" },
+        { SETTING_NIC_XPS_CPUS, "0", "3", "ff", "0x3" },
+        { SETTING_RPS_DEFAULT_MASK, "0", "c", "1 2 3 $(x)", "10" },
+};
+
+/* A bare setting of kind k: what the checks look at, nothing opened. */
+static void bare_setting_free(Setting *s) {
+        if (!s)
+                return;
+        free(s->object);
+        free(s->desired);
+        free(s->reason);
+        free(s);
+}
+
+static void test_originals_by_kind(void) {
+        bool seen[_SETTING_KIND_MAX] = {};
+        Fixture f;
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, "[cpus]\nisolated = 2-3\n"), "originals fixture"))
+                { fixture_done(&f); return; }
+        for (size_t i = 0; i < ELEMENTSOF(original_cases); i++) {
+                const OriginalCase *c = &original_cases[i];
+                const char *name = setting_kind_to_string(c->kind), *good[] = { c->good, c->good2 },
+                           *crafted[] = { c->crafted, c->crafted2 };
+                const SettingVTable *vt = setting_vtables[c->kind];
+                Setting *s = setting_alloc(c->kind, "object");
+                char what[160];
+
+                seen[c->kind] = true;
+                if (!CHECK(s && setting_set_desired(s, "1") >= 0 && vt->original_problem, name))
+                        { bare_setting_free(s); continue; }
+                for (size_t k = 0; k < 2; k++) {
+                        const char *problem = vt->original_problem(s, &f.rc, good[k]);
+                        snprintf(what, sizeof(what), "%s: the original '%s' passes (%s)", name, good[k],
+                                 problem ?: "no problem");
+                        CHECK(!problem, what);
+                        if (!crafted[k])
+                                continue;
+                        snprintf(what, sizeof(what), "%s: the crafted original '%s' is refused", name, crafted[k]);
+                        CHECK(vt->original_problem(s, &f.rc, crafted[k]) != NULL, what);
+                }
+                bare_setting_free(s);
+        }
+        for (SettingKind k = 0; k < _SETTING_KIND_MAX; k++) {
+                bool writes_nothing = k == SETTING_CPU_DMA_LATENCY || k == SETTING_TIMESTAMPING_HOLD ||
+                                      k == SETTING_STRAY_TASKS;
+                char what[160];
+
+                snprintf(what, sizeof(what), "%s: %s", setting_kind_to_string(k),
+                         writes_nothing ? "its restore writes no original text: no check, no case"
+                                        : "checks its originals, and has a case here");
+                CHECK(writes_nothing ? !setting_vtables[k]->original_problem && !seen[k]
+                                     : setting_vtables[k]->original_problem && seen[k],
+                      what);
+        }
+        fixture_done(&f);
+}
+
 /* Restore puts back only what lowlatd changed and what still differs: an IRQ the kernel
  * refused at the first write has an original on file but was never changed (the VM e2e
  * run: restore failed with EPERM on the timer, the cascade and managed queues). */
@@ -293,6 +389,7 @@ static void test_inherit(void) {
 
 int main(void) {
         test_registry();
+        test_originals_by_kind();
         test_restore_only_what_changed();
         test_fight();
         test_counters();
