@@ -411,6 +411,9 @@ static int request_run(EthtoolClient *c, struct nl_msg *m, uint8_t reply_cmd, Re
 
                                 if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
                                         return -EBADMSG;
+                                /* Passed on as an errno: one outside errno's range is no answer. */
+                                if (e->error < -MAX_ERRNO)
+                                        return -EBADMSG;
                                 if (e->error < 0) {
                                         *error = netlink_extack_message(nlh);
                                         return e->error;

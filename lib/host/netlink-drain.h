@@ -8,6 +8,10 @@
 #include <linux/netlink.h>
 #include <stddef.h>
 
+/* The largest errno the kernel uses (include/linux/err.h): a netlink error beyond it is
+ * malformed. */
+#define MAX_ERRNO 4095
+
 typedef void (*NetlinkMessageHandler)(const struct nlmsghdr *nlh, void *userdata);
 
 /* Reads every datagram queued on the non-blocking socket fd into buf (size bytes) and

@@ -272,7 +272,8 @@ static int on_ack_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg
         AckState *st = arg;
         const struct nlmsghdr *nlh = (const struct nlmsghdr *) ((const char *) err - NLMSG_HDRLEN);
 
-        st->error = err->error;
+        /* Passed on as an errno: one outside errno's range is no answer. */
+        st->error = err->error < -MAX_ERRNO ? -EBADMSG : err->error;
         st->message = netlink_extack_message(nlh);
         st->done = true;
         return NL_STOP;
