@@ -3,7 +3,7 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (meson's compiler may be gcc, which
 # has no libFuzzer) and runs each for a bounded time on a copy of its seed corpus.
 #
-#   run-fuzzers.sh [TARGET...]      targets: busaddr checkstream config cpuset ethtool interrupts irqbalance measure netlink noise originals procconn sysfs systemd task util (default: all)
+#   run-fuzzers.sh [TARGET...]      targets: audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure netlink noise originals procconn sysfs systemd task util (default: all)
 #
 # Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
 # LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
@@ -17,7 +17,7 @@ source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &
 build_root=${LOWLATD_BUILD_ROOT:-}
 fuzz_dir=$source_root/tests/fuzz
 seconds=${FUZZ_SECONDS:-30}
-all_targets=(busaddr checkstream config cpuset ethtool interrupts irqbalance measure netlink noise originals procconn sysfs systemd task util)
+all_targets=(audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure netlink noise originals procconn sysfs systemd task util)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
@@ -117,6 +117,8 @@ for t in "${targets[@]}"; do
         # fuzz-measure: lowlatctl's readers of the latency tools' reports live in lowlatctl/,
         # the tools' names in common/.
         # fuzz-busaddr: the bus address is read in common/.
+        # fuzz-audit builds its fake host with the unit tests' tree helpers.
+        [ "$t" = audit ] && extra=(-I "$source_root/tests/unit")
         [ "$t" = busaddr ] && extra=(-I "$source_root/common" "$source_root/common/bus-address.c")
         [ "$t" = measure ] && extra=(-I "$source_root/lowlatctl" -I "$source_root/common"
                 "$source_root/lowlatctl/measure.c" "$source_root/common/measure-tool.c" -lm)
