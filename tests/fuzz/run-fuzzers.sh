@@ -3,7 +3,7 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (meson's compiler may be gcc, which
 # has no libFuzzer) and runs each for a bounded time on a copy of its seed corpus.
 #
-#   run-fuzzers.sh [TARGET...]      targets: audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure netlink noise originals procconn sysfs systemd task util (default: all)
+#   run-fuzzers.sh [TARGET...]      targets: audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure measurement netlink noise originals procconn sysfs systemd task util (default: all)
 #
 # Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
 # LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
@@ -17,7 +17,7 @@ source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &
 build_root=${LOWLATD_BUILD_ROOT:-}
 fuzz_dir=$source_root/tests/fuzz
 seconds=${FUZZ_SECONDS:-30}
-all_targets=(audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure netlink noise originals procconn sysfs systemd task util)
+all_targets=(audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure measurement netlink noise originals procconn sysfs systemd task util)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
@@ -120,6 +120,9 @@ for t in "${targets[@]}"; do
         # fuzz-audit builds its fake host with the unit tests' tree helpers.
         [ "$t" = audit ] && extra=(-I "$source_root/tests/unit")
         [ "$t" = busaddr ] && extra=(-I "$source_root/common" "$source_root/common/bus-address.c")
+        # fuzz-measurement: RecordMeasurement's readers live in daemon/, compiled into it.
+        [ "$t" = measurement ] && extra=(-I "$source_root/daemon" -I "$source_root/common"
+                "$source_root/daemon/measurement-histogram.c" "$source_root/common/measure-tool.c")
         [ "$t" = measure ] && extra=(-I "$source_root/lowlatctl" -I "$source_root/common"
                 "$source_root/lowlatctl/measure.c" "$source_root/common/measure-tool.c" -lm)
         # fuzz-ethtool compiles host/ethtool.c itself, its socket calls swapped for the input.
