@@ -5,6 +5,27 @@
 #
 #   run-fuzzers.sh [TARGET...]      targets: audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure measurement netlink noise originals procconn sysfs systemd task util (default: all)
 #
+# What each reads (fuzz-TARGET.c says more, and what it checks):
+#   audit        the audit on a fake tree: /proc/cmdline (isolcpus= and the rest), the kernel
+#                release and its config, an application's /proc/PID/status and environ
+#   busaddr      the system bus's address (DBUS_SYSTEM_BUS_ADDRESS, %XX escapes)
+#   checkstream  the Check() child's stream of findings (audit/finding-stream.c)
+#   config       the configuration files
+#   cpuset       CPU lists and masks
+#   ethtool      ethtool netlink replies, ACKs, extended ACKs and monitor notifications
+#   interrupts   /proc/interrupts
+#   irqbalance   irqbalance's answers and socket names
+#   measure      the latency tools' reports (lowlatctl measure)
+#   measurement  RecordMeasurement() and RecordMeasurementHistogram() arguments
+#   netlink      netlink_drain() and the rtnetlink link messages, extended ACKs
+#   noise        /proc/interrupts, softirqs, schedstat and stat as the noise counters read them
+#   originals    the originals file restore reads back
+#   procconn     the proc connector's messages
+#   sysfs        [sysfs] path rules and choice lists
+#   systemd      PID 1's AllowedCPUs and ControlGroup replies
+#   task         /proc/PID/stat and policy texts
+#   util         the text helpers (booleans, durations, UTF-8)
+#
 # Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
 # LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
 # logs and crash inputs go and stay; default <build>/tests/fuzz/out, else a temporary
