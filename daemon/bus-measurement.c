@@ -164,9 +164,10 @@ static int measurement_read_noise(sd_bus_message *message, MeasurementStore *new
         return sd_bus_message_exit_container(message);
 }
 
-static int method_record_measurement(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+/* RecordMeasurement()'s arguments, read and checked into a store of their own. -errno,
+ * with error set for what the caller got wrong. */
+static int measurement_read(sd_bus_message *message, MeasurementStore **ret, sd_bus_error *error) {
         _cleanup_(measurement_store_freep) MeasurementStore *new = NULL;
-        MeasurementStore *s = userdata;
         const char *tool;
         int r;
 
@@ -193,7 +194,18 @@ static int method_record_measurement(sd_bus_message *message, void *userdata, sd
         r = measurement_read_noise(message, new, error);
         if (r < 0)
                 return r;
+        *ret = TAKE_PTR(new);
+        return 0;
+}
 
+static int method_record_measurement(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(measurement_store_freep) MeasurementStore *new = NULL;
+        MeasurementStore *s = userdata;
+        int r;
+
+        r = measurement_read(message, &new, error);
+        if (r < 0)
+                return r;
         measurement_clear(s);
         *s = *new;
         *new = (MeasurementStore) {};
@@ -249,10 +261,10 @@ static int measurement_read_histogram(sd_bus_message *message, const Measurement
         return 1;
 }
 
-/* All or nothing: the rows are read into a new array, which replaces the kept one only
- * when every row passed. */
-static int method_record_measurement_histogram(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        MeasurementStore *s = userdata;
+/* RecordMeasurementHistogram()'s arguments, checked against s (the measurement they must
+ * belong to), into a new array: all or nothing. -errno with error set for a bad row. */
+static int measurement_read_histograms(sd_bus_message *message, const MeasurementStore *s, MeasuredHistogram **ret,
+                                       size_t *ret_n, sd_bus_error *error) {
         MeasuredHistogram *new = NULL;
         size_t n = 0, n_started = 0, allocated = 0;
         uint64_t realtime_usec;
@@ -291,6 +303,20 @@ static int method_record_measurement_histogram(sd_bus_message *message, void *us
                 histograms_free(new, n_started);
                 return r;
         }
+        *ret = new;
+        *ret_n = n;
+        return 0;
+}
+
+static int method_record_measurement_histogram(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        MeasurementStore *s = userdata;
+        MeasuredHistogram *new = NULL;
+        size_t n = 0;
+        int r;
+
+        r = measurement_read_histograms(message, s, &new, &n, error);
+        if (r < 0)
+                return r;
         histograms_free(s->histograms, s->n_histograms);
         s->histograms = new;
         s->n_histograms = n;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/finding-stream.h"
 #include "basic/array.h"
 #include "basic/macro.h"
 #include "checkjob.h"
@@ -86,8 +87,6 @@ static void reply_error(sd_bus_message *call, int error, const char *why) {
         (void) sd_bus_reply_method_errorf(call, SD_BUS_ERROR_FAILED, "The audit failed: %s", why ?: strerror(error));
 }
 
-/* The child's stream: "0\0" then severity\0id\0subject\0message\0N\0 and N detail
- * lines, each NUL-terminated, per finding; or "E<errno>\0" when the audit failed. */
 static int write_all(int fd, const char *p, size_t n) {
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
@@ -101,99 +100,25 @@ static int write_all(int fd, const char *p, size_t n) {
         return 0;
 }
 
+/* The child writes its findings as one stream (audit/finding-stream.h) and exits. */
 static __attribute__((noreturn)) void child_run(Manager *m, int fd) {
         _cleanup_finding_list_ FindingList findings = FINDING_LIST_EMPTY;
-        char head[32];
+        _cleanup_free_ char *stream = NULL;
+        char failed[FINDING_STREAM_ERROR_MAX];
+        size_t n;
         int r;
 
         /* Never outlive the daemon; yield the CPU to it. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) setpriority(PRIO_PROCESS, 0, 10);
         r = audit_run(m->host, m->posture, &m->table, &findings);
+        if (r >= 0)
+                r = finding_list_to_stream(&findings, &stream, &n);
         if (r < 0) {
-                int n = snprintf(head, sizeof(head), "E%d", -r);
-                (void) write_all(fd, head, (size_t) n + 1);
+                (void) write_all(fd, failed, finding_stream_error(-r, failed));
                 _exit(EXIT_FAILURE);
         }
-        if (write_all(fd, "0", 2) < 0)
-                _exit(EXIT_FAILURE);
-        for (size_t i = 0; i < findings.n; i++) {
-                const Finding *f = &findings.items[i];
-                char sev[4] = { (char) ('0' + f->severity), '\0' }, count[32];
-                int n = snprintf(count, sizeof(count), "%zu", f->n_details);
-                if (write_all(fd, sev, 2) < 0 || write_all(fd, f->id, strlen(f->id) + 1) < 0 ||
-                    write_all(fd, f->subject, strlen(f->subject) + 1) < 0 ||
-                    write_all(fd, f->message, strlen(f->message) + 1) < 0 || write_all(fd, count, (size_t) n + 1) < 0)
-                        _exit(EXIT_FAILURE);
-                for (size_t k = 0; k < f->n_details; k++)
-                        if (write_all(fd, f->details[k], strlen(f->details[k]) + 1) < 0)
-                                _exit(EXIT_FAILURE);
-        }
-        _exit(EXIT_SUCCESS);
-}
-
-/* The next NUL-terminated field of the stream at *p, or NULL past its end (the stream
- * ends with a NUL, so every field does). */
-static const char *next_field(const char **p, const char *end) {
-        const char *field = *p;
-
-        if (field >= end)
-                return NULL;
-        *p += strlen(field) + 1;
-        return field;
-}
-
-/* Parses the child's stream into findings. */
-static int parse_stream(const char *buf, size_t n, FindingList *ret, int *ret_audit_error) {
-        const char *p = buf, *end = buf + n;
-        const char *field[5];
-        size_t allocated = 0; /* of ret->items, which the caller hands over empty */
-
-        *ret_audit_error = 0;
-        if (n == 0 || buf[n - 1] != '\0')
-                return -EBADMSG;
-        if (*p == 'E') {
-                int e = atoi(p + 1);
-                *ret_audit_error = e > 0 ? e : EIO;
-                return 0;
-        }
-        if (!streq(p, "0"))
-                return -EBADMSG;
-        p += 2;
-        while (p < end) {
-                Finding *f;
-                uint64_t n_details;
-
-                for (size_t k = 0; k < ELEMENTSOF(field); k++)
-                        if (!(field[k] = next_field(&p, end)))
-                                return -EBADMSG;
-                if (strlen(field[0]) != 1 || field[0][0] < '0' || field[0][0] >= '0' + _SEVERITY_MAX)
-                        return -EBADMSG;
-                /* Each line takes at least its NUL: a count the rest cannot hold is garbage. */
-                if (parse_uint64(field[4], &n_details) < 0 || n_details > (uint64_t) (end - p))
-                        return -EBADMSG;
-                if (array_grow(&ret->items, &allocated, ret->n + 1) < 0)
-                        return -ENOMEM;
-                f = &ret->items[ret->n++];
-                *f = (Finding) {
-                        .severity = (Severity) (field[0][0] - '0'),
-                        .id = strdup(field[1]),
-                        .subject = strdup(field[2]),
-                        .message = strdup(field[3]),
-                        .details = n_details > 0 ? calloc(n_details, sizeof(char *)) : NULL,
-                };
-                if (!f->id || !f->subject || !f->message || (n_details > 0 && !f->details))
-                        return -ENOMEM;
-                for (; f->n_details < n_details; f->n_details++) {
-                        const char *line = next_field(&p, end);
-                        if (!line)
-                                return -EBADMSG;
-                        f->details[f->n_details] = strdup(line);
-                        if (!f->details[f->n_details])
-                                return -ENOMEM;
-                }
-        }
-        return 0;
+        _exit(write_all(fd, stream, n) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 static void job_free(CheckJob *j) {
@@ -236,7 +161,7 @@ static void job_finish(CheckJob *j, int error, const char *why) {
                 why = "the findings are too large";
         }
         if (r == 0) {
-                r = parse_stream(j->buf, j->n, &findings, &audit_error);
+                r = finding_list_from_stream(j->buf, j->n, &findings, &audit_error);
                 if (r < 0)
                         why = "the audit process sent malformed output";
                 else if (audit_error > 0)

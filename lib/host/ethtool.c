@@ -338,29 +338,6 @@ static void explain_unsupported(char **error, const char *format, ...) {
         va_end(ap);
 }
 
-/* The text of NLMSGERR_ATTR_MSG in an NLMSG_ERROR, or NULL. With NETLINK_CAP_ACK the
- * request is not echoed (NLM_F_CAPPED) and the TLVs follow struct nlmsgerr directly. */
-static char *extack_message(const struct nlmsghdr *nlh) {
-        const struct nlmsgerr *e = nlmsg_data(nlh);
-        struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-        size_t offset = sizeof(struct nlmsgerr);
-        int length = nlmsg_datalen(nlh);
-
-        if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-                return NULL;
-        if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-                offset += e->msg.nlmsg_len - NLMSG_HDRLEN;
-        offset = NLMSG_ALIGN(offset);
-        if (offset >= (size_t) length)
-                return NULL;
-        if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *) ((uint8_t *) nlmsg_data(nlh) + offset),
-                      length - (int) offset, NULL) < 0)
-                return NULL;
-        if (!tb[NLMSGERR_ATTR_MSG] || nla_len(tb[NLMSGERR_ATTR_MSG]) <= 0)
-                return NULL;
-        return strndup(nla_data(tb[NLMSGERR_ATTR_MSG]), (size_t) nla_len(tb[NLMSGERR_ATTR_MSG]));
-}
-
 /* Requests. */
 
 /* ack: a request that changes something waits for the kernel's ACK (after its reply, if
@@ -434,8 +411,11 @@ static int request_run(EthtoolClient *c, struct nl_msg *m, uint8_t reply_cmd, Re
 
                                 if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
                                         return -EBADMSG;
+                                /* Passed on as an errno: one outside errno's range is no answer. */
+                                if (e->error < -MAX_ERRNO)
+                                        return -EBADMSG;
                                 if (e->error < 0) {
-                                        *error = extack_message(nlh);
+                                        *error = netlink_extack_message(nlh);
                                         return e->error;
                                 }
                                 return handler_error;

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Reading what a netlink monitor socket (rtnetlink's link group, ethtool's monitor
  * group) has queued, straight into one buffer: every change sends a message, and libnl's
- * receive path would allocate for each. */
+ * receive path would allocate for each. And the kernel's extended-ACK text, which both
+ * rtnetlink and ethtool requests read from their errors. */
 #pragma once
 
 #include <linux/netlink.h>
 #include <stddef.h>
+
+/* The largest errno the kernel uses (include/linux/err.h): a netlink error beyond it is
+ * malformed. */
+#define MAX_ERRNO 4095
 
 typedef void (*NetlinkMessageHandler)(const struct nlmsghdr *nlh, void *userdata);
 
@@ -15,3 +20,9 @@ typedef void (*NetlinkMessageHandler)(const struct nlmsghdr *nlh, void *userdata
  * wakeup. Returns -ENOBUFS when messages were lost (the socket overran, or one did not
  * fit in buf): the caller resynchronises. 0 when drained, or -errno. */
 int netlink_drain(int fd, void *buf, size_t size, NetlinkMessageHandler handle, void *userdata);
+
+/* The text of NLMSGERR_ATTR_MSG in an NLMSG_ERROR message (nlmsg_len bytes of it
+ * readable), or NULL when there is none. Without NETLINK_CAP_ACK the request is echoed
+ * after struct nlmsgerr and the TLVs follow it; with it (NLM_F_CAPPED) they follow the
+ * struct directly. The text is cut at its first NUL; an empty one is NULL. */
+char *netlink_extack_message(const struct nlmsghdr *nlh);

@@ -268,31 +268,13 @@ typedef struct AckState {
         bool done;
 } AckState;
 
-/* The kernel's extack message (NLMSGERR_ATTR_MSG) after the nlmsgerr, if any. */
-static char *extack_message(const struct nlmsghdr *nlh) {
-        const struct nlmsgerr *err = nlmsg_data(nlh);
-        size_t offset = sizeof(*err);
-        struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-
-        if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-                return NULL;
-        if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-                offset += err->msg.nlmsg_len - sizeof(struct nlmsghdr);
-        if (nlh->nlmsg_len < NLMSG_HDRLEN + offset)
-                return NULL;
-        if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *) ((char *) err + offset),
-                      (int) (nlh->nlmsg_len - NLMSG_HDRLEN - offset), NULL) < 0 ||
-            !tb[NLMSGERR_ATTR_MSG])
-                return NULL;
-        return strndup(nla_data(tb[NLMSGERR_ATTR_MSG]), (size_t) nla_len(tb[NLMSGERR_ATTR_MSG]));
-}
-
 static int on_ack_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg) {
         AckState *st = arg;
         const struct nlmsghdr *nlh = (const struct nlmsghdr *) ((const char *) err - NLMSG_HDRLEN);
 
-        st->error = err->error;
-        st->message = extack_message(nlh);
+        /* Passed on as an errno: one outside errno's range is no answer. */
+        st->error = err->error < -MAX_ERRNO ? -EBADMSG : err->error;
+        st->message = netlink_extack_message(nlh);
         st->done = true;
         return NL_STOP;
 }
@@ -401,16 +383,14 @@ typedef struct Dispatch {
         void *userdata;
 } Dispatch;
 
-/* What lowlatd wants of a link message: its index, flags, name and queue length. */
-static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
-        Dispatch *d = userdata;
+bool rtnl_link_from_message(const struct nlmsghdr *nlh, LinkInfo *ret, bool *ret_removed) {
         const struct ifinfomsg *ifi;
         struct nlattr *name, *txqlen;
         LinkInfo info = {};
 
         if ((nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK) ||
             nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
-                return;
+                return false;
         ifi = nlmsg_data(nlh);
         info.ifindex = ifi->ifi_index;
         info.flags = ifi->ifi_flags;
@@ -422,9 +402,21 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
                 info.txqlen = nla_get_u32(txqlen);
                 info.has_txqlen = true;
         }
-        if (nlh->nlmsg_type == RTM_DELLINK)
+        *ret = info;
+        *ret_removed = nlh->nlmsg_type == RTM_DELLINK;
+        return true;
+}
+
+static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
+        Dispatch *d = userdata;
+        LinkInfo info;
+        bool removed;
+
+        if (!rtnl_link_from_message(nlh, &info, &removed))
+                return;
+        if (removed)
                 txqlen_forget(d->rtnl, info.ifindex);
-        d->cb(d->userdata, &info, nlh->nlmsg_type == RTM_DELLINK);
+        d->cb(d->userdata, &info, removed);
 }
 
 /* Every link change (a feature flip too) sends one of these. */

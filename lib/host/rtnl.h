@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 typedef struct Rtnl Rtnl;
+struct nlmsghdr;
 
 typedef struct LinkInfo {
         int ifindex;
@@ -46,3 +47,7 @@ int rtnl_replace_root_qdisc(Rtnl *r, int ifindex, const char *kind, char **ret_e
 typedef void (*LinkEventHandler)(void *userdata, const LinkInfo *link, bool removed);
 int rtnl_monitor_fd(Rtnl *r);
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata);
+/* What lowlatd wants of one monitor message (nlmsg_len bytes of it readable): the link's
+ * index, flags, name (cut to IFNAMSIZ - 1) and queue length. false for anything but an
+ * RTM_NEWLINK or RTM_DELLINK with its struct ifinfomsg; *ret_removed for the latter. */
+bool rtnl_link_from_message(const struct nlmsghdr *nlh, LinkInfo *ret, bool *ret_removed);

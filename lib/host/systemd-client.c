@@ -273,8 +273,6 @@ int systemd_client_get_allowed_cpus(SystemdClient *c, const char *unit, CPUSet *
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *path = NULL;
         const char *interface;
-        const void *bytes;
-        size_t n;
         int r;
 
         r = client_prepare(c, unit, &path, &interface, ret_error);
@@ -283,9 +281,7 @@ int systemd_client_get_allowed_cpus(SystemdClient *c, const char *unit, CPUSet *
         r = sd_bus_get_property(c->bus, SYSTEMD_DESTINATION, path, interface, "AllowedCPUs", &error, &reply, "ay");
         if (r < 0)
                 return client_call_failed(c, r, &error, "reading AllowedCPUs", ret_error);
-        r = sd_bus_message_read_array(reply, 'y', &bytes, &n);
-        if (r >= 0)
-                r = cpuset_parse_bytes(bytes, n, ret);
+        r = systemd_allowed_cpus_read(reply, ret);
         if (r < 0)
                 set_error(ret_error, "PID 1's AllowedCPUs of %s cannot be read: %s", unit, strerror(-r));
         return r;
@@ -344,8 +340,58 @@ int systemd_client_set_allowed_cpus(SystemdClient *c, const char *unit, const CP
         return 0;
 }
 
+int systemd_allowed_cpus_read(sd_bus_message *m, CPUSet *ret) {
+        const void *bytes;
+        size_t n;
+        int r;
+
+        r = sd_bus_message_read_array(m, 'y', &bytes, &n);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EBADMSG; /* no array here: the reply ended */
+        return cpuset_parse_bytes(bytes, n, ret);
+}
+
+/* An absolute path with no empty, "." or ".." component, so that it stays below
+ * /sys/fs/cgroup when put after it; "/" is the root cgroup. */
+static bool control_group_is_valid(const char *cg) {
+        if (cg[0] != '/')
+                return false;
+        if (streq(cg, "/"))
+                return true;
+        for (const char *p = cg; *p == '/';) {
+                size_t len = strcspn(p + 1, "/");
+                if (len == 0 || (len == 1 && p[1] == '.') || (len == 2 && p[1] == '.' && p[2] == '.'))
+                        return false;
+                p += 1 + len;
+        }
+        return true;
+}
+
+int systemd_control_group_read(sd_bus_message *m, char **ret) {
+        const char *cg;
+        char *copy;
+        int r;
+
+        r = sd_bus_message_read_basic(m, 's', &cg);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EBADMSG;
+        /* Empty: the unit has no cgroup (it is not running). */
+        if (!isempty(cg) && !control_group_is_valid(cg))
+                return -EBADMSG;
+        copy = strdup(cg);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 0;
+}
+
 int systemd_client_get_control_group(SystemdClient *c, const char *unit, char **ret, char **ret_error) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *path = NULL;
         const char *interface;
         int r;
@@ -353,10 +399,13 @@ int systemd_client_get_control_group(SystemdClient *c, const char *unit, char **
         r = client_prepare(c, unit, &path, &interface, ret_error);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_string(c->bus, SYSTEMD_DESTINATION, path, interface, "ControlGroup", &error, ret);
+        r = sd_bus_get_property(c->bus, SYSTEMD_DESTINATION, path, interface, "ControlGroup", &error, &reply, "s");
         if (r < 0)
                 return client_call_failed(c, r, &error, "reading ControlGroup", ret_error);
-        return 0;
+        r = systemd_control_group_read(reply, ret);
+        if (r < 0)
+                set_error(ret_error, "PID 1's ControlGroup of %s is not a cgroup path", unit);
+        return r;
 }
 
 int systemd_client_attach(SystemdClient *c, sd_event *e, SystemdUnitHandler handler, void *userdata) {

@@ -7,6 +7,7 @@
  * lowlatd's own bus object exist. */
 #pragma once
 
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "basic/cpuset.h"
@@ -51,8 +52,17 @@ const char *systemd_unit_interface(const char *unit);
 int systemd_client_get_allowed_cpus(SystemdClient *c, const char *unit, CPUSet *ret, char **ret_error);
 /* SetUnitProperties(unit, runtime=true, [AllowedCPUs]); the empty set unsets it. */
 int systemd_client_set_allowed_cpus(SystemdClient *c, const char *unit, const CPUSet *cpus, char **ret_error);
-/* The unit's ControlGroup ("/user.slice"), "" when it has none (not started). */
+/* The unit's ControlGroup ("/user.slice"), "" when it has none (not started); -EBADMSG
+ * for one that is not a cgroup path (relative, or with an empty, "." or ".." component):
+ * it is put after /sys/fs/cgroup. */
 int systemd_client_get_control_group(SystemdClient *c, const char *unit, char **ret, char **ret_error);
+
+/* The readers of PID 1's replies, at the message's current position (inside the
+ * property's variant): an "ay" of AllowedCPUs (bit n % 8 of byte n / 8), a "s" of
+ * ControlGroup checked as above. -EBADMSG when the message holds something else there
+ * (or sd-bus's -ENXIO for another type), -ERANGE for a CPU past CPUSET_MAX_CPUS. */
+int systemd_allowed_cpus_read(sd_bus_message *m, CPUSet *ret);
+int systemd_control_group_read(sd_bus_message *m, char **ret);
 
 /* StartTransientUnit(slice, "fail", [AllowedCPUs=cpus, Description=description]): a slice
  * that lives until it is stopped or the boot ends. A slice PID 1 knows already (a unit file

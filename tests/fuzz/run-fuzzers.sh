@@ -3,7 +3,28 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (meson's compiler may be gcc, which
 # has no libFuzzer) and runs each for a bounded time on a copy of its seed corpus.
 #
-#   run-fuzzers.sh [TARGET...]      targets: busaddr config cpuset interrupts irqbalance measure noise originals procconn sysfs task util (default: all)
+#   run-fuzzers.sh [TARGET...]      targets: audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure measurement netlink noise originals procconn sysfs systemd task util (default: all)
+#
+# What each reads (fuzz-TARGET.c says more, and what it checks):
+#   audit        the audit on a fake tree: /proc/cmdline (isolcpus= and the rest), the kernel
+#                release and its config, an application's /proc/PID/status and environ
+#   busaddr      the system bus's address (DBUS_SYSTEM_BUS_ADDRESS, %XX escapes)
+#   checkstream  the Check() child's stream of findings (audit/finding-stream.c)
+#   config       the configuration files
+#   cpuset       CPU lists and masks
+#   ethtool      ethtool netlink replies, ACKs, extended ACKs and monitor notifications
+#   interrupts   /proc/interrupts
+#   irqbalance   irqbalance's answers and socket names
+#   measure      the latency tools' reports (lowlatctl measure)
+#   measurement  RecordMeasurement() and RecordMeasurementHistogram() arguments
+#   netlink      netlink_drain() and the rtnetlink link messages, extended ACKs
+#   noise        /proc/interrupts, softirqs, schedstat and stat as the noise counters read them
+#   originals    the originals file restore reads back
+#   procconn     the proc connector's messages
+#   sysfs        [sysfs] path rules and choice lists
+#   systemd      PID 1's AllowedCPUs and ControlGroup replies
+#   task         /proc/PID/stat and policy texts
+#   util         the text helpers (booleans, durations, UTF-8)
 #
 # Environment: FUZZ_SECONDS (per target, default 30; 0 only replays the seed corpus),
 # LOWLATD_FUZZ=0 (skip), FUZZ_CC (default: the first clang found), FUZZ_OUT (where binaries,
@@ -17,7 +38,7 @@ source_root=${LOWLATD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." &
 build_root=${LOWLATD_BUILD_ROOT:-}
 fuzz_dir=$source_root/tests/fuzz
 seconds=${FUZZ_SECONDS:-30}
-all_targets=(busaddr config cpuset interrupts irqbalance measure noise originals procconn sysfs task util)
+all_targets=(audit busaddr checkstream config cpuset ethtool interrupts irqbalance measure measurement netlink noise originals procconn sysfs systemd task util)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
@@ -117,11 +138,22 @@ for t in "${targets[@]}"; do
         # fuzz-measure: lowlatctl's readers of the latency tools' reports live in lowlatctl/,
         # the tools' names in common/.
         # fuzz-busaddr: the bus address is read in common/.
+        # fuzz-audit builds its fake host with the unit tests' tree helpers.
+        [ "$t" = audit ] && extra=(-I "$source_root/tests/unit")
         [ "$t" = busaddr ] && extra=(-I "$source_root/common" "$source_root/common/bus-address.c")
+        # fuzz-measurement: RecordMeasurement's readers live in daemon/, compiled into it.
+        [ "$t" = measurement ] && extra=(-I "$source_root/daemon" -I "$source_root/common"
+                "$source_root/daemon/measurement-histogram.c" "$source_root/common/measure-tool.c")
         [ "$t" = measure ] && extra=(-I "$source_root/lowlatctl" -I "$source_root/common"
                 "$source_root/lowlatctl/measure.c" "$source_root/common/measure-tool.c" -lm)
+        # fuzz-ethtool compiles host/ethtool.c itself, its socket calls swapped for the input.
+        linked=()
+        for o in "${objects[@]}"; do
+                [ "$t" = ethtool ] && [ "$o" = "$out/obj/host-ethtool.o" ] && continue
+                linked+=("$o")
+        done
         if ! "$cc" "${cflags[@]}" "${warnings[@]}" -Werror "${sanitize[@]}" -I "$fuzz_dir" \
-                "$fuzz_dir/fuzz-$t.c" "${dep_cflags[@]}" "${objects[@]}" "${extra[@]}" "${dep_libs[@]}" -o "$out/fuzz-$t"; then
+                "$fuzz_dir/fuzz-$t.c" "${dep_cflags[@]}" "${linked[@]}" "${extra[@]}" "${dep_libs[@]}" -o "$out/fuzz-$t"; then
                 echo "FAIL: cannot build fuzz-$t"
                 exit 1
         fi
