@@ -16,8 +16,16 @@ back within a few 200 ms scans; observe mode reports and moves nothing; --root o
 tree is unsupported and moves nothing. Kernel threads are not visible in a new PID
 namespace: their exclusion is tested on a fake /proc in tests/unit/test-setting-strays.c. With
 kthreads = housekeeping as well, lowlatd finds no kernel thread here and touches none (the
-proc connector, which a new network namespace lacks, is said to be unavailable once)."""
+proc connector, which a new network namespace lacks, is said to be unavailable once).
 
+Hostile comm (#24 item 3): a stray that renames itself through /proc/self/comm to a byte
+that is not UTF-8, ESC, U+009B (CSI) and U+202E, seen by lowlatd --observe on a private
+bus with a fake journal socket: ListSettings answers, lowlatctl list, status and list
+--json print valid UTF-8 with no control or bidi character and name the task, its comm
+made printable ASCII ('?' for each byte outside it); the drift's journal entry has no such
+character in any field. Without dbus-daemon, busctl or LOWLATCTL those checks are skipped."""
+
+import json
 import os
 import re
 import shutil
@@ -25,7 +33,9 @@ import subprocess
 import sys
 import time
 
+import busctl_harness as b
 import lowlat_harness as h
+import test_hostile_names as hn
 
 INNER_ENV = "LOWLAT_STRAYS_NAMESPACE"
 
@@ -42,12 +52,18 @@ kthreads = housekeeping
 [process "latapp"]
 """
 
-# A process with two more threads, allowed on CPUs 0-1; optionally renamed first.
+# 11 bytes of a comm's 15: a byte that is not UTF-8, ESC, U+009B (CSI), U+202E.
+HOSTILE_COMM = b"c\xff\x1b[2J\xc2\x9b\xe2\x80\xae"
+# What lowlatd shows of it: every byte outside printable ASCII as '?'.
+SHOWN_COMM = "c??[2J?????"
+
+# A process with two more threads, allowed on CPUs 0-1; optionally renamed first (the
+# name's bytes as they are: os.fsencode undoes the argument's decoding).
 SLEEPER = """\
 import os, sys, threading, time
 if len(sys.argv) > 1:
-    with open("/proc/self/comm", "w") as f:
-        f.write(sys.argv[1])
+    with open("/proc/self/comm", "wb") as f:
+        f.write(os.fsencode(sys.argv[1]))
 os.sched_setaffinity(0, {0, 1})
 for _ in range(2):
     threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
@@ -136,6 +152,71 @@ def fake_the_host(host):
             raise RuntimeError("%s is not the fake tree's after the bind mount" % path)
 
 
+def ctl(view, *args):
+    return subprocess.run([os.environ["LOWLATCTL"]] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=dict(os.environ, **view.env()), timeout=h.scaled(60))
+
+
+def hostile_comm_outputs(t, view, pid):
+    """lowlatctl list, status and list --json: valid UTF-8, no control or bidi character,
+    the task named with its comm made printable."""
+    shown = ("pid %d (%s) on 0-1 (3 threads)" % (pid, SHOWN_COMM)).encode()
+    for args in (("list",), ("status",), ("list", "--json")):
+        p = ctl(view, *args)
+        problem = hn.unsafe(p.stdout) or hn.unsafe(p.stderr)
+        t.ok(p.returncode in (0, 1) and not problem and shown in p.stdout,
+             "lowlatctl %s: the stray with a hostile comm shown as %r, valid UTF-8, no raw control or bidi "
+             "character" % (" ".join(args), SHOWN_COMM),
+             "exit %d (%s)\n%r\n%r" % (p.returncode, problem, p.stdout[-1500:], p.stderr[-500:]))
+    p = ctl(view, "list", "--json")
+    try:
+        rows = [r for r in json.loads(p.stdout.decode("utf-8")) if r.get("kind") == "stray_tasks"]
+    except (ValueError, AttributeError) as e:
+        rows = [repr(e)]
+    t.ok(len(rows) == 1 and shown.decode() in rows[0].get("observed", ""),
+         "list --json: the stray_tasks row's observed value names the task once parsed", repr(rows))
+
+
+def hostile_comm_phase(t, live, host):
+    """A real process renamed to HOSTILE_COMM, reported by lowlatd --observe on a private
+    bus and a fake journal (this namespace has its own tmpfs on /run/systemd)."""
+    what = "a stray with a hostile comm through the bus and the journal"
+    view = b.SettingsView(host.tmp)
+    if not view.available or not os.environ.get("LOWLATCTL"):
+        t.skip(what, view.why or "LOWLATCTL is not set")
+        return
+    os.environ[h.PRIVATE_MNT_ENV] = "1"  # the tmpfs on /run/systemd is this namespace's own
+    j = h.JournalSocket()
+    stray = spawn_sleeper(HOSTILE_COMM)
+    try:
+        with open("/proc/%d/comm" % stray.pid, "rb") as f:
+            comm = f.read()
+        t.ok(comm == HOSTILE_COMM + b"\n", "the sleeper's comm holds the hostile bytes", repr(comm))
+        d = h.Daemon(live, CONFIG, extra_args=["--observe"], env=view.env())
+        d.wait_ready()
+        view.wait_owner(d, h.scaled(10))
+        e = j.wait_for(h.scaled(5), MESSAGE_ID=h.MID["drift"], LOWLATD_KIND="stray_tasks")
+        try:
+            rows = [r for r in view.rows() if r[0] == "stray_tasks"]
+        except b.BusError as err:
+            rows = [repr(err)]
+        t.ok(len(rows) == 1 and "pid %d (%s) on 0-1" % (stray.pid, SHOWN_COMM) in rows[0][3],
+             "ListSettings answers; stray_tasks' observed value names the task as %r" % SHOWN_COMM, repr(rows))
+        hostile_comm_outputs(t, view, stray.pid)
+        if t.ok(e is not None, "the stray's drift reaches the journal", repr([x.get("MESSAGE") for x in j.entries()])):
+            problems = ["%s %s" % (k, hn.unsafe(v, keep="")) for k, v in e.fields if hn.unsafe(v, keep="")]
+            t.ok(not problems, "the drift's journal entry: every field valid UTF-8, no control or bidi character",
+                 "; ".join(problems))
+            t.ok(("(%s)" % SHOWN_COMM).encode() in dict(e.fields).get("MESSAGE", b""),
+                 "the journal's MESSAGE names the comm made printable", repr(dict(e.fields).get("MESSAGE")))
+        t.stopped_cleanly(d)
+    finally:
+        stray.kill()
+        stray.wait()
+        view.stop()
+        j.close()
+
+
 def run(t):
     enter_namespaces()
     host = h.FakeHost(ncpus=2, nirqs=20, isolated="1")
@@ -194,6 +275,8 @@ def run(t):
     for p in (stray, app):
         p.kill()
         p.wait()
+
+    hostile_comm_phase(t, live, host)
 
 
 if __name__ == "__main__":

@@ -142,6 +142,12 @@ static void test_app_sections(void) {
         }
         check_error("[process \"waytoolongprocessname\"]\n", 1, "at most 15", "a comm longer than the kernel's");
         check_error("[service \"a b\"]\n", 1, "unit name", "a unit name with a space");
+        /* #24 item 3: lowlatd names no unit it did not read here, and these hold no byte a
+         * terminal or the journal would act on: ESC, U+009B (CSI), U+202E, a byte not UTF-8. */
+        check_error("[service \"a\x1b[2Jb\"]\n", 1, "unit name", "a unit name with ESC");
+        check_error("[service \"a\xc2\x9b" "1mb\"]\n", 1, "unit name", "a unit name with U+009B (CSI)");
+        check_error("[service \"a\xe2\x80\xae" "b\"]\n", 1, "unit name", "a unit name with U+202E");
+        check_error("[service \"a\xff" "b\"]\n", 1, "unit name", "a unit name with a byte that is not UTF-8");
         check_error("[service trader]\n", 1, "expected [service", "an unquoted service name");
         check_error("[service \"t\"]\npriority = 100\n", 2, "1 to 99", "a priority above 99");
         check_error("[service \"t\"]\npriority = 0\n", 2, "1 to 99", "a priority of 0");

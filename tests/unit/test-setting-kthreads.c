@@ -658,6 +658,37 @@ static void test_reload_inherit(void) {
         fixture_done(&f);
 }
 
+/* #24 item 3: a kernel thread's name is the kernel's, but drivers build names from device
+ * and queue names, which may hold any byte. The label the bus, the journal and lowlatctl
+ * get holds printable ASCII only: when the thread is planned, and when a later look finds
+ * it renamed (a workqueue worker names the queue it serves). */
+static void test_hostile_comm(void) {
+        static const char hostile[] = "k\xff\x1b[2J\xc2\x9b\xe2\x80\xae", shown[] = "k\?\?[2J\?\?\?\?\?";
+        Fixture f;
+        Setting *s;
+        char what[128];
+
+        fixture_init(&f);
+        if (!CHECK(fixture_start(&f, config_housekeeping), "fixture starts")) {
+                fixture_done(&f);
+                return;
+        }
+        add_thread(&f, 30, 2, hostile, PF_KT, "0-3");
+        CHECK(kthread_table_add(&f.table, f.host, f.posture, 30) == 1, "a kernel thread with a hostile name: planned");
+        s = find(&f, SETTING_KTHREAD_AFFINITY, 30);
+        CHECK(s && streq_ptr(s->label, shown), "its label: each byte outside printable ASCII as '?'");
+        CHECK(s && setting_describe(s, what, sizeof(what)) == 0 && streq(what, "kernel thread 30 (k\?\?[2J\?\?\?\?\?)"),
+              "described with the label");
+
+        add_thread(&f, 31, 2, "kworker/0:1", PF_KT, "0-3");
+        CHECK(kthread_table_add(&f.table, f.host, f.posture, 31) == 1, "a worker: planned");
+        add_thread(&f, 31, 2, "kworker/0:1-\x1b]0;x\a\xc2\x9b", PF_KT, "0-3");
+        look(&f, SETTING_KTHREAD_AFFINITY, 31, T0, RECONCILE_HINTED);
+        s = find(&f, SETTING_KTHREAD_AFFINITY, 31);
+        CHECK(s && streq_ptr(s->label, "kworker/0:1-\?]0;x\?\?\?"), "renamed later: the new label made printable too");
+        fixture_done(&f);
+}
+
 int main(void) {
         test_plan();
         test_move();
@@ -668,5 +699,6 @@ int main(void) {
         test_restore();
         test_fake_root_refused();
         test_reload_inherit();
+        test_hostile_comm();
         return tap_finish();
 }
