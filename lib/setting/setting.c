@@ -187,11 +187,21 @@ static void record_correction(SettingContext *rc, Setting *s, uint64_t now, Reco
 }
 
 static int set_observed(Setting *s, const char *text) {
+        size_t len = strlen(text);
         char *copy;
 
         if (s->observed && streq(s->observed, text))
                 return 0;
-        copy = strdup(text);
+        /* A drift and its correction read values of about one length ("2-3", "0-1"): the
+         * text goes where the last one was when it fits, with no allocation on the way to
+         * the write. */
+        if (s->observed && strlen(s->observed) >= len) {
+                memcpy(s->observed, text, len + 1);
+                return 1;
+        }
+        copy = malloc(len + 1);
+        if (copy)
+                memcpy(copy, text, len + 1);
         if (!copy)
                 return -ENOMEM;
         free(s->observed);
@@ -206,6 +216,9 @@ static int setting_record_original(SettingContext *rc, Setting *s) {
         int r;
 
         if (!rc->originals || !s->observed)
+                return 0;
+        /* Kept already (every correction but a setting's first): no copy to make. */
+        if (originals_get(rc->originals, s->kind, s->object))
                 return 0;
         if (SETTING_VTABLE(s)->original) {
                 r = SETTING_VTABLE(s)->original(s, &value);
@@ -311,17 +324,38 @@ static bool setting_refused(SettingContext *rc, Setting *s, int r, ReconcileFlag
         return false;
 }
 
+/* The drift report of a correction, made once the write is done: the journal entry and
+ * the bus signal cost more than the write itself, and nothing in them is needed to
+ * correct. What the kind describes (an IRQ's effective CPUs) is read before the write,
+ * which may change it; described is that text, NULL for a kind that describes nothing. */
+static void report_drift(SettingContext *rc, Setting *s, ReconcileFlags flags, const char *described) {
+        rc->drift_described = described;
+        emit(rc, EVENT_DRIFT, s, flags);
+        rc->drift_described = NULL;
+}
+
 /* Writes the desired value and reads it back. Returns -ENOENT when the object vanished,
- * else 0 with the state set. */
-static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before) {
+ * else 0 with the state set. report: the drift is still to be reported (after the write,
+ * before any other event of this look). */
+static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before,
+                           bool report) {
         const SettingVTable *vt = SETTING_VTABLE(s);
-        char buf[4096];
+        char buf[4096], described[4096];
+        const char *desc = NULL;
+        bool recorded;
         int r;
 
+        /* Applying a posture, or a quiet look, reports no drift one by one: nothing to describe. */
+        if (report && vt->describe_observed && rc->handler && !(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+                desc = setting_describe_observed(s, rc, described, sizeof(described));
         r = setting_record_original(rc, s);
-        if (r < 0)
+        recorded = r >= 0;
+        if (recorded)
+                r = vt->write(s, rc, s->desired);
+        if (report)
+                report_drift(rc, s, flags, desc);
+        if (!recorded)
                 goto failed;
-        r = vt->write(s, rc, s->desired);
         if (r == -ENOENT)
                 return -ENOENT;
         if (setting_refused(rc, s, r, flags))
@@ -374,7 +408,7 @@ failed:
 
 int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags) {
         const SettingVTable *vt = SETTING_VTABLE(s);
-        bool force = flags & RECONCILE_FORCE, changed;
+        bool force = flags & RECONCILE_FORCE, changed, report;
         SettingState before = s->state;
         char buf[4096];
         int r;
@@ -455,18 +489,17 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
         s->last_drift_usec = now;
         if (before != SETTING_DRIFTED)
                 s->rewritten = setting_state_is_good(before);
-        if (before != SETTING_DRIFTED && before != SETTING_FAILED) {
-                setting_set_state(s, SETTING_DRIFTED);
-                if (!(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
-                        rc->counters.drift_events++;
-                emit(rc, EVENT_DRIFT, s, flags);
-        }
+        report = before != SETTING_DRIFTED && before != SETTING_FAILED;
         setting_set_state(s, SETTING_DRIFTED);
-        if (rc->observe)
+        if (report && !(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+                rc->counters.drift_events++;
+        /* A drift to correct is reported after the write (setting_correct()). */
+        if (rc->observe || (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)) {
+                if (report)
+                        emit(rc, EVENT_DRIFT, s, flags);
                 return 0;
-        if (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)
-                return 0;
-        return setting_correct(rc, s, now, flags, before);
+        }
+        return setting_correct(rc, s, now, flags, before, report);
 }
 
 int setting_probe(SettingContext *rc, Setting *s) {
