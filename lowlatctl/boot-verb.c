@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "boot.h"
 #include "basic/array.h"
 #include "basic/cells.h"
 #include "basic/errorlist.h"
@@ -26,15 +26,6 @@
 /* The first line of every drop-in lowlatctl writes: --remove deletes no other file. */
 #define GRUB_DROPIN_HEADER "# Written by lowlatctl boot --apply"
 
-typedef enum BootLoader {
-        BOOT_LOADER_NONE,
-        BOOT_LOADER_GRUB,
-        BOOT_LOADER_BLS,
-        BOOT_LOADER_SYSTEMD_BOOT,
-        _BOOT_LOADER_MAX,
-        _BOOT_LOADER_INVALID = -EINVAL,
-} BootLoader;
-
 static const char *const boot_loader_table[_BOOT_LOADER_MAX] = {
         [BOOT_LOADER_NONE] = "none",
         [BOOT_LOADER_GRUB] = "grub",
@@ -46,31 +37,27 @@ static const char *const boot_loader_table[_BOOT_LOADER_MAX] = {
 static const char *const boot_loader_apply_table[_BOOT_LOADER_MAX] = {
         [BOOT_LOADER_NONE] = "refuse: no boot loader lowlatctl knows; add the line by hand",
         [BOOT_LOADER_GRUB] = "write /" GRUB_DROPIN ", then run update-grub",
-        [BOOT_LOADER_BLS] = "refuse (not yet done for grubby): add the arguments by hand with grubby "
-                            "--update-kernel=ALL --args=...",
-        [BOOT_LOADER_SYSTEMD_BOOT] = "refuse (not yet done for systemd-boot): put the line in /etc/kernel/cmdline "
-                                     "by hand, then run kernel-install",
+        [BOOT_LOADER_BLS] = "run grubby --update-kernel=ALL with the arguments lowlatd adds, recorded in /" BOOT_STATE,
+        [BOOT_LOADER_SYSTEMD_BOOT] = "add the arguments to /etc/kernel/cmdline (recorded in /" BOOT_STATE
+                                     "), then run kernel-install for the running kernel",
 };
 
-static const char *boot_loader_to_string(BootLoader l) {
+const char *boot_loader_to_string(BootLoader l) {
         return (size_t) l < ELEMENTSOF(boot_loader_table) ? boot_loader_table[l] : NULL;
 }
 
-/* What was found and done, for the summary and --json. */
-typedef struct BootReport {
-        const BootArguments *args;
-        bool system_root; /* the root is this system's "/": the loader's commands may run */
-        bool isolates;    /* the configuration isolates CPUs: there is a line to write */
-        char *params;     /* what the running line lacks; NULL: nothing */
-        char *line;       /* the whole line, quoted for GRUB_CMDLINE_LINUX_DEFAULT="..." */
-        BootLoader loader;
-        const char *result;      /* --apply, --remove: "written", "unchanged", "removed", "absent" */
-        const char *update_grub; /* "ran", "failed", "not run: ...", NULL: not called for */
-} BootReport;
+BootLoader boot_loader_from_string(const char *s) {
+        for (size_t i = 0; s && i < ELEMENTSOF(boot_loader_table); i++)
+                if (streq(boot_loader_table[i], s))
+                        return (BootLoader) i;
+        return _BOOT_LOADER_INVALID;
+}
 
 static void boot_report_done(BootReport *r) {
         free(r->params);
         free(r->line);
+        free(r->lowlatd_args);
+        free(r->command);
 }
 
 static void closedirp(DIR **d) {
@@ -109,14 +96,61 @@ static bool bls_entries_exist(const Host *h) {
         return false;
 }
 
-/* Debian's GRUB first: a BLS host has /etc/default/grub too, but no update-grub. */
+/* systemd-boot's files in an ESP or XBOOTLDR partition mounted where
+ * systemd's tools look (/efi, /boot/efi, /boot), or a UKI's directory there. */
+static bool systemd_boot_layout(const Host *h) {
+        static const char *const esps[] = { "efi", "boot/efi", "boot" };
+        static const char *const marks[] = { "loader/loader.conf", "EFI/systemd", "EFI/Linux" };
+
+        for (size_t e = 0; e < ELEMENTSOF(esps); e++)
+                for (size_t m = 0; m < ELEMENTSOF(marks); m++) {
+                        _cleanup_free_ char *path = strdup_printf("%s/%s", esps[e], marks[m]);
+                        if (path && host_path_exists(h, path))
+                                return true;
+                }
+        return false;
+}
+
+/* bootctl is-installed, quiet: systemd-boot in the ESP as bootctl itself finds it. */
+static bool bootctl_is_installed(void) {
+        int status;
+        pid_t pid;
+
+        fflush(stdout);
+        pid = fork();
+        if (pid < 0)
+                return false;
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0)
+                        (void) (dup2(null, STDOUT_FILENO) + dup2(null, STDERR_FILENO));
+                execlp("bootctl", "bootctl", "is-installed", (char *) NULL);
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return false;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* In this order, the first that fits:
+ * 1. GRUB as Debian and Ubuntu have it: /etc/default/grub and update-grub (a BLS host has
+ *    /etc/default/grub too, but no update-grub);
+ * 2. systemd-boot: bootctl is-installed says so (on this system's root), or its files or
+ *    a UKI directory are in an ESP; before BLS, since systemd-boot's own entries are BLS
+ *    entries too, and kernel-install would write over what grubby edited;
+ * 3. BLS entries (/boot/loader/entries/NAME.conf) with grubby;
+ * 4. /etc/kernel/cmdline with kernel-install and no loader found: a UKI or entries
+ *    kernel-install makes, the same way as systemd-boot. */
 static BootLoader boot_loader_detect(const Host *h, bool system_root) {
         if (host_path_exists(h, GRUB_DEFAULT) && tool_found(h, system_root, "usr/sbin/update-grub", "update-grub"))
                 return BOOT_LOADER_GRUB;
+        if ((system_root && on_path("bootctl") && bootctl_is_installed()) || systemd_boot_layout(h))
+                return BOOT_LOADER_SYSTEMD_BOOT;
         if (bls_entries_exist(h) && tool_found(h, system_root, "usr/sbin/grubby", "grubby"))
                 return BOOT_LOADER_BLS;
-        if (host_path_exists(h, "etc/kernel/cmdline") || host_path_exists(h, "boot/efi/loader/loader.conf") ||
-            host_path_exists(h, "efi/loader/loader.conf") || host_path_exists(h, "boot/loader/loader.conf"))
+        if (host_path_exists(h, "etc/kernel/cmdline") &&
+            tool_found(h, system_root, "usr/bin/kernel-install", "kernel-install"))
                 return BOOT_LOADER_SYSTEMD_BOOT;
         return BOOT_LOADER_NONE;
 }
@@ -289,11 +323,13 @@ static int update_grub(BootReport *report) {
                         report->args->root);
                 return EXIT_OK;
         }
+        free(report->command);
+        report->command = strdup("update-grub");
         if (run_update_grub() != 0) {
-                report->update_grub = "failed";
+                report->update_grub = report->command_result = "failed";
                 return EXIT_REFUSED;
         }
-        report->update_grub = "ran";
+        report->update_grub = report->command_result = "ran";
         fprintf(stderr, "lowlatctl: update-grub ran; the new line takes effect at the next boot\n");
         return EXIT_OK;
 }
@@ -407,20 +443,56 @@ static int boot_apply(const Host *h, BootReport *report) {
                 fprintf(stderr, "lowlatctl: the configuration isolates no CPU: there is no boot line to write\n");
                 return EXIT_REFUSED;
         }
-        if (report->loader == BOOT_LOADER_GRUB)
+        switch (report->loader) {
+        case BOOT_LOADER_GRUB:
                 return boot_apply_grub(h, report);
-        fprintf(stderr, "lowlatctl: --apply on %s: %s. The line:\n  %s\n",
-                report->loader == BOOT_LOADER_NONE ? "this host" : boot_loader_to_string(report->loader),
-                boot_loader_apply_table[report->loader], report->line);
+        case BOOT_LOADER_BLS:
+                return boot_apply_bls(h, report);
+        case BOOT_LOADER_SYSTEMD_BOOT:
+                return boot_apply_kernel_cmdline(h, report);
+        default:
+                fprintf(stderr, "lowlatctl: --apply on this host: no boot loader found (none of: GRUB with "
+                                "/etc/default/grub and update-grub; systemd-boot or a UKI; BLS entries in "
+                                "/boot/loader/entries with grubby; /etc/kernel/cmdline with kernel-install). Add "
+                                "these arguments to the kernel command line by hand:\n  %s\n",
+                        report->lowlatd_args);
+                return EXIT_REFUSED;
+        }
+}
+
+/* What --apply recorded in the state file, taken back with the loader it was written for
+ * (whatever is detected now). 0 with nothing recorded, or the exit status. */
+static int boot_remove_recorded(const Host *h, BootReport *report) {
+        _cleanup_(boot_arg_state_done) BootArgState state = {};
+        int r = boot_arg_state_read(h, &state);
+
+        if (r == 0)
+                return 0;
+        if (r < 0) {
+                fprintf(stderr, "lowlatctl: /" BOOT_STATE ": %s: refusing to guess what --apply added\n",
+                        strerror(-r));
+                return r == -ENOMEM ? r : EXIT_REFUSED;
+        }
+        report->loader = state.loader;
+        if (state.loader == BOOT_LOADER_BLS)
+                return boot_remove_bls(h, report, &state);
+        if (state.loader == BOOT_LOADER_SYSTEMD_BOOT)
+                return boot_remove_kernel_cmdline(h, report, &state);
+        fprintf(stderr, "lowlatctl: /" BOOT_STATE " names %s, which keeps no state\n",
+                boot_loader_to_string(state.loader));
         return EXIT_REFUSED;
 }
 
-/* Deletes exactly what --apply wrote: the drop-in, and only one with lowlatctl's header. */
+/* Deletes exactly what --apply wrote: what the state file records (grubby,
+ * /etc/kernel/cmdline), else the drop-in, and only one with lowlatctl's header. */
 static int boot_remove(const Host *h, BootReport *report) {
         _cleanup_close_ int dir = -1;
         _cleanup_free_ char *text = NULL;
-        int r = dropin_is_ours(h, &text);
+        int r = boot_remove_recorded(h, report);
 
+        if (r != 0 || report->result)
+                return r;
+        r = dropin_is_ours(h, &text);
         if (r == -ENOENT) {
                 report->result = "absent";
                 fprintf(stderr, "lowlatctl: /" GRUB_DROPIN " is not there: nothing to remove\n");
@@ -454,8 +526,13 @@ static void boot_print_text(const BootReport *r) {
         printf("Needed:      %s\n", r->params ?: "nothing: the running command line has what the configuration "
                                                  "needs");
         printf("Line:        GRUB_CMDLINE_LINUX_DEFAULT=\"%s\"\n", r->line);
+        printf("Arguments:   %s\n", r->lowlatd_args);
         printf("Boot loader: %s\n", boot_loader_to_string(r->loader));
         printf("--apply:     %s\n", r->isolates ? boot_loader_apply_table[r->loader] : "refuse: nothing to write");
+        if (r->result)
+                printf("Result:      %s\n", r->result);
+        if (r->command)
+                printf("Command:     %s (%s)\n", r->command, r->command_result ?: "?");
 }
 
 static void boot_print_json(const BootReport *r) {
@@ -474,7 +551,32 @@ static void boot_print_json(const BootReport *r) {
                 json_print_member(stdout, "result", r->result, false);
         if (r->update_grub)
                 json_print_member(stdout, "update_grub", r->update_grub, false);
+        json_print_member(stdout, "arguments", r->lowlatd_args, false);
+        if (r->command) {
+                json_print_member(stdout, "command", r->command, false);
+                json_print_member(stdout, "command_result", r->command_result ?: "", false);
+        }
         fputs("}\n", stdout);
+}
+
+/* The deliberate rule on a lone housekeeping CPU (lowlatctl(1), boot): a boot line that
+ * leaves one CPU (CPU 0, as isolating all the others does) for every IRQ, kernel thread,
+ * timer and RCU callback of the host is refused where the host has more than two online
+ * CPUs, since there the configuration can leave two; on a host of two CPUs one
+ * housekeeping CPU is the only way to isolate anything, and it is written. --remove is
+ * never refused for it: taking back what was written does not depend on the line. */
+static int boot_check_housekeeping(const Posture *p) {
+        unsigned online = cpuset_count(&p->online), housekeeping = cpuset_count(&p->housekeeping);
+        _cleanup_free_ char *list = NULL;
+
+        if (housekeeping != 1 || cpuset_is_empty(&p->isolated) || online <= 2)
+                return 0;
+        list = cpuset_format_list(&p->housekeeping);
+        fprintf(stderr, "lowlatctl: the configuration leaves CPU %s alone as housekeeping on a host of %u online "
+                        "CPUs: one CPU would take every IRQ, kernel thread, timer and RCU callback of the others. "
+                        "Isolate fewer CPUs so that at least two are left for housekeeping; refusing\n",
+                list ?: "?", online);
+        return EXIT_REFUSED;
 }
 
 /* The posture to build the line for; 0, or the exit status after saying why. */
@@ -514,9 +616,13 @@ int verb_boot_run(const BootArguments *args) {
         real = realpath(args->root ?: "/", NULL);
         report.system_root = real && streq(real, "/");
         r = boot_load(args, h, &posture);
+        if (r == 0 && args->action != BOOT_ACTION_REMOVE)
+                r = boot_check_housekeeping(posture);
         if (r != 0)
                 return r;
         r = audit_boot_line(h, posture, &report.line, &report.params);
+        if (r >= 0)
+                r = audit_boot_args(h, posture, &report.lowlatd_args);
         if (r == -ENODATA) {
                 fprintf(stderr, "lowlatctl: cannot read proc/cmdline under %s: the line keeps the running one's "
                                 "arguments, so it cannot be built without it\n",

@@ -280,6 +280,7 @@ typedef struct MeasureArguments {
         const char *cpus; /* NULL: the isolated CPUs */
         const char *tool; /* NULL: the best one installed */
         bool json;
+        const char *bus_failure; /* why the bus could not be reached (bus NULL), or NULL */
 } MeasureArguments;
 
 /* --duration: 1, or -EINVAL after printing why. */

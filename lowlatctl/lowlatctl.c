@@ -36,6 +36,7 @@ typedef enum VerbFlags {
         VERB_NEEDS_BUS = 1 << 1, /* exit 3 when the system bus cannot be reached */
         VERB_VERDICT = 1 << 2,   /* the verdict on stdout always, "LOWLATD UNKNOWN: why" too */
         VERB_NO_BUS = 1 << 3,    /* files only: the bus is not even tried */
+        VERB_BUS_LATER = 1 << 4, /* goes on without the bus, and says why it failed only where it matters */
 } VerbFlags;
 
 /* One row per verb, as systemd's dispatch_verb() takes them (src/shared/verbs.h). */
@@ -65,6 +66,7 @@ struct Arguments {
         uint64_t if_unchanged; /* reload --if-unchanged: the digest lowlatctl diff printed */
         bool list; /* explain --list */
         BootAction boot_action; /* boot --apply, --remove */
+        const char *bus_failure; /* VERB_BUS_LATER: why the bus could not be reached, or NULL */
 };
 
 /* ---- Verbs -------------------------------------------------------------------- */
@@ -282,11 +284,13 @@ static int verb_measure_dispatch(sd_bus *bus, const Arguments *args) {
         MeasureArguments measure = args->measure;
 
         measure.json = args->json;
+        measure.bus_failure = args->bus_failure;
         return verb_measure(bus, &measure);
 }
 
 /* metrics and measure go on without the bus: metrics says "down", and measure --cpus
- * needs lowlatd only to count the noise and keep the result. */
+ * needs lowlatd only to count the noise and keep the result, so it says why the bus failed
+ * only once that matters (a refusal of its own comes first, alone). */
 static const Verb verbs[] = {
         { "status", 0, VERB_DEFAULT | VERB_NEEDS_BUS | VERB_VERDICT, OPTION_JSON, verb_status },
         { "list", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_STATE | OPTION_NO_LEGEND, verb_list },
@@ -298,7 +302,7 @@ static const Verb verbs[] = {
         { "check", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_CONFIG, verb_check },
         { "noise", 0, VERB_NEEDS_BUS, OPTION_JSON | OPTION_NO_LEGEND, verb_noise },
         { "top", 0, VERB_NEEDS_BUS, OPTION_TOP, verb_top_dispatch },
-        { "measure", 0, 0, OPTION_JSON | OPTION_MEASURE, verb_measure_dispatch },
+        { "measure", 0, VERB_BUS_LATER, OPTION_JSON | OPTION_MEASURE, verb_measure_dispatch },
         { "profile", 2, VERB_NO_BUS, OPTION_JSON | OPTION_NO_LEGEND | OPTION_CONFIG, verb_profile },
         { "cat-config", 0, VERB_NO_BUS, OPTION_CONFIG, verb_cat_config },
         { "suggest", 0, VERB_NO_BUS, OPTION_JSON | OPTION_CONFIG | OPTION_SUGGEST, verb_suggest },
@@ -353,7 +357,8 @@ static void help(void) {
                "                    reload: only if the files are those lowlatctl diff showed as DIGEST\n"
                "     --list         explain: every name it explains, one a line\n"
                "     --apply        boot: write the line the way the boot loader takes it (GRUB:\n"
-               "                    /etc/default/grub.d/lowlatd.cfg, then update-grub)\n"
+               "                    /etc/default/grub.d/lowlatd.cfg, then update-grub; BLS: grubby;\n"
+               "                    systemd-boot, UKI: /etc/kernel/cmdline, then kernel-install)\n"
                "     --remove       boot: undo what --apply wrote\n"
                "  -d --interval=T   top: time between refreshes (default 2s; 500ms, 1.5, 1min)\n"
                "     --iterations=N top: stop after N refreshes (for scripts)\n"
@@ -364,8 +369,9 @@ static void help(void) {
                "     --version      Show the version, and that of the lowlatd on the bus\n\n"
                "Exit status: 0 ok, 1 warning (drift) or refused, 2 critical (failed, degraded),\n"
                "3 unknown (lowlatd unreachable), 64 usage error; boot: 1 refused; measure: 69 no tool installed,\n"
-               "77 its threads cannot run (or did not run) on the CPUs they measure,\n"
-               "78 no isolated CPUs and no --cpus. See lowlatctl(1).\n");
+               "77 not root (no real-time priority for the tool's threads) or its threads cannot run\n"
+               "(or did not run) on the CPUs they measure, 78 no isolated CPUs and no --cpus.\n"
+               "See lowlatctl(1).\n");
 }
 
 /* Refused with any verb whose row does not list them, in this order. */
@@ -635,13 +641,14 @@ int main(int argc, char *argv[]) {
 
         /* check --config audits here: no bus needed. */
         if (!args.config && !(args.verb->flags & VERB_NO_BUS)) {
-                r = ctl_bus_connect(&bus, (args.verb->flags & VERB_VERDICT) ? &why : NULL);
+                r = ctl_bus_connect(&bus, (args.verb->flags & (VERB_VERDICT | VERB_BUS_LATER)) ? &why : NULL);
                 if (r < 0 && (args.verb->flags & VERB_VERDICT)) {
                         status_print_unknown(stdout, why, args.json);
                         return finish_output(EXIT_UNKNOWN);
                 }
                 if (r < 0 && (args.verb->flags & VERB_NEEDS_BUS))
                         return EXIT_UNKNOWN;
+                args.bus_failure = why;
         }
 
         r = args.verb->dispatch(bus, &args);

@@ -104,6 +104,49 @@ int measure_cgroup_cpus(const char *root, CPUSet *ret, char **ret_cgroup) {
         }
 }
 
+/* Whether ROOT/sys/fs/cgroup/NAME is a valid partition ("isolated" or "root", not "...
+ * invalid (REASON)") whose CPUs take in every CPU of cpus. */
+static bool partition_holds(const char *root, const char *name, const CPUSet *cpus) {
+        _cleanup_free_ char *file = strdup_printf("sys/fs/cgroup/%s/cpuset.cpus.partition", name), *text = NULL;
+        _cleanup_free_ char *effective = strdup_printf("sys/fs/cgroup/%s/cpuset.cpus.effective", name);
+        _cleanup_cpuset_ CPUSet s = {};
+        const char *type;
+
+        if (!file || !effective || read_file_under(root, file, &text) < 0)
+                return false;
+        type = strstrip(text);
+        if (!streq(type, "isolated") && !streq(type, "root"))
+                return false;
+        return read_cpu_list_under(root, effective, &s) >= 0 && cpuset_is_subset(cpus, &s);
+}
+
+int measure_partition_slice(const char *root, const CPUSet *cpus, char **ret) {
+        _cleanup_free_ char *path = strdup_printf("%s/sys/fs/cgroup", isempty(root) ? "" : root), *found = NULL;
+        struct dirent *de;
+        DIR *d;
+
+        if (!path)
+                return -ENOMEM;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : negative_errno();
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+
+                if (n > strlen(".slice") && streq(de->d_name + n - strlen(".slice"), ".slice") &&
+                    partition_holds(root, de->d_name, cpus)) {
+                        found = strdup(de->d_name);
+                        (void) closedir(d);
+                        if (!found)
+                                return -ENOMEM;
+                        *ret = TAKE_PTR(found);
+                        return 1;
+                }
+        }
+        (void) closedir(d);
+        return 0;
+}
+
 int thread_stat_last_cpu(const char *stat, unsigned *ret) {
         const char *p = strrchr(stat, ')');
 

@@ -19,6 +19,10 @@ int measure_cpus_online(const char *root, CPUSet *ret);
  * visible: nothing there confines the CPUs. */
 int measure_cgroup_cpus(const char *root, CPUSet *ret, char **ret_cgroup);
 
+/* A top-level slice of ROOT/sys/fs/cgroup that is a valid cpuset partition holding every
+ * CPU of cpus (lowlatd's [cpus] partition): 1 with its name, 0 when there is none, -errno. */
+int measure_partition_slice(const char *root, const CPUSet *cpus, char **ret);
+
 /* The number of a thread's last CPU: field 39 of /proc/PID/task/TID/stat (counted after
  * the ")" that ends the command name, which may hold spaces and parentheses). */
 int thread_stat_last_cpu(const char *stat, unsigned *ret);

@@ -305,8 +305,10 @@ static void measure_print_placement(FILE *f, const MeasurePlacement *placement) 
                 fputs("The figures above are not those of the CPUs they name.\n", f);
 }
 
-static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, const char *cpus,
-                          uint64_t wall_usec, const MeasurePlacement *placement) {
+/* noise NULL: not counted, because there was no bus (bus_reached false) or Noise() did not
+ * answer. */
+static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *noise, bool bus_reached,
+                          const char *cpus, uint64_t wall_usec, const MeasurePlacement *placement) {
         measure_print_header(f, res, cpus, wall_usec);
         fprintf(f, "%5s %10s %7s %7s %7s %7s  %s\n", "CPU", "SAMPLES", "MIN", "AVG", "P99", "MAX",
                 noise ? "NOISE DURING THE RUN" : "");
@@ -339,7 +341,9 @@ static void measure_print(FILE *f, const MeasureResult *res, const NoiseView *no
         }
         measure_print_placement(f, placement);
         if (!noise)
-                fputs("\n(noise not counted: lowlatd's Noise() did not answer)\n", f);
+                fputs(bus_reached ? "\n(noise not counted: lowlatd's Noise() did not answer)\n"
+                                  : "\n(noise not counted: lowlatd is not reachable on the system bus)\n",
+                      f);
         fputs("\n! a max above twice the p99: a spike; the noise beside it is what reached the CPU meanwhile.\n",
               f);
 }
@@ -460,6 +464,15 @@ int measure_parse_duration(const char *value, MeasureArguments *args) {
 
 /* ---- Where the threads may run ----------------------------------------------------------- */
 
+/* Why the bus could not be reached, said only where the bus was needed: a refusal of
+ * measure's own (an offline CPU, no tool, not root) comes alone. */
+static void measure_say_bus_failure(const MeasureArguments *args) {
+        _cleanup_free_ char *shown = args->bus_failure ? text_escape_lines(args->bus_failure) : NULL;
+
+        if (shown)
+                fprintf(stderr, "lowlatctl: %s\n", shown);
+}
+
 /* What to measure: --cpus, or the isolated CPUs lowlatd names; every one of them online.
  * 0, or the exit status after printing why. */
 static int measure_resolve_cpus(sd_bus *bus, const MeasureArguments *args, CPUSet *cpus) {
@@ -475,6 +488,7 @@ static int measure_resolve_cpus(sd_bus *bus, const MeasureArguments *args, CPUSe
                 }
         } else {
                 if (!bus) {
+                        measure_say_bus_failure(args);
                         fprintf(stderr, "lowlatctl: lowlatd is not reachable to say which CPUs are isolated; "
                                         "give --cpus\n");
                         return EXIT_UNKNOWN;
@@ -541,7 +555,21 @@ static int measure_check_confinement(const MeasureArguments *args, const CPUSet 
                 return EXIT_UNKNOWN;
         }
         if (r >= 0 && !cpuset_is_subset(cpus, &cgroup_cpus)) {
+                _cleanup_free_ char *partition = NULL;
+
                 allowed_list = cpuset_format_list(&cgroup_cpus);
+                /* lowlatd's run-time partition holds those CPUs: every slice but it is
+                 * kept off them, so the scope goes inside it. */
+                if (measure_partition_slice(NULL, cpus, &partition) > 0) {
+                        fprintf(stderr,
+                                "lowlatctl: cannot measure CPU%s %s from here: this process's cgroup %s allows CPUs %s "
+                                "only (its cpuset.cpus.effective), so the tool's threads would run and be measured "
+                                "there. Run it in a scope of %s, the cpuset partition that holds them, as root:\n"
+                                "  systemd-run --scope --slice=%s %s\n",
+                                cpuset_count(cpus) > 1 ? "s" : "", list, cgroup, allowed_list ?: "?", partition,
+                                partition, command);
+                        return EXIT_NOT_ON_CPUS;
+                }
                 fprintf(stderr, "lowlatctl: cannot measure CPU%s %s from here: this process's cgroup %s allows "
                                 "CPUs %s only (its cpuset.cpus.effective), so the tool's threads would run and be "
                                 "measured there. Run it in a scope of a slice that lowlatd does not confine, as "
@@ -733,12 +761,15 @@ int verb_measure(sd_bus *bus, const MeasureArguments *args) {
         if (args->json)
                 measure_print_json(stdout, &res, list, end - start, watched ? &placement : NULL);
         else
-                measure_print(stdout, &res, have_noise ? &noise : NULL, list, end - start, watched ? &placement : NULL);
+                measure_print(stdout, &res, have_noise ? &noise : NULL, bus != NULL, list, end - start,
+                              watched ? &placement : NULL);
         if (watched && !measure_placement_ok(&placement)) {
                 fprintf(stderr, "lowlatctl: a measuring thread ran on a CPU other than the one it measures; "
                                 "the result is not recorded\n");
                 return finish_output(EXIT_NOT_ON_CPUS);
         }
+        if (!bus)
+                measure_say_bus_failure(args);
         if (!bus || record_measurement(bus, &res, have_noise ? &noise : NULL, start_realtime,
                                        res.measured_usec ?: end - start) < 0)
                 fprintf(stderr, "lowlatctl: the result was not recorded by lowlatd (status will not show it)\n");

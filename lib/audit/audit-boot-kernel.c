@@ -82,24 +82,52 @@ static bool skew_tick_on(const Audit *a) {
         return a->boot[BOOT_SKEW_TICK] && parse_unsigned(a->boot[BOOT_SKEW_TICK], &v) >= 0 && v != 0;
 }
 
+/* The parameters lowlatd's posture decides, in the order the line gives them: the
+ * isolation for the posture (none when no CPU is isolated) and what the boot.* timer
+ * findings ask for. CPU lists and fixed words only: nothing in them needs quoting. NULL
+ * (a->error set) when out of memory. */
+static char *lowlatd_params(Audit *a) {
+        bool isolate = !cpuset_is_empty(&a->posture->isolated);
+        _cleanup_free_ char *isolated = audit_cpus_list(a, &a->posture->isolated);
+        _cleanup_free_ char *housekeeping = audit_cpus_list(a, &a->posture->housekeeping);
+        _cleanup_free_ char *isolation_params = NULL;
+        char *params;
+
+        if (!isolated || !housekeeping)
+                return NULL;
+        isolation_params = isolate ? strdup_printf("isolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
+                                                   "irqaffinity=%s ",
+                                                   isolated, isolated, isolated, housekeeping)
+                                   : strdup("");
+        if (!audit_check_alloc(a, isolation_params))
+                return NULL;
+        params = strdup_printf("%s%s%s%s%s", isolation_params, skew_tick_on(a) ? "" : "skew_tick=1 ",
+                               a->boot[BOOT_NOSOFTLOCKUP] ? "" : "nosoftlockup ",
+                               !tsc_watchdog_off(a) && tsc_trusted(a) ? "tsc=reliable " : "",
+                               want_preempt_full(a) ? "preempt=full " : "");
+        if (!audit_check_alloc(a, params))
+                return NULL;
+        /* One space after each word: the last one goes. */
+        if (*params)
+                params[strlen(params) - 1] = '\0';
+        return params;
+}
+
 /* The full GRUB_CMDLINE_LINUX_DEFAULT line: the kernel parameters the command line has now,
- * less what the boot loader adds and what lowlatd decides, plus the isolation for the
- * posture and the parameters the boot.* timer findings ask for, so that one line fixes
- * every finding that refers to it. What follows "--" is for init, not the kernel, and is
- * left out (*ret_init_args says whether there was any). With no CPU isolated, the
- * isolation parameters are left as they are: an empty list would isolate nothing, and
- * dropping them would undo what someone chose. */
+ * less what the boot loader adds and what lowlatd decides, plus lowlatd_params(), so that
+ * one line fixes every finding that refers to it. What follows "--" is for init, not the
+ * kernel, and is left out (*ret_init_args says whether there was any). With no CPU
+ * isolated, the isolation parameters are left as they are: an empty list would isolate
+ * nothing, and dropping them would undo what someone chose. */
 static char *grub_line(Audit *a, bool *ret_init_args) {
         static const char *const isolation[] = { "isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity" };
         static const char *const dropped[] = { "BOOT_IMAGE", "root", "initrd" };
         bool isolate = !cpuset_is_empty(&a->posture->isolated);
-        _cleanup_free_ char *isolated = audit_cpus_list(a, &a->posture->isolated);
-        _cleanup_free_ char *housekeeping = audit_cpus_list(a, &a->posture->housekeeping);
-        _cleanup_free_ char *kept = strdup(""), *isolation_params = NULL;
+        _cleanup_free_ char *kept = strdup(""), *params = NULL;
         char *line;
 
         *ret_init_args = false;
-        if (!isolated || !housekeeping || !audit_check_alloc(a, kept))
+        if (!audit_check_alloc(a, kept))
                 return NULL;
         for (size_t i = 0; i < a->n_tokens; i++) {
                 const char *t = a->tokens[i];
@@ -122,20 +150,14 @@ static char *grub_line(Audit *a, bool *ret_init_args) {
                 if (append_quoted(&kept, "", t, " ") < 0)
                         return audit_check_alloc(a, NULL);
         }
-        isolation_params = isolate ? strdup_printf("isolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
-                                                   "irqaffinity=%s ",
-                                                   isolated, isolated, isolated, housekeeping)
-                                   : strdup("");
-        if (!audit_check_alloc(a, isolation_params))
+        params = lowlatd_params(a);
+        if (!params)
                 return NULL;
-        line = strdup_printf("%s%s%s%s%s%s", kept, isolation_params, skew_tick_on(a) ? "" : "skew_tick=1 ",
-                             a->boot[BOOT_NOSOFTLOCKUP] ? "" : "nosoftlockup ",
-                             !tsc_watchdog_off(a) && tsc_trusted(a) ? "tsc=reliable " : "",
-                             want_preempt_full(a) ? "preempt=full " : "");
+        line = strdup_printf("%s%s", kept, params);
         if (!audit_check_alloc(a, line))
                 return NULL;
-        /* One space after each word: the last one goes. */
-        if (*line)
+        /* No parameter of lowlatd's: the space after the last kept word goes. */
+        if (!*params && *line)
                 line[strlen(line) - 1] = '\0';
         return line;
 }
@@ -504,6 +526,24 @@ int audit_boot_line(const Host *h, const Posture *p, char **ret_line, char **ret
                 *ret_params = TAKE_PTR(a.cmdline_params);
                 r = *ret_params ? 1 : 0;
         }
+        audit_done(&a);
+        return r;
+}
+
+int audit_boot_args(const Host *h, const Posture *p, char **ret_args) {
+        Audit a = { .host = h, .posture = p, .config = p ? p->config : NULL };
+        _cleanup_free_ char *args = NULL;
+        int r;
+
+        if (!h || !p || !p->config)
+                return -EINVAL;
+        r = audit_boot_checks(&a);
+        if (r >= 0) {
+                args = lowlatd_params(&a);
+                r = args ? a.error : -ENOMEM;
+        }
+        if (r >= 0)
+                *ret_args = TAKE_PTR(args);
         audit_done(&a);
         return r;
 }

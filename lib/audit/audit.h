@@ -88,6 +88,13 @@ int audit_boot_needs(const Host *h, const Posture *p, char **ret_params);
  * audit_boot_needs() sets it. -ENODATA when the running command line cannot be read. */
 int audit_boot_line(const Host *h, const Posture *p, char **ret_line, char **ret_params);
 
+/* Only the parameters lowlatd's posture decides, the end of audit_boot_line()'s line:
+ * isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity= (when CPUs are isolated), skew_tick=,
+ * nosoftlockup, tsc=, preempt= as the checks ask, space-separated and unquoted (none needs
+ * quoting), "" when there are none. What a loader that edits a list of arguments (grubby,
+ * /etc/kernel/cmdline) adds. 0, or -ENOMEM. */
+int audit_boot_args(const Host *h, const Posture *p, char **ret_args);
+
 /* The bounds of one run; 0 in a field means its default above. */
 typedef struct AuditLimits {
         unsigned max_processes; /* AUDIT_PROCESSES_MAX */

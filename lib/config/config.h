@@ -11,6 +11,7 @@
 #include "basic/cpuset.h"
 #include "basic/errorlist.h"
 #include "basic/string-table.h"
+#include "host/unit-sandbox.h"
 
 typedef enum DaemonMode {
         DAEMON_MODE_ENFORCE,
@@ -356,8 +357,11 @@ typedef struct ConfigMainText {
 int config_load_with(const char *path, const ConfigMainText *main, Config **ret, ErrorList *errors);
 /* warnings.c: adds to c->warnings what the files ask for that is valid but will hurt (a
  * key set twice in one file, throttling off, a pattern that takes in lo or can match
- * nothing, every kernel thread real-time, a [sysfs] path the unit cannot write). */
+ * nothing, every kernel thread real-time). */
 void config_check_warnings(Config *c);
+/* posture_load(), once lowlatd.service is read under the root (host/unit-sandbox.h): a
+ * [sysfs] path the unit leaves read-only. */
+void config_warn_sysfs_sandbox(Config *c, const UnitSandbox *s);
 /* posture_load(), once the isolated CPUs are known: a pin of every IRQ onto them. */
 void config_warn_pins_isolated(Config *c, const CPUSet *isolated);
 _printf_(3, 4) void config_warn(Config *c, const ConfigSource *where, const char *fmt, ...);

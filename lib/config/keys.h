@@ -26,12 +26,12 @@ typedef struct ConfigParse {
         char *argument;               /* the section's quoted name as written, or NULL */
         void *object;                 /* what the section's rows write into */
         bool skipping;                /* under an unknown or broken header: its keys are not reported */
-        /* The rows this file has set, by object: a second line for one is a warning. */
+        /* The keys this file has set, by object: a second line for one is a warning. */
         struct ConfigSeen {
                 const void *object;
                 const ConfigSection *section;
                 char *argument; /* a named section's name: [nic "eth0"] twice is one object */
-                const ConfigKey *row;
+                char *key;
                 unsigned line;
         } *seen;
         size_t n_seen, allocated_seen;
@@ -91,6 +91,9 @@ const ConfigKey *config_key_find(const ConfigSection *section, const char *name)
 _printf_(2, 3) void config_error(ConfigParse *p, const char *fmt, ...);
 /* "FILE:LINE: warning: ..." for the line being read, into the Config's warnings. */
 _printf_(2, 3) void config_warning(ConfigParse *p, const char *fmt, ...);
+/* key set in the section now open: a warning when this file set it there before (a row's
+ * name, or a key its section's assign reads without a row). */
+void config_note_key_set(ConfigParse *p, const char *key);
 ConfigSource config_here(const ConfigParse *p);
 /* Takes one "KEY = VALUE" of the current section: the row, or the section's assign. */
 void config_assign(ConfigParse *p, const char *key, const char *value);

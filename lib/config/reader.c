@@ -172,32 +172,33 @@ static void read_assignment(ConfigParse *p, char *line) {
         config_assign(p, key, value);
 }
 
-/* A row set a second time in one file: the later line wins, as it does across files (a
+/* A key set a second time in one file: the later line wins, as it does across files (a
  * drop-in overriding the main file is what drop-ins are for), but within one file it is
- * a leftover more often than an intent. */
+ * a leftover more often than an intent. By name, not by row: [nic]'s ethtool parameters
+ * and feature.NAME have no row of keys.c (section-nic.c notes them). */
 static bool seen_same_object(const ConfigParse *p, const struct ConfigSeen *s) {
         if (s->object == p->object)
                 return true;
         return s->section == p->section && s->argument && p->argument && streq(s->argument, p->argument);
 }
 
-static void note_row_set(ConfigParse *p, const ConfigKey *row) {
-        char *argument = NULL;
+void config_note_key_set(ConfigParse *p, const char *key) {
+        char *argument = NULL, *copy = NULL;
 
         for (size_t i = 0; i < p->n_seen; i++)
-                if (p->seen[i].row == row && seen_same_object(p, &p->seen[i])) {
-                        config_warning(p, "%s is set again; this line replaces line %u's value", row->name,
-                                       p->seen[i].line);
+                if (streq(p->seen[i].key, key) && seen_same_object(p, &p->seen[i])) {
+                        config_warning(p, "%s is set again; this line replaces line %u's value", key, p->seen[i].line);
                         p->seen[i].line = p->line;
                         return;
                 }
-        if ((p->argument && !(argument = strdup(p->argument))) ||
+        if ((p->argument && !(argument = strdup(p->argument))) || !(copy = strdup(key)) ||
             array_grow(&p->seen, &p->allocated_seen, p->n_seen + 1) < 0) {
                 free(argument);
+                free(copy);
                 p->oom = -ENOMEM;
                 return;
         }
-        p->seen[p->n_seen++] = (struct ConfigSeen) { p->object, p->section, argument, row, p->line };
+        p->seen[p->n_seen++] = (struct ConfigSeen) { p->object, p->section, argument, copy, p->line };
 }
 
 /* The line as it took, for lowlatctl cat-config (merged.c). */
@@ -229,7 +230,7 @@ void config_assign(ConfigParse *p, const char *key, const char *value) {
 
         if (row) {
                 if (!row->repeats)
-                        note_row_set(p, row);
+                        config_note_key_set(p, row->name);
                 if (row->source > 0)
                         *(ConfigSource *) ((char *) p->object + row->source - 1) = config_here(p);
                 if (row->parse(p, row, value, p->object) >= 0)
@@ -347,8 +348,10 @@ int config_read(Config *c, const char *name, const char *digest_name, FILE *f, c
                 return r;
         read_lines(&p, &in);
         free(p.argument);
-        for (size_t i = 0; i < p.n_seen; i++)
+        for (size_t i = 0; i < p.n_seen; i++) {
                 free(p.seen[i].argument);
+                free(p.seen[i].key);
+        }
         free(p.seen);
         if (f && ferror(f)) {
                 error_list_add(errors, "%s: read error", name);

@@ -99,8 +99,10 @@ int config_assign_nic(ConfigParse *p, const char *key, const char *value, void *
         const char *name;
         bool on;
 
-        if (param >= 0)
+        if (param >= 0) {
+                config_note_key_set(p, key);
                 return nic_assign_param(p, object, param, key, value);
+        }
         if (strncmp(key, "feature.", strlen("feature.")) != 0)
                 return -ENOENT;
         name = key + strlen("feature.");
@@ -109,6 +111,7 @@ int config_assign_nic(ConfigParse *p, const char *key, const char *value, void *
                 config_error(p, "'%s' is not a feature name (as ethtool -k prints it, e.g. rx-gro)", name);
                 return 0;
         }
+        config_note_key_set(p, key);
         ConfigKey row = { "nic", key, config_parse_bool, .data = &on_off };
         if (config_parse_bool(p, &row, value, &on) < 0)
                 return 0;

@@ -4,7 +4,8 @@
  * every reload (--check-config --strict refuses it). lowlatd.conf(5), WARNINGS, has the
  * rule: an error is what cannot be applied or contradicts itself; a warning is what can
  * be, where a careful operator would want to be asked first. A key set twice in one file
- * is found as it is read (reader.c); what needs the host's CPUs is posture_warn(). */
+ * is found as it is read (reader.c); what needs the host (its CPUs, IRQs, governors and
+ * lowlatd.service under its root) is posture_load()'s. */
 #include <fnmatch.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include "config/config.h"
 #include "basic/util.h"
 #include "host/task.h"
+#include "host/unit-sandbox.h"
 
 void config_warn(Config *c, const ConfigSource *where, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -109,47 +111,33 @@ static void warn_sysctls(Config *c) {
         }
 }
 
-static const char *after_prefix(const char *s, const char *prefix) {
-        size_t n = strlen(prefix);
-        return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+/* The literal directories of path up to its first wildcard: what ReadWritePaths= can name
+ * (it takes no patterns). */
+static char *literal_directory(const char *path) {
+        size_t wild = strcspn(path, "*?[");
+        const char *slash;
+
+        if (path[wild] == '\0')
+                return strdup(path);
+        for (slash = path + wild; slash > path && *slash != '/'; slash--)
+                ;
+        return strndup(path, (size_t) (slash - path));
 }
 
-/* What lowlatd.service leaves writable under /sys (ReadOnlyPaths=/sys, ReadWritePaths=
- * /sys/devices -/sys/kernel/mm -/sys/module -/sys/kernel/debug/sched/fair_server
- * -/sys/fs/cgroup), and
- * the directories whose entries are links into /sys/devices. */
-static const char *const unit_writable_sysfs[] = {
-        "/sys/devices/", "/sys/kernel/mm/", "/sys/module/", "/sys/kernel/debug/sched/fair_server/",
-        "/sys/fs/cgroup/", "/sys/class/", "/sys/block/", "/sys/bus/*/devices/", "/sys/dev/",
-};
-
-static bool sysfs_path_unit_writable(const char *path) {
-        for (size_t i = 0; i < ELEMENTSOF(unit_writable_sysfs); i++) {
-                const char *prefix = unit_writable_sysfs[i], *star = strchr(prefix, '*');
-
-                if (!star) {
-                        if (after_prefix(path, prefix))
-                                return true;
-                        continue;
-                }
-                /* "/sys/bus/" NAME "/devices/": one component in between. */
-                const char *rest = after_prefix(path, "/sys/bus/"), *slash = rest ? strchr(rest, '/') : NULL;
-                if (slash && slash > rest && after_prefix(slash, star + 1))
-                        return true;
-        }
-        return false;
-}
-
-static void warn_sysfs(Config *c) {
+void config_warn_sysfs_sandbox(Config *c, const UnitSandbox *s) {
         for (size_t i = 0; i < c->n_sysfs; i++) {
                 const SysfsEntry *e = &c->sysfs[i];
+                const UnitSandboxPath *by;
+                _cleanup_free_ char *advice = NULL;
 
-                if (!sysfs_path_unit_writable(e->path))
-                        config_warn(c, &e->source,
-                                    "%s is outside what lowlatd.service may write (/sys/devices, /sys/kernel/mm, "
-                                    "/sys/module and the links into /sys/devices): under the unit the write fails; "
-                                    "add the path with systemctl edit lowlatd (ReadWritePaths=)",
-                                    e->path);
+                if (unit_sandbox_writable(s, e->path, &by))
+                        continue;
+                advice = literal_directory(e->path);
+                config_warn(c, &e->source,
+                            "%s is outside what lowlatd.service may write (ReadOnlyPaths=%s in %s%s; no "
+                            "ReadWritePaths= opens it): under the unit the write fails; add it with "
+                            "systemctl edit lowlatd (ReadWritePaths=-%s)",
+                            e->path, by->path, by->file, s->installed ? "" : ", none installed", advice ?: e->path);
         }
 }
 
@@ -172,7 +160,6 @@ void config_warn_pins_isolated(Config *c, const CPUSet *isolated) {
 void config_check_warnings(Config *c) {
         warn_pins(c);
         warn_sysctls(c);
-        warn_sysfs(c);
         warn_nic_sections(c);
         warn_kthread_sections(c);
 }

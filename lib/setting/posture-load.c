@@ -10,6 +10,7 @@
 #include "setting/sysfs.h"
 #include "config/nic-posture.h"
 #include "host/interrupts.h"
+#include "host/unit-sandbox.h"
 #include "basic/util.h"
 
 /* [pm] governor against what this host's CPUs offer: a warning, as the same value may be
@@ -164,6 +165,24 @@ static void warn_pin_overlaps(const Posture *p, const IrqNames *names, int names
         }
 }
 
+/* The [sysfs] paths against what lowlatd.service under the root leaves writable, its
+ * drop-ins (systemctl edit lowlatd) included, so that the ReadWritePaths= the warning
+ * advises silences it. Where the unit cannot be read, that is said. */
+static void warn_sysfs_sandbox(Config *c, const Host *h) {
+        _cleanup_(unit_sandbox_done) UnitSandbox sandbox = UNIT_SANDBOX_EMPTY;
+        _cleanup_free_ char *unreadable = NULL;
+        int r;
+
+        if (c->n_sysfs == 0)
+                return;
+        r = unit_sandbox_read(h, &sandbox, &unreadable);
+        if (r < 0)
+                config_warn(c, &c->sysfs[0].source, "what lowlatd.service may write cannot be checked here: %s: %s",
+                            unreadable ?: h->root_path, strerror(-r));
+        else
+                config_warn_sysfs_sandbox(c, &sandbox);
+}
+
 int posture_load(const char *config_path, const Host *h, Posture **ret, ErrorList *errors) {
         return posture_load_with(config_path, NULL, h, ret, errors);
 }
@@ -198,6 +217,7 @@ int posture_load_with(const char *config_path, const ConfigMainText *main, const
                 return -EINVAL;
         config_warn_pins_isolated(p->config, &p->isolated);
         warn_governor(p->config, h, &p->online);
+        warn_sysfs_sandbox(p->config, h);
         /* /proc/interrupts read once for the two checks that match pins against it (it
          * runs to megabytes on a large host), and only when there are pins to match. */
         if (p->config->n_pins > 0)

@@ -324,38 +324,43 @@ static bool setting_refused(SettingContext *rc, Setting *s, int r, ReconcileFlag
         return false;
 }
 
-/* The drift report of a correction, made once the write is done: the journal entry and
- * the bus signal cost more than the write itself, and nothing in them is needed to
- * correct. What the kind describes (an IRQ's effective CPUs) is read before the write,
- * which may change it; described is that text, NULL for a kind that describes nothing. */
+/* A drift, counted and reported. A correction's is reported once the write is done: the
+ * journal entry and the bus signal cost more than the write itself, and nothing in them is
+ * needed to correct. What the kind describes (an IRQ's effective CPUs) is read before the
+ * write, which may change it; described is that text, NULL to describe it now. */
 static void report_drift(SettingContext *rc, Setting *s, ReconcileFlags flags, const char *described) {
+        if (!(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+                rc->counters.drift_events++;
         rc->drift_described = described;
         emit(rc, EVENT_DRIFT, s, flags);
         rc->drift_described = NULL;
 }
 
 /* Writes the desired value and reads it back. Returns -ENOENT when the object vanished,
- * else 0 with the state set. report: the drift is still to be reported (after the write,
- * before any other event of this look). */
+ * else 0 with the state set. drift_due: the drift this look found is not reported yet; it
+ * is, after the write and before whatever follows, unless the host refuses the very first
+ * write to a setting never seen as desired (a kernel thread that gains PF_NO_SETAFFINITY
+ * between its name and the write, as every new bound kworker does): that one is
+ * unmovable, never a drift. */
 static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before,
-                           bool report) {
+                           bool drift_due) {
         const SettingVTable *vt = SETTING_VTABLE(s);
         char buf[4096], described[4096];
         const char *desc = NULL;
-        bool recorded;
         int r;
 
         /* Applying a posture, or a quiet look, reports no drift one by one: nothing to describe. */
-        if (report && vt->describe_observed && rc->handler && !(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+        if (drift_due && vt->describe_observed && rc->handler && !(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
                 desc = setting_describe_observed(s, rc, described, sizeof(described));
         r = setting_record_original(rc, s);
-        recorded = r >= 0;
-        if (recorded)
-                r = vt->write(s, rc, s->desired);
-        if (report)
-                report_drift(rc, s, flags, desc);
-        if (!recorded)
+        if (r < 0) {
+                if (drift_due)
+                        report_drift(rc, s, flags, desc);
                 goto failed;
+        }
+        r = vt->write(s, rc, s->desired);
+        if (drift_due && !(r == -EPERM && before == SETTING_PENDING))
+                report_drift(rc, s, flags, desc);
         if (r == -ENOENT)
                 return -ENOENT;
         if (setting_refused(rc, s, r, flags))
@@ -408,7 +413,7 @@ failed:
 
 int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags) {
         const SettingVTable *vt = SETTING_VTABLE(s);
-        bool force = flags & RECONCILE_FORCE, changed, report;
+        bool force = flags & RECONCILE_FORCE, changed, drift_due;
         SettingState before = s->state;
         char buf[4096];
         int r;
@@ -489,17 +494,15 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
         s->last_drift_usec = now;
         if (before != SETTING_DRIFTED)
                 s->rewritten = setting_state_is_good(before);
-        report = before != SETTING_DRIFTED && before != SETTING_FAILED;
+        drift_due = before != SETTING_DRIFTED && before != SETTING_FAILED;
         setting_set_state(s, SETTING_DRIFTED);
-        if (report && !(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
-                rc->counters.drift_events++;
         /* A drift to correct is reported after the write (setting_correct()). */
         if (rc->observe || (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)) {
-                if (report)
-                        emit(rc, EVENT_DRIFT, s, flags);
+                if (drift_due)
+                        report_drift(rc, s, flags, NULL);
                 return 0;
         }
-        return setting_correct(rc, s, now, flags, before, report);
+        return setting_correct(rc, s, now, flags, before, drift_due);
 }
 
 int setting_probe(SettingContext *rc, Setting *s) {

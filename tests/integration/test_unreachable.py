@@ -7,8 +7,9 @@
   - status says either on stdout, "LOWLATD UNKNOWN: REASON" (with --json
     {"verdict": "unknown", "reason": ...}), exit 3 as lowlatctl(1) documents, so that a
     monitoring check never gets an empty answer;
-  - uid 65534 calling a privileged verb (reload, reapply, restore) on a private bus with
-    the shipped policy: "VERB needs root", never the bus's "Rejected send message ...".
+  - uid 65534 calling a privileged verb (reload, reapply, restore, diff, reload
+    --if-unchanged) on a private bus with the shipped policy: "VERB needs root", never the
+    bus's "Rejected send message ...".
 
 Environment: LOWLATD, LOWLATCTL (meson sets them), LOWLATD_SOURCE_ROOT."""
 
@@ -110,6 +111,20 @@ def check_not_root(t, tmp, bus):
         want = "lowlatctl: %s needs root: lowlatd lets only root call %s (this is uid %d)\n" % (verb, method, b.NOBODY)
         t.ok(p.returncode == 1 and p.stderr == want and not raw_words(p),
              "uid %d: lowlatctl %s says it needs root, exit 1" % (b.NOBODY, verb), desc(p))
+    # The privileged verbs that send arguments: Diff and ReloadIfUnchanged.
+    conf = os.path.join(tmp, "proposed.conf")
+    with open(conf, "w") as f:
+        f.write("[cpus]\nisolated = 2-3\n")
+    os.chmod(conf, 0o644)
+    os.chmod(tmp, 0o755)
+    for argv, what, method in ((["diff", conf], "diff FILE", "Diff"),
+                               (["reload", "--if-unchanged", "0123456789abcdef"], "reload --if-unchanged",
+                                "ReloadIfUnchanged")):
+        p = lowlatctl(bus.address, *argv, user=b.NOBODY, binary=ctl)
+        want = "lowlatctl: %s needs root: lowlatd lets only root call %s (this is uid %d)\n" % (argv[0], method,
+                                                                                                 b.NOBODY)
+        t.ok(p.returncode == 1 and p.stderr == want and not raw_words(p),
+             "uid %d: lowlatctl %s says it needs root, exit 1" % (b.NOBODY, what), desc(p))
     t.ok(bc.get_all(NAME, PATH, IFACE)["LastReloadUSec"] == last and host.sysctl("net.core.somaxconn") == "8192",
          "uid %d: nothing was reloaded nor restored" % b.NOBODY)
     p = lowlatctl(bus.address, "status", user=b.NOBODY, binary=ctl)

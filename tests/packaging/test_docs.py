@@ -414,6 +414,60 @@ def check_line_limit(t):
                  (p1.stderr if not ok_n else p2.stderr).strip()))
 
 
+# systemd's time units (systemd.time(7)) a comment may name, in microseconds.
+TIME_UNITS = {"us": 1, "usec": 1, "ms": 1000, "msec": 1000, "s": 10**6, "sec": 10**6, "m": 60 * 10**6,
+              "min": 60 * 10**6, "h": 3600 * 10**6, "hr": 3600 * 10**6}
+
+
+def check_small_claims(t):
+    """Three small sentences that were once untrue: measure's exit status 77 in --help, the
+    units conf/lowlatd.conf names for scan_interval, the README's .deb name."""
+    u.require_program(u.LOWLATCTL, "lowlatctl")
+    p = u.run([u.LOWLATCTL, "--help"])
+    status = re.search(r"(?s)Exit status:(.*)", p.stdout)
+    code = u.read(u.src("lowlatctl", "measure-verb.c"))
+    privileges = re.search(r"(?s)static int measure_check_privileges\(.*?\n}\n", code)
+    t.ok(status and re.search(r"\b77 not root\b", re.sub(r"\s+", " ", status.group(1)))
+         and privileges and "measure needs root" in privileges.group(0)
+         and "return EXIT_NOT_ON_CPUS;" in privileges.group(0)
+         and "#define EXIT_NOT_ON_CPUS 77" in u.read(u.src("lowlatctl", "client.h")),
+         "lowlatctl --help names not-root as a reason for 77, the status measure's root check returns",
+         p.stdout[-600:])
+
+    conf = u.read(u.src("conf", "lowlatd.conf"))
+    comment = re.search(r"(?s)((?:^#[^\n]*\n)+)#scan_interval =", conf, re.M)
+    units = re.search(r"time units \(([^;)]*)", comment.group(1) if comment else "")
+    words = re.findall(r"[a-zA-Z]+", units.group(1).replace(" or ", ", ")) if units else []
+    unknown = [w for w in words if w not in TIME_UNITS]
+    t.ok(words and not unknown, "conf/lowlatd.conf names scan_interval's units: %s" % " ".join(words),
+         "unknown to this test: %s\n%s" % (unknown, comment.group(1) if comment else "no comment"))
+    root = u.make_fake_root()
+    tmp = u.tempdir("lowlat-units-")
+    for w in words:
+        if w not in TIME_UNITS:
+            continue
+        n = -(-100000 // TIME_UNITS[w])  # the fewest of this unit in the range (100ms..1h)
+        path = os.path.join(tmp, "%s.conf" % w)
+        u.write(path, "[daemon]\nscan_interval = %d%s\n" % (n, w))
+        r = u.check_config(u.LOWLATD, path, root)
+        t.ok(r.returncode == 0, "scan_interval = %d%s, as the comment allows, passes --check-config" % (n, w),
+             u.describe(r))
+
+    readme = u.read(u.src("README.md"))
+    deb = re.findall(r"\.\./lowlatd_[^\n]*?\.deb", readme)
+    changelog = re.match(r"lowlatd \(([^)]+)\)", u.read(u.src("debian", "changelog")))
+    if not t.ok(len(deb) == 1 and changelog, "README.md names the package file once", str(deb)):
+        return
+    if not shutil.which("dpkg-parsechangelog") or not shutil.which("dpkg"):
+        t.skip("README's .deb against what dpkg-buildpackage writes", "dpkg-dev is not installed")
+        return
+    arch = u.run(["dpkg", "--print-architecture"]).stdout.strip()
+    said = u.run(["sh", "-c", "cd \"$1\" && echo %s" % deb[0].strip('"'), "sh", u.SOURCE_ROOT]).stdout.strip()
+    t.ok(said == "../lowlatd_%s_%s.deb" % (changelog.group(1), arch),
+         "README.md's package file is the one dpkg-buildpackage writes (debian/changelog's version)",
+         "README: %s -> %s" % (deb[0], said))
+
+
 def test(t):
     check_program(t, "lowlatd", u.src("daemon", "lowlatd.c"), "lowlatd.8", has_verbs=False)
     check_program(t, "lowlatctl", u.src("lowlatctl", "lowlatctl.c"), "lowlatctl.1", has_verbs=True)
@@ -424,6 +478,7 @@ def test(t):
     check_kinds(t)
     check_description(t)
     check_indentation(t)
+    check_small_claims(t)
 
 
 if __name__ == "__main__":

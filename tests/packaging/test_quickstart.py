@@ -9,7 +9,9 @@ prints a marker (or fails), and the built lowlatd and lowlatctl linked in. apt-g
 sudo are stand-ins on PATH (apt-get prints a marker, or fails; sudo runs its command), so
 nothing is installed and no build directory is shared with the running suite. The
 report itself is real: lowlatd --observe --once and lowlatctl check --config on this
-host, which only read.
+host, which only read. Once the tree is owned by uid 65534, as a checkout of a normal
+user's is under sudo: lowlatd refuses such a configuration, so the quick start must hand
+it a root-owned copy.
 """
 
 import os
@@ -54,9 +56,24 @@ def make_tree(build_fails):
     return tree, stubs
 
 
-def quickstart(build_fails=False, apt_fails=None, no_install=False):
+NOBODY = 65534
+
+
+def chown_tree(tree, uid):
+    """chown -hR uid:uid tree: a checkout a normal user owns."""
+    for top, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            os.lchown(os.path.join(top, name), uid, uid)
+    os.lchown(tree, uid, uid)
+
+
+def quickstart(build_fails=False, apt_fails=None, no_install=False, owner=None, tmpdir=None):
     tree, stubs = make_tree(build_fails)
+    if owner is not None:
+        chown_tree(tree, owner)
     env = {"PATH": stubs + os.pathsep + os.environ.get("PATH", "")}
+    if tmpdir:
+        env["TMPDIR"] = tmpdir
     if apt_fails:
         env["QUICKSTART_APT_FAILS"] = apt_fails
     # The caller's LOWLATD_NO_INSTALL (tools/run-tests passes it on) must not decide
@@ -92,6 +109,21 @@ def test(t):
     p = quickstart(no_install=True)
     t.ok(p.returncode == 0 and APT_NOISE not in p.stdout + p.stderr and report_head in p.stdout,
          "LOWLATD_NO_INSTALL=1: no apt-get, the same report", u.describe(p))
+
+    # Under sudo in a checkout a normal user owns, lowlatd (root) refuses a configuration
+    # others may change: the quick start hands it a copy in a directory of root's own, and
+    # removes it after. Observe mode and the audit only read this host.
+    if os.geteuid() != 0:
+        t.skip("tools/quickstart in a tree owned by uid %d" % NOBODY, "needs root to chown the tree")
+    else:
+        tmpdir = u.tempdir("lowlat-quickstart-tmp-")
+        p = quickstart(owner=NOBODY, tmpdir=tmpdir)
+        left = [n for n in os.listdir(tmpdir) if n.startswith("lowlatd-quickstart-config.")]
+        t.ok(p.returncode == 0 and report_head in p.stdout and "owned by uid" not in p.stdout + p.stderr
+             and "lowlatd --observe --once --changed --config %s" % SEED in p.stdout,
+             "a tree owned by uid %d: the report, from a root-owned copy of the configuration" % NOBODY,
+             u.describe(p))
+        t.ok(not left, "... and the private copy is removed after the run", "left in %s: %s" % (tmpdir, left))
 
     p = quickstart(build_fails=True)
     out = p.stdout + p.stderr

@@ -55,6 +55,14 @@ static void test_set_twice(void) {
                       "a named section repeated, one key set in both: a warning as for a duplicate key");
         check_quiet("[nic \"eth0\"]\ntxqueuelen = 10\n[nic \"eth0\"]\nrx_usecs = 0\n",
                     "a named section repeated, two different keys: no warning");
+        /* ethtool's parameters and feature.NAME are no rows of keys.c: [nic]'s assign reads them */
+        check_warning("[nic \"eth0\"]\nrx_usecs = 10\nrx_usecs = 20\n", 3, "rx_usecs is set again; this line replaces line 2's",
+                      "an ethtool parameter set twice in one [nic] section");
+        check_warning("[nic \"eth0\"]\nfeature.rx-gro-hw = on\n[nic \"eth0\"]\nfeature.rx-gro-hw = off\n", 4,
+                      "feature.rx-gro-hw is set again", "a feature.NAME set twice in a named section repeated");
+        check_quiet("[nic \"eth0\"]\nrx_usecs = 10\n[nic \"eth1\"]\nrx_usecs = 10\nfeature.rx-gro-hw = on\n"
+                    "[nic \"eth0\"]\nfeature.rx-gro-hw = on\n",
+                    "one ethtool parameter or feature in two [nic] sections: no warning");
 }
 
 static void test_hurts(void) {
@@ -76,22 +84,9 @@ static void test_hurts(void) {
         check_quiet("[kthread \"ksoftirqd/*\"]\npolicy = fifo\npriority = 2\n", "named threads real-time: no warning");
 }
 
-static void test_sysfs_unit(void) {
-        check_warning("[sysfs]\n/sys/kernel/rcu_normal = 1\n", 2, "outside what lowlatd.service may write",
-                      "[sysfs] /sys/kernel/rcu_normal: read-only under the unit");
-        check_warning("[sysfs]\n/sys/power/pm_async = 0\n", 2, "ReadWritePaths=", "/sys/power: the same");
-        check_quiet("[sysfs]\n/sys/kernel/mm/transparent_hugepage/enabled = never\n"
-                    "/sys/devices/system/cpu/cpu*/power/energy_perf_bias = 0\n"
-                    "/sys/module/rcutree/parameters/rcu_kick_kthreads = 1\n"
-                    "/sys/class/net/eth0/device/power/control = on\n"
-                    "/sys/block/sda/queue/scheduler = none\n"
-                    "/sys/bus/pci/devices/0000:00:1f.0/power/control = on\n",
-                    "paths the unit may write, and links into /sys/devices: no warning");
-}
-
 static void test_pins_isolated(void) {
         _cleanup_config_ Config *c = parse_ok("[irq]\npin = * 0-3\npin = ** 1\npin = eth* 2-3\n", "pins parse");
-        CPUSet isolated = {};
+        _cleanup_cpuset_ CPUSet isolated = CPUSET_EMPTY;
 
         cpuset_add(&isolated, 2);
         cpuset_add(&isolated, 3);
@@ -104,7 +99,6 @@ static void test_pins_isolated(void) {
 int main(void) {
         test_set_twice();
         test_hurts();
-        test_sysfs_unit();
         test_pins_isolated();
         return tap_finish();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lowlatctl measure's placement checks on fake trees: the online CPUs, the cgroup cpuset
  * that confines this process (its own cgroup's cpuset.cpus.effective, or its nearest
- * ancestor's), a thread's last CPU from its stat line, and where the measuring threads were
+ * ancestor's), the slice of lowlatd's cpuset partition, a thread's last CPU from its stat line, and where the measuring threads were
  * seen from a fake /proc/PID/task. */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -199,6 +199,48 @@ static void test_never_seen(void) {
 
 /* A slow guest: a thread still where it was born after skip_looks, then on its CPU for
  * good, is fine; one that leaves its CPU after that is not; one never on it ran where seen. */
+static char *partition_of(const char *list, int *ret_r) {
+        _cleanup_cpuset_ CPUSet cpus = {};
+        char *name = NULL;
+
+        *ret_r = cpuset_parse_list(list, &cpus) < 0 ? -EINVAL : measure_partition_slice(root, &cpus, &name);
+        return name;
+}
+
+/* lowlatd's [cpus] partition: the slice that measure's scope must go in, since every other
+ * slice is kept off the isolated CPUs (a scope under the root would be refused them). */
+static void test_partition(void) {
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        put("sys/fs/cgroup/cpuset.cpus.effective", "0-3\n");
+        put("sys/fs/cgroup/user.slice/cpuset.cpus.effective", "0-1\n");
+        put("sys/fs/cgroup/user.slice/cpuset.cpus.partition", "member\n");
+        name = partition_of("2-3", &r);
+        CHECK(r == 0 && !name, "no partition: none to name");
+
+        put("sys/fs/cgroup/isolated.slice/cpuset.cpus.effective", "2-3\n");
+        put("sys/fs/cgroup/isolated.slice/cpuset.cpus.partition", "isolated\n");
+        put("sys/fs/cgroup/system.service/cpuset.cpus.effective", "2-3\n");
+        put("sys/fs/cgroup/system.service/cpuset.cpus.partition", "isolated\n");
+        name = partition_of("2-3", &r);
+        CHECK(r == 1 && name && streq(name, "isolated.slice"), "isolated.slice, an isolated partition of 2-3: named");
+        name = mfree(name);
+        name = partition_of("3", &r);
+        CHECK(r == 1 && name && streq(name, "isolated.slice"), "and for CPU 3 alone");
+        name = mfree(name);
+        name = partition_of("1-2", &r);
+        CHECK(r == 0 && !name, "CPUs 1-2: the partition does not hold CPU 1, none named");
+
+        put("sys/fs/cgroup/isolated.slice/cpuset.cpus.partition", "isolated invalid (Cpu list in cpuset.cpus not exclusive)\n");
+        name = partition_of("2-3", &r);
+        CHECK(r == 0 && !name, "an invalid partition is none (the kernel gave its CPUs back)");
+        put("sys/fs/cgroup/isolated.slice/cpuset.cpus.partition", "root\n");
+        name = partition_of("2-3", &r);
+        CHECK(r == 1 && name && streq(name, "isolated.slice"), "a root partition holds them too");
+        name = mfree(name);
+}
+
 static void test_late_pin(void) {
         _cleanup_(measure_placement_done) MeasurePlacement p = {};
         _cleanup_cpuset_ CPUSet cpus = {};
@@ -263,6 +305,7 @@ int main(void) {
         }
         test_online();
         test_cgroup();
+        test_partition();
         test_late_pin();
         test_stat();
         test_placement();

@@ -336,15 +336,31 @@ static void test_move(void) {
         CHECK_STR(look(&f, SETTING_KTHREAD_AFFINITY, 12, T0 + 4 * USEC_PER_SEC, 0), "",
                   "kswapd0 on CPU 1 only: still off the isolated CPUs, no drift");
 
-        /* The kernel refuses a thread without PF_NO_SETAFFINITY (EINVAL): unmovable. */
+        /* The kernel refuses a new thread without PF_NO_SETAFFINITY at the look (EINVAL: a
+         * bound kworker gets the flag after its name, which is when lowlatd looks):
+         * unmovable, once, never first as a drift. */
         add_thread(&f, 20, 2, "cpuset_bound", PF_KT, "3");
         CHECK(kthread_table_add(&f.table, f.host, f.posture, 20) == 1, "a new thread");
         f.refuse_tid = 20;
         f.refuse_error = -EINVAL;
-        CHECK_STR(look(&f, SETTING_KTHREAD_AFFINITY, 20, T0 + 5 * USEC_PER_SEC, 0), "drift unmovable",
-                  "EINVAL: unmovable, reported once");
+        {
+                uint64_t drifts = f.rc.counters.drift_events;
+
+                CHECK_STR(look(&f, SETTING_KTHREAD_AFFINITY, 20, T0 + 5 * USEC_PER_SEC, 0), "unmovable",
+                          "EINVAL at the first write: unmovable, reported once, no drift");
+                CHECK(f.rc.counters.drift_events == drifts, "and not counted as a drift");
+        }
         CHECK_STR(look(&f, SETTING_KTHREAD_AFFINITY, 20, T0 + 100 * USEC_PER_SEC, RECONCILE_FORCE), "",
                   "and never again");
+        moves_take(&f);
+
+        /* A thread that was as desired, put back on the isolated CPUs, then refused: that was
+         * a drift (someone moved it), and then it is unmovable. */
+        set_allowed(&f, 12, "0-3");
+        f.refuse_tid = 12;
+        CHECK_STR(look(&f, SETTING_KTHREAD_AFFINITY, 12, T0 + 5 * USEC_PER_SEC, 0), "drift unmovable",
+                  "EINVAL after a real drift: the drift, then unmovable");
+        f.refuse_tid = 0;
         moves_take(&f);
 
         /* No CAP_SYS_NICE: a failure with why, not an unmovable thread. */
