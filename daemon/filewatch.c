@@ -126,6 +126,12 @@ static int on_inotify(sd_event_source *source, int fd, uint32_t revents, void *u
                         on_event(w, e);
                         p += sizeof(struct inotify_event) + e->len;
                 }
+                /* A read returns every queued event that fits: with room left for the
+                 * longest one, the queue was empty, and the read that would say EAGAIN is
+                 * a syscall before the correction for nothing. What arrives since wakes
+                 * the loop again (the fd is level-triggered). */
+                if ((size_t) n + sizeof(struct inotify_event) + NAME_MAX + 1 <= sizeof(buf))
+                        break;
         }
         /* Now, not in another turn of the loop: the events are all read. */
         source_flush_requests(&w->source);

@@ -130,7 +130,8 @@ static void on_setting_event(void *userdata, EventId event, const Setting *s, Re
                         m->applied[s->kind]++;
                 return;
         }
-        observed = setting_describe_observed((Setting *) s, &m->rc, buf, sizeof(buf));
+        observed = event == EVENT_DRIFT && m->rc.drift_described ? m->rc.drift_described
+                                                                  : setting_describe_observed((Setting *) s, &m->rc, buf, sizeof(buf));
         log_setting_event(event, s, observed);
         if ((event == EVENT_DRIFT || event == EVENT_CORRECTED) && m->listener.drift)
                 m->listener.drift(m->listener.userdata, s, observed ?: "", event == EVENT_CORRECTED);

@@ -230,11 +230,21 @@ static void record_correction(SettingContext *rc, Setting *s, uint64_t now, Reco
 }
 
 static int set_observed(Setting *s, const char *text) {
+        size_t len = strlen(text);
         char *copy;
 
         if (s->observed && streq(s->observed, text))
                 return 0;
-        copy = strdup(text);
+        /* A drift and its correction read values of about one length ("2-3", "0-1"): the
+         * text goes where the last one was when it fits, with no allocation on the way to
+         * the write. */
+        if (s->observed && strlen(s->observed) >= len) {
+                memcpy(s->observed, text, len + 1);
+                return 1;
+        }
+        copy = malloc(len + 1);
+        if (copy)
+                memcpy(copy, text, len + 1);
         if (!copy)
                 return -ENOMEM;
         free(s->observed);
@@ -249,6 +259,9 @@ static int setting_record_original(SettingContext *rc, Setting *s) {
         int r;
 
         if (!rc->originals || !s->observed)
+                return 0;
+        /* Kept already (every correction but a setting's first): no copy to make. */
+        if (originals_get(rc->originals, s->kind, s->object))
                 return 0;
         if (SETTING_VTABLE(s)->original) {
                 r = SETTING_VTABLE(s)->original(s, &value);
@@ -354,33 +367,43 @@ static bool setting_refused(SettingContext *rc, Setting *s, int r, ReconcileFlag
         return false;
 }
 
-/* A drift, counted and reported. */
-static void report_drift(SettingContext *rc, Setting *s, ReconcileFlags flags) {
+/* A drift, counted and reported. A correction's is reported once the write is done: the
+ * journal entry and the bus signal cost more than the write itself, and nothing in them is
+ * needed to correct. What the kind describes (an IRQ's effective CPUs) is read before the
+ * write, which may change it; described is that text, NULL to describe it now. */
+static void report_drift(SettingContext *rc, Setting *s, ReconcileFlags flags, const char *described) {
         if (!(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
                 rc->counters.drift_events++;
+        rc->drift_described = described;
         emit(rc, EVENT_DRIFT, s, flags);
+        rc->drift_described = NULL;
 }
 
 /* Writes the desired value and reads it back. Returns -ENOENT when the object vanished,
  * else 0 with the state set. drift_due: the drift this look found is not reported yet; it
- * is, before whatever follows, unless the host refuses the very first write to a setting
- * never seen as desired (a kernel thread that gains PF_NO_SETAFFINITY between its name and
- * the write, as every new bound kworker does): that one is unmovable, never a drift. */
+ * is, after the write and before whatever follows, unless the host refuses the very first
+ * write to a setting never seen as desired (a kernel thread that gains PF_NO_SETAFFINITY
+ * between its name and the write, as every new bound kworker does): that one is
+ * unmovable, never a drift. */
 static int setting_correct(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags, SettingState before,
                            bool drift_due) {
         const SettingVTable *vt = SETTING_VTABLE(s);
-        char buf[4096];
+        char buf[4096], described[4096];
+        const char *desc = NULL;
         int r;
 
+        /* Applying a posture, or a quiet look, reports no drift one by one: nothing to describe. */
+        if (drift_due && vt->describe_observed && rc->handler && !(flags & (RECONCILE_APPLYING | RECONCILE_QUIET)))
+                desc = setting_describe_observed(s, rc, described, sizeof(described));
         r = setting_record_original(rc, s);
         if (r < 0) {
                 if (drift_due)
-                        report_drift(rc, s, flags);
+                        report_drift(rc, s, flags, desc);
                 goto failed;
         }
         r = vt->write(s, rc, s->desired);
         if (drift_due && !(r == -EPERM && before == SETTING_PENDING))
-                report_drift(rc, s, flags);
+                report_drift(rc, s, flags, desc);
         if (r == -ENOENT)
                 return -ENOENT;
         if (setting_refused(rc, s, r, flags))
@@ -516,9 +539,10 @@ int setting_reconcile(SettingContext *rc, Setting *s, uint64_t now, ReconcileFla
                 s->rewritten = setting_state_is_good(before);
         drift_due = before != SETTING_DRIFTED && before != SETTING_FAILED;
         setting_set_state(s, SETTING_DRIFTED);
+        /* A drift to correct is reported after the write (setting_correct()). */
         if (rc->observe || (s->fighting && now - s->last_correction_usec < FIGHT_BACKOFF_USEC)) {
                 if (drift_due)
-                        report_drift(rc, s, flags);
+                        report_drift(rc, s, flags, NULL);
                 return 0;
         }
         return setting_correct(rc, s, now, flags, before, drift_due);

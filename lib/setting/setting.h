@@ -146,6 +146,10 @@ typedef struct SettingContext {
         void *task_scheduler_userdata;
         ReconcileCounters counters;
         CPUSet scratch; /* parse buffer, so a scan does not allocate */
+        /* While a drift is reported after its correction's write: what the kind described
+         * before the write (setting_describe_observed()), NULL otherwise. The handler
+         * reports this text, not one described after the write changed what it reads. */
+        const char *drift_described;
 } SettingContext;
 
 /* Where a kind's settings stand in ListSettings: host-wide ones, then each NIC's, then

@@ -5,12 +5,16 @@
     next to the time to merely start and stop the binary (--check-config) as the floor;
   - inotify path: an external write to smp_affinity_list until lowlatd has written the
     housekeeping list back, p50/p99 over many flips, next to the cost of the test's own
-    write+read of that file (the floor this measurement cannot go below);
+    write+read of that file (the floor this measurement cannot go below), and next to a
+    bare corrector (bench-echo: inotify, read, write back, nothing else) timed the same
+    way: a correction is two notifications (the write to the corrector, its write back
+    to us), the first floor one, so the second is what a corrector cannot go below;
   - idle: wakeups per second (context switches of the process) and RSS after
     BENCH_IDLE_SECONDS (default 60) with nothing drifting.
 Run: meson test -C build --benchmark --suite bench -v   (or this file directly as root)."""
 import os
 import select
+import subprocess
 import time
 
 import lowlat_harness as h
@@ -87,6 +91,43 @@ class Inotify:
         return True
 
 
+def time_flips(paths, flips, ino, good):
+    """Seconds from each write of "2-3" to paths[i % len(paths)] until it reads good again."""
+    lat = []
+    for i in range(flips):
+        path = paths[i % len(paths)]
+        ino.watch(path)
+        t0 = time.perf_counter()
+        deadline = t0 + 5
+        with open(path, "w") as f:
+            f.write("2-3\n")
+        while True:
+            with open(path) as f:
+                if f.read().strip() == good:
+                    break
+            if not ino.wait(deadline):
+                raise SystemExit("%s was not corrected within 5 s" % path)
+        lat.append(time.perf_counter() - t0)
+    return lat
+
+
+def bare_corrector(tmp, flips, ino):
+    """The flips against bench-echo on a file of its own; None without BENCH_ECHO."""
+    echo = os.environ.get("BENCH_ECHO")
+    if not echo:
+        return None
+    path = os.path.join(tmp, "echo-target")
+    h.write_text(path, "0-1\n")
+    p = subprocess.Popen([echo, path, "0-1"], stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            raise SystemExit("bench-echo did not start")
+        return time_flips([path], flips, ino, "0-1")
+    finally:
+        p.kill()
+        p.wait()
+
+
 def inotify_latency(flips):
     host = h.FakeHost(nirqs=1000, tmpdir=h.make_tempdir("lowlat-bench-"))
     ino = Inotify()
@@ -105,34 +146,27 @@ def inotify_latency(flips):
             f.read()
         floor.append(time.perf_counter() - t0)
 
+    bare = bare_corrector(host.tmp, min(flips, 500), ino)
+
     d = h.Daemon(host, CONFIG)
     d.wait_ready(timeout=60)
-    lat = []
-    for i in range(flips):
-        # A different IRQ each time: five corrections of one setting within a minute is a
-        # fight, which lowlatd answers by slowing down; that is not what this measures.
-        irq = host.irqs[i % len(host.irqs)]
-        path = host.irq_path(irq)
-        ino.watch(path)
-        t0 = time.perf_counter()
-        deadline = t0 + 5
-        with open(path, "w") as f:
-            f.write("2-3\n")
-        while True:
-            with open(path) as f:
-                if f.read().strip() == "0-1":
-                    break
-            if not ino.wait(deadline):
-                raise SystemExit("IRQ %d was not corrected within 5 s" % irq)
-        lat.append(time.perf_counter() - t0)
+    # A different IRQ each time: five corrections of one setting within a minute is a
+    # fight, which lowlatd answers by slowing down; that is not what this measures.
+    lat = time_flips([host.irq_path(irq) for irq in host.irqs], flips, ino, "0-1")
     d.stop()
     lat.sort()
     floor.sort()
     p50, p99 = lat[len(lat) // 2], lat[int(len(lat) * 0.99)]
     f50, f99 = floor[len(floor) // 2], floor[int(len(floor) * 0.99)]
     print("inotify drift->corrected over %d flips: p50 %.0f us, p99 %.0f us; floor (write seen via inotify "
-          "and read back, no daemon): p50 %.0f us, p99 %.0f us; p50 ratio %.1fx"
-          % (flips, p50 * 1e6, p99 * 1e6, f50 * 1e6, f99 * 1e6, p50 / f50))
+          "and read back, no daemon): p50 %.0f us, p99 %.0f us; p50 ratio %.1fx, p99 ratio %.1fx"
+          % (flips, p50 * 1e6, p99 * 1e6, f50 * 1e6, f99 * 1e6, p50 / f50, p99 / f99))
+    if bare:
+        bare.sort()
+        b50, b99 = bare[len(bare) // 2], bare[int(len(bare) * 0.99)]
+        print("inotify bare corrector (bench-echo: inotify, read, write back) over %d flips: p50 %.0f us, "
+              "p99 %.0f us; lowlatd / bare corrector: p50 %.2fx, p99 %.2fx"
+              % (len(bare), b50 * 1e6, b99 * 1e6, p50 / b50, p99 / b99))
 
 
 def idle(seconds):
