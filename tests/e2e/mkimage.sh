@@ -40,12 +40,13 @@ esac
 # initramfs that can find a virtio-blk root; rt-tests (cyclictest, hwlatdetect), rtla
 # (timerlat/osnoise, a userspace tool built from the kernel's source) and tmux for the
 # checks of `lowlatctl measure` and `lowlatctl top`; ansible-core, which runs the role in
-# contrib/ansible against the guest itself (guest.d/90-ansible.sh). No getty, no apt timers: nothing in
+# contrib/ansible against the guest itself (guest.d/90-ansible.sh), with python3-apt for
+# its apt module (which would otherwise fetch it). No getty, no apt timers: nothing in
 # the guest but the test. The package names are the same in Debian 12 and 13.
 packages=(
         systemd systemd-sysv udev dbus libpam-systemd
         ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
-        irqbalance rt-tests rtla tmux ansible-core
+        irqbalance rt-tests rtla tmux ansible-core python3-apt
         libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200
         "$kernel_package" initramfs-tools
 )
