@@ -38,7 +38,9 @@ EOV
 an_play() {
         # $1: playbook, $2: isolated CPUs; output in an_out, exit status in an_rc
         an_vars "$2" > "$an_dir/vars.yml"
-        an_out=$(cd "$an_dir" && ANSIBLE_ROLES_PATH=$an_dir/roles ANSIBLE_NOCOLOR=1 \
+        # guest-test.sh runs under LC_ALL=C; ansible-core (2.14 and later) refuses any locale
+        # that is not UTF-8.
+        an_out=$(cd "$an_dir" && LC_ALL=C.UTF-8 ANSIBLE_ROLES_PATH=$an_dir/roles ANSIBLE_NOCOLOR=1 \
                 timeout 400 ansible-playbook -c local -i localhost, -e @vars.yml "$1" 2>&1)
         an_rc=$?
 }
