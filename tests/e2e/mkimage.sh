@@ -25,10 +25,12 @@ if [ -z "$sources" ]; then
 fi
 [ -n "$sources" ] || { echo "mkimage: no apt sources file found" >&2; exit 1; }
 
+# ansible: the packages guest.d/90-ansible.sh needs, in the one image whose guest runs it.
+ansible=()
 case $kernel in
 6.1) suite=bookworm kernel_package=linux-image-amd64 ;;
 rt) suite=bookworm kernel_package=linux-image-rt-amd64 ;;
-6.12) suite=trixie kernel_package=linux-image-amd64 ;;
+6.12) suite=trixie kernel_package=linux-image-amd64 ansible=(ansible-core python3-apt) ;;
 rt-6.12) suite=trixie kernel_package=linux-image-rt-amd64 ;;
 *) echo "mkimage: unknown kernel '$kernel' (6.1, rt, 6.12 or rt-6.12)" >&2; exit 1 ;;
 esac
@@ -39,12 +41,15 @@ esac
 # with no archive to reach; irqbalance for the conflicting-writer test; a kernel and an
 # initramfs that can find a virtio-blk root; rt-tests (cyclictest, hwlatdetect), rtla
 # (timerlat/osnoise, a userspace tool built from the kernel's source) and tmux for the
-# checks of `lowlatctl measure` and `lowlatctl top`. No getty, no apt timers: nothing in
-# the guest but the test. The package names are the same in Debian 12 and 13.
+# checks of `lowlatctl measure` and `lowlatctl top`; in the 6.12 image only, ansible-core,
+# which runs the role in contrib/ansible against the guest itself (guest.d/90-ansible.sh,
+# which runs in that guest alone: docs/e2e.md says why), with python3-apt for its apt
+# module (which would otherwise fetch it). No getty, no apt timers: nothing in the guest
+# but the test. The package names are the same in Debian 12 and 13.
 packages=(
         systemd systemd-sysv udev dbus libpam-systemd
         ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
-        irqbalance rt-tests rtla tmux
+        irqbalance rt-tests rtla tmux "${ansible[@]}"
         libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200
         "$kernel_package" initramfs-tools
 )

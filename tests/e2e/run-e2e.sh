@@ -280,6 +280,8 @@ run_kernel() {
         fi
         # The checks of one kind of setting each (sourced by guest-test.sh before its last sections).
         cp "$here"/guest.d/*.sh "$share/guest.d/" 2>/dev/null || true
+        # The Ansible role, which guest.d/90-ansible.sh runs against the guest itself.
+        cp -r "$here/../../contrib/ansible" "$share/ansible"
         {
                 echo "HOST_OFFLINE_EXPOSURE='$host_exposure'"
                 echo "HOST_SYSTEMD='$host_systemd'"
