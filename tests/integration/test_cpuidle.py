@@ -55,7 +55,8 @@ def run(t):
     h.write_text(state_path(host, 2, 3, "disable"), "0\n")
     ok = d.poll_until(lambda: disabled(2, 3) == "1", h.scaled(5))
     t.ok(ok, "re-enabling C6 on CPU 2 is drift, corrected")
-    t.ok(any("cpuidle cpu2/state3 (C6)" in l for l in d.stderr_lines()),
+    # The report follows the correction (the write comes first): wait for it.
+    t.ok(d.poll_until(lambda: any("cpuidle cpu2/state3 (C6)" in l for l in d.stderr_lines()), h.scaled(5)),
          "the report names the state", d.stderr_tail())
 
     d.stop()  # restore_on_exit
