@@ -205,12 +205,10 @@ static int partition_start_slice(Setting *s, SettingContext *rc) {
 /* A partition the kernel made invalid (a sibling took its CPUs) is not repaired by fixing
  * the sibling, nor one 6.12 left partial after hotplug: 6.1 takes it back only through
  * "member", and 6.12 takes that too. So anything but "member" goes through it first. */
-static int partition_write(Setting *s, SettingContext *rc, const char *value) {
+static int partition_write_value(Setting *s, SettingContext *rc, const char *value) {
         _cleanup_free_ char *now = NULL;
         int r;
 
-        if (!have_client(s, rc))
-                return -EOPNOTSUPP;
         r = partition_start_slice(s, rc);
         if (r < 0)
                 return r;
@@ -220,6 +218,34 @@ static int partition_write(Setting *s, SettingContext *rc, const char *value) {
                         return r;
         }
         return partition_write_file(s, rc, value);
+}
+
+/* A cgroup being removed stays a moment, and refuses writes with ENODEV. */
+static int partition_wait_gone(Setting *s, SettingContext *rc) {
+        for (uint64_t waited = 0; slice_cgroup_exists(s, rc); waited += PARTITION_APPEAR_STEP_USEC) {
+                if (waited >= PARTITION_APPEAR_USEC) {
+                        setting_set_reason(s, "the cgroup of %s is being removed (ENODEV), and is still there after %u ms",
+                                           s->object, (unsigned) (PARTITION_APPEAR_USEC / USEC_PER_MSEC));
+                        return -EIO;
+                }
+                (void) nanosleep(&(struct timespec) { .tv_nsec = PARTITION_APPEAR_STEP_USEC * 1000 }, NULL);
+        }
+        return 0;
+}
+
+/* The slice stopped by someone: as its cgroup goes the kernel makes the partition a member
+ * (the IN_MODIFY that brings lowlatd here before PID 1's signal), and a write then fails
+ * with ENODEV (6.12, a real guest). Once the cgroup is gone the slice is started again. */
+static int partition_write(Setting *s, SettingContext *rc, const char *value) {
+        int r;
+
+        if (!have_client(s, rc))
+                return -EOPNOTSUPP;
+        r = partition_write_value(s, rc, value);
+        if (r != -ENODEV)
+                return r;
+        r = partition_wait_gone(s, rc);
+        return r < 0 ? r : partition_write_value(s, rc, value);
 }
 
 /* The first word: "absent", or the type the file had ("isolated invalid (...)" was an
