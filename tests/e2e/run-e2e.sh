@@ -273,6 +273,7 @@ run_kernel() {
         mkdir -p "$share/deb" "$share/guest.d"
         cp "$deb" "$share/deb/"
         cp "${LOWLATD_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$share/guest-test.sh"
+        cp "$here/guest-lib.sh" "$share/"
         if [ -n "${LOWLATD_E2E_EXTRA:-}" ]; then
                 mkdir -p "$share/extra"
                 # shellcheck disable=SC2086 # a list of files
