@@ -20,7 +20,8 @@
 
 #define PARTITION_WANTED "isolated"
 /* PID 1 answers StartTransientUnit once the job is queued, and the cgroup appears when the
- * job runs: write() waits this long for it, in these steps. */
+ * job runs, its cpuset.cpus written a moment later: write() waits this long for both, in
+ * these steps. */
 #define PARTITION_APPEAR_USEC (2 * USEC_PER_SEC)
 #define PARTITION_APPEAR_STEP_USEC (20 * USEC_PER_MSEC)
 #define PARTITION_NO_FILE                                                                                       \
@@ -141,51 +142,73 @@ static bool have_client(Setting *s, SettingContext *rc) {
         return false;
 }
 
-/* The slice started, and no partition file came: a cgroup without one is a kernel without
- * partitions; no cgroup at all, PID 1 still busy (tried again later). */
-static int partition_never_appeared(Setting *s, SettingContext *rc) {
-        if (slice_cgroup_exists(s, rc)) {
-                setting_set_reason(s, PARTITION_NO_FILE, s->object);
-                return -EOPNOTSUPP;
-        }
-        setting_set_reason(s, "PID 1 started %s, but it has no cgroup after %u ms", s->object,
-                           (unsigned) (PARTITION_APPEAR_USEC / USEC_PER_MSEC));
-        return -EIO;
+/* The slice's cgroup is ready for the partition: its partition file is there and PID 1 has
+ * written its cpuset.cpus. A cgroup is made with an empty cpuset.cpus and PID 1 writes
+ * AllowedCPUs= into it a moment later; "isolated" written in between is "isolated invalid
+ * (cpuset.cpus and cpuset.cpus.exclusive are empty)" (6.12, a real guest). */
+static bool partition_ready(const Setting *s, SettingContext *rc) {
+        _cleanup_free_ char *file = strdup_printf("sys/fs/cgroup/%s/cpuset.cpus.partition", s->object), *cpus = NULL;
+
+        return file && host_path_exists(rc->host, file) && partition_read_file(s, rc, "cpuset.cpus", &cpus) >= 0 &&
+               !isempty(cpus);
 }
 
-/* A slice stopped is gone (a transient one) and one started again comes back "member":
- * the partition is written after every start. */
-static int partition_start_slice(Setting *s, SettingContext *rc) {
-        _cleanup_free_ char *error = NULL, *file = strdup_printf("sys/fs/cgroup/%s/cpuset.cpus.partition", s->object);
-        int r;
+/* The slice is there, and its cgroup not ready in time: a cgroup without a partition file
+ * is a kernel without partitions; one without CPUs, or no cgroup at all, PID 1 still busy
+ * (tried again later). */
+static int partition_never_ready(Setting *s, SettingContext *rc) {
+        _cleanup_free_ char *file = strdup_printf("sys/fs/cgroup/%s/cpuset.cpus.partition", s->object);
+        unsigned ms = (unsigned) (PARTITION_APPEAR_USEC / USEC_PER_MSEC);
 
         if (!file)
                 return -ENOMEM;
+        if (!slice_cgroup_exists(s, rc)) {
+                setting_set_reason(s, "PID 1 started %s, but it has no cgroup after %u ms", s->object, ms);
+                return -EIO;
+        }
+        if (!host_path_exists(rc->host, file)) {
+                setting_set_reason(s, PARTITION_NO_FILE, s->object);
+                return -EOPNOTSUPP;
+        }
+        setting_set_reason(s, "the cpuset.cpus of %s is still empty after %u ms (PID 1 writes AllowedCPUs= there)",
+                           s->object, ms);
+        return -EIO;
+}
+
+static int partition_wait_ready(Setting *s, SettingContext *rc) {
+        for (uint64_t waited = 0; !partition_ready(s, rc); waited += PARTITION_APPEAR_STEP_USEC) {
+                if (waited >= PARTITION_APPEAR_USEC)
+                        return partition_never_ready(s, rc);
+                (void) nanosleep(&(struct timespec) { .tv_nsec = PARTITION_APPEAR_STEP_USEC * 1000 }, NULL);
+        }
+        return 0;
+}
+
+/* A slice stopped is gone (a transient one) and one started again comes back "member":
+ * the partition is written after every start, once the cgroup is ready (also when someone
+ * else started it just now). */
+static int partition_start_slice(Setting *s, SettingContext *rc) {
+        _cleanup_free_ char *error = NULL;
+        int r;
+
         if (slice_cgroup_exists(s, rc))
-                return 0;
+                return partition_wait_ready(s, rc);
         r = systemd_client_start_slice(rc->systemd, s->object, &rc->posture->isolated,
                                        "The isolated CPUs, a cpuset partition kept by lowlatd", &error);
         if (r < 0) {
                 setting_set_reason(s, "starting %s failed: %s", s->object, error ?: strerror(-r));
                 return r == -EOPNOTSUPP ? r : -EIO;
         }
-        for (uint64_t waited = 0; !host_path_exists(rc->host, file); waited += PARTITION_APPEAR_STEP_USEC) {
-                if (waited >= PARTITION_APPEAR_USEC)
-                        return partition_never_appeared(s, rc);
-                (void) nanosleep(&(struct timespec) { .tv_nsec = PARTITION_APPEAR_STEP_USEC * 1000 }, NULL);
-        }
-        return 0;
+        return partition_wait_ready(s, rc);
 }
 
 /* A partition the kernel made invalid (a sibling took its CPUs) is not repaired by fixing
  * the sibling, nor one 6.12 left partial after hotplug: 6.1 takes it back only through
  * "member", and 6.12 takes that too. So anything but "member" goes through it first. */
-static int partition_write(Setting *s, SettingContext *rc, const char *value) {
+static int partition_write_value(Setting *s, SettingContext *rc, const char *value) {
         _cleanup_free_ char *now = NULL;
         int r;
 
-        if (!have_client(s, rc))
-                return -EOPNOTSUPP;
         r = partition_start_slice(s, rc);
         if (r < 0)
                 return r;
@@ -195,6 +218,34 @@ static int partition_write(Setting *s, SettingContext *rc, const char *value) {
                         return r;
         }
         return partition_write_file(s, rc, value);
+}
+
+/* A cgroup being removed stays a moment, and refuses writes with ENODEV. */
+static int partition_wait_gone(Setting *s, SettingContext *rc) {
+        for (uint64_t waited = 0; slice_cgroup_exists(s, rc); waited += PARTITION_APPEAR_STEP_USEC) {
+                if (waited >= PARTITION_APPEAR_USEC) {
+                        setting_set_reason(s, "the cgroup of %s is being removed (ENODEV), and is still there after %u ms",
+                                           s->object, (unsigned) (PARTITION_APPEAR_USEC / USEC_PER_MSEC));
+                        return -EIO;
+                }
+                (void) nanosleep(&(struct timespec) { .tv_nsec = PARTITION_APPEAR_STEP_USEC * 1000 }, NULL);
+        }
+        return 0;
+}
+
+/* The slice stopped by someone: as its cgroup goes the kernel makes the partition a member
+ * (the IN_MODIFY that brings lowlatd here before PID 1's signal), and a write then fails
+ * with ENODEV (6.12, a real guest). Once the cgroup is gone the slice is started again. */
+static int partition_write(Setting *s, SettingContext *rc, const char *value) {
+        int r;
+
+        if (!have_client(s, rc))
+                return -EOPNOTSUPP;
+        r = partition_write_value(s, rc, value);
+        if (r != -ENODEV)
+                return r;
+        r = partition_wait_gone(s, rc);
+        return r < 0 ? r : partition_write_value(s, rc, value);
 }
 
 /* The first word: "absent", or the type the file had ("isolated invalid (...)" was an

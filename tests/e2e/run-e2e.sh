@@ -7,10 +7,13 @@
 # (apt-get install ./lowlatd_*.deb) and runs guest-test.sh there (lowlatd-e2e.service),
 # which ends with apt-get purge.
 #
-# Kernels (LOWLATD_E2E_KERNELS, default all three, in this order):
+# Kernels (LOWLATD_E2E_KERNELS, default all four, in this order):
 #   6.1    Debian 12's kernel and systemd 252
 #   rt     Debian 12's PREEMPT_RT kernel (linux-image-rt-amd64)
 #   6.12   Debian 13: kernel 6.12, systemd 257
+#   6.12-partition  6.12's image booted again without isolcpus, nohz_full and rcu_nocbs,
+#          running guest-partition.sh ([cpus] partition: CPUs isolated at run time only)
+#          instead of guest-test.sh: a short second boot, not a second image
 # Steps: build the package from a copy of the tree (tests/packaging/build-deb.sh; the
 # packaging test's build of the same sources is reused from BUILD/deb/), then for each
 # kernel: build its guest image if the cache lacks it (mkimage.sh; keyed by a hash of the
@@ -71,11 +74,13 @@ LOWLATD_E2E_HANG=${LOWLATD_E2E_HANG:-}
 # suite's steps could keep safe. Single-threaded, gate-cycle.sh's loops passed on every
 # kernel, and the suite costs little more time: docs/e2e.md has the figures.
 accel=${LOWLATD_E2E_ACCEL:-tcg,thread=single}
-kernels=${LOWLATD_E2E_KERNELS:-6.1 rt 6.12}
+kernels=${LOWLATD_E2E_KERNELS:-6.1 rt 6.12 6.12-partition}
 for k in $kernels; do
         # rt-6.12 (Debian 13's PREEMPT_RT kernel) is for guest scripts such as gate-cycle.sh;
-        # guest-test.sh knows the three above.
-        case $k in 6.1|rt|6.12|rt-6.12) ;; *) die "LOWLATD_E2E_KERNELS: unknown kernel '$k' (6.1, rt, 6.12, rt-6.12)" ;; esac
+        # guest-test.sh knows the three above, guest-partition.sh 6.12-partition.
+        case $k in 6.1|rt|6.12|rt-6.12|6.12-partition) ;;
+        *) die "LOWLATD_E2E_KERNELS: unknown kernel '$k' (6.1, rt, 6.12, rt-6.12, 6.12-partition)" ;;
+        esac
 done
 [ -n "${kernels// /}" ] || die "LOWLATD_E2E_KERNELS is empty"
 art=${LOWLATD_E2E_ARTIFACTS:-$build/meson-logs/e2e}
@@ -163,6 +168,7 @@ ensure_image() {
                 echo "# cached guest image: $img"
                 return 0
         fi
+        mkdir -p "$art/$k"
         if [ "$(id -u)" != 0 ]; then
                 echo "# no cached guest image in $img and building one needs root (mmdebstrap --mode=root)"
                 return 77
@@ -191,9 +197,10 @@ ensure_image() {
 }
 
 # --- one kernel's boot -------------------------------------------------------------------
-cmdline="root=/dev/vda rw fsck.mode=skip console=ttyS0 loglevel=4 panic=-1 systemd.show_status=error"
-cmdline+=" isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3 systemd.unit=lowlatd-e2e.target"
-cmdline+="${LOWLATD_E2E_APPEND:+ $LOWLATD_E2E_APPEND}"
+cmdline_base="root=/dev/vda rw fsck.mode=skip console=ttyS0 loglevel=4 panic=-1 systemd.show_status=error"
+cmdline_base+=" systemd.unit=lowlatd-e2e.target${LOWLATD_E2E_APPEND:+ $LOWLATD_E2E_APPEND}"
+# The boot isolation every guest has but the *-partition ones (run_kernel sets cmdline).
+boot_isolation="isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3"
 # Under software emulation a boot now and then stalls in the kernel before systemd starts
 # (seen: a soft lockup of a kworker at ~20 s). A boot that has not started the test script
 # within boot_timeout seconds is retried once (watch.sh guest_attempts), its serial log kept.
@@ -260,7 +267,15 @@ run_kernel() {
         kart=$art/$k
         mkdir -p "$kart"
         echo "# ===== kernel $k"
-        ensure_image "$k"
+        # A *-partition pseudo-kernel boots its kernel's image without the boot isolation
+        # and runs guest-partition.sh.
+        local image_k=${k%-partition} script=$here/guest-test.sh
+        cmdline="$cmdline_base $boot_isolation"
+        if [ "$image_k" != "$k" ]; then
+                cmdline=$cmdline_base
+                script=$here/guest-partition.sh
+        fi
+        ensure_image "$image_k"
         rc=$?
         t_image=$((SECONDS - t_k))
         if [ $rc -ne 0 ]; then
@@ -272,7 +287,8 @@ run_kernel() {
         share=$tmp/$k/share
         mkdir -p "$share/deb" "$share/guest.d"
         cp "$deb" "$share/deb/"
-        cp "${LOWLATD_E2E_GUEST_SCRIPT:-$here/guest-test.sh}" "$share/guest-test.sh"
+        cp "${LOWLATD_E2E_GUEST_SCRIPT:-$script}" "$share/guest-test.sh"
+        cp "$here/guest-lib.sh" "$share/"
         if [ -n "${LOWLATD_E2E_EXTRA:-}" ]; then
                 mkdir -p "$share/extra"
                 # shellcheck disable=SC2086 # a list of files

@@ -211,8 +211,10 @@ def check_observe(t, rig):
     t.ok(fake.calls() == [] and not os.path.exists(host.path("sys/fs/cgroup/" + SLICE)),
          "PID 1 is sent nothing, no cgroup is made", repr(fake.calls()))
     t.stopped_cleanly(d)
-    # A slice that exists, member: seen, not written.
+    # A slice that exists, member, its CPUs given (a cgroup whose cpuset.cpus is still empty
+    # is waited for: test-setting-partition): seen, not written.
     os.makedirs(host.path("sys/fs/cgroup/" + SLICE))
+    h.write_text(host.path("sys/fs/cgroup/%s/cpuset.cpus" % SLICE), "2-3\n")
     h.write_text(host.path(PARTITION), "member\n")
     p = h.run_lowlatd(host, ["--once", "--observe"], h.write_config(host, CONFIG, "once.conf"), env=bus.env())
     t.ok(partition_file(host) == "member" and fake.calls() == [],

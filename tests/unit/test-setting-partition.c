@@ -135,6 +135,41 @@ static void test_partition_enforced(void) {
         }
 }
 
+/* A cgroup PID 1 has made but not yet given its CPUs: "isolated" written then is "isolated
+ * invalid (cpuset.cpus and cpuset.cpus.exclusive are empty)" on 6.12. write() waits for
+ * cpuset.cpus; still empty after the wait, it fails (tried again) and leaves the file be. */
+static void test_partition_waits_for_cpus(void) {
+        _cleanup_(systemd_client_freep) SystemdClient *client = NULL;
+        _cleanup_free_ char *what = NULL;
+        Setting *s = NULL;
+        Fixture f;
+
+        fixture_init(&f);
+        tree_cgroups(&f, "cpuset cpu\n", "member\n");
+        tree_write(&f, "sys/fs/cgroup/isolated.slice/cpuset.cpus", "\n");
+        if (!CHECK(fixture_start(&f, PARTITION_CONFIG), "fixture"))
+                { fixture_done(&f); return; }
+        CHECK(systemd_client_new(f.host, &client) == 0, "a client (never connected: the slice exists)");
+        f.rc.systemd = client;
+        CHECK(setting_new_cpuset_partition("isolated.slice", &s) == 0, "setting");
+        setting_reconcile(&f.rc, s, T0, 0);
+        what = strdup_printf("empty cpuset.cpus: failed, the file left member (%s, '%.*s', '%s')",
+                             setting_state_to_string(s->state), (int) strcspn(tree_read(&f, PARTITION_FILE) ?: "", "\n"),
+                             tree_read(&f, PARTITION_FILE) ?: "", s->reason ?: "");
+        CHECK(s->state == SETTING_FAILED && streq_ptr(tree_read(&f, PARTITION_FILE), "member\n") && s->reason &&
+                      strstr(s->reason, "cpuset.cpus of isolated.slice is still empty"),
+              what);
+        free(what);
+        (void) events_take(&f);
+        tree_write(&f, "sys/fs/cgroup/isolated.slice/cpuset.cpus", "2-3\n");
+        setting_reconcile(&f.rc, s, T0 + 600 * USEC_PER_SEC, 0);
+        what = strdup_printf("PID 1 wrote cpuset.cpus: corrected to isolated (%s, '%s')",
+                             setting_state_to_string(s->state), tree_read(&f, PARTITION_FILE));
+        CHECK(s->state == SETTING_CORRECTED && streq_ptr(tree_read(&f, PARTITION_FILE), "isolated"), what);
+        setting_free(s);
+        fixture_done(&f);
+}
+
 /* Unsupported once, with the reason, for each way the host lacks a partition. */
 static void test_partition_unsupported(void) {
         static const struct {
@@ -177,6 +212,7 @@ int main(void) {
         test_partition_plan();
         test_partition_observed();
         test_partition_enforced();
+        test_partition_waits_for_cpus();
         test_partition_unsupported();
         return tap_finish();
 }
