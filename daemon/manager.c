@@ -311,14 +311,16 @@ static void manager_log_applied(Manager *m, const char *what) {
 
 /* CPU hotplug: a write refused because its CPUs were offline may work now. sysfs sends
  * no inotify event for it, so the scan compares the online list (one small read). */
-static int manager_reload_because(Manager *m, const char *why, const uint64_t *expected_digest);
+static int manager_reload_because(Manager *m, const char *why, const uint64_t *expected_digest, bool automatic);
 
 /* A CPU came online or went offline. The posture depends on the online CPUs (the default
  * housekeeping set is "online minus isolated"; governors and idle states are per online
  * CPU), so it is built again, from the configuration in force. That configuration is
  * known only as it was read from disk: if the files changed since, rebuilding would
  * apply an edit nobody reloaded, so then only failed settings get another try and the
- * rebuild waits for the reload. */
+ * rebuild waits for the reload. The rebuild is lowlatd's own, not an operator's reload:
+ * after a restore it keeps observing, and a posture that cannot be built for these CPUs
+ * (an isolated CPU offline) keeps the one in force without a failed reload on record. */
 static void manager_online_cpus_changed(Manager *m, const char *online) {
         _cleanup_error_list_ ErrorList errors = ERROR_LIST_EMPTY;
         _cleanup_config_ Config *c = NULL;
@@ -336,7 +338,7 @@ static void manager_online_cpus_changed(Manager *m, const char *online) {
                 return;
         }
         why = strdup_printf("online CPUs changed to %s", online);
-        (void) manager_reload_because(m, why ?: "online CPUs changed", NULL);
+        (void) manager_reload_because(m, why ?: "online CPUs changed", NULL, true);
 }
 
 static void manager_check_online_cpus(Manager *m) {
@@ -719,11 +721,11 @@ static int manager_reload_failed(Manager *m, int r, char *error) {
 }
 
 int manager_reload(Manager *m) {
-        return manager_reload_because(m, NULL, NULL);
+        return manager_reload_because(m, NULL, NULL, false);
 }
 
 int manager_reload_if_unchanged(Manager *m, uint64_t digest) {
-        return manager_reload_because(m, NULL, &digest);
+        return manager_reload_because(m, NULL, &digest, false);
 }
 
 /* The files read are not those a diff was made of: nothing is applied, and the posture
@@ -742,7 +744,7 @@ static int manager_reload_refused(Manager *m, Posture *posture, uint64_t expecte
 
 /* why: NULL for a reload asked for (SIGHUP, Reload()), else what made lowlatd rebuild.
  * expected_digest: refuse unless the files read have this digest (ReloadIfUnchanged()). */
-static int manager_reload_because(Manager *m, const char *why, const uint64_t *expected_digest) {
+static int manager_reload_because(Manager *m, const char *why, const uint64_t *expected_digest, bool automatic) {
         _cleanup_free_ char *error = NULL;
         Posture *posture = NULL;
         SettingTable table;
@@ -752,6 +754,12 @@ static int manager_reload_because(Manager *m, const char *why, const uint64_t *e
         m->last_reload_usec = now_usec(CLOCK_REALTIME);
 
         r = manager_build_posture(m, &posture, &error);
+        if (r < 0 && automatic) {
+                log_notice("Keeping the posture in force (%s): it cannot be built for these CPUs: %s",
+                           why ?: "online CPUs changed", error ?: strerror(-r));
+                manager_notify_ready(m);
+                return r;
+        }
         if (r < 0)
                 return manager_reload_failed(m, r, TAKE_PTR(error));
         if (expected_digest && posture->config->digest != *expected_digest)
@@ -791,7 +799,8 @@ static int manager_reload_because(Manager *m, const char *why, const uint64_t *e
         posture_free(m->posture);
         m->posture = posture;
         manager_check_boot(m);
-        m->restored = false; /* a good reload enforces again after a restore */
+        if (!automatic)
+                m->restored = false; /* an operator's good reload enforces again after a restore */
         manager_init_reconciler(m);
         if (!m->originals && !manager_observing(m))
                 manager_open_originals(m);

@@ -20,6 +20,9 @@
              CAP_DAC_OVERRIDE, as lowlatd.service runs it): reported once, the rest kept;
   offline    a CPU that goes offline (its files gone) drops out without a failure, the
              other CPUs stay kept;
+  offline after restore  an isolated CPU offline and back after lowlatctl restore: the
+             posture in force is kept without a failed reload, and lowlatd keeps
+             observing (the rebuild for the CPUs is not an operator's reload);
   sysfs      [sysfs] refuses the files these kinds keep."""
 
 import os
@@ -305,6 +308,46 @@ def offline(t):
     t.stopped_cleanly(d)
 
 
+def offline_after_restore(t):
+    if os.geteuid() != 0 or not all(shutil.which(x) for x in ("dbus-daemon", "busctl")):
+        t.skip("an isolated CPU offline and back after a restore", "needs root, dbus-daemon and busctl")
+        return
+    host = make_host()
+    before = snapshot(host)
+    bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
+    env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address, "RUNTIME_DIRECTORY": os.path.join(host.tmp, "run-lowlatd")}
+    d = h.Daemon(host, config(FULL_PM), env=env)
+    d.wait_ready()
+    busctl = b.Busctl(bus.address)
+    busctl.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    p = subprocess.run([os.environ["LOWLATCTL"], "restore"], env=dict(os.environ, **env), capture_output=True,
+                       text=True)
+    t.ok(p.returncode == 0 and snapshot(host) == before, "[offline after restore] lowlatctl restore puts it back",
+         p.stderr)
+    # Isolated CPU 3 goes offline: no posture can be built for CPUs 0-2 ([cpus] isolated
+    # names CPU 3), which is no failed reload of the operator's.
+    host.write(CPU + "/cpu3/online", "0\n")
+    host.write(CPU + "/online", "0-2\n")
+    host.write(CPU + "/offline", "3\n")
+    kept = d.poll_until(lambda: [l for l in d.stderr_lines() if "Keeping the posture in force" in l], h.scaled(5))
+    t.ok(kept and "CPU 3" in kept[0], "[offline after restore] CPU 3 offline: the posture in force is kept, "
+         "the reason named", d.stderr_tail())
+    t.ok(not any("Reload failed" in l for l in d.stderr_lines()),
+         "[offline after restore] ... and no failed reload is on record", d.stderr_tail())
+    error = busctl.get_property(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "LastReloadError")[1]
+    t.ok(error == "", "[offline after restore] ... LastReloadError stays empty", repr(error))
+    host.write(CPU + "/cpu3/online", "1\n")
+    host.write(CPU + "/online", "0-3\n")
+    host.write(CPU + "/offline", "\n")
+    t.ok(d.poll_until(lambda: any("online CPUs changed to 0-3" in l and "Reloaded" in l for l in d.stderr_lines()),
+                      h.scaled(5)), "[offline after restore] CPU 3 back: the posture is rebuilt", d.stderr_tail())
+    h.settle(1.5)
+    t.ok(snapshot(host) == before, "[offline after restore] ... and nothing is enforced again after the restore",
+         repr({k: (before[k], snapshot(host)[k]) for k in before if before[k] != snapshot(host)[k]}))
+    d.stop()
+    bus.stop()
+
+
 def sysfs_refuses(t):
     host = make_host()
     for path, kind in ((CPU + "/cpu2/power/pm_qos_resume_latency_us", "resume_latency"),
@@ -375,6 +418,7 @@ def run(t):
     unsupported(t)
     refused(t)
     offline(t)
+    offline_after_restore(t)
     sysfs_refuses(t)
     bus_restore(t)
 
