@@ -325,6 +325,11 @@ bool utf8_is_valid(const char *s) {
         uint32_t cp;
 
         while (*s) {
+                /* What a kernel file says is nearly always ASCII: a byte is a compare. */
+                if ((unsigned char) *s < 0x80) {
+                        s++;
+                        continue;
+                }
                 size_t n = utf8_decode(s, &cp);
                 if (n == 0)
                         return false;
