@@ -147,8 +147,12 @@ static int measure(const char *label, const char *root, const char *config_text,
                 return -1;
         /* Rounds alternate, so a burst of noise hits both sides alike; best of each. */
         for (int rep = 0; rep < REPEATS; rep++) {
-                best = MIN(best, scan_round(&table, host, posture, &rc, 2 + (uint64_t) rep));
-                best_floor = MIN(best_floor, floor_round_ns(&fl));
+                /* Into variables first: MIN() evaluates its arguments twice, and would run
+                 * a round again whenever it was the best yet, keeping the second time. */
+                uint64_t scan_ns = scan_round(&table, host, posture, &rc, 2 + (uint64_t) rep);
+                uint64_t floor_ns = floor_round_ns(&fl);
+                best = MIN(best, scan_ns);
+                best_floor = MIN(best_floor, floor_ns);
         }
         free(fl.fds);
         double floor = (double) best_floor / (double) table.n, scan = (double) best / (double) table.n;
