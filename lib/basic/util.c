@@ -237,13 +237,19 @@ char *format_duration_usec(uint64_t usec) {
         return strdup_printf("%" PRIu64 "us", usec);
 }
 
+/* isspace() in the C locale lowlatd runs in, without a call per byte: strstrip() runs on
+ * every value every scan reads. */
+static bool is_c_space(char c) {
+        return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 char *strstrip(char *s) {
         char *e;
 
-        while (isspace((unsigned char) *s))
+        while (is_c_space(*s))
                 s++;
         e = s + strlen(s);
-        while (e > s && isspace((unsigned char) e[-1]))
+        while (e > s && is_c_space(e[-1]))
                 e--;
         *e = '\0';
         return s;
@@ -325,6 +331,11 @@ bool utf8_is_valid(const char *s) {
         uint32_t cp;
 
         while (*s) {
+                /* What a kernel file says is nearly always ASCII: a byte is a compare. */
+                if ((unsigned char) *s < 0x80) {
+                        s++;
+                        continue;
+                }
                 size_t n = utf8_decode(s, &cp);
                 if (n == 0)
                         return false;

@@ -4,7 +4,6 @@
  * The kernel's refusal to move one (EIO for managed IRQs, EPERM since 6.12, a read-only
  * file) makes it unmovable. Also the table's IRQ listing, the names pins match on, and
  * the detection of another program rewriting IRQ affinities. */
-#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
@@ -240,6 +239,7 @@ typedef struct IrqTableState {
         int names_error; /* why the last read of the names failed (-EFBIG: too large); 0 */
         NicIrqPin *nic_pins;
         size_t n_nic_pins, allocated_nic_pins;
+        size_t cursor; /* the table index of the IRQ the scan found last: a hint, checked */
 } IrqTableState;
 
 static void irq_free_table_state(void *state) {
@@ -270,10 +270,10 @@ static const IrqTableState *irq_table_state_const(const SettingTable *t) {
 static bool parse_irq_dirent(const char *name, unsigned *ret) {
         unsigned v = 0;
 
-        if (!isdigit((unsigned char) *name) || (name[0] == '0' && name[1]))
+        if (*name < '0' || *name > '9' || (name[0] == '0' && name[1]))
                 return false;
         for (; *name; name++) {
-                if (!isdigit((unsigned char) *name))
+                if (*name < '0' || *name > '9')
                         return false;
                 v = v * 10 + (unsigned) (*name - '0');
                 if (v >= IRQ_NUMBER_MAX)
@@ -281,6 +281,53 @@ static bool parse_irq_dirent(const char *name, unsigned *ret) {
         }
         *ret = v;
         return true;
+}
+
+/* Where IRQ irq's setting sorts against s, as setting_compare() orders the table: < 0
+ * when s comes before it. */
+static int compare_to_irq(const Setting *s, unsigned irq) {
+        SettingGroup g = SETTING_VTABLE(s)->group;
+        uint64_t k = SETTING_VTABLE(s)->sort_key ? SETTING_VTABLE(s)->sort_key(s) : 0;
+
+        if (g != SETTING_GROUP_IRQ)
+                return g < SETTING_GROUP_IRQ ? -1 : 1;
+        if (k != irq)
+                return k < irq ? -1 : 1;
+        if (s->kind != SETTING_IRQ_AFFINITY)
+                return s->kind < SETTING_IRQ_AFFINITY ? -1 : 1;
+        return 0;
+}
+
+static bool irq_at(const SettingTable *t, size_t i, unsigned irq) {
+        return i < t->n && t->settings[i]->kind == SETTING_IRQ_AFFINITY && IRQ(t->settings[i])->irq == irq;
+}
+
+/* The scan's look-up, for every IRQ at every scan: /proc/irq lists IRQs in ascending
+ * order, as the table keeps them (a tmpfs tree lists them newest first), so the one next
+ * to the last found is nearly always the answer, for a compare instead of a hash. Else a
+ * binary search of the sorted table, else (IRQs appended since the last sort) the index. */
+static Setting *find_irq(SettingTable *t, IrqTableState *st, unsigned irq, const char *name) {
+        static const size_t steps[] = { 1, (size_t) -1, 0 };
+        size_t lo = 0, hi = t->n;
+
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++)
+                if (irq_at(t, st->cursor + steps[i], irq)) {
+                        st->cursor += steps[i];
+                        return t->settings[st->cursor];
+                }
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = compare_to_irq(t->settings[mid], irq);
+                if (c == 0) {
+                        st->cursor = mid;
+                        return t->settings[mid];
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return table_find(t, SETTING_IRQ_AFFINITY, name);
 }
 
 /* A NIC's irq_cpus wins over [irq] pins, which win over "stay off the isolated CPUs". */
@@ -367,7 +414,7 @@ int irq_table_scan(SettingTable *t, const Host *h, const Posture *p) {
                 if (!parse_irq_dirent(de->d_name, &irq))
                         continue;
                 present++;
-                s = table_find(t, SETTING_IRQ_AFFINITY, de->d_name);
+                s = find_irq(t, st, irq, de->d_name);
                 if (s) {
                         table_scan_mark(t, s);
                         continue;

@@ -230,11 +230,13 @@ static void record_correction(SettingContext *rc, Setting *s, uint64_t now, Reco
 }
 
 static int set_observed(Setting *s, const char *text) {
-        size_t len = strlen(text);
+        size_t len;
         char *copy;
 
+        /* The usual answer, paid for every setting at every scan: the same text. */
         if (s->observed && streq(s->observed, text))
                 return 0;
+        len = strlen(text);
         /* A drift and its correction read values of about one length ("2-3", "0-1"): the
          * text goes where the last one was when it fits, with no allocation on the way to
          * the write. */

@@ -74,6 +74,64 @@ static void test_table_scan(void) {
         fixture_done(&f);
 }
 
+/* Every IRQ listed is found as itself, whatever order the directory lists them in and
+ * wherever the scan's neighbour hint points (irq.c looks next to the last IRQ found, then
+ * searches): none added twice, none dropped while present. */
+static bool each_irq_once(const SettingTable *t, const bool *present, unsigned max) {
+        size_t n = 0;
+
+        for (unsigned irq = 0; irq < max; irq++) {
+                char name[16];
+                Setting *s;
+                unsigned v;
+
+                snprintf(name, sizeof(name), "%u", irq);
+                s = table_find(t, SETTING_IRQ_AFFINITY, name);
+                if (!!s != present[irq] || (s && (!setting_is_irq(s, &v) || v != irq)))
+                        return false;
+                n += present[irq];
+        }
+        return t->kind_counts[SETTING_IRQ_AFFINITY] == n;
+}
+
+static void test_table_scan_lookup(void) {
+        static const unsigned order[] = { 7, 3, 40, 12, 0, 33, 21, 5, 39, 18, 26, 1, 30, 9, 15 };
+        bool present[41] = {};
+        Fixture f;
+        SettingTable t;
+        int n = 0;
+
+        fixture_init(&f);
+        for (size_t i = 0; i < ELEMENTSOF(order); i++, n++) {
+                tree_add_irq(&f, order[i], "0-1\n");
+                present[order[i]] = true;
+        }
+        if (!CHECK(fixture_start(&f, "[cpus]\nisolated = 2-3\n"), "look-up fixture"))
+                { fixture_done(&f); return; }
+        table_init(&t, NULL);
+        CHECK(table_plan(&t, f.host, f.posture) == 0 && irq_table_scan(&t, f.host, f.posture) == n &&
+                      each_irq_once(&t, present, ELEMENTSOF(present)),
+              "first scan: each IRQ once");
+        CHECK(irq_table_scan(&t, f.host, f.posture) == n && each_irq_once(&t, present, ELEMENTSOF(present)),
+              "second scan (found by the hint): each IRQ once, none dropped");
+        /* IRQs appear between and around the known ones, others go. */
+        for (unsigned irq = 2; irq < 41; irq += 8) {
+                n += !present[irq];
+                tree_add_irq(&f, irq, "0-1\n");
+                present[irq] = true;
+        }
+        tree_remove(&f, "proc/irq/21");
+        tree_remove(&f, "proc/irq/0");
+        present[21] = present[0] = false;
+        n -= 2;
+        CHECK(irq_table_scan(&t, f.host, f.posture) == n && each_irq_once(&t, present, ELEMENTSOF(present)),
+              "after IRQs came and went: each present IRQ once");
+        CHECK(irq_table_scan(&t, f.host, f.posture) == n && each_irq_once(&t, present, ELEMENTSOF(present)),
+              "and at the next scan");
+        table_done(&t);
+        fixture_done(&f);
+}
+
 /* table_count() is kept in step with every state change, also after the table moved (a
  * reload builds the new table on the stack and moves it into the manager). */
 static bool counts_match(const SettingTable *t) {
@@ -122,6 +180,7 @@ static void test_table_counts(void) {
 
 int main(void) {
         test_table_scan();
+        test_table_scan_lookup();
         test_table_counts();
         return tap_finish();
 }

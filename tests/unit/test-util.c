@@ -98,6 +98,12 @@ static void test_whitespace(void) {
         CHECK_STR(b, "", "empty stays empty");
         CHECK_STR(strstrip(s), "x y", "strstrip trims both ends");
         {
+                /* Exactly isspace() of the C locale: \t \n \v \f \r and the space; not \x1c or
+                 * a non-breaking space's byte. */
+                char w[] = "\v\f\r \t\n\x1c" "1\xa0\r\v\f\t\n ";
+                CHECK_STR(strstrip(w), "\x1c" "1\xa0", "strstrip trims C-locale white space only");
+        }
+        {
                 char t[] = "\n always  madvise\t[never] \n", u[] = " \t ";
                 CHECK_STR(normalize_whitespace_in_place(t), "always madvise [never]", "in place: the same rules");
                 CHECK_STR(normalize_whitespace_in_place(u), "", "in place: white space only becomes empty");
