@@ -65,8 +65,19 @@ static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
 
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* Each argument evaluated once (a call as an argument runs once), as systemd's do; the
+ * locals are named by __COUNTER__ so that MIN(MAX(...), ...) nests without shadowing. */
+#define LL_CONCAT_(a, b) a##b
+#define LL_CONCAT(a, b) LL_CONCAT_(a, b)
+#define LL_UNIQ(x, n) LL_CONCAT(ll_uniq_, LL_CONCAT(x, n))
+#define LL_PICK_(n, a, b, op)                                                                 \
+        ({                                                                                \
+                const __typeof__(a) LL_UNIQ(a_, n) = (a);                                 \
+                const __typeof__(b) LL_UNIQ(b_, n) = (b);                                 \
+                LL_UNIQ(a_, n) op LL_UNIQ(b_, n) ? LL_UNIQ(a_, n) : LL_UNIQ(b_, n);       \
+        })
+#define MIN(a, b) LL_PICK_(__COUNTER__, a, b, <)
+#define MAX(a, b) LL_PICK_(__COUNTER__, a, b, >)
 
 #define USEC_PER_SEC ((uint64_t) 1000000ULL)
 #define USEC_PER_MSEC ((uint64_t) 1000ULL)
