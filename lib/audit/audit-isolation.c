@@ -219,6 +219,23 @@ static char *boot_fix(const Isolation *i, unsigned missing, const char *list) {
                              domain ? "domain," : "", managed || domain ? list : "");
 }
 
+/* The mechanisms in force on cpu with where from, "load balancing (boot: isolcpus=domain)",
+ * ", " between them; "" when none is. */
+static char *in_force_text(const Isolation *i, unsigned cpu) {
+        char *text = strdup("");
+
+        for (Mechanism m = 0; text && m < _MECH_MAX; m++) {
+                char buf[DETAIL_MAX], *more;
+                const char *source = mechanism_source(i, m, cpu, buf, sizeof(buf));
+                if (!source || !source[0])
+                        continue;
+                more = strdup_printf("%s%s%s (%s)", text, text[0] ? ", " : "", mechanisms[m].name, source);
+                free(text);
+                text = more;
+        }
+        return text;
+}
+
 /* The names of the missing mechanisms, ", " between them. */
 static char *missing_names(unsigned missing) {
         char *text = strdup("");
@@ -236,7 +253,8 @@ static char *missing_names(unsigned missing) {
 static void report_group(Audit *a, const Isolation *i, const char *report, const CPUSet *cpus, unsigned missing) {
         _cleanup_free_ char *list = audit_cpus_list(a, cpus), *words = audit_cpus_phrase(a, cpus), *copy = NULL,
                             *fix = NULL, *subject = NULL;
-        _cleanup_free_ char *names = audit_check_alloc(a, missing_names(missing));
+        _cleanup_free_ char *names = audit_check_alloc(a, missing_names(missing)),
+                            *in_force = audit_check_alloc(a, in_force_text(i, (unsigned) cpuset_next(cpus, 0)));
         char **details = NULL;
         size_t n = 0, allocated = 0;
         bool boot_missing = missing & ((1U << MECH_TICK) | (1U << MECH_RCU) | (1U << MECH_MANAGED_IRQ));
@@ -246,7 +264,7 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
         subject = audit_check_alloc(a, cpuset_count(cpus) == 1 ? strdup_printf("cpu%s", list) : strdup_printf("cpus %s", list));
         copy = audit_check_alloc(a, strdup(report));
         fix = audit_check_alloc(a, boot_fix(i, missing, list));
-        if (!subject || !copy || !fix || !names)
+        if (!subject || !copy || !fix || !names || !in_force)
                 return;
         for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 if (audit_check_errno(a, array_grow(&details, &allocated, n + 2)) < 0)
@@ -257,9 +275,10 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                 details[++n] = NULL;
         }
         finding_add_details(a, SEVERITY_INFO, "isolation.mechanisms", subject, &details, &n,
-                            "Isolated %s: %s%s%s. %s%s%s%s", words,
+                            "Isolated %s: %s%s%s%s%s. %s%s%s%s", words,
                             missing ? "missing " : "every isolation mechanism is in force", names,
-                            " (the details say, per mechanism, what is in force and from where)",
+                            missing && in_force[0] ? "; in force: " : in_force[0] ? ": " : "", in_force,
+                            " (the details say it per mechanism)",
                             boot_missing ? "Only a boot can add the rest on this kernel: add" : "",
                             boot_missing ? fix : "",
                             boot_missing ? " to the kernel command line (lowlatctl boot prints the whole line, "

@@ -133,7 +133,9 @@ static void test_mechanisms(void) {
                 CHECK(quiet(&f, "isolation.mechanisms"), "the boot gives every mechanism, no partition: nothing said");
         if (fixture_run(&f, config)) {
                 CHECK(fires(&f, "isolation.mechanisms", "cpus 2-3", SEVERITY_INFO) &&
-                              message_has(&f, "isolation.mechanisms", "every isolation mechanism is in force"),
+                              message_has(&f, "isolation.mechanisms",
+                                          "every isolation mechanism is in force: load balancing (boot: isolcpus=domain), "
+                                          "unbound workqueues (partition isolated.slice), tick (boot: nohz_full)"),
                       "boot isolation and a partition: all in force, said once for CPUs 2-3");
                 CHECK(n_details(&f, "isolation.mechanisms") == 5 &&
                               detail_is(&f, "isolation.mechanisms", 0, "load balancing: in force (boot: isolcpus=domain)") &&
@@ -151,7 +153,9 @@ static void test_mechanisms(void) {
         if (fixture_run(&f, config)) {
                 CHECK(fires(&f, "isolation.mechanisms", "cpus 2-3", SEVERITY_INFO) &&
                               message_has(&f, "isolation.mechanisms",
-                                          "Isolated CPUs 2-3: missing tick, RCU callbacks, managed IRQs") &&
+                                          "Isolated CPUs 2-3: missing tick, RCU callbacks, managed IRQs; in force: load "
+                                          "balancing (partition isolated.slice), unbound workqueues (partition "
+                                          "isolated.slice)") &&
                               message_has(&f, "isolation.mechanisms",
                                           "add nohz_full=2-3 rcu_nocbs=2-3 isolcpus=managed_irq,2-3 to the kernel"),
                       "partition only: tick, RCU and managed IRQs missing, with the boot parameters for them");
