@@ -14,6 +14,7 @@
 typedef enum Mechanism {
         MECH_LOAD_BALANCING,
         MECH_WORKQUEUES,
+        MECH_TIMER_MIGRATION,
         MECH_TICK,
         MECH_RCU,
         MECH_MANAGED_IRQ,
@@ -27,6 +28,7 @@ static const struct {
 } mechanisms[_MECH_MAX] = {
         [MECH_LOAD_BALANCING] = { "load balancing", false },
         [MECH_WORKQUEUES] = { "unbound workqueues", false },
+        [MECH_TIMER_MIGRATION] = { "timer migration", false },
         [MECH_TICK] = { "tick", true },
         [MECH_RCU] = { "RCU callbacks", true },
         [MECH_MANAGED_IRQ] = { "managed IRQs", true },
@@ -42,6 +44,7 @@ typedef struct Isolation {
         CPUSet nocbs;        /* rcu_nocbs=, and nohz_full (which implies it) */
         CPUSet wq_mask;      /* /sys/devices/virtual/workqueue/cpumask */
         bool have_wq_mask;
+        int timer_migration; /* kernel.timer_migration: 0, 1, -1 when unread */
 } Isolation;
 
 static void isolation_done(Isolation *i) {
@@ -153,6 +156,10 @@ static void load_isolation(Audit *a, Isolation *i) {
         if (cpuset_or(&i->nocbs, &i->nohz) < 0)
                 a->error = -ENOMEM;
         {
+                uint64_t v;
+                i->timer_migration = audit_read_u64(a, &v, "proc/sys/kernel/timer_migration") < 0 ? -1 : v != 0;
+        }
+        {
                 _cleanup_free_ char *text = NULL;
                 i->have_wq_mask = audit_read_value(a, &text, "sys/devices/virtual/workqueue/cpumask") >= 0 &&
                                   cpuset_parse_mask(text, &i->wq_mask) >= 0;
@@ -172,6 +179,9 @@ static const char *mechanism_source(const Isolation *i, Mechanism m, unsigned cp
                 if (!i->have_wq_mask)
                         return "";
                 return cpuset_contains(&i->wq_mask, cpu) ? NULL : in_partition ? buf : "workqueue cpumask";
+        case MECH_TIMER_MIGRATION:
+                /* One switch for the whole host: with it on, timers move to busy CPUs. */
+                return i->timer_migration < 0 ? "" : i->timer_migration == 0 ? "sysctl kernel.timer_migration=0" : NULL;
         case MECH_TICK:
                 return cpuset_contains(&i->nohz, cpu) ? "boot: nohz_full" : NULL;
         case MECH_RCU:
@@ -275,7 +285,7 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                 details[++n] = NULL;
         }
         finding_add_details(a, SEVERITY_INFO, "isolation.mechanisms", subject, &details, &n,
-                            "Isolated %s: %s%s%s%s%s. %s%s%s%s", words,
+                            "Isolated %s: %s%s%s%s%s. %s%s%s%s%s", words,
                             missing ? "missing " : "every isolation mechanism is in force", names,
                             missing && in_force[0] ? "; in force: " : in_force[0] ? ": " : "", in_force,
                             " (the details say it per mechanism)",
@@ -286,6 +296,10 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                             (missing & ((1U << MECH_LOAD_BALANCING) | (1U << MECH_WORKQUEUES))) && !i->slice
                                     ? " At run time, [cpus] partition = SLICE takes the CPUs out of load balancing "
                                       "(and, from 6.8, out of the unbound workqueues) without a reboot."
+                                    : "",
+                            missing & (1U << MECH_TIMER_MIGRATION)
+                                    ? " At run time, kernel.timer_migration = 0 in [sysctl] keeps timers where they "
+                                      "were armed."
                                     : "");
 }
 

@@ -87,7 +87,8 @@
  *                                                 has no cgroup ("absent")
  * isolation.mechanisms        info                per group of isolated CPUs with the same
  *                                                 report: some mechanism is missing (load
- *                                                 balancing, unbound workqueues, the tick, RCU
+ *                                                 balancing, unbound workqueues, timer
+ *                                                 migration, the tick, RCU
  *                                                 callbacks, managed IRQs), or a partition is
  *                                                 configured; the details say for each where it
  *                                                 is in force from (boot isolcpus=, nohz_full=,

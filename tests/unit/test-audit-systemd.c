@@ -135,15 +135,18 @@ static void test_mechanisms(void) {
                 CHECK(fires(&f, "isolation.mechanisms", "cpus 2-3", SEVERITY_INFO) &&
                               message_has(&f, "isolation.mechanisms",
                                           "every isolation mechanism is in force: load balancing (boot: isolcpus=domain), "
-                                          "unbound workqueues (partition isolated.slice), tick (boot: nohz_full)"),
+                                          "unbound workqueues (partition isolated.slice), timer migration (sysctl "
+                                          "kernel.timer_migration=0), tick (boot: nohz_full)"),
                       "boot isolation and a partition: all in force, said once for CPUs 2-3");
-                CHECK(n_details(&f, "isolation.mechanisms") == 5 &&
+                CHECK(n_details(&f, "isolation.mechanisms") == 6 &&
                               detail_is(&f, "isolation.mechanisms", 0, "load balancing: in force (boot: isolcpus=domain)") &&
                               detail_is(&f, "isolation.mechanisms", 1,
                                         "unbound workqueues: in force (partition isolated.slice)") &&
-                              detail_is(&f, "isolation.mechanisms", 2, "tick: in force (boot: nohz_full)") &&
-                              detail_is(&f, "isolation.mechanisms", 3, "RCU callbacks: in force (boot: nohz_full)") &&
-                              detail_is(&f, "isolation.mechanisms", 4, "managed IRQs: in force (boot: isolcpus=managed_irq)"),
+                              detail_is(&f, "isolation.mechanisms", 2,
+                                        "timer migration: in force (sysctl kernel.timer_migration=0)") &&
+                              detail_is(&f, "isolation.mechanisms", 3, "tick: in force (boot: nohz_full)") &&
+                              detail_is(&f, "isolation.mechanisms", 4, "RCU callbacks: in force (boot: nohz_full)") &&
+                              detail_is(&f, "isolation.mechanisms", 5, "managed IRQs: in force (boot: isolcpus=managed_irq)"),
                       "the details: each mechanism and where it comes from");
         }
 
@@ -160,7 +163,7 @@ static void test_mechanisms(void) {
                                           "add nohz_full=2-3 rcu_nocbs=2-3 isolcpus=managed_irq,2-3 to the kernel"),
                       "partition only: tick, RCU and managed IRQs missing, with the boot parameters for them");
                 CHECK(detail_is(&f, "isolation.mechanisms", 0, "load balancing: in force (partition isolated.slice)") &&
-                              detail_is(&f, "isolation.mechanisms", 2, "tick: missing, only a boot gives it"),
+                              detail_is(&f, "isolation.mechanisms", 3, "tick: missing, only a boot gives it"),
                       "load balancing from the partition, the tick missing");
         }
 
@@ -174,11 +177,15 @@ static void test_mechanisms(void) {
                       "CPU 3: load balancing missing too");
         }
 
-        /* Nothing at all: no partition, no boot isolation, workqueues everywhere. */
+        /* Nothing at all: no partition, no boot isolation, workqueues everywhere, timers
+         * migrating. */
         tree_write(&f, "sys/devices/virtual/workqueue/cpumask", "f\n");
+        tree_write(&f, "proc/sys/kernel/timer_migration", "1\n");
         if (fixture_run(&f, healthy_config)) {
                 CHECK(message_has_for(&f, "isolation.mechanisms", "cpus 2-3",
-                                      "missing load balancing, unbound workqueues, tick, RCU callbacks, managed IRQs") &&
+                                      "missing load balancing, unbound workqueues, timer migration, tick, RCU callbacks, "
+                                      "managed IRQs") &&
+                              message_has(&f, "isolation.mechanisms", "kernel.timer_migration = 0 in [sysctl]") &&
                               message_has(&f, "isolation.mechanisms", "isolcpus=managed_irq,domain,2-3") &&
                               message_has(&f, "isolation.mechanisms", "[cpus] partition = SLICE"),
                       "no isolation: every mechanism missing, the boot line and the run-time partition offered");
