@@ -285,7 +285,7 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                 details[++n] = NULL;
         }
         finding_add_details(a, SEVERITY_INFO, "isolation.mechanisms", subject, &details, &n,
-                            "Isolated %s: %s%s%s%s%s. %s%s%s%s%s", words,
+                            "Isolated %s: %s%s%s%s%s. %s%s%s%s%s%s", words,
                             missing ? "missing " : "every isolation mechanism is in force", names,
                             missing && in_force[0] ? "; in force: " : in_force[0] ? ": " : "", in_force,
                             " (the details say it per mechanism)",
@@ -296,6 +296,10 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                             (missing & ((1U << MECH_LOAD_BALANCING) | (1U << MECH_WORKQUEUES))) && !i->slice
                                     ? " At run time, [cpus] partition = SLICE takes the CPUs out of load balancing "
                                       "(and, from 6.8, out of the unbound workqueues) without a reboot."
+                                    : "",
+                            missing & (1U << MECH_WORKQUEUES)
+                                    ? " [cpus] workqueues = housekeeping keeps the unbound workqueues off them on "
+                                      "any kernel."
                                     : "",
                             missing & (1U << MECH_TIMER_MIGRATION)
                                     ? " At run time, kernel.timer_migration = 0 in [sysctl] keeps timers where they "

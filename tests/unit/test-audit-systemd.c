@@ -186,6 +186,7 @@ static void test_mechanisms(void) {
                                       "missing load balancing, unbound workqueues, timer migration, tick, RCU callbacks, "
                                       "managed IRQs") &&
                               message_has(&f, "isolation.mechanisms", "kernel.timer_migration = 0 in [sysctl]") &&
+                              message_has(&f, "isolation.mechanisms", "[cpus] workqueues = housekeeping keeps") &&
                               message_has(&f, "isolation.mechanisms", "isolcpus=managed_irq,domain,2-3") &&
                               message_has(&f, "isolation.mechanisms", "[cpus] partition = SLICE"),
                       "no isolation: every mechanism missing, the boot line and the run-time partition offered");
