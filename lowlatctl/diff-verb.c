@@ -138,8 +138,29 @@ static const char *change_mark(const char *change) {
         return streq(change, "added") ? "+" : streq(change, "removed") ? "-" : "~";
 }
 
+/* The same for [cpus] partition's setting, whose write starts a slice and whose restore
+ * stops it (lib/setting/partition.c); NULL for the general words. */
+static char *partition_effect_text(const DiffSettingRow *row, bool writes) {
+        if (!streq(row->kind, "cpuset_partition") || !writes)
+                return NULL;
+        if (streq(row->effect, "write"))
+                return strdup_printf("the slice %s is started if it is not, with AllowedCPUs= the isolated CPUs, "
+                                     "and made an isolated cpuset partition",
+                                     row->object);
+        if (streq(row->effect, "restore"))
+                return streq(row->why, "absent")
+                               ? strdup("made a member again and the slice lowlatd started stopped")
+                               : strdup_printf("made %s again (the slice was there before lowlatd: left running)",
+                                               row->why);
+        return NULL;
+}
+
 /* What a reload would do to the host for one setting, in words. */
 static char *effect_text(const DiffSettingRow *row, bool writes) {
+        if (streq(row->kind, "cpuset_partition") && (streq(row->effect, "write") || streq(row->effect, "restore")))
+                return partition_effect_text(row, writes) ?: strdup(streq(row->effect, "write")
+                                                                            ? "differs (observe mode: not written)"
+                                                                            : "original on file: not restored while observing");
         if (streq(row->effect, "write"))
                 return strdup(writes ? "written" : "differs (observe mode: not written)");
         if (streq(row->effect, "none"))
@@ -200,6 +221,56 @@ static void print_rows(FILE *f, const DiffReply *d) {
         }
 }
 
+/* The units whose slice_cpus row goes the way of change ("added" or "removed"), ", "
+ * between them, and the CPUs the last of them will hold. */
+static char *slice_rows(const DiffReply *d, const char *change, const char **ret_will) {
+        char *list = strdup("");
+
+        *ret_will = "";
+        for (size_t i = 0; list && i < d->n_rows; i++) {
+                const DiffSettingRow *row = &d->rows[i];
+                char *more;
+                if (!streq(row->kind, "slice_cpus") || !streq(row->change, change))
+                        continue;
+                more = strdup_printf("%s%s%s", list, list[0] ? ", " : "", row->object);
+                free(list);
+                list = more;
+                *ret_will = row->will;
+        }
+        return list;
+}
+
+/* [cpus] partition implies the confinement of the other units (the slice_cpus rows that
+ * come and go with it): said in words under the rows. */
+static void print_partition_notes(FILE *f, const DiffReply *d) {
+        for (size_t i = 0; i < d->n_rows; i++) {
+                const DiffSettingRow *row = &d->rows[i];
+                _cleanup_free_ char *units = NULL;
+                const char *will;
+                bool added = streq(row->change, "added");
+
+                if (!streq(row->kind, "cpuset_partition") || streq(row->change, "changed"))
+                        continue;
+                units = slice_rows(d, row->change, &will);
+                if (!units || !units[0])
+                        continue;
+                fputs("Partition: [cpus] partition ", f);
+                if (added) {
+                        fputs("= ", f);
+                        print_escaped(f, row->object);
+                        fputs(" confines ", f);
+                        print_escaped(f, units);
+                        fputs(" to the housekeeping CPUs ", f);
+                        print_escaped(f, will);
+                        fputs(" (the slice_cpus rows): the partition's CPUs are its own\n", f);
+                } else {
+                        fputs("removed: ", f);
+                        print_escaped(f, units);
+                        fputs(" get their CPUs back (the slice_cpus rows)\n", f);
+                }
+        }
+}
+
 static void diff_print_text(FILE *f, const DiffReply *d, const char *file) {
         if (file) {
                 fputs("The running lowlatd, with ", f);
@@ -211,6 +282,7 @@ static void diff_print_text(FILE *f, const DiffReply *d, const char *file) {
                 fputs("(it would observe: a reload writes nothing)\n", f);
         print_keys(f, d);
         print_rows(f, d);
+        print_partition_notes(f, d);
         for (size_t i = 0; d->warnings && d->warnings[i]; i++) {
                 fputs("Warning: ", f);
                 print_escaped(f, d->warnings[i]);

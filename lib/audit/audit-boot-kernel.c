@@ -9,10 +9,6 @@
 #include "audit/audit-internal.h"
 #include "basic/util.h"
 
-#define ISOLCPUS_DOMAIN 1U
-#define ISOLCPUS_MANAGED_IRQ 2U
-#define ISOLCPUS_NOHZ 4U
-
 /* Whether the GRUB line should carry preempt=full: a dynamic kernel not booted that way. */
 static bool want_preempt_full(const Audit *a) {
         return a->preempt_dynamic && !streq_ptr(a->boot[BOOT_PREEMPT], "full");
@@ -197,9 +193,7 @@ _printf_(6, 7) static void cmdline_finding_add(Audit *a, Severity severity, cons
         a->cmdline_severity = MAX(a->cmdline_severity, severity);
 }
 
-/* isolcpus=[flag,...,]list; no flag means domain. Unknown flags are skipped, as the
- * kernel does. */
-static int parse_isolcpus(const char *value, unsigned *ret_flags, CPUSet *ret_cpus) {
+int audit_parse_isolcpus(const char *value, unsigned *ret_flags, CPUSet *ret_cpus) {
         unsigned flags = 0;
         const char *p = value;
 
@@ -229,7 +223,7 @@ static int boot_cpus(Audit *a, BootParam b, CPUSet *ret) {
                 return -ENOENT;
         if (b == BOOT_ISOLCPUS) {
                 unsigned flags;
-                return parse_isolcpus(v, &flags, ret);
+                return audit_parse_isolcpus(v, &flags, ret);
         }
         return cpuset_parse_list(v, ret);
 }
@@ -269,7 +263,7 @@ static void check_boot_isolcpus(Audit *a, const BootWant *w) {
                                     none ? ", and without nohz_full= either, nothing keeps ticks and work off the "
                                            "CPUs lowlatd treats as isolated"
                                          : "");
-        } else if (parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
+        } else if (audit_parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
                 cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus=%s on the kernel command line cannot be read as [flags,]CPU-list, so "
                                     "what it isolates cannot be checked.",
@@ -374,7 +368,7 @@ static void check_boot_applied(Audit *a, const BootWant *w, int r, const CPUSet 
         _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY, applied = CPUSET_EMPTY;
         unsigned flags = 0;
 
-        if (a->boot[BOOT_ISOLCPUS] && parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) >= 0 &&
+        if (a->boot[BOOT_ISOLCPUS] && audit_parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) >= 0 &&
             (flags & ISOLCPUS_DOMAIN) && audit_read_cpus(a, &applied, "sys/devices/system/cpu/isolated") >= 0 &&
             !cpuset_equal(&applied, &cpus)) {
                 _cleanup_free_ char *asked = audit_cpus_list(a, &cpus), *got = audit_cpus_list(a, &applied);

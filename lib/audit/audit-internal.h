@@ -216,6 +216,13 @@ DECLARE_STRING_TABLE_LOOKUP(preempt_mode, PreemptMode);
 /* The checks, in the files named after them; audit-run.c calls them in order. */
 
 /* audit-boot-kernel.c */
+/* The flags of isolcpus=. */
+#define ISOLCPUS_DOMAIN 1U
+#define ISOLCPUS_MANAGED_IRQ 2U
+#define ISOLCPUS_NOHZ 4U
+/* isolcpus=[flag,...,]list; no flag means domain. Unknown flags are skipped, as the
+ * kernel does. */
+int audit_parse_isolcpus(const char *value, unsigned *ret_flags, CPUSet *ret_cpus);
 void audit_check_boot(Audit *a);
 void audit_check_boot_timers(Audit *a);
 void audit_check_kernel(Audit *a);
@@ -248,6 +255,9 @@ void audit_check_swap(Audit *a);
 /* audit-systemd.c */
 void audit_check_pid1_affinity(Audit *a);
 void audit_check_unconfined_slices(Audit *a);
+
+/* audit-isolation.c */
+void audit_check_isolation(Audit *a);
 
 /* audit-irq-sysctl.c */
 void audit_check_irqbalance(Audit *a);

@@ -78,6 +78,23 @@
  *                                                 CPUAffinity= that fixes it)
  * sched.slice-unconfined      warning             [cpus] slices is set and machine.slice exists
  *                                                 but is not in it
+ * sched.partition             info                [cpus] partition's slice reads "isolated" and
+ *                                                 holds every isolated CPU online (its CPUs)
+ *                             warning             it reads "isolated invalid (REASON)" (the
+ *                                                 kernel's reason), "member" or another state,
+ *                                                 isolates only some of them (6.12 after a
+ *                                                 hotplug), has no partition file, or the slice
+ *                                                 has no cgroup ("absent")
+ * isolation.mechanisms        info                per group of isolated CPUs with the same
+ *                                                 report: some mechanism is missing (load
+ *                                                 balancing, unbound workqueues, timer
+ *                                                 migration, the tick, RCU
+ *                                                 callbacks, managed IRQs), or a partition is
+ *                                                 configured; the details say for each where it
+ *                                                 is in force from (boot isolcpus=, nohz_full=,
+ *                                                 rcu_nocbs=, the partition, the workqueue
+ *                                                 cpumask), the message the boot parameters for
+ *                                                 what only a boot gives
  * sched.movable-kthread       warning             kernel threads without PF_NO_SETAFFINITY (that
  *                                                 taskset can move) may run on an isolated CPU:
  *                                                 one finding, "N kernel threads", grouped as
@@ -215,6 +232,7 @@ int audit_run_with_limits(const Host *h, const Posture *p, const SettingTable *t
         audit_check_strays(&a);
         audit_check_pid1_affinity(&a);
         audit_check_unconfined_slices(&a);
+        audit_check_isolation(&a);
         audit_check_kthreads(&a);
         audit_check_power(&a);
         audit_check_dma_latency(&a);

@@ -18,8 +18,12 @@ short of the slice's CPUs) is reported as such; the slice stopped by someone is 
 again; PID 1 refusing is a failure with PID 1's words; restore stops the slice and gives
 the other units their CPUs back; observe mode sends PID 1 nothing and writes nothing; a
 write the cgroup file refuses is a failure with what the file says; without the cpuset
-controller or the partition file the setting is unsupported, saying why."""
+controller or the partition file the setting is unsupported, saying why. lowlatctl diff of a
+file that adds the key names the slice to be started, its partition and the units it
+confines, of one that drops it the slice stopped and the units' CPUs given back; lowlatctl
+check reports the partition isolated, and per CPU which mechanism is in force from where."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -46,6 +50,8 @@ partition = isolated.slice
 [sysctl]
 net.core.busy_poll = 50
 """
+
+CONFIG_NONE = CONFIG.replace("partition = isolated.slice\n", "")
 
 
 def partition_row(bc):
@@ -87,7 +93,9 @@ def run(t):
     fake = ts.FakePid1(fake_path, host, bus, bc, UNITS).start()
     rig = Rig(host, bus, bc, fake)
     try:
+        check_diff_adds(t, rig)
         d = check_first_pass(t, rig)
+        check_diff_removes(t, d, rig)
         check_put_back(t, d, rig)
         check_stopped_and_refused(t, d, rig)
         check_restore(t, d, rig)
@@ -121,6 +129,70 @@ def check_first_pass(t, rig):
          "the original is recorded: the slice was absent", originals)
     t.ok("cpuset_partition 1" in d.stderr(), "the start's summary counts it", d.stderr_tail())
     return d
+
+
+def diff(rig, text, *args):
+    """lowlatctl diff [ARGS] FILE (FILE holding text) against the running lowlatd."""
+    path = h.write_config(rig.host, text, "diff.conf")
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=rig.bus.address)
+    return subprocess.run([os.environ["LOWLATCTL"], "diff"] + list(args) + [path], env=env, capture_output=True,
+                          text=True, timeout=h.scaled(30))
+
+
+def check_diff_adds(t, rig):
+    host, bus, bc, fake = rig.host, rig.bus, rig.bc, rig.fake
+    d = h.Daemon(host, CONFIG_NONE, env=bus.env())
+    d.wait_ready()
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    p = diff(rig, CONFIG, "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {"settings": []}
+    rows = {(r["kind"], r["object"]): r for r in doc["settings"]}
+    part = rows.get(("cpuset_partition", SLICE), {})
+    t.ok((part.get("change"), part.get("will"), part.get("host"), part.get("effect")) ==
+         ("added", "isolated", "absent", "write"),
+         "diff --json adding partition: the slice's partition added, isolated, the host's absent, written",
+         p.stdout + p.stderr)
+    t.ok({o: (r["will"], r["effect"]) for (k, o), r in rows.items() if k == "slice_cpus"} ==
+         {u: ("0-1", "write") for u in rig.want},
+         "and the confinement it implies: the four units' AllowedCPUs= 0-1", json.dumps(doc["settings"], indent=1))
+    p = diff(rig, CONFIG)
+    t.ok(p.returncode == 0 and "+  cpuset_partition  isolated.slice  - -> isolated  (host: absent; " in p.stdout and
+         "the slice isolated.slice is started if it is not, with AllowedCPUs= the isolated CPUs, and made an "
+         "isolated cpuset partition" in p.stdout and
+         "Partition: [cpus] partition = isolated.slice confines init.scope, machine.slice, system.slice, user.slice to "
+         "the housekeeping CPUs 0-1" in p.stdout,
+         "the text: the slice to be created, its partition, the units it confines", p.stdout + p.stderr)
+    t.ok(fake.calls() == [] and partition_file(host) is None, "a diff starts nothing and writes nothing",
+         repr(fake.calls()))
+    t.stopped_cleanly(d)
+
+
+def check_diff_removes(t, d, rig):
+    p = diff(rig, CONFIG_NONE)
+    t.ok(p.returncode == 0 and "-  cpuset_partition  isolated.slice  isolated -> -" in p.stdout and
+         "(host: isolated; made a member again and the slice lowlatd started stopped)" in p.stdout and
+         "Partition: [cpus] partition removed: init.scope, machine.slice, system.slice, user.slice get their CPUs "
+         "back"
+         in p.stdout,
+         "diff dropping partition: the partition undone, the slice stopped, the units' CPUs given back",
+         p.stdout + p.stderr)
+    t.ok(partition_file(rig.host) == "isolated", "and nothing was undone", repr(partition_file(rig.host)))
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=rig.bus.address)
+    p = subprocess.run([os.environ["LOWLATCTL"], "check", "--json"], env=env, capture_output=True, text=True,
+                       timeout=h.scaled(60))
+    try:
+        found = {(x["id"], x["subject"]): x for x in json.loads(p.stdout)}
+    except ValueError:
+        found = {}
+    part = found.get(("sched.partition", SLICE), {})
+    t.ok(part.get("severity") == "info" and 'reads "isolated" and holds CPUs 2-3' in part.get("message", ""),
+         "check --json: sched.partition says the partition is isolated, with its CPUs", p.stdout[-3000:] + p.stderr)
+    mech = found.get(("isolation.mechanisms", "cpus 2-3"), {})
+    t.ok("load balancing: in force (partition isolated.slice)" in mech.get("details", []) and
+         "tick: missing, only a boot gives it" in mech.get("details", []) and
+         "nohz_full=2-3 rcu_nocbs=2-3 isolcpus=managed_irq,2-3" in mech.get("message", ""),
+         "isolation.mechanisms: load balancing from the partition, the tick missing, with the boot parameters",
+         json.dumps(mech, indent=1))
 
 
 def put_back(host, text):

@@ -280,6 +280,8 @@ static const struct {
         { "sched.stray-task", AUDIT_TEST_PROCESSES },
         { "sched.pid1-affinity", AUDIT_TEST_SYSTEMD },
         { "sched.slice-unconfined", AUDIT_TEST_SYSTEMD },
+        { "sched.partition", AUDIT_TEST_SYSTEMD },
+        { "isolation.mechanisms", AUDIT_TEST_SYSTEMD },
         { "power.governor", AUDIT_TEST_CPU },
         { "power.min-freq", AUDIT_TEST_CPU },
         { "power.cpuidle", AUDIT_TEST_CPU },
