@@ -282,36 +282,6 @@ static char *line_without(const char *line, const char *linux_words) {
         return out;
 }
 
-/* update-grub, its output on stderr: stdout is the summary's (--json). 0, or 1 after
- * saying why. */
-static int run_update_grub(void) {
-        pid_t pid;
-        int status;
-
-        fflush(stdout);
-        pid = fork();
-        if (pid < 0) {
-                fprintf(stderr, "lowlatctl: cannot run update-grub: %m\n");
-                return 1;
-        }
-        if (pid == 0) {
-                (void) dup2(STDERR_FILENO, STDOUT_FILENO);
-                execlp("update-grub", "update-grub", (char *) NULL);
-                fprintf(stderr, "lowlatctl: cannot run update-grub: %m\n");
-                _exit(127);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return 1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                return 0;
-        fprintf(stderr, "lowlatctl: update-grub failed (%s %d): the boot loader's configuration may not carry the "
-                        "change yet; run update-grub by hand\n",
-                WIFEXITED(status) ? "exit status" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        return 1;
-}
-
 /* update-grub after the drop-in changed, only on this system's own root: under another
  * tree it would rebuild this host's grub.cfg, not that tree's. It runs even when the file
  * was unchanged, since an earlier run may have failed after writing it. */
@@ -325,7 +295,8 @@ static int update_grub(BootReport *report) {
         }
         free(report->command);
         report->command = strdup("update-grub");
-        if (run_update_grub() != 0) {
+        /* Its output on stderr: stdout is the summary's (--json). */
+        if (boot_run_command((char *[]) { (char *) "update-grub", NULL }) != 0) {
                 report->update_grub = report->command_result = "failed";
                 return EXIT_REFUSED;
         }
@@ -422,7 +393,11 @@ static int boot_apply_grub(const Host *h, BootReport *report) {
         if (r > 0 && streq(old, text)) {
                 report->result = "unchanged";
                 fprintf(stderr, "lowlatctl: /" GRUB_DROPIN " unchanged: it already holds this line\n");
-                return update_grub(report);
+                r = update_grub(report);
+                if (r == EXIT_REFUSED)
+                        fprintf(stderr, "lowlatctl: grub.cfg may not carry that line yet: run update-grub by hand "
+                                        "once it works\n");
+                return r;
         }
         r = dropin_write(h, text);
         if (r < 0) {
