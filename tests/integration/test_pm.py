@@ -154,17 +154,26 @@ def apply_drift_restore(t):
          repr({k: (before[k], after[k]) for k in before if before[k] != after[k]}))
 
 
-def bus_restore(t):
-    if os.geteuid() != 0 or not all(shutil.which(x) for x in ("dbus-daemon", "busctl")):
-        t.skip("lowlatctl restore puts the power settings back", "needs root, dbus-daemon and busctl")
-        return
+def on_bus():
+    """A fake host (its values at start in host.before), a private bus with the shipped
+    policy, lowlatd with the whole [pm] posture on it: (host, bus, env, daemon, busctl)."""
     host = make_host()
-    before = snapshot(host)
+    host.before = snapshot(host)
     bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
     env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address, "RUNTIME_DIRECTORY": os.path.join(host.tmp, "run-lowlatd")}
     d = h.Daemon(host, config(FULL_PM), env=env)
     d.wait_ready()
-    b.Busctl(bus.address).require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    busctl = b.Busctl(bus.address)
+    busctl.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    return host, bus, env, d, busctl
+
+
+def bus_restore(t):
+    if os.geteuid() != 0 or not all(shutil.which(x) for x in ("dbus-daemon", "busctl")):
+        t.skip("lowlatctl restore puts the power settings back", "needs root, dbus-daemon and busctl")
+        return
+    host, bus, env, d, _ = on_bus()
+    before = host.before
     t.ok(snapshot(host) != before, "the power settings are applied before the restore")
     p = subprocess.run([os.environ["LOWLATCTL"], "restore"], env=dict(os.environ, **env), capture_output=True,
                        text=True)
@@ -312,14 +321,8 @@ def offline_after_restore(t):
     if os.geteuid() != 0 or not all(shutil.which(x) for x in ("dbus-daemon", "busctl")):
         t.skip("an isolated CPU offline and back after a restore", "needs root, dbus-daemon and busctl")
         return
-    host = make_host()
-    before = snapshot(host)
-    bus = b.PrivateBus(host.tmp, [h.policy_path()]).start()
-    env = {"DBUS_SYSTEM_BUS_ADDRESS": bus.address, "RUNTIME_DIRECTORY": os.path.join(host.tmp, "run-lowlatd")}
-    d = h.Daemon(host, config(FULL_PM), env=env)
-    d.wait_ready()
-    busctl = b.Busctl(bus.address)
-    busctl.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    host, bus, env, d, busctl = on_bus()
+    before = host.before
     p = subprocess.run([os.environ["LOWLATCTL"], "restore"], env=dict(os.environ, **env), capture_output=True,
                        text=True)
     t.ok(p.returncode == 0 and snapshot(host) == before, "[offline after restore] lowlatctl restore puts it back",
