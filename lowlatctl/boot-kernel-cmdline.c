@@ -214,6 +214,23 @@ static int cmdline_state(const Host *h, BootArgState *ret) {
         return 0;
 }
 
+/* /etc/kernel/cmdline and the state file as they are now, for a byte-for-byte undo: 0, or
+ * the exit code after saying which could not be read. */
+static int cmdline_snapshots(const Host *h, BootFileSnapshot *file, BootFileSnapshot *state_file) {
+        const char *what = "/" KERNEL_CMDLINE;
+        int r;
+
+        r = boot_file_snapshot(h, KERNEL_DIR, KERNEL_CMDLINE_NAME, file);
+        if (r >= 0) {
+                what = "/" BOOT_STATE;
+                r = boot_file_snapshot(h, BOOT_STATE_DIR, BOOT_STATE_NAME, state_file);
+        }
+        if (r >= 0)
+                return 0;
+        fprintf(stderr, "lowlatctl: cannot read %s: %s\n", what, strerror(-r));
+        return r == -ENOMEM ? r : EXIT_REFUSED;
+}
+
 int boot_apply_kernel_cmdline(const Host *h, BootReport *report) {
         _cleanup_(boot_file_snapshot_done) BootFileSnapshot file = {}, state_file = {};
         _cleanup_(boot_arg_state_done) BootArgState state = {}, plan = {};
@@ -224,13 +241,9 @@ int boot_apply_kernel_cmdline(const Host *h, BootReport *report) {
         r = cmdline_state(h, &state);
         if (r != 0)
                 return r;
-        r = boot_file_snapshot(h, KERNEL_DIR, KERNEL_CMDLINE_NAME, &file);
-        if (r >= 0)
-                r = boot_file_snapshot(h, BOOT_STATE_DIR, BOOT_STATE_NAME, &state_file);
-        if (r < 0) {
-                fprintf(stderr, "lowlatctl: cannot read /" KERNEL_CMDLINE ": %s\n", strerror(-r));
-                return r == -ENOMEM ? r : EXIT_REFUSED;
-        }
+        r = cmdline_snapshots(h, &file, &state_file);
+        if (r != 0)
+                return r;
         r = cmdline_new_text(h, report, &file, &state, &text, &plan);
         if (r != 0)
                 return r;
@@ -259,13 +272,9 @@ int boot_remove_kernel_cmdline(const Host *h, BootReport *report, const BootArgS
         size_t missing = 0;
         int r;
 
-        r = boot_file_snapshot(h, KERNEL_DIR, KERNEL_CMDLINE_NAME, &file);
-        if (r >= 0)
-                r = boot_file_snapshot(h, BOOT_STATE_DIR, BOOT_STATE_NAME, &state_file);
-        if (r < 0) {
-                fprintf(stderr, "lowlatctl: cannot read /" KERNEL_CMDLINE ": %s\n", strerror(-r));
-                return r == -ENOMEM ? r : EXIT_REFUSED;
-        }
+        r = cmdline_snapshots(h, &file, &state_file);
+        if (r != 0)
+                return r;
         if (!file.text) {
                 report->result = "absent";
                 fprintf(stderr, "lowlatctl: /" KERNEL_CMDLINE " is not there: nothing to remove; /" BOOT_STATE
