@@ -29,9 +29,6 @@
 typedef struct KnownTxqlen {
         int ifindex;
         uint32_t txqlen;
-        bool just_set; /* for the read-back right after the SETLINK */
-        bool unseen;   /* its RTM_NEWLINK has not come yet: every notification of the link
-                        * before it is older than our write */
 } KnownTxqlen;
 
 struct Rtnl {
@@ -39,17 +36,11 @@ struct Rtnl {
         struct nl_sock *monitor; /* RTNLGRP_LINK */
         uint8_t *monitor_buffer; /* from malloc(), not zeroed: only what messages fill is used */
         /* The queue length of our own last accepted SETLINK per link, so that the read-back
-         * right after it needs no RTM_GETLINK, and until its notification comes: one before
-         * it is older than our write (a link's creation announced after we set its length),
-         * and taking that would report a drift that never was. */
+         * right after it needs no RTM_GETLINK. Not what notifications say: one may be older
+         * than our write (a link's creation announced after we set its length), and taking
+         * it would report a drift that never was. */
         KnownTxqlen *txqlens;
         size_t n_txqlens, allocated_txqlens;
-        /* The link message being dispatched now, when its queue length can be taken for
-         * the kernel's (rtnl_notified_txqlen()): none of our own SETLINKs of that link is
-         * still unseen, so the message is not older than any write of ours. 0: none. */
-        int notified_ifindex;
-        uint32_t notified_txqlen;
-        bool distrust; /* a SETLINK could not be remembered: notifications are never taken */
 };
 
 static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
@@ -59,53 +50,23 @@ static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
         return NULL;
 }
 
-static void txqlen_drop(Rtnl *r, KnownTxqlen *k) {
-        *k = r->txqlens[--r->n_txqlens];
-}
-
-/* The read-back is done: a read asks the kernel again (the notification still awaited
- * is remembered). */
 static void txqlen_forget(Rtnl *r, int ifindex) {
         KnownTxqlen *k = txqlen_find(r, ifindex);
 
-        if (!k)
-                return;
-        k->just_set = false;
-        if (!k->unseen)
-                txqlen_drop(r, k);
+        if (k)
+                *k = r->txqlens[--r->n_txqlens];
 }
 
-/* Out of memory: the link is forgotten instead, the next look asks the kernel, and no
- * notification is taken for the kernel's word from now on. */
+/* Out of memory: the link is forgotten instead, and the next look asks the kernel. */
 static void txqlen_remember(Rtnl *r, int ifindex, uint32_t txqlen) {
         KnownTxqlen *k = txqlen_find(r, ifindex);
 
         if (!k) {
-                if (array_grow(&r->txqlens, &r->allocated_txqlens, r->n_txqlens + 1) < 0) {
-                        r->distrust = true;
+                if (array_grow(&r->txqlens, &r->allocated_txqlens, r->n_txqlens + 1) < 0)
                         return;
-                }
                 k = &r->txqlens[r->n_txqlens++];
         }
-        *k = (KnownTxqlen) { ifindex, txqlen, true, true };
-}
-
-/* A notification of the link with this queue length: our own SETLINK's, when it is the
- * length we set (someone else's of the same length, before ours, counts too: it said
- * what ours did). Returns whether the notification can be taken for the kernel's word. */
-static bool txqlen_notified(Rtnl *r, int ifindex, uint32_t txqlen) {
-        KnownTxqlen *k = txqlen_find(r, ifindex);
-
-        if (r->distrust)
-                return false;
-        if (!k || !k->unseen)
-                return true;
-        if (k->txqlen != txqlen)
-                return false;
-        k->unseen = false;
-        if (!k->just_set)
-                txqlen_drop(r, k);
-        return true;
+        *k = (KnownTxqlen) { ifindex, txqlen };
 }
 
 static void nl_socket_freep(struct nl_sock **s) {
@@ -249,7 +210,7 @@ int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret) {
         LinkInfo l;
         int e;
 
-        if (k && k->just_set) {
+        if (k) {
                 *ret = k->txqlen;
                 return 0;
         }
@@ -453,23 +414,9 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
 
         if (!rtnl_link_from_message(nlh, &info, &removed))
                 return;
-        if (removed) {
-                KnownTxqlen *k = txqlen_find(d->rtnl, info.ifindex);
-                if (k)
-                        txqlen_drop(d->rtnl, k);
-        } else if (info.has_txqlen && txqlen_notified(d->rtnl, info.ifindex, info.txqlen)) {
-                d->rtnl->notified_ifindex = info.ifindex;
-                d->rtnl->notified_txqlen = info.txqlen;
-        }
+        if (removed)
+                txqlen_forget(d->rtnl, info.ifindex);
         d->cb(d->userdata, &info, removed);
-        d->rtnl->notified_ifindex = 0;
-}
-
-bool rtnl_notified_txqlen(const Rtnl *r, int ifindex, uint32_t *ret) {
-        if (!r || ifindex <= 0 || r->notified_ifindex != ifindex)
-                return false;
-        *ret = r->notified_txqlen;
-        return true;
 }
 
 /* Every link change (a feature flip too) sends one of these. */
