@@ -542,6 +542,31 @@ int audit_boot_args(const Host *h, const Posture *p, char **ret_args) {
         return r;
 }
 
+int audit_boot_refusal(const Posture *p, char **ret_reason) {
+        unsigned online = cpuset_count(&p->online), housekeeping = cpuset_count(&p->housekeeping);
+        _cleanup_free_ char *list = NULL;
+        char *reason;
+
+        if (cpuset_is_empty(&p->isolated))
+                return 0;
+        if (housekeeping == 0)
+                reason = strdup("the configuration isolates every CPU: no housekeeping CPU is left");
+        else if (housekeeping == 1 && online > 2) {
+                list = cpuset_format_list(&p->housekeeping);
+                if (!list)
+                        return -ENOMEM;
+                reason = strdup_printf("the configuration leaves CPU %s alone as housekeeping on a host of %u online "
+                                       "CPUs: one CPU would take every IRQ, kernel thread, timer and RCU callback of "
+                                       "the others. Isolate fewer CPUs so that at least two are left for housekeeping",
+                                       list, online);
+        } else
+                return 0;
+        if (!reason)
+                return -ENOMEM;
+        *ret_reason = reason;
+        return 1;
+}
+
 void audit_check_boot_cmdline(Audit *a) {
         _cleanup_free_ char *grub = NULL, *ids = NULL;
         bool init_args;
