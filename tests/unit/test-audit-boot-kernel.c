@@ -431,7 +431,44 @@ static void test_boot_partition(void) {
         fixture_done(&f);
 }
 
+/* audit_boot_refusal(): the lone-housekeeping rule lowlatctl boot and lowlatd's Condition
+ * share. */
+static void test_boot_refusal(void) {
+        static const struct {
+                const char *online, *config;
+                int want;
+        } cases[] = {
+                { "0-3", "[cpus]\nisolated = 1-3\n", 1 },
+                { "0-2", "[cpus]\nisolated = 1-2\n", 1 },
+                { "0-3", "[cpus]\nisolated = 2-3\n", 0 },
+                { "0-1", "[cpus]\nisolated = 1\n", 0 },
+                { "0-3", "[cpus]\nisolated = auto\n", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *reason = NULL, *what = NULL;
+                Fixture f;
+                int r;
+
+                fixture_init(&f);
+                faketree_cpus(f.root, cases[i].online, "", "(null)");
+                if (!fixture_run(&f, cases[i].config)) {
+                        fixture_done(&f);
+                        continue;
+                }
+                r = audit_boot_refusal(f.posture, &reason);
+                what = strdup_printf("online %s, %.*s: %s (%d, %s)", cases[i].online,
+                                     (int) strcspn(cases[i].config + 7, "\n"), cases[i].config + 7,
+                                     cases[i].want ? "refused" : "written", r, reason ?: "no reason");
+                CHECK(r == cases[i].want && (r == 0) == !reason &&
+                              (!reason || strstr(reason, "alone as housekeeping on a host of")),
+                      what);
+                fixture_done(&f);
+        }
+}
+
 int main(void) {
+        test_boot_refusal();
         test_boot_partition();
         test_boot_needs();
         test_boot_cmdline();
