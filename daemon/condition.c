@@ -103,7 +103,11 @@ static Condition condition_with(const Manager *m, Reasons *r) {
         if (n_fought > 0)
                 reason_add(r, "another writer fights lowlatd over %zu setting%s: %s", n_fought, n_fought == 1 ? "" : "s",
                            fought);
-        if (n_failed > 0 || n_fought > 0)
+        /* A line lowlatctl boot refuses to write is no reboot away: the configuration is. */
+        if (m->boot_params && m->boot_refused)
+                reason_add(r, "the kernel command line lacks %s, and lowlatctl boot refuses to write that line: %s",
+                           m->boot_params, m->boot_refused);
+        if (n_failed > 0 || n_fought > 0 || (m->boot_params && m->boot_refused))
                 return CONDITION_DEGRADED;
         if (m->boot_params) {
                 reason_add(r, "the kernel command line lacks %s: lowlatctl check gives the whole line (boot.cmdline); "
@@ -139,6 +143,8 @@ static Condition condition_only(const Manager *m) {
                 for (size_t i = 0; i < m->table.n; i++)
                         if (is_fought(m->table.settings[i]))
                                 return CONDITION_DEGRADED;
+        if (m->boot_params && m->boot_refused)
+                return CONDITION_DEGRADED;
         if (m->boot_params)
                 return CONDITION_REBOOT_REQUIRED;
         /* No setting is fought here: every drifted one is in progress. */
@@ -172,5 +178,5 @@ int manager_condition(const Manager *m, char ***ret_reasons) {
 }
 
 bool manager_reboot_required(const Manager *m) {
-        return m->boot_params != NULL;
+        return m->boot_params && !m->boot_refused;
 }

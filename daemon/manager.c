@@ -189,14 +189,18 @@ void manager_update_status(Manager *m) {
 /* What the posture needs of the kernel command line (condition.h): read at start and at
  * every reload, since the posture changes then and the command line never does. */
 static void manager_check_boot(Manager *m) {
-        _cleanup_free_ char *params = NULL;
+        _cleanup_free_ char *params = NULL, *refused = NULL;
         int r = audit_boot_needs(m->host, m->posture, &params);
 
+        if (r >= 0)
+                r = audit_boot_refusal(m->posture, &refused);
         /* Only -ENOMEM: the condition then says what it said before. */
         if (r < 0)
                 return;
         free(m->boot_params);
         m->boot_params = TAKE_PTR(params);
+        free(m->boot_refused);
+        m->boot_refused = TAKE_PTR(refused);
 }
 
 static void manager_pin_self(Manager *m) {
@@ -285,6 +289,7 @@ Manager *manager_free(Manager *m) {
         free(m->last_reload_error);
         free(m->last_refused_reload);
         free(m->boot_params);
+        free(m->boot_refused);
         posture_free(m->posture);
         host_free(m->host);
         free(m);

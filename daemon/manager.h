@@ -72,6 +72,7 @@ typedef struct Manager {
         char *last_reload_error;
         char *last_refused_reload; /* why the last ReloadIfUnchanged() was refused */
         char *boot_params; /* what the kernel command line lacks (condition.h), NULL: nothing */
+        char *boot_refused; /* why lowlatctl boot writes no line for this posture (audit_boot_refusal()), or NULL */
         unsigned posture_generation; /* bumped by every successful reload */
 
         SourceRegistry sources;

@@ -534,23 +534,16 @@ static void boot_print_json(const BootReport *r) {
         fputs("}\n", stdout);
 }
 
-/* The deliberate rule on a lone housekeeping CPU (lowlatctl(1), boot): a boot line that
- * leaves one CPU (CPU 0, as isolating all the others does) for every IRQ, kernel thread,
- * timer and RCU callback of the host is refused where the host has more than two online
- * CPUs, since there the configuration can leave two; on a host of two CPUs one
- * housekeeping CPU is the only way to isolate anything, and it is written. --remove is
- * never refused for it: taking back what was written does not depend on the line. */
-static int boot_check_housekeeping(const Posture *p) {
-        unsigned online = cpuset_count(&p->online), housekeeping = cpuset_count(&p->housekeeping);
-        _cleanup_free_ char *list = NULL;
+/* The deliberate rule on a lone housekeeping CPU (lowlatctl(1), boot), and a posture that
+ * isolates every CPU: audit_boot_refusal(), which lowlatd's Condition asks too. --remove
+ * is never refused for it: taking back what was written does not depend on the line. */
+static int boot_check_refusal(const Posture *p) {
+        _cleanup_free_ char *reason = NULL;
+        int r = audit_boot_refusal(p, &reason);
 
-        if (housekeeping != 1 || cpuset_is_empty(&p->isolated) || online <= 2)
-                return 0;
-        list = cpuset_format_list(&p->housekeeping);
-        fprintf(stderr, "lowlatctl: the configuration leaves CPU %s alone as housekeeping on a host of %u online "
-                        "CPUs: one CPU would take every IRQ, kernel thread, timer and RCU callback of the others. "
-                        "Isolate fewer CPUs so that at least two are left for housekeeping; refusing\n",
-                list ?: "?", online);
+        if (r <= 0)
+                return r;
+        fprintf(stderr, "lowlatctl: %s; refusing\n", reason);
         return EXIT_REFUSED;
 }
 
@@ -565,13 +558,6 @@ static int boot_load(const BootArguments *args, const Host *h, Posture **ret) {
                 fprintf(stderr, "lowlatctl: %s: refusing to build a boot line from this configuration\n",
                         args->config_path);
                 return r == -ENOMEM ? r : EXIT_REFUSED;
-        }
-        /* posture_load() refuses this too; a boot line isolating every CPU would leave the
-         * host without a CPU for its own work, so it is checked here once more. */
-        if (cpuset_is_empty(&(*ret)->housekeeping) && !cpuset_is_empty(&(*ret)->isolated)) {
-                fprintf(stderr, "lowlatctl: the configuration isolates every CPU: no housekeeping CPU is left; "
-                                "refusing\n");
-                return EXIT_REFUSED;
         }
         return 0;
 }
@@ -591,8 +577,10 @@ int verb_boot_run(const BootArguments *args) {
         real = realpath(args->root ?: "/", NULL);
         report.system_root = real && streq(real, "/");
         r = boot_load(args, h, &posture);
+        /* posture_load() refuses a posture that isolates every CPU too; checked once more
+         * with the lone-housekeeping rule, as one function. */
         if (r == 0 && args->action != BOOT_ACTION_REMOVE)
-                r = boot_check_housekeeping(posture);
+                r = boot_check_refusal(posture);
         if (r != 0)
                 return r;
         r = audit_boot_line(h, posture, &report.line, &report.params);

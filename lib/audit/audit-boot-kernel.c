@@ -14,6 +14,14 @@ static bool want_preempt_full(const Audit *a) {
         return a->preempt_dynamic && !streq_ptr(a->boot[BOOT_PREEMPT], "full");
 }
 
+/* The flags of the isolcpus= lowlatd asks for. managed_irq always: only a boot keeps
+ * managed IRQs off the isolated CPUs. domain only without [cpus] partition, whose isolated
+ * cpuset partition takes the CPUs out of load balancing at run time (isolation.mechanisms
+ * asks the same). */
+static const char *isolcpus_flags(const Audit *a) {
+        return a->config->partition ? "managed_irq," : "managed_irq,domain,";
+}
+
 /* Appends before, token and after to *buf, the token as it goes inside double quotes in
  * /etc/default/grub, a shell file: ", \, $ and ` get a backslash. */
 static int append_quoted(char **buf, const char *before, const char *token, const char *after) {
@@ -91,9 +99,8 @@ static char *lowlatd_params(Audit *a) {
 
         if (!isolated || !housekeeping)
                 return NULL;
-        isolation_params = isolate ? strdup_printf("isolcpus=managed_irq,domain,%s nohz_full=%s rcu_nocbs=%s "
-                                                   "irqaffinity=%s ",
-                                                   isolated, isolated, isolated, housekeeping)
+        isolation_params = isolate ? strdup_printf("isolcpus=%s%s nohz_full=%s rcu_nocbs=%s irqaffinity=%s ",
+                                                   isolcpus_flags(a), isolated, isolated, isolated, housekeeping)
                                    : strdup("");
         if (!audit_check_alloc(a, isolation_params))
                 return NULL;
@@ -248,13 +255,22 @@ static void boot_want_done(BootWant *w) {
         free(w->nohz_full);
 }
 
-static void check_boot_isolcpus(Audit *a, const BootWant *w) {
-        const Posture *p = a->posture;
-        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
-        unsigned flags = 0;
+/* No isolcpus= at all. Without a partition, critical when nohz_full= is missing too (nothing
+ * isolates the CPUs); with [cpus] partition the partition takes them out of load balancing
+ * at run time, and what only a boot adds through isolcpus= is managed IRQs kept off them: a
+ * warning, naming the partition (sched.partition says whether it holds now). */
+static void check_boot_isolcpus_missing(Audit *a, const BootWant *w) {
+        bool none = !a->boot[BOOT_NOHZ_FULL];
 
-        if (!a->boot[BOOT_ISOLCPUS]) {
-                bool none = !a->boot[BOOT_NOHZ_FULL];
+        if (a->config->partition)
+                cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
+                                    "The kernel command line has no isolcpus=: [cpus] partition = %s takes %s out of "
+                                    "load balancing at run time (sched.partition says whether it does now), but "
+                                    "managed IRQs (NVMe, multi-queue NICs) may still land there and nobody can move "
+                                    "them afterwards: only a boot with isolcpus=managed_irq keeps them off (the tick "
+                                    "and RCU callbacks are boot.nohz_full's and boot.rcu_nocbs').",
+                                    a->config->partition, w->isolated_words);
+        else
                 cmdline_finding_add(a, none ? SEVERITY_CRITICAL : SEVERITY_WARNING, "boot.isolcpus", "isolcpus",
                                     w->isolcpus,
                                     "The kernel command line has no isolcpus=: the scheduler still balances tasks "
@@ -263,33 +279,50 @@ static void check_boot_isolcpus(Audit *a, const BootWant *w) {
                                     none ? ", and without nohz_full= either, nothing keeps ticks and work off the "
                                            "CPUs lowlatd treats as isolated"
                                          : "");
-        } else if (audit_parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
+}
+
+static void check_boot_isolcpus(Audit *a, const BootWant *w) {
+        const Posture *p = a->posture;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        unsigned flags = 0;
+        bool no_managed, no_domain;
+
+        if (!a->boot[BOOT_ISOLCPUS]) {
+                check_boot_isolcpus_missing(a, w);
+                return;
+        }
+        if (audit_parse_isolcpus(a->boot[BOOT_ISOLCPUS], &flags, &cpus) < 0) {
                 cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus=%s on the kernel command line cannot be read as [flags,]CPU-list, so "
                                     "what it isolates cannot be checked.",
                                     a->boot[BOOT_ISOLCPUS]);
-        } else if (!cpuset_equal(&cpus, &p->isolated)) {
+                return;
+        }
+        if (!cpuset_equal(&cpus, &p->isolated)) {
                 _cleanup_free_ char *asked = audit_cpus_phrase(a, &cpus);
                 cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus= names %s but lowlatd treats %s as isolated: CPUs isolated but not "
                                     "in the posture idle or get IRQs, and posture CPUs not isolated still take "
                                     "balanced tasks.",
                                     asked ?: "?", w->isolated_words);
-        } else if (!(flags & ISOLCPUS_MANAGED_IRQ) || !(flags & ISOLCPUS_DOMAIN)) {
+                return;
+        }
+        no_managed = !(flags & ISOLCPUS_MANAGED_IRQ);
+        /* With a partition, load balancing is the partition's: domain is not asked for. */
+        no_domain = !(flags & ISOLCPUS_DOMAIN) && !a->config->partition;
+        if (no_managed || no_domain)
                 cmdline_finding_add(a, SEVERITY_WARNING, "boot.isolcpus", "isolcpus", w->isolcpus,
                                     "isolcpus=%s lacks the %s flag%s: %s.", a->boot[BOOT_ISOLCPUS],
-                                    !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN)
-                                            ? "managed_irq and domain"
-                                    : !(flags & ISOLCPUS_MANAGED_IRQ) ? "managed_irq"
-                                                                      : "domain",
-                                    !(flags & ISOLCPUS_MANAGED_IRQ) && !(flags & ISOLCPUS_DOMAIN) ? "s" : "",
-                                    !(flags & ISOLCPUS_MANAGED_IRQ)
+                                    no_managed && no_domain ? "managed_irq and domain"
+                                    : no_managed            ? "managed_irq"
+                                                            : "domain",
+                                    no_managed && no_domain ? "s" : "",
+                                    no_managed
                                             ? "without managed_irq the kernel spreads managed IRQs (NVMe, "
                                               "multi-queue NICs) over the isolated CPUs, and nobody can move them "
                                               "afterwards"
                                             : "without domain the scheduler still balances tasks onto the isolated "
                                               "CPUs");
-        }
 }
 
 /* Returns boot_cpus() of nohz_full=, with the list in *nohz when it parses: rcu_nocbs= and
@@ -415,7 +448,7 @@ void audit_check_boot(Audit *a) {
         w.housekeeping = audit_cpus_list(a, &p->housekeeping);
         if (!w.isolated || !w.isolated_words || !w.housekeeping)
                 return;
-        w.isolcpus = audit_check_alloc(a, strdup_printf("isolcpus=managed_irq,domain,%s", w.isolated));
+        w.isolcpus = audit_check_alloc(a, strdup_printf("isolcpus=%s%s", isolcpus_flags(a), w.isolated));
         w.nohz_full = audit_check_alloc(a, strdup_printf("nohz_full=%s", w.isolated));
         if (!w.isolcpus || !w.nohz_full)
                 return;
@@ -540,6 +573,31 @@ int audit_boot_args(const Host *h, const Posture *p, char **ret_args) {
                 *ret_args = TAKE_PTR(args);
         audit_done(&a);
         return r;
+}
+
+int audit_boot_refusal(const Posture *p, char **ret_reason) {
+        unsigned online = cpuset_count(&p->online), housekeeping = cpuset_count(&p->housekeeping);
+        _cleanup_free_ char *list = NULL;
+        char *reason;
+
+        if (cpuset_is_empty(&p->isolated))
+                return 0;
+        if (housekeeping == 0)
+                reason = strdup("the configuration isolates every CPU: no housekeeping CPU is left");
+        else if (housekeeping == 1 && online > 2) {
+                list = cpuset_format_list(&p->housekeeping);
+                if (!list)
+                        return -ENOMEM;
+                reason = strdup_printf("the configuration leaves CPU %s alone as housekeeping on a host of %u online "
+                                       "CPUs: one CPU would take every IRQ, kernel thread, timer and RCU callback of "
+                                       "the others. Isolate fewer CPUs so that at least two are left for housekeeping",
+                                       list, online);
+        } else
+                return 0;
+        if (!reason)
+                return -ENOMEM;
+        *ret_reason = reason;
+        return 1;
 }
 
 void audit_check_boot_cmdline(Audit *a) {

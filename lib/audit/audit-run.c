@@ -14,9 +14,10 @@
  * --------------------------  ------------------  --------------------------------------------
  * boot.isolcpus               critical            the config names isolated CPUs and the kernel
  *                                                 command line has neither isolcpus= nor
- *                                                 nohz_full=
+ *                                                 nohz_full=, and no [cpus] partition
  *                             warning             isolcpus= is missing, names other CPUs than
  *                                                 the isolated set, or lacks managed_irq/domain
+ *                                                 (domain not asked for with a partition)
  *                             info                no CPU is isolated at all (isolated = auto and
  *                                                 the kernel isolated none)
  * boot.nohz_full              warning             nohz_full= is missing or differs from the

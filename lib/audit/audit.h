@@ -88,6 +88,15 @@ int audit_boot_needs(const Host *h, const Posture *p, char **ret_params);
  * audit_boot_needs() sets it. -ENODATA when the running command line cannot be read. */
 int audit_boot_line(const Host *h, const Posture *p, char **ret_line, char **ret_params);
 
+/* Why no boot line is written for this posture: it isolates every CPU, or it leaves one
+ * housekeeping CPU for every IRQ, kernel thread, timer and RCU callback of a host with more
+ * than two online CPUs (where the configuration can leave two; on two CPUs one is the only
+ * way to isolate anything). 1 with the reason, one sentence, in *ret_reason; 0 when a line
+ * is written; -ENOMEM. lowlatctl boot refuses with this reason, and lowlatd's Condition asks
+ * the same function, so that it never calls for a reboot into a line lowlatctl boot will
+ * not write. Pure: the posture's CPU sets only. */
+int audit_boot_refusal(const Posture *p, char **ret_reason);
+
 /* Only the parameters lowlatd's posture decides, the end of audit_boot_line()'s line:
  * isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity= (when CPUs are isolated), skew_tick=,
  * nosoftlockup, tsc=, preempt= as the checks ask, space-separated and unquoted (none needs

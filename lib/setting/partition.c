@@ -10,7 +10,8 @@
  * (REASON)" in the kernel's words; "absent" when the slice has no cgroup; and "isolated
  * partial (...)" when the file says isolated but the root's cpuset.cpus.isolated (6.12)
  * lacks some of the slice's online CPUs, as 6.12 leaves it after its CPUs went offline and
- * came back. */
+ * came back; with " on CPUs FOUND, not ISOLATED" after it when the slice's cgroup holds other
+ * CPUs (its AllowedCPUs= changed by someone), which write() puts back through PID 1. */
 #include <string.h>
 #include <time.h>
 
@@ -85,6 +86,46 @@ static void partition_describe_isolated(const Setting *s, SettingContext *rc, ch
                  want ?: "?");
 }
 
+/* The slice's CPUs as its cgroup has them (PID 1 writes AllowedCPUs= into cpuset.cpus): 1
+ * when they are the isolated CPUs, 0 when they are others (listed in *ret_have), -ENODATA
+ * while the file is empty (a cgroup PID 1 has not yet given its CPUs), or an error. */
+static int partition_slice_cpus(const Setting *s, SettingContext *rc, char **ret_have) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_cpuset_ CPUSet cpus = CPUSET_EMPTY;
+        int r;
+
+        r = partition_read_file(s, rc, "cpuset.cpus", &text);
+        if (r < 0)
+                return r;
+        if (isempty(text))
+                return -ENODATA;
+        r = cpuset_parse_list(text, &cpus);
+        if (r < 0)
+                return r;
+        if (cpuset_equal(&cpus, &rc->posture->isolated))
+                return 1;
+        if (ret_have) {
+                *ret_have = cpuset_format_list(&cpus);
+                if (!*ret_have)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* " on CPUs X, not Y" after the partition's state when someone gave the slice other CPUs
+ * (systemctl set-property isolated.slice AllowedCPUs=...): drift like any other, though the
+ * partition file may still read "isolated" (fewer CPUs) or the kernel's "invalid" (CPUs of
+ * a sibling). An empty cpuset.cpus is PID 1 not there yet, which write() waits for. */
+static void partition_describe_cpus(const Setting *s, SettingContext *rc, char *buf, size_t size) {
+        _cleanup_free_ char *have = NULL, *want = NULL;
+        size_t len = strlen(buf);
+
+        if (partition_slice_cpus(s, rc, &have) != 0 || !have)
+                return;
+        want = cpuset_format_list(&rc->posture->isolated);
+        snprintf(buf + len, size - len, " on CPUs %s, not %s", have, want ?: "?");
+}
+
 static int partition_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
         _cleanup_free_ char *reason = NULL, *text = NULL;
         int r;
@@ -113,6 +154,7 @@ static int partition_read(Setting *s, SettingContext *rc, char *buf, size_t size
                 partition_describe_isolated(s, rc, buf, size);
         else
                 snprintf(buf, size, "%s", text);
+        partition_describe_cpus(s, rc, buf, size);
         return 0;
 }
 
@@ -202,16 +244,51 @@ static int partition_start_slice(Setting *s, SettingContext *rc) {
         return partition_wait_ready(s, rc);
 }
 
+/* The slice given other CPUs than the isolated ones: AllowedCPUs= put back through PID 1
+ * (a write of cpuset.cpus would be undone by PID 1's next one), then waited for in the
+ * cgroup, which PID 1 writes once the change is applied. */
+static int partition_put_cpus_back(Setting *s, SettingContext *rc) {
+        _cleanup_free_ char *error = NULL, *have = NULL;
+        int r = partition_slice_cpus(s, rc, NULL);
+
+        if (r != 0)
+                return r == -ENODATA ? 0 : r; /* the right CPUs, or none yet (waited for before) */
+        r = systemd_client_set_allowed_cpus(rc->systemd, s->object, &rc->posture->isolated, &error);
+        if (r < 0) {
+                setting_set_reason(s, "setting AllowedCPUs= of %s failed: %s", s->object, error ?: strerror(-r));
+                return r == -EOPNOTSUPP ? r : -EIO;
+        }
+        for (uint64_t waited = 0; (r = partition_slice_cpus(s, rc, &have)) != 1; waited += PARTITION_APPEAR_STEP_USEC) {
+                if (r < 0 && r != -ENODATA)
+                        return r;
+                if (waited >= PARTITION_APPEAR_USEC) {
+                        setting_set_reason(s, "PID 1 took AllowedCPUs= for %s, but its cpuset.cpus reads %s after %u ms",
+                                           s->object, have ?: "nothing", (unsigned) (PARTITION_APPEAR_USEC / USEC_PER_MSEC));
+                        return -EIO;
+                }
+                have = mfree(have);
+                (void) nanosleep(&(struct timespec) { .tv_nsec = PARTITION_APPEAR_STEP_USEC * 1000 }, NULL);
+        }
+        return 0;
+}
+
 /* A partition the kernel made invalid (a sibling took its CPUs) is not repaired by fixing
  * the sibling, nor one 6.12 left partial after hotplug: 6.1 takes it back only through
- * "member", and 6.12 takes that too. So anything but "member" goes through it first. */
+ * "member", and 6.12 takes that too. So anything but "member" goes through it first,
+ * unless giving the slice its CPUs back was all it needed (the kernel takes CPUs into a
+ * valid partition, or out of it, as the slice's cpuset.cpus changes). */
 static int partition_write_value(Setting *s, SettingContext *rc, const char *value) {
         _cleanup_free_ char *now = NULL;
+        char state[256];
         int r;
 
         r = partition_start_slice(s, rc);
+        if (r >= 0)
+                r = partition_put_cpus_back(s, rc);
         if (r < 0)
                 return r;
+        if (partition_read(s, rc, state, sizeof(state), 0) >= 0 && streq(state, value))
+                return 0;
         if (partition_read_file(s, rc, "cpuset.cpus.partition", &now) >= 0 && !streq(now, "member")) {
                 r = partition_write_file(s, rc, "member");
                 if (r < 0)
@@ -295,9 +372,15 @@ static int partition_restore(Setting *s, SettingContext *rc, const char *origina
 static int partition_watch_path(const Setting *s, unsigned i, char *buf, size_t size) {
         int n;
 
-        if (i > 0)
+        /* The slice's cpuset.cpus: PID 1 writes it for every AllowedCPUs= change (systemd
+         * 252 sends no PropertiesChanged for a set-property), and often with the same
+         * CPUs, which costs a read and nothing more. */
+        if (i == 0)
+                n = snprintf(buf, size, "sys/fs/cgroup/%s/cpuset.cpus.partition", s->object);
+        else if (i == 1)
+                n = snprintf(buf, size, "sys/fs/cgroup/%s/cpuset.cpus", s->object);
+        else
                 return 0;
-        n = snprintf(buf, size, "sys/fs/cgroup/%s/cpuset.cpus.partition", s->object);
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 1;
 }
 

@@ -9,7 +9,10 @@ on a fake tree and a private system bus, read with busctl and lowlatctl:
   - the command line fixed (as a reboot would) and lowlatd reloaded: applied, no reboot;
   - lowlatctl restore: observing, saying that restore did it; a reload: applied again;
   - a sysctl that cannot be written (a directory in its place): degraded, the reason naming
-    it, and every series of lowlatd_condition 0 but degraded's."""
+    it, and every series of lowlatd_condition 0 but degraded's;
+  - CPU 0 alone as housekeeping on four CPUs, the command line lacking nohz_full=:
+    lowlatctl boot refuses that line, and the condition is degraded with its reason, not
+    reboot-required; with the parameters on the line, applied."""
 
 import os
 import subprocess
@@ -99,6 +102,48 @@ def run(t):
             for c in ("applied", "progressing", "degraded", "reboot-required", "observing")]
     t.ok(all(line in p.stdout.splitlines() for line in want) and "lowlatd_reboot_required 0" in p.stdout,
          "metrics: lowlatd_condition 1 for degraded alone, every condition with its series", p.stdout[:1500])
+    d.stop()
+    t.ok(not d.sanitizer_reports(), "no sanitizer reports", "\n".join(d.sanitizer_reports()))
+    check_lone_housekeeping(t, host, bus, env)
+
+
+LONE = CONFIG.replace("isolated = 2-3", "isolated = 1-3")
+LONE_PARTIAL = "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet isolcpus=managed_irq,domain,1-3 irqaffinity=0\n"
+LONE_FULL = ("BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet isolcpus=managed_irq,domain,1-3 nohz_full=1-3 "
+             "rcu_nocbs=1-3 irqaffinity=0 skew_tick=1 nosoftlockup\n")
+
+
+def check_lone_housekeeping(t, host, bus, env):
+    """CPU 0 alone as housekeeping on four CPUs: lowlatctl boot refuses the line, so the
+    condition is not reboot-required (no reboot brings that line) but degraded, saying why;
+    with the parameters on the running line (put there by hand) nothing is missing: applied."""
+    h.write_text(host.path("proc/cmdline"), LONE_PARTIAL)
+    p = subprocess.run([os.environ["LOWLATCTL"], "boot", "--root", host.root, "--config",
+                        h.write_config(host, LONE, "lone.conf")], capture_output=True, text=True, timeout=h.scaled(30))
+    t.ok(p.returncode == 1 and "CPU 0 alone as housekeeping on a host of 4 online CPUs" in p.stderr,
+         "lowlatctl boot refuses the line that leaves CPU 0 alone", p.stdout + p.stderr)
+    d = h.Daemon(host, LONE, env={"DBUS_SYSTEM_BUS_ADDRESS": bus.address})
+    d.wait_ready()
+    bc = b.Busctl(bus.address)
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    h.poll_until(lambda: prop(bc, "Condition") != "progressing", h.scaled(5))
+    reasons = prop(bc, "ConditionReasons")
+    t.ok(prop(bc, "Condition") == "degraded" and prop(bc, "RebootRequired") is False,
+         "the same posture in lowlatd: degraded, not reboot-required; RebootRequired false",
+         repr((prop(bc, "Condition"), reasons)))
+    t.ok(len(reasons) == 1 and "nohz_full=1-3" in reasons[0] and "lowlatctl boot refuses to write that line" in
+         reasons[0] and "CPU 0 alone as housekeeping on a host of 4 online CPUs" in reasons[0],
+         "the reason: what the line lacks, and lowlatctl boot's refusal in its words", repr(reasons))
+    p = ctl(env, "metrics")
+    t.ok('lowlatd_condition{condition="degraded"} 1' in p.stdout and "lowlatd_reboot_required 0" in p.stdout,
+         "metrics: degraded 1, lowlatd_reboot_required 0", p.stdout[:1500])
+    h.write_text(host.path("proc/cmdline"), LONE_FULL)
+    h.write_text(host.path("sys/devices/system/cpu/isolated"), "1-3\n")
+    h.write_text(host.path("sys/devices/system/cpu/nohz_full"), "1-3\n")
+    p = ctl(env, "reload")
+    ok = h.poll_until(lambda: prop(bc, "Condition") == "applied", h.scaled(5))
+    t.ok(p.returncode == 0 and ok and prop(bc, "ConditionReasons") == [],
+         "the parameters on the running line (by hand): nothing lacks, applied", repr(prop(bc, "ConditionReasons")))
     d.stop()
     t.ok(not d.sanitizer_reports(), "no sanitizer reports", "\n".join(d.sanitizer_reports()))
 

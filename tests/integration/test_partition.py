@@ -13,7 +13,9 @@ Checked: the first pass confines system.slice, user.slice, init.scope and machin
 (which exists here) without [cpus] slices, then starts isolated.slice with AllowedCPUs= the
 isolated CPUs and writes "isolated"; the original ("absent") is recorded. "member" written
 by someone is put back at once; the kernel's "isolated invalid (REASON)" is reported with
-its reason and repaired; a partition 6.12 left partial (cpuset.cpus.isolated of the root
+its reason and repaired; other CPUs given to the slice (AllowedCPUs=) are drift, put back
+through PID 1, seen by its signal or by inotify on the cgroup's cpuset.cpus; a partition
+6.12 left partial (cpuset.cpus.isolated of the root
 short of the slice's CPUs) is reported as such; the slice stopped by someone is started
 again; PID 1 refusing is a failure with PID 1's words; restore stops the slice and gives
 the other units their CPUs back; observe mode sends PID 1 nothing and writes nothing; a
@@ -99,6 +101,7 @@ def run(t):
         check_put_back(t, d, rig)
         check_stopped_and_refused(t, d, rig)
         check_restore(t, d, rig)
+        check_cpus_drift(t, rig)
         check_observe(t, rig)
         check_write_refused(t, rig)
         check_unsupported(t, rig)
@@ -222,6 +225,10 @@ def check_put_back(t, d, rig):
     t.ok(d.poll_until(lambda: "cpuset partition of isolated.slice drifted: expected isolated, found member"
                       in d.stderr(), h.scaled(3)),
          "the log says what was found", d.stderr_tail())
+    # The file reads isolated once lowlatd wrote it, before it read it back: the next drift
+    # waits for the correction to end (the bus answers from the same loop), or lowlatd reads
+    # back the test's next value as its own write's (seen under ASan).
+    h.poll_until(lambda: partition_row(bc)[3:] == ("isolated", "corrected"), h.scaled(3))
     t.ok(put_back(host, INVALID), "the kernel's 'isolated invalid (...)' is repaired", d.stderr_tail())
     t.ok(d.poll_until(lambda: "expected isolated, found " + INVALID in d.stderr(), h.scaled(3)),
          "and reported with the kernel's reason", d.stderr_tail())
@@ -244,6 +251,44 @@ def check_put_back(t, d, rig):
     reapply(bc)
     t.ok(h.poll_until(lambda: partition_row(bc)[4] in ("ok", "corrected"), h.scaled(3)),
          "whole again: good", repr(partition_row(bc)))
+
+
+def check_cpus_drift(t, rig):
+    """Someone gives the partition's slice other CPUs (systemctl set-property isolated.slice
+    AllowedCPUs=...): drift, journaled as such, and AllowedCPUs= put back through PID 1; seen
+    through PID 1's signal, and with the signals off through the cgroup's cpuset.cpus. A
+    daemon of its own: the corrections before would make these a fight (5 in 60 s)."""
+    host, bus, bc, fake = rig.host, rig.bus, rig.bc, rig.fake
+    d = h.Daemon(host, CONFIG, env=bus.env())
+    d.wait_ready()
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    t.ok(partition_file(host) == "isolated", "a new lowlatd: the slice started again, isolated",
+         repr(partition_file(host)))
+    for signals, cpus in (("true", "2"), ("false", "1-3")):
+        fake.call("Signals", "b", signals)
+        before = len(fake.calls())
+        fake.call("Drift", "ss", SLICE, cpus)
+        back = h.poll_until(lambda: fake.allowed(SLICE) == "2-3", h.scaled(3), interval=0.01)
+        how = "PID 1's signal" if signals == "true" else "inotify on cpuset.cpus alone"
+        t.ok(back and "isolated.slice runtime=yes AllowedCPUs=2-3" in fake.calls()[before:],
+             "AllowedCPUs=%s on the slice is put back to 2-3 through PID 1 (%s)" % (cpus, how),
+             "%r %r\n%s" % (fake.allowed(SLICE), fake.calls()[before:], d.stderr_tail()))
+        t.ok(d.poll_until(lambda: any(line.startswith("lowlatd: cpuset partition of isolated.slice drifted: expected "
+                                                      "isolated, found isolated") and
+                                      line.endswith(" on CPUs %s, not 2-3" % cpus) for line in d.stderr().splitlines()),
+                          h.scaled(3)),
+             "reported as drift, naming the CPUs found and wanted", d.stderr_tail())
+        t.ok(h.read_text(host.path("sys/fs/cgroup/%s/cpuset.cpus" % SLICE)).strip() == "2-3" and
+             partition_file(host) == "isolated", "the cgroup has CPUs 2-3 again, still isolated",
+             repr(partition_file(host)))
+        # Answered once the correction that PID 1 saw has read its result back (one loop).
+        t.ok(h.poll_until(lambda: partition_row(bc)[3:] == ("isolated", "corrected"), h.scaled(3)),
+             "ListSettings: isolated, corrected", repr(partition_row(bc)))
+    fake.call("Signals", "b", "true")
+    bc.call(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")
+    t.ok(not os.path.exists(host.path("sys/fs/cgroup/" + SLICE)), "restore stops the slice again",
+         repr(fake.calls()[-6:]))
+    t.stopped_cleanly(d)
 
 
 def check_stopped_and_refused(t, d, rig):

@@ -385,7 +385,91 @@ static void test_boot_needs(void) {
         fixture_done(&f);
 }
 
+/* [cpus] partition isolates at run time: boot.isolcpus on a boot without isolcpus= and
+ * nohz_full= is a warning naming the partition and the managed IRQs only a boot keeps off,
+ * not critical; the isolcpus= asked for (the finding's, the line's and lowlatctl boot's
+ * arguments) has no domain flag, and one without it is not reported. */
+static void test_boot_partition(void) {
+        static const char partition_config[] = "[cpus]\nisolated = 2-3\npartition = isolated.slice\n";
+        _cleanup_free_ char *args = NULL;
+        Fixture f;
+
+        fixture_init(&f);
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro skew_tick=1 nosoftlockup\n");
+        tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
+        tree_write(&f, "sys/devices/system/cpu/nohz_full", "(null)\n");
+        if (fixture_run(&f, partition_config)) {
+                CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING),
+                      "partition only, no isolcpus= nor nohz_full=: boot.isolcpus a warning, not critical");
+                CHECK(message_has(&f, "boot.isolcpus", "[cpus] partition = isolated.slice takes CPUs 2-3 out of load "
+                                                       "balancing at run time") &&
+                              message_has(&f, "boot.isolcpus", "only a boot with isolcpus=managed_irq keeps them off"),
+                      "the message names the partition and what only a boot adds");
+                CHECK(message_has(&f, "boot.isolcpus", "Fix: isolcpus=managed_irq,2-3 on the kernel command line"),
+                      "the fix asks for managed_irq without domain");
+                CHECK(fires(&f, "boot.cmdline", "GRUB_CMDLINE_LINUX_DEFAULT", SEVERITY_WARNING) &&
+                              message_has(&f, "boot.cmdline", "\"skew_tick=1 nosoftlockup isolcpus=managed_irq,2-3 "
+                                                              "nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\""),
+                      "boot.cmdline: a warning, its line with isolcpus=managed_irq,2-3");
+                CHECK(audit_boot_args(f.host, f.posture, &args) == 0 && args &&
+                              strstr(args, "isolcpus=managed_irq,2-3 nohz_full=2-3"),
+                      "lowlatctl boot's arguments: isolcpus=managed_irq,2-3");
+        }
+        fixture_run(&f, healthy_config);
+        CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_CRITICAL), "the same boot without a partition: critical");
+
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro skew_tick=1 nosoftlockup "
+                                       "isolcpus=managed_irq,2-3 nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1\n");
+        tree_write(&f, "sys/devices/system/cpu/nohz_full", "2-3\n");
+        if (fixture_run(&f, partition_config))
+                CHECK(quiet(&f, "boot.isolcpus") && quiet(&f, "boot.cmdline"),
+                      "the boot line lowlatctl boot writes for a partition: nothing to report");
+        if (fixture_run(&f, healthy_config))
+                CHECK(fires(&f, "boot.isolcpus", "isolcpus", SEVERITY_WARNING) &&
+                              message_has(&f, "boot.isolcpus", "lacks the domain flag"),
+                      "without a partition, isolcpus= without domain: a warning");
+        fixture_done(&f);
+}
+
+/* audit_boot_refusal(): the lone-housekeeping rule lowlatctl boot and lowlatd's Condition
+ * share. */
+static void test_boot_refusal(void) {
+        static const struct {
+                const char *online, *config;
+                int want;
+        } cases[] = {
+                { "0-3", "[cpus]\nisolated = 1-3\n", 1 },
+                { "0-2", "[cpus]\nisolated = 1-2\n", 1 },
+                { "0-3", "[cpus]\nisolated = 2-3\n", 0 },
+                { "0-1", "[cpus]\nisolated = 1\n", 0 },
+                { "0-3", "[cpus]\nisolated = auto\n", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *reason = NULL, *what = NULL;
+                Fixture f;
+                int r;
+
+                fixture_init(&f);
+                faketree_cpus(f.root, cases[i].online, "", "(null)");
+                if (!fixture_run(&f, cases[i].config)) {
+                        fixture_done(&f);
+                        continue;
+                }
+                r = audit_boot_refusal(f.posture, &reason);
+                what = strdup_printf("online %s, %.*s: %s (%d, %s)", cases[i].online,
+                                     (int) strcspn(cases[i].config + 7, "\n"), cases[i].config + 7,
+                                     cases[i].want ? "refused" : "written", r, reason ?: "no reason");
+                CHECK(r == cases[i].want && (r == 0) == !reason &&
+                              (!reason || strstr(reason, "alone as housekeeping on a host of")),
+                      what);
+                fixture_done(&f);
+        }
+}
+
 int main(void) {
+        test_boot_refusal();
+        test_boot_partition();
         test_boot_needs();
         test_boot_cmdline();
         test_boot_nothing_isolated();

@@ -217,6 +217,19 @@ static void test_fair_server(void) {
         tree_writef(&f, "0\n", "sys/kernel/debug/sched/fair_server/cpu%u/runtime", 3u);
         if (fixture_run(&f, healthy_config))
                 CHECK(quiet(&f, "sched.fair-server"), "runtime 0 on both (set by hand): quiet");
+
+        /* nohz_full= without isolcpus=domain: the kernel's isolated list is empty, isolated =
+         * auto takes the nohz_full CPUs, and the finding names them. */
+        tree_writef(&f, "50000000\n", "sys/kernel/debug/sched/fair_server/cpu%u/runtime", 2u);
+        tree_writef(&f, "50000000\n", "sys/kernel/debug/sched/fair_server/cpu%u/runtime", 3u);
+        tree_write(&f, "proc/cmdline", "ro nohz_full=2-3 rcu_nocbs=2-3 isolcpus=managed_irq,2-3 irqaffinity=0-1\n");
+        tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
+        if (fixture_run(&f, "[cpus]\n"))
+                CHECK(fires(&f, "sched.fair-server", "fair_server", SEVERITY_INFO) &&
+                              message_has(&f, "sched.fair-server", "runs on CPUs 2-3 (isolated, nohz_full)"),
+                      "a nohz_full boot without domain, isolated = auto: the finding names CPUs 2-3");
+        if (fixture_run(&f, "[cpus]\nfair_server = off\n"))
+                CHECK(quiet(&f, "sched.fair-server"), "and with fair_server = off and the files there: quiet");
         fixture_done(&f);
 }
 

@@ -43,6 +43,29 @@ static void test_plan(void) {
         fixture_done(&f);
 }
 
+/* A boot with nohz_full= but without isolcpus=domain (the line lowlatctl boot writes for
+ * [cpus] partition, or nohz_full= alone): /sys/devices/system/cpu/isolated is empty, and
+ * isolated = auto takes the nohz_full CPUs, so the fair server is kept off on them. */
+static void test_plan_nohz_full_boot(void) {
+        Fixture f;
+        SettingTable t;
+
+        fixture_init(&f);
+        write_runtimes(&f, 4);
+        tree_write(&f, "proc/cmdline", "ro nohz_full=2-3 rcu_nocbs=2-3 isolcpus=managed_irq,2-3\n");
+        tree_write(&f, "sys/devices/system/cpu/isolated", "\n");
+        tree_write(&f, "sys/devices/system/cpu/nohz_full", "2-3\n");
+        if (!CHECK(fixture_start(&f, "[cpus]\nfair_server = off\n"), "fair_server fixture, nohz_full boot"))
+                { fixture_done(&f); return; }
+        table_init(&t, NULL);
+        CHECK(table_plan(&t, f.host, f.posture) >= 0, "the posture plans");
+        CHECK(table_find(&t, SETTING_FAIR_SERVER, "cpu2") && table_find(&t, SETTING_FAIR_SERVER, "cpu3") &&
+                      !table_find(&t, SETTING_FAIR_SERVER, "cpu0") && !table_find(&t, SETTING_FAIR_SERVER, "cpu1"),
+              "nohz_full=2-3 without isolcpus=domain, isolated = auto: the fair server of CPUs 2-3, no other");
+        table_done(&t);
+        fixture_done(&f);
+}
+
 static void test_write_restore(void) {
         _cleanup_(originals_freep) Originals *o = NULL;
         _cleanup_free_ char *dir = NULL;
@@ -78,6 +101,7 @@ static void test_write_restore(void) {
 
 int main(void) {
         test_plan();
+        test_plan_nohz_full_boot();
         test_write_restore();
         return tap_finish();
 }

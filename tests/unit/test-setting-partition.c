@@ -45,6 +45,9 @@ static void test_partition_plan(void) {
                       "messages name it \"cpuset partition of isolated.slice\"");
                 CHECK(setting_watch_path(s, 0, path, sizeof(path)) == 1 && streq(path, PARTITION_FILE),
                       "watch 0: the cgroup's cpuset.cpus.partition");
+                CHECK(setting_watch_path(s, 1, path, sizeof(path)) == 1 &&
+                              streq(path, "sys/fs/cgroup/isolated.slice/cpuset.cpus"),
+                      "watch 1: the cgroup's cpuset.cpus, which PID 1 writes for every AllowedCPUs= change");
         }
         table_done(&t);
         fixture_done(&f);
@@ -67,6 +70,7 @@ static void test_partition_observed(void) {
                 const char *partition;     /* NULL: the slice has no cgroup */
                 const char *root_isolated; /* the root's cpuset.cpus.isolated, NULL: none (6.1) */
                 const char *observed;
+                const char *slice_cpus; /* the slice's cpuset.cpus, NULL: 2-3 */
         } cases[] = {
                 { "isolated\n", "2-3\n", "isolated" },
                 { "isolated\n", NULL, "isolated" },
@@ -76,6 +80,12 @@ static void test_partition_observed(void) {
                 { "isolated invalid (Cpu list in cpuset.cpus not exclusive)\n", NULL,
                   "isolated invalid (Cpu list in cpuset.cpus not exclusive)" },
                 { NULL, NULL, PARTITION_ABSENT },
+                /* AllowedCPUs= of the slice changed by someone: drift, whatever the file says */
+                { "isolated\n", NULL, "isolated on CPUs 2, not 2-3", "2\n" },
+                { "isolated invalid (Cpu list in cpuset.cpus not exclusive)\n", NULL,
+                  "isolated invalid (Cpu list in cpuset.cpus not exclusive) on CPUs 0-3, not 2-3", "0-3\n" },
+                /* empty: PID 1 has not written it yet, which write() waits for */
+                { "member\n", NULL, "member", "\n" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -89,6 +99,8 @@ static void test_partition_observed(void) {
                         tree_remove(&f, "sys/fs/cgroup/isolated.slice");
                 if (cases[i].root_isolated)
                         tree_write(&f, "sys/fs/cgroup/cpuset.cpus.isolated", cases[i].root_isolated);
+                if (cases[i].slice_cpus)
+                        tree_write(&f, "sys/fs/cgroup/isolated.slice/cpuset.cpus", cases[i].slice_cpus);
                 if (!CHECK(fixture_start(&f, PARTITION_CONFIG), "fixture"))
                         { fixture_done(&f); continue; }
                 f.rc.observe = true;
