@@ -59,23 +59,23 @@ typedef enum NoiseFormat {
         _NOISE_FORMAT_MAX,
 } NoiseFormat;
 
-/* A line of the previous read and the row it updated, so that an unchanged line is
- * recognised by a memcmp() and not parsed again. */
+/* What is kept of a line of the previous read, so that an unchanged line is recognised by
+ * its length and hash and not parsed again: not its text, which would be a second copy of
+ * the file held between reads. */
 typedef struct NoiseLine {
-        size_t offset, length; /* in NoiseFile.previous */
-        NoiseCounterRow *row;         /* NULL: a line that is no source (ERR:, MIS:, garbage) */
+        uint64_t hash;          /* of its bytes and whether a newline ends it (line_hash()) */
+        size_t length;          /* without the newline */
+        NoiseCounterRow *row;   /* NULL: a line that is no source (ERR:, MIS:, garbage) */
 } NoiseLine;
 
 typedef struct NoiseFile {
         NoiseFormat format;
         int fd;           /* -1 until opened */
         bool missing;     /* the file is not there (no /proc/schedstat): not looked for again */
-        char *text, *previous;
-        size_t text_size, previous_length, previous_size;
-        NoiseLine *lines;
+        char *text;       /* what noise_read() reads into, kept for the next read */
+        size_t text_size;
+        NoiseLine *lines; /* of the last read; the next one overwrites them as it goes */
         size_t n_lines, lines_size;
-        NoiseLine *spare_lines; /* the array before, reused for the next read */
-        size_t spare_size;
         int *columns;     /* per watched CPU: its column in the header, -1 when not printed */
         size_t n_columns; /* columns in the header */
         NoiseCounterRow **rows;  /* in file order */
