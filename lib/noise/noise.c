@@ -36,6 +36,7 @@ static NoiseCounterRow *row_free(NoiseCounterRow *r) {
         if (r) {
                 free(r->source);
                 free(r->description);
+                free(r->alerts);
                 free(r);
         }
         return NULL;
@@ -1000,17 +1001,24 @@ static const NoiseCounterRow *find_ctxsw_row(const Noise *n) {
         return f->n_rows > 0 ? f->rows[0] : NULL;
 }
 
-static void alert_due(NoiseCell *c, NoiseAlertKind kind, unsigned cpu, const NoiseCounterRow *row, uint64_t count,
+/* The alert about row on its i-th watched CPU, unless one was sent less than the policy's
+ * interval ago. Without memory for the row's alert states, it is sent as if it were the
+ * first (the journal rather loses its rate limit than the alert). */
+static void alert_due(const Noise *n, NoiseCounterRow *row, size_t i, NoiseAlertKind kind, uint64_t count,
                       double rate, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
                       void *userdata) {
+        NoiseAlertState none = {}, *c;
         NoiseAlert a;
 
+        if (!row->alerts)
+                row->alerts = calloc(n->n_cpus, sizeof(NoiseAlertState));
+        c = row->alerts ? &row->alerts[i] : &none;
         if (c->alert_usec > 0 && now - c->alert_usec < policy->interval_usec) {
                 c->suppressed++;
                 c->suppressed_count += count;
                 return;
         }
-        a = (NoiseAlert) { kind, cpu, row, count, rate, c->suppressed, c->suppressed_count };
+        a = (NoiseAlert) { kind, n->cpus[i], row, count, rate, c->suppressed, c->suppressed_count };
         c->alert_usec = MAX(now, (uint64_t) 1);
         c->suppressed = c->suppressed_count = 0;
         handler(&a, userdata);
@@ -1028,13 +1036,13 @@ void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, 
                         NoiseCounterRow *row = f->rows[k];
                         NoiseCell *c = &row->cells[i];
                         if (row->moving && row->kind == NOISE_IRQ && c->present && c->delta > 0)
-                                alert_due(c, NOISE_ALERT_DEVICE_IRQ, n->cpus[i], row, c->delta, c->rate, policy,
-                                          now, handler, userdata);
+                                alert_due(n, row, i, NOISE_ALERT_DEVICE_IRQ, c->delta, c->rate, policy, now,
+                                          handler, userdata);
                 }
                 if (loc && ticks_above(n, loc, i, policy) && n->cpu_state[i].busy_known &&
                     n->cpu_state[i].busy_share >= policy->busy_share_min &&
                     (!ctxsw || !ctxsw->cells[i].present || ctxsw->cells[i].rate <= policy->tick_rate_max))
-                        alert_due((NoiseCell *) &loc->cells[i], NOISE_ALERT_TICK, n->cpus[i], loc, loc->cells[i].delta,
+                        alert_due(n, (NoiseCounterRow *) loc, i, NOISE_ALERT_TICK, loc->cells[i].delta,
                                   loc->cells[i].rate, policy, now, handler, userdata);
         }
 }

@@ -33,11 +33,15 @@ typedef struct NoiseCell {
         double rate;       /* delta / interval, events per second */
         bool present;      /* the last read had this CPU's column */
         bool has_baseline; /* false until a scan saw it (a CPU that came online, a new row) */
-        /* The journal alert about this source on this CPU, rate-limited. */
+} NoiseCell;
+
+/* The journal alert about one source on one CPU, rate-limited. Apart from the cells: few
+ * rows ever alert (a device IRQ on a watched CPU, LOC), and every row has cells. */
+typedef struct NoiseAlertState {
         uint64_t alert_usec;       /* when the last one was sent, 0: never */
         uint64_t suppressed;       /* scans with an alert not sent since */
         uint64_t suppressed_count; /* events in them */
-} NoiseCell;
+} NoiseAlertState;
 
 /* One line of a file: a source, with one cell per watched CPU. */
 typedef struct NoiseCounterRow {
@@ -49,6 +53,7 @@ typedef struct NoiseCounterRow {
         /* So that a scan touches only the rows that can have moved: touched, a count was
          * set since the last scan; moving, some delta of the last scan was above 0. */
         bool touched, moving;
+        NoiseAlertState *alerts; /* Noise.n_cpus of them, NULL until the row's first alert */
         NoiseCell cells[]; /* Noise.n_cpus */
 } NoiseCounterRow;
 
