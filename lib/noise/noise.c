@@ -886,14 +886,10 @@ void noise_scan(Noise *n, uint64_t now) {
                 for (size_t i = 0; i < n->n_cpus; i++) {
                         NoiseCell *c = &row->cells[i];
                         c->delta = 0;
-                        c->rate = 0;
                         if (!c->present)
                                 continue;
-                        if (c->has_baseline && c->count >= c->baseline) {
+                        if (c->has_baseline && c->count >= c->baseline)
                                 c->delta = c->count - c->baseline;
-                                if (n->interval_usec > 0)
-                                        c->rate = (double) c->delta * 1e6 / (double) n->interval_usec;
-                        }
                         c->baseline = c->count;
                         c->has_baseline = true;
                         moving |= c->delta > 0;
@@ -901,6 +897,10 @@ void noise_scan(Noise *n, uint64_t now) {
                 row->touched = false;
                 row->moving = moving;
         }
+}
+
+double noise_cell_rate(const Noise *n, const NoiseCell *c) {
+        return n->interval_usec > 0 ? (double) c->delta * 1e6 / (double) n->interval_usec : 0;
 }
 
 void noise_set_nohz_full(Noise *n, const CPUSet *nohz_full) {
@@ -962,7 +962,8 @@ int noise_parse_stat(Noise *n, const char *text, size_t length, unsigned long us
 
 
 static bool ticks_above(const Noise *n, const NoiseCounterRow *loc, size_t i, const NoiseAlertPolicy *policy) {
-        return n->cpu_state[i].nohz_full && loc->cells[i].present && loc->cells[i].rate > policy->tick_rate_max;
+        return n->cpu_state[i].nohz_full && loc->cells[i].present &&
+               noise_cell_rate(n, &loc->cells[i]) > policy->tick_rate_max;
 }
 
 bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy) {
@@ -1036,13 +1037,13 @@ void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, 
                         NoiseCounterRow *row = f->rows[k];
                         NoiseCell *c = &row->cells[i];
                         if (row->moving && row->kind == NOISE_IRQ && c->present && c->delta > 0)
-                                alert_due(n, row, i, NOISE_ALERT_DEVICE_IRQ, c->delta, c->rate, policy, now,
-                                          handler, userdata);
+                                alert_due(n, row, i, NOISE_ALERT_DEVICE_IRQ, c->delta, noise_cell_rate(n, c), policy,
+                                          now, handler, userdata);
                 }
                 if (loc && ticks_above(n, loc, i, policy) && n->cpu_state[i].busy_known &&
                     n->cpu_state[i].busy_share >= policy->busy_share_min &&
-                    (!ctxsw || !ctxsw->cells[i].present || ctxsw->cells[i].rate <= policy->tick_rate_max))
+                    (!ctxsw || !ctxsw->cells[i].present || noise_cell_rate(n, &ctxsw->cells[i]) <= policy->tick_rate_max))
                         alert_due(n, (NoiseCounterRow *) loc, i, NOISE_ALERT_TICK, loc->cells[i].delta,
-                                  loc->cells[i].rate, policy, now, handler, userdata);
+                                  noise_cell_rate(n, &loc->cells[i]), policy, now, handler, userdata);
         }
 }
