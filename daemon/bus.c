@@ -383,7 +383,7 @@ static int noise(Bus *b, sd_bus_message *message) {
                         if (!source || !description)
                                 return -ENOMEM;
                         r = sd_bus_message_append(reply, "(ussstd)", n->cpus[i], noise_kind_to_string(row->kind),
-                                                  source, description, c->count, c->rate);
+                                                  source, description, c->count, noise_cell_rate(n, c));
                 }
         }
         if (r >= 0)

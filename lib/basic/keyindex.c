@@ -36,13 +36,11 @@ static size_t item_hash(const KeyIndex *x, const void *item) {
 static size_t slot_of(const KeyIndex *x, int kind, const char *name, size_t h) {
         size_t mask = x->size - 1, i = h & mask;
 
-        for (; x->slots[i].item; i = (i + 1) & mask) {
+        for (; x->slots[i]; i = (i + 1) & mask) {
                 const char *n;
                 int k;
 
-                if (x->slots[i].hash != h)
-                        continue;
-                x->key(x->slots[i].item, &k, &n);
+                x->key(x->slots[i], &k, &n);
                 if (k == kind && strcmp(n, name) == 0)
                         break;
         }
@@ -52,28 +50,28 @@ static size_t slot_of(const KeyIndex *x, int kind, const char *name, size_t h) {
 static void put(KeyIndex *x, void *item, size_t h) {
         size_t mask = x->size - 1, i = h & mask;
 
-        while (x->slots[i].item)
+        while (x->slots[i])
                 i = (i + 1) & mask;
-        x->slots[i] = (KeyIndexSlot) { item, h };
+        x->slots[i] = item;
 }
 
 static int grow(KeyIndex *x, size_t want) {
         size_t size = x->size ? x->size : 64, old_size = x->size;
-        KeyIndexSlot *old = x->slots;
+        void **old = x->slots;
 
         while (size < 2 * want)
                 size *= 2;
         if (size == x->size)
                 return 0;
-        x->slots = calloc(size, sizeof(KeyIndexSlot));
+        x->slots = calloc(size, sizeof(void *));
         if (!x->slots) {
                 x->slots = old;
                 return -ENOMEM;
         }
         x->size = size;
         for (size_t i = 0; i < old_size; i++)
-                if (old[i].item)
-                        put(x, old[i].item, old[i].hash);
+                if (old[i])
+                        put(x, old[i], item_hash(x, old[i]));
         free(old);
         return 0;
 }
@@ -91,7 +89,7 @@ int key_index_add(KeyIndex *x, void *item) {
 void *key_index_find(const KeyIndex *x, int kind, const char *name) {
         if (x->size == 0)
                 return NULL;
-        return x->slots[slot_of(x, kind, name, hash(kind, name))].item;
+        return x->slots[slot_of(x, kind, name, hash(kind, name))];
 }
 
 /* Deletion without tombstones: the items after the hole that probed past it move up. */
@@ -104,16 +102,16 @@ void key_index_remove(KeyIndex *x, const void *item) {
                 return;
         x->key(item, &kind, &name);
         i = slot_of(x, kind, name, hash(kind, name));
-        if (x->slots[i].item != item)
+        if (x->slots[i] != item)
                 return;
-        x->slots[i] = (KeyIndexSlot) {};
+        x->slots[i] = NULL;
         x->n--;
-        for (j = (i + 1) & mask; x->slots[j].item; j = (j + 1) & mask) {
-                size_t home = x->slots[j].hash & mask;
+        for (j = (i + 1) & mask; x->slots[j]; j = (j + 1) & mask) {
+                size_t home = item_hash(x, x->slots[j]) & mask;
                 /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
                 if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
                         x->slots[i] = x->slots[j];
-                        x->slots[j] = (KeyIndexSlot) {};
+                        x->slots[j] = NULL;
                         i = j;
                 }
         }

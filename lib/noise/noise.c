@@ -36,6 +36,7 @@ static NoiseCounterRow *row_free(NoiseCounterRow *r) {
         if (r) {
                 free(r->source);
                 free(r->description);
+                free(r->alerts);
                 free(r);
         }
         return NULL;
@@ -46,11 +47,9 @@ static void noise_file_done(NoiseFile *f) {
                 row_free(f->rows[i]);
         free(f->rows);
         free(f->lines);
-        free(f->spare_lines);
         free(f->columns);
         free(f->scratch);
         free(f->text);
-        free(f->previous);
         safe_close(f->fd);
 }
 
@@ -451,23 +450,86 @@ static int parse_schedstat_line(Noise *n, NoiseFile *f, const char *line, const 
         return 0;
 }
 
-/* Whether line i of the previous read starts at line and is the same, its newline
- * included: one memcmp() finds both that and where the line ends, so an unchanged line
- * costs no more than reading it once. */
-static bool line_unchanged(const NoiseFile *f, size_t i, const char *line, const char *end) {
-        const NoiseLine *p = &f->lines[i];
-        bool newline = p->offset + p->length < f->previous_length;
-        size_t want = p->length + newline;
-
-        return (size_t) (end - line) >= want && memcmp(f->previous + p->offset, line, want) == 0 &&
-               (newline || line + want == end);
+/* The 128-bit product of a and b, its halves xored: one multiply mixes 16 bytes into the
+ * state (as wyhash and rapidhash do). */
+static inline uint64_t fold_multiply(uint64_t a, uint64_t b) {
+#ifdef __SIZEOF_INT128__
+        __uint128_t p = (__uint128_t) a * b;
+        return (uint64_t) p ^ (uint64_t) (p >> 64);
+#else
+        uint64_t lo_lo = (a & 0xffffffffu) * (b & 0xffffffffu), hi_lo = (a >> 32) * (b & 0xffffffffu),
+                 lo_hi = (a & 0xffffffffu) * (b >> 32), hi_hi = (a >> 32) * (b >> 32);
+        uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
+        return ((cross << 32) | (lo_lo & 0xffffffffu)) ^ (hi_hi + (hi_lo >> 32) + (cross >> 32));
+#endif
 }
 
-/* One read of a file as it is parsed: its lines so far (f->lines once the read is whole)
- * and the rows it created (freed again when the read fails). */
+/* wyhash's secrets with every byte's high bit set: no word of ASCII text xors one of them
+ * to 0, which would zero a product and lose what the state held before. */
+#define HASH_KEY0 UINT64_C(0xA0F69DE4F8BDE4AF)
+#define HASH_KEY1 UINT64_C(0xE783FED1A0B4A8DB)
+#define HASH_KEY2 UINT64_C(0x8EBCEAF09C88C6E3)
+#define HASH_KEY3 UINT64_C(0x9AEBF1D5C0FE8DB1)
+
+static inline uint64_t load_word(const char *s) {
+        uint64_t w;
+        memcpy(&w, s, sizeof(w));
+        return w;
+}
+
+/* A line's bytes (length of them) and whether a newline ends it, as the next read compares
+ * it: four lanes of 16 bytes each take one multiply per 64 bytes and run side by side, so
+ * hashing a line costs about what comparing it with a kept copy did. Two different lines
+ * of one length give one hash with a chance of about 2^-64; the line then counts as
+ * unchanged and its row keeps the counts before until the line changes again (they are
+ * totals: the next delta has what this one missed). */
+static uint64_t line_hash(const char *s, size_t length, bool newline) {
+        uint64_t a = HASH_KEY0, b = HASH_KEY1, c = HASH_KEY2, d = HASH_KEY3, h = HASH_KEY3;
+        size_t i = 0;
+
+        for (; i + 64 <= length; i += 64) {
+                a = fold_multiply(load_word(s + i) ^ HASH_KEY0, load_word(s + i + 8) ^ a);
+                b = fold_multiply(load_word(s + i + 16) ^ HASH_KEY1, load_word(s + i + 24) ^ b);
+                c = fold_multiply(load_word(s + i + 32) ^ HASH_KEY2, load_word(s + i + 40) ^ c);
+                d = fold_multiply(load_word(s + i + 48) ^ HASH_KEY3, load_word(s + i + 56) ^ d);
+        }
+        if (i > 0) {
+                h = fold_multiply(a ^ HASH_KEY0, b ^ h);
+                h = fold_multiply(c ^ HASH_KEY1, d ^ h);
+        }
+        for (; i + 16 <= length; i += 16)
+                h = fold_multiply(load_word(s + i) ^ HASH_KEY0, load_word(s + i + 8) ^ h);
+        if (i < length) {
+                uint64_t w[2] = {};
+                memcpy(w, s + i, length - i);
+                h = fold_multiply(w[0] ^ HASH_KEY0, w[1] ^ h);
+        }
+        return fold_multiply(h ^ HASH_KEY1, ((uint64_t) length << 1 | newline) ^ HASH_KEY2);
+}
+
+/* Whether the text from line on starts with what line i of the previous read was: as
+ * long, ended the same way (a newline, or the end of the text), and of the same hash. An
+ * unchanged line is then read once, as its hash, and not parsed. Sets *ret_hash to the
+ * hash of the text at that length, which a line changed in place (its counts) has too. */
+static bool line_unchanged(const NoiseFile *f, size_t i, const char *line, const char *end, uint64_t *ret_hash) {
+        const NoiseLine *p = &f->lines[i];
+        bool newline;
+
+        if ((size_t) (end - line) < p->length)
+                return false;
+        newline = line + p->length < end;
+        if (newline && line[p->length] != '\n')
+                return false;
+        *ret_hash = line_hash(line, p->length, newline);
+        return *ret_hash == p->hash;
+}
+
+/* One read of a file as it is parsed: its lines so far are f->lines[0 .. n_lines), written
+ * over the previous read's as it goes (line i is compared with the previous line i only,
+ * just before it is written), and the rows it created (freed again when the read fails). */
 typedef struct NoiseParse {
-        NoiseLine *lines;
-        size_t n_lines, lines_size;
+        size_t n_lines;
+        size_t previous_lines; /* the previous read's, in f->lines */
         NoiseCounterRow **new_rows;
         size_t n_new, new_size;
         size_t hint;  /* where find_row() looks first */
@@ -475,7 +537,6 @@ typedef struct NoiseParse {
 } NoiseParse;
 
 static void noise_parse_done(NoiseParse *p) {
-        free(p->lines);
         free(p->new_rows);
 }
 
@@ -484,6 +545,7 @@ static void noise_parse_done(NoiseParse *p) {
 static int parse_file_header(Noise *n, NoiseFile *f, NoiseParse *p, const char *text, size_t length,
                              const char **ret_next) {
         const char *end = text + length, *eol;
+        uint64_t hash;
         size_t hlen;
         int r;
 
@@ -493,19 +555,19 @@ static int parse_file_header(Noise *n, NoiseFile *f, NoiseParse *p, const char *
         }
         eol = memchr(text, '\n', length) ?: end;
         hlen = (size_t) (eol - text);
+        hash = line_hash(text, hlen, eol < end);
         /* The header changed (a CPU came online or went away): every column may have
          * moved, so every line is parsed again. */
-        if (f->n_lines == 0 || f->duplicates || f->lines[0].length != hlen ||
-            memcmp(f->previous + f->lines[0].offset, text, hlen) != 0) {
+        if (p->previous_lines == 0 || f->duplicates || f->lines[0].length != hlen || f->lines[0].hash != hash) {
                 r = parse_header(n, f, text, hlen);
                 if (r < 0)
                         return r;
                 p->reparse = true;
         }
-        r = array_grow(&p->lines, &p->lines_size, 1);
+        r = array_grow(&f->lines, &f->lines_size, 1);
         if (r < 0)
                 return r;
-        p->lines[p->n_lines++] = (NoiseLine) { 0, hlen, NULL };
+        f->lines[p->n_lines++] = (NoiseLine) { hash, hlen, NULL };
         *ret_next = eol < end ? eol + 1 : end;
         return 0;
 }
@@ -514,29 +576,35 @@ static int parse_file_header(Noise *n, NoiseFile *f, NoiseParse *p, const char *
  * the previous read's line at its index (then its counts have not moved and its row is
  * not touched), parsed otherwise. A line that does not parse has no row and counts in
  * f->bad_lines. Returns in *ret_eol where the line ends; fails only for -ENOMEM. */
-static int parse_file_line(Noise *n, NoiseFile *f, NoiseParse *p, const char *text, const char *line,
-                           const char *end, const char **ret_eol) {
+static int parse_file_line(Noise *n, NoiseFile *f, NoiseParse *p, const char *line, const char *end,
+                           const char **ret_eol) {
+        bool counts = f->format != NOISE_FORMAT_SCHEDSTAT;
         size_t i = p->n_lines;
         NoiseCounterRow *row = NULL;
         const char *eol;
+        uint64_t hash = 0;
         int r;
 
-        r = array_grow(&p->lines, &p->lines_size, p->n_lines + 1);
+        r = array_grow(&f->lines, &f->lines_size, p->n_lines + 1);
         if (r < 0)
                 return r;
         r = array_grow(&p->new_rows, &p->new_size, p->n_new + 2);
         if (r < 0)
                 return r;
-        if (f->format != NOISE_FORMAT_SCHEDSTAT && !p->reparse && i < f->n_lines && line_unchanged(f, i, line, end)) {
+        if (counts && !p->reparse && i < p->previous_lines && line_unchanged(f, i, line, end, &hash)) {
                 eol = line + f->lines[i].length;
                 row = f->lines[i].row;
                 r = 0;
         } else {
+                bool same_length = counts && !p->reparse && i < p->previous_lines;
                 eol = memchr(line, '\n', (size_t) (end - line)) ?: end;
-                if (f->format == NOISE_FORMAT_SCHEDSTAT)
-                        r = parse_schedstat_line(n, f, line, eol, p->new_rows, &p->n_new);
-                else
+                /* Of the same length, the hash line_unchanged() took is this line's. */
+                if (counts && (!same_length || (size_t) (eol - line) != f->lines[i].length))
+                        hash = line_hash(line, (size_t) (eol - line), eol < end);
+                if (counts)
                         r = parse_count_line(n, f, line, eol, &p->hint, p->new_rows, &p->n_new, &row);
+                else
+                        r = parse_schedstat_line(n, f, line, eol, p->new_rows, &p->n_new);
         }
         if (r == -ENOMEM)
                 return r;
@@ -544,7 +612,7 @@ static int parse_file_line(Noise *n, NoiseFile *f, NoiseParse *p, const char *te
                 f->bad_lines++;
                 row = NULL;
         }
-        p->lines[p->n_lines++] = (NoiseLine) { (size_t) (line - text), (size_t) (eol - line), row };
+        f->lines[p->n_lines++] = (NoiseLine) { hash, (size_t) (eol - line), row };
         if (row)
                 row->generation = n->generation;
         *ret_eol = eol;
@@ -568,7 +636,7 @@ static int replace_rows(Noise *n, NoiseFile *f, NoiseParse *p, bool *ret_duplica
                         rows[n_rows++] = row;
         } else
                 for (size_t i = 0; i < p->n_lines; i++) {
-                        NoiseCounterRow *row = p->lines[i].row;
+                        NoiseCounterRow *row = f->lines[i].row;
                         /* A label printed twice (only in a corrupt file) is one row, which
                          * holds the counts of whichever line was parsed last: next time an
                          * unchanged line does not say its row is unchanged. */
@@ -595,36 +663,6 @@ static int replace_rows(Noise *n, NoiseFile *f, NoiseParse *p, bool *ret_duplica
         return 0;
 }
 
-/* Keeps this read's text: the next one is compared with it line by line. When it is
- * f->text (own) the buffers are swapped, not copied. */
-static int keep_text(NoiseFile *f, const char *text, size_t length, bool own) {
-        if (own) {
-                char *t = f->previous;
-                size_t ts = f->previous_size;
-                f->previous = f->text;
-                f->previous_size = f->text_size;
-                f->text = t;
-                f->text_size = ts;
-        } else {
-                int r = array_grow(&f->previous, &f->previous_size, length + 1);
-                if (r < 0)
-                        return r;
-                memcpy(f->previous, text, length);
-        }
-        f->previous_length = length;
-        return 0;
-}
-
-/* The read's lines become the file's; the old array is kept as the next read's spare. */
-static void keep_lines(NoiseFile *f, NoiseParse *p, bool duplicates) {
-        f->spare_lines = f->lines;
-        f->spare_size = f->lines_size;
-        f->lines = TAKE_PTR(p->lines);
-        f->n_lines = p->n_lines;
-        f->lines_size = p->lines_size;
-        f->duplicates = duplicates;
-}
-
 /* Rows this read created and still holds are not referenced yet: they go, and the old
  * ones stay as they were. f->lines may point at rows just freed, so the next read parses
  * everything. */
@@ -638,16 +676,13 @@ static int parse_failed(NoiseFile *f, NoiseParse *p, int r) {
 }
 
 /* Parses text in one pass, line by line, against the previous read: a line that has not
- * changed is not parsed again. When text is f->text (what noise_read() read) the buffers
- * are swapped, not copied, to keep it as the previous read. */
-static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, bool own) {
-        _cleanup_(noise_parse_done) NoiseParse p = { .lines = f->spare_lines, .lines_size = f->spare_size };
+ * changed is not parsed again. */
+static int noise_parse_file(Noise *n, NoiseFile *f, const char *text, size_t length) {
+        _cleanup_(noise_parse_done) NoiseParse p = { .previous_lines = f->n_lines };
         const char *end = text + length, *line;
         bool duplicates;
         int r;
 
-        f->spare_lines = NULL;
-        f->spare_size = 0;
         n->generation++;
         f->bad_lines = 0;
 
@@ -657,7 +692,7 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
         while (line < end) {
                 const char *eol;
 
-                r = parse_file_line(n, f, &p, text, line, end, &eol);
+                r = parse_file_line(n, f, &p, line, end, &eol);
                 if (r < 0)
                         return parse_failed(f, &p, r);
                 line = eol < end ? eol + 1 : end;
@@ -665,10 +700,8 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
         r = replace_rows(n, f, &p, &duplicates);
         if (r < 0)
                 return parse_failed(f, &p, r);
-        r = keep_text(f, text, length, own);
-        if (r < 0)
-                return parse_failed(f, &p, r);
-        keep_lines(f, &p, duplicates);
+        f->n_lines = p.n_lines;
+        f->duplicates = duplicates;
         f->parsed = true;
         return 0;
 }
@@ -676,7 +709,7 @@ static int noise_parse_file(Noise *n, NoiseFile *f, char *text, size_t length, b
 int noise_parse(Noise *n, NoiseFormat format, const char *text, size_t length) {
         if (format >= _NOISE_FORMAT_MAX)
                 return -EINVAL;
-        return noise_parse_file(n, &n->files[format], (char *) text, length, false);
+        return noise_parse_file(n, &n->files[format], text, length);
 }
 
 /* The whole file through a kept fd into a buffer that grows as needed (a file of more
@@ -708,8 +741,8 @@ static int pread_whole(int fd, size_t max, char **text, size_t *size, size_t *re
                 len += (size_t) k;
         }
         /* The buffer is kept for the next read, and the file keeps about its size: doubling
-         * left up to twice that (32 MiB for an 18 MB /proc/interrupts, and the previous read
-         * keeps another). Give back all but an eighth to grow into. */
+         * left up to twice that (32 MiB for an 18 MB /proc/interrupts). Give back all but
+         * an eighth to grow into. */
         if (*size > len + len / 8 + 65536) {
                 size_t s = len + len / 8 + 4096;
                 char *t = realloc(*text, s);
@@ -764,7 +797,7 @@ static int read_files(Noise *n, const Host *h, size_t first) {
                 size_t len;
                 int r = read_file(f, h, n->file_max, &len);
                 if (r >= 0)
-                        r = noise_parse_file(n, f, f->text, len, true);
+                        r = noise_parse_file(n, f, f->text, len);
                 else if (r == -ENOENT && f->missing)
                         continue; /* no /proc/schedstat without CONFIG_SCHEDSTATS */
                 if (r < 0 && ret == 0) {
@@ -853,14 +886,10 @@ void noise_scan(Noise *n, uint64_t now) {
                 for (size_t i = 0; i < n->n_cpus; i++) {
                         NoiseCell *c = &row->cells[i];
                         c->delta = 0;
-                        c->rate = 0;
                         if (!c->present)
                                 continue;
-                        if (c->has_baseline && c->count >= c->baseline) {
+                        if (c->has_baseline && c->count >= c->baseline)
                                 c->delta = c->count - c->baseline;
-                                if (n->interval_usec > 0)
-                                        c->rate = (double) c->delta * 1e6 / (double) n->interval_usec;
-                        }
                         c->baseline = c->count;
                         c->has_baseline = true;
                         moving |= c->delta > 0;
@@ -868,6 +897,10 @@ void noise_scan(Noise *n, uint64_t now) {
                 row->touched = false;
                 row->moving = moving;
         }
+}
+
+double noise_cell_rate(const Noise *n, const NoiseCell *c) {
+        return n->interval_usec > 0 ? (double) c->delta * 1e6 / (double) n->interval_usec : 0;
 }
 
 void noise_set_nohz_full(Noise *n, const CPUSet *nohz_full) {
@@ -929,7 +962,8 @@ int noise_parse_stat(Noise *n, const char *text, size_t length, unsigned long us
 
 
 static bool ticks_above(const Noise *n, const NoiseCounterRow *loc, size_t i, const NoiseAlertPolicy *policy) {
-        return n->cpu_state[i].nohz_full && loc->cells[i].present && loc->cells[i].rate > policy->tick_rate_max;
+        return n->cpu_state[i].nohz_full && loc->cells[i].present &&
+               noise_cell_rate(n, &loc->cells[i]) > policy->tick_rate_max;
 }
 
 bool noise_wants_stat(const Noise *n, const NoiseAlertPolicy *policy) {
@@ -968,17 +1002,24 @@ static const NoiseCounterRow *find_ctxsw_row(const Noise *n) {
         return f->n_rows > 0 ? f->rows[0] : NULL;
 }
 
-static void alert_due(NoiseCell *c, NoiseAlertKind kind, unsigned cpu, const NoiseCounterRow *row, uint64_t count,
+/* The alert about row on its i-th watched CPU, unless one was sent less than the policy's
+ * interval ago. Without memory for the row's alert states, it is sent as if it were the
+ * first (the journal rather loses its rate limit than the alert). */
+static void alert_due(const Noise *n, NoiseCounterRow *row, size_t i, NoiseAlertKind kind, uint64_t count,
                       double rate, const NoiseAlertPolicy *policy, uint64_t now, NoiseAlertHandler handler,
                       void *userdata) {
+        NoiseAlertState none = {}, *c;
         NoiseAlert a;
 
+        if (!row->alerts)
+                row->alerts = calloc(n->n_cpus, sizeof(NoiseAlertState));
+        c = row->alerts ? &row->alerts[i] : &none;
         if (c->alert_usec > 0 && now - c->alert_usec < policy->interval_usec) {
                 c->suppressed++;
                 c->suppressed_count += count;
                 return;
         }
-        a = (NoiseAlert) { kind, cpu, row, count, rate, c->suppressed, c->suppressed_count };
+        a = (NoiseAlert) { kind, n->cpus[i], row, count, rate, c->suppressed, c->suppressed_count };
         c->alert_usec = MAX(now, (uint64_t) 1);
         c->suppressed = c->suppressed_count = 0;
         handler(&a, userdata);
@@ -996,13 +1037,13 @@ void noise_check_alerts(Noise *n, const NoiseAlertPolicy *policy, uint64_t now, 
                         NoiseCounterRow *row = f->rows[k];
                         NoiseCell *c = &row->cells[i];
                         if (row->moving && row->kind == NOISE_IRQ && c->present && c->delta > 0)
-                                alert_due(c, NOISE_ALERT_DEVICE_IRQ, n->cpus[i], row, c->delta, c->rate, policy,
+                                alert_due(n, row, i, NOISE_ALERT_DEVICE_IRQ, c->delta, noise_cell_rate(n, c), policy,
                                           now, handler, userdata);
                 }
                 if (loc && ticks_above(n, loc, i, policy) && n->cpu_state[i].busy_known &&
                     n->cpu_state[i].busy_share >= policy->busy_share_min &&
-                    (!ctxsw || !ctxsw->cells[i].present || ctxsw->cells[i].rate <= policy->tick_rate_max))
-                        alert_due((NoiseCell *) &loc->cells[i], NOISE_ALERT_TICK, n->cpus[i], loc, loc->cells[i].delta,
-                                  loc->cells[i].rate, policy, now, handler, userdata);
+                    (!ctxsw || !ctxsw->cells[i].present || noise_cell_rate(n, &ctxsw->cells[i]) <= policy->tick_rate_max))
+                        alert_due(n, (NoiseCounterRow *) loc, i, NOISE_ALERT_TICK, loc->cells[i].delta,
+                                  noise_cell_rate(n, &loc->cells[i]), policy, now, handler, userdata);
         }
 }

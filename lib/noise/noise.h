@@ -29,15 +29,18 @@ DECLARE_STRING_TABLE_LOOKUP(noise_kind, NoiseKind);
 typedef struct NoiseCell {
         uint64_t count;    /* as last read, since boot as the kernel reports it */
         uint64_t baseline; /* count at the last scan */
-        uint64_t delta;    /* events between the last two scans */
-        double rate;       /* delta / interval, events per second */
+        uint64_t delta;    /* events between the last two scans; noise_cell_rate() per second */
         bool present;      /* the last read had this CPU's column */
         bool has_baseline; /* false until a scan saw it (a CPU that came online, a new row) */
-        /* The journal alert about this source on this CPU, rate-limited. */
+} NoiseCell;
+
+/* The journal alert about one source on one CPU, rate-limited. Apart from the cells: few
+ * rows ever alert (a device IRQ on a watched CPU, LOC), and every row has cells. */
+typedef struct NoiseAlertState {
         uint64_t alert_usec;       /* when the last one was sent, 0: never */
         uint64_t suppressed;       /* scans with an alert not sent since */
         uint64_t suppressed_count; /* events in them */
-} NoiseCell;
+} NoiseAlertState;
 
 /* One line of a file: a source, with one cell per watched CPU. */
 typedef struct NoiseCounterRow {
@@ -49,6 +52,7 @@ typedef struct NoiseCounterRow {
         /* So that a scan touches only the rows that can have moved: touched, a count was
          * set since the last scan; moving, some delta of the last scan was above 0. */
         bool touched, moving;
+        NoiseAlertState *alerts; /* Noise.n_cpus of them, NULL until the row's first alert */
         NoiseCell cells[]; /* Noise.n_cpus */
 } NoiseCounterRow;
 
@@ -59,23 +63,23 @@ typedef enum NoiseFormat {
         _NOISE_FORMAT_MAX,
 } NoiseFormat;
 
-/* A line of the previous read and the row it updated, so that an unchanged line is
- * recognised by a memcmp() and not parsed again. */
+/* What is kept of a line of the previous read, so that an unchanged line is recognised by
+ * its length and hash and not parsed again: not its text, which would be a second copy of
+ * the file held between reads. */
 typedef struct NoiseLine {
-        size_t offset, length; /* in NoiseFile.previous */
-        NoiseCounterRow *row;         /* NULL: a line that is no source (ERR:, MIS:, garbage) */
+        uint64_t hash;          /* of its bytes and whether a newline ends it (line_hash()) */
+        size_t length;          /* without the newline */
+        NoiseCounterRow *row;   /* NULL: a line that is no source (ERR:, MIS:, garbage) */
 } NoiseLine;
 
 typedef struct NoiseFile {
         NoiseFormat format;
         int fd;           /* -1 until opened */
         bool missing;     /* the file is not there (no /proc/schedstat): not looked for again */
-        char *text, *previous;
-        size_t text_size, previous_length, previous_size;
-        NoiseLine *lines;
+        char *text;       /* what noise_read() reads into, kept for the next read */
+        size_t text_size;
+        NoiseLine *lines; /* of the last read; the next one overwrites them as it goes */
         size_t n_lines, lines_size;
-        NoiseLine *spare_lines; /* the array before, reused for the next read */
-        size_t spare_size;
         int *columns;     /* per watched CPU: its column in the header, -1 when not printed */
         size_t n_columns; /* columns in the header */
         NoiseCounterRow **rows;  /* in file order */
@@ -162,6 +166,10 @@ void noise_scan(Noise *n, uint64_t now);
 /* Every row of every file, in order: interrupts, softirqs, schedstat. Returns NULL after
  * the last one; *iterator starts at 0. */
 NoiseCounterRow *noise_next_row(const Noise *n, size_t *iterator);
+
+/* A cell's delta over the last scan interval, events per second; 0 before the second scan.
+ * Computed, not kept: 8 bytes less in every cell of every row. */
+double noise_cell_rate(const Noise *n, const NoiseCell *c);
 
 /* The index of cpu among the watched CPUs, or -1. */
 int noise_cpu_index(const Noise *n, unsigned cpu);

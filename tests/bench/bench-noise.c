@@ -397,8 +397,8 @@ static void compare_sources(void) {
         close(fd);
 }
 
-/* The heap the noise counters of a fake tree hold once read (the text of each file and
- * of its previous read, the lines, the rows), from malloc's own count, and the time of one
+/* The heap the noise counters of a fake tree hold once read (the text of each file, what
+ * is kept of each line of its previous read, the rows), from malloc's own count, and the time of one
  * read of every file against one pread of /proc/interrupts alone. */
 static void noise_footprint(const Scan *s, const char *interrupts_path) {
         unsigned watched[] = { s->shape->ncpus - 4, s->shape->ncpus - 3, s->shape->ncpus - 2, s->shape->ncpus - 1 };

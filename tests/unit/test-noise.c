@@ -209,18 +209,18 @@ static void test_rates(void) {
                          parse(n, NOISE_FORMAT_INTERRUPTS, text))
         CHECK(PUBLISH(100, 5) == 0, "read");
         noise_scan(n, 10 * SEC);
-        CHECK(n->interval_usec == 0 && row(n, "42")->cells[0].rate == 0, "first scan: no interval, no rate");
+        CHECK(n->interval_usec == 0 && noise_cell_rate(n, &row(n, "42")->cells[0]) == 0, "first scan: no interval, no rate");
         PUBLISH(150, 5);
         noise_scan(n, 12 * SEC);
-        CHECK(n->interval_usec == 2 * SEC && row(n, "42")->cells[0].delta == 50 && row(n, "42")->cells[0].rate == 25.0,
+        CHECK(n->interval_usec == 2 * SEC && row(n, "42")->cells[0].delta == 50 && noise_cell_rate(n, &row(n, "42")->cells[0]) == 25.0,
               "50 in 2 s: 25/s");
         PUBLISH(20, 5); /* offline and back, or wrapped */
         noise_scan(n, 14 * SEC);
-        CHECK(row(n, "42")->cells[0].rate == 0 && row(n, "42")->cells[0].delta == 0,
+        CHECK(noise_cell_rate(n, &row(n, "42")->cells[0]) == 0 && row(n, "42")->cells[0].delta == 0,
               "a counter that goes backwards: rate 0, not negative or huge");
         PUBLISH(30, 5);
         noise_scan(n, 15 * SEC);
-        CHECK(row(n, "42")->cells[0].rate == 10.0, "then 10 from the new baseline in 1 s");
+        CHECK(noise_cell_rate(n, &row(n, "42")->cells[0]) == 10.0, "then 10 from the new baseline in 1 s");
         /* CPU 3 goes offline (its column goes away) and comes back with a count since boot. */
         snprintf(text, sizeof(text), "           CPU0       CPU1       CPU2\n 42:          0          0         30  PCI-MSI eth0\n");
         parse(n, NOISE_FORMAT_INTERRUPTS, text);
@@ -228,17 +228,17 @@ static void test_rates(void) {
         CHECK(!row(n, "42")->cells[1].present && row(n, "42")->cells[0].count == 30, "CPU 3's column is gone, CPU 2's read");
         PUBLISH(31, 900000);
         noise_scan(n, 17 * SEC);
-        CHECK(row(n, "42")->cells[1].present && row(n, "42")->cells[1].rate == 0 && row(n, "42")->cells[0].rate == 1.0,
+        CHECK(row(n, "42")->cells[1].present && noise_cell_rate(n, &row(n, "42")->cells[1]) == 0 && noise_cell_rate(n, &row(n, "42")->cells[0]) == 1.0,
               "CPU 3 back online: no rate from its count since boot");
         PUBLISH(31, 900004);
         noise_scan(n, 18 * SEC);
-        CHECK(row(n, "42")->cells[1].rate == 4.0, "then its rate");
+        CHECK(noise_cell_rate(n, &row(n, "42")->cells[1]) == 4.0, "then its rate");
         /* A new line after the first read: all its counts are new. */
         snprintf(text, sizeof(text), "%s 42:          0          0         31     900004  PCI-MSI eth0\n"
                                      " 77:          0          0          6          0  PCI-MSI nvme0q1\n", h);
         parse(n, NOISE_FORMAT_INTERRUPTS, text);
         noise_scan(n, 20 * SEC);
-        CHECK(row(n, "77") && row(n, "77")->cells[0].delta == 6 && row(n, "77")->cells[0].rate == 3.0,
+        CHECK(row(n, "77") && row(n, "77")->cells[0].delta == 6 && noise_cell_rate(n, &row(n, "77")->cells[0]) == 3.0,
               "a new IRQ line: its 6 interrupts are its first interval's");
         PUBLISH(31, 900004);
         CHECK(!row(n, "77"), "a line that vanishes is dropped");
