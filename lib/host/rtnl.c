@@ -25,8 +25,8 @@
  * is detected (MSG_TRUNC) and treated as lost. */
 #define MONITOR_BUFFER_SIZE (32U * 1024U)
 
-/* A link we set the queue length of: what our last accepted SETLINK gave it, and the
- * marker sent after that SETLINK's ACK (0: seen since). */
+/* A link we set the queue length of, until the marker sent after that SETLINK's ACK
+ * comes back: what our last accepted SETLINK gave it. */
 typedef struct KnownTxqlen {
         int ifindex;
         uint32_t txqlen;
@@ -69,16 +69,13 @@ static void txqlen_drop(Rtnl *r, KnownTxqlen *k) {
         *k = r->txqlens[--r->n_txqlens];
 }
 
-/* The read-back is done (or the write failed): a read asks the kernel again; the link is
- * forgotten once its marker has come back too. */
+/* The read-back is done: a read asks the kernel again (the link is forgotten once its
+ * marker has come back). */
 static void txqlen_forget(Rtnl *r, int ifindex) {
         KnownTxqlen *k = txqlen_find(r, ifindex);
 
-        if (!k)
-                return;
-        k->just_set = false;
-        if (k->marker == 0)
-                txqlen_drop(r, k);
+        if (k)
+                k->just_set = false;
 }
 
 static bool marker_seen(const Rtnl *r, uint32_t marker) {
@@ -99,20 +96,19 @@ static uint32_t marker_send(Rtnl *r) {
         return m;
 }
 
+/* Our marker came back: every notification older than the writes before it has been
+ * read, so their links are forgotten (the array holds only writes in flight). A read-back
+ * comes right after its write, long before the marker; one that did not would ask the
+ * kernel. */
 static void on_marker(Rtnl *r, const struct nlmsghdr *nlh) {
         if (nlh->nlmsg_pid != nl_socket_get_local_port(r->sock) || nlh->nlmsg_seq == 0)
                 return;
         r->marker_seen = nlh->nlmsg_seq;
         if (r->marker_all != 0 && marker_seen(r, r->marker_all))
                 r->marker_all = 0;
-        for (size_t i = r->n_txqlens; i > 0; i--) {
-                KnownTxqlen *k = &r->txqlens[i - 1];
-                if (k->marker == 0 || !marker_seen(r, k->marker))
-                        continue;
-                k->marker = 0;
-                if (!k->just_set)
-                        txqlen_drop(r, k);
-        }
+        for (size_t i = r->n_txqlens; i > 0; i--)
+                if (marker_seen(r, r->txqlens[i - 1].marker))
+                        txqlen_drop(r, &r->txqlens[i - 1]);
 }
 
 /* Whether the queue length notified now may be taken for the kernel's: the notification
@@ -125,7 +121,7 @@ static bool txqlen_trusted(Rtnl *r, int ifindex, uint32_t txqlen) {
 
         if (r->marker_all != 0)
                 return false;
-        return !k || k->marker == 0 || (k->set && k->txqlen == txqlen);
+        return !k || (k->set && k->txqlen == txqlen);
 }
 
 /* A SETLINK of ours was answered (accepted: just_set, with the length it set; refused:
