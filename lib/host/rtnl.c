@@ -25,10 +25,14 @@
  * is detected (MSG_TRUNC) and treated as lost. */
 #define MONITOR_BUFFER_SIZE (32U * 1024U)
 
-/* The queue length our last accepted SETLINK gave one link. */
+/* A link we set the queue length of, until the marker sent after that SETLINK's ACK
+ * comes back: what our last accepted SETLINK gave it. */
 typedef struct KnownTxqlen {
         int ifindex;
         uint32_t txqlen;
+        bool set;      /* the SETLINK was accepted: txqlen is the link's length after it */
+        bool just_set; /* for the read-back right after the SETLINK */
+        uint32_t marker;
 } KnownTxqlen;
 
 struct Rtnl {
@@ -36,11 +40,22 @@ struct Rtnl {
         struct nl_sock *monitor; /* RTNLGRP_LINK */
         uint8_t *monitor_buffer; /* from malloc(), not zeroed: only what messages fill is used */
         /* The queue length of our own last accepted SETLINK per link, so that the read-back
-         * right after it needs no RTM_GETLINK. Not what notifications say: one may be older
-         * than our write (a link's creation announced after we set its length), and taking
-         * it would report a drift that never was. */
+         * right after it needs no RTM_GETLINK, and whether a notification of the link may
+         * be older than that write. The kernel queues a SETLINK's RTM_NEWLINK (and every
+         * older one) on the monitor before it sends the ACK, so after the ACK we send the
+         * monitor a marker of our own (NLMSG_NOOP, nlmsg_seq counting up): until it comes
+         * back, a notification of the link may be older than our write, and taking its
+         * length would report a drift that never was (and a fight with ourselves); after
+         * it, notifications are the kernel's word. */
         KnownTxqlen *txqlens;
         size_t n_txqlens, allocated_txqlens;
+        uint32_t markers_sent, marker_seen;
+        uint32_t marker_all; /* a write could not be remembered: no link is trusted until
+                              * this marker has come back; 0: none */
+        /* The link message being dispatched now, when its length may be taken for the
+         * kernel's (rtnl_notified_txqlen()). 0: none. */
+        int notified_ifindex;
+        uint32_t notified_txqlen;
 };
 
 static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
@@ -50,23 +65,81 @@ static KnownTxqlen *txqlen_find(Rtnl *r, int ifindex) {
         return NULL;
 }
 
+static void txqlen_drop(Rtnl *r, KnownTxqlen *k) {
+        *k = r->txqlens[--r->n_txqlens];
+}
+
+/* The read-back is done: a read asks the kernel again (the link is forgotten once its
+ * marker has come back). */
 static void txqlen_forget(Rtnl *r, int ifindex) {
         KnownTxqlen *k = txqlen_find(r, ifindex);
 
         if (k)
-                *k = r->txqlens[--r->n_txqlens];
+                k->just_set = false;
 }
 
-/* Out of memory: the link is forgotten instead, and the next look asks the kernel. */
-static void txqlen_remember(Rtnl *r, int ifindex, uint32_t txqlen) {
+static bool marker_seen(const Rtnl *r, uint32_t marker) {
+        return (int32_t) (r->marker_seen - marker) >= 0;
+}
+
+/* Sends the monitor a marker after every notification queued so far and returns its
+ * number. Not sent (its queue full, no CAP_NET_ADMIN): a later marker, which comes after
+ * it, will do, and until then the kernel is asked as before. */
+static uint32_t marker_send(Rtnl *r) {
+        uint32_t m = ++r->markers_sent ?: ++r->markers_sent;
+        struct nlmsghdr nh = { .nlmsg_len = NLMSG_LENGTH(0), .nlmsg_type = NLMSG_NOOP, .nlmsg_seq = m,
+                               .nlmsg_pid = nl_socket_get_local_port(r->sock) };
+        struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = nl_socket_get_local_port(r->monitor) };
+
+        (void) sendto(nl_socket_get_fd(r->sock), &nh, nh.nlmsg_len, MSG_DONTWAIT | MSG_NOSIGNAL,
+                      (const struct sockaddr *) &to, sizeof(to));
+        return m;
+}
+
+/* Our marker came back: every notification older than the writes before it has been
+ * read, so their links are forgotten (the array holds only writes in flight). A read-back
+ * comes right after its write, long before the marker; one that did not would ask the
+ * kernel. */
+static void on_marker(Rtnl *r, const struct nlmsghdr *nlh) {
+        if (nlh->nlmsg_pid != nl_socket_get_local_port(r->sock) || nlh->nlmsg_seq == 0)
+                return;
+        r->marker_seen = nlh->nlmsg_seq;
+        if (r->marker_all != 0 && marker_seen(r, r->marker_all))
+                r->marker_all = 0;
+        for (size_t i = r->n_txqlens; i > 0; i--)
+                if (marker_seen(r, r->txqlens[i - 1].marker))
+                        txqlen_drop(r, &r->txqlens[i - 1]);
+}
+
+/* Whether the queue length notified now may be taken for the kernel's: the notification
+ * is not older than any write of ours to the link, or it says what our last write set.
+ * (Older or not, that is the link's state just after that write, and a later change has
+ * a notification of its own still to come: what our own write's notification looks like,
+ * and then no RTM_GETLINK is needed.) */
+static bool txqlen_trusted(Rtnl *r, int ifindex, uint32_t txqlen) {
+        const KnownTxqlen *k = txqlen_find(r, ifindex);
+
+        if (r->marker_all != 0)
+                return false;
+        return !k || (k->set && k->txqlen == txqlen);
+}
+
+/* A SETLINK of ours was answered (accepted: just_set, with the length it set; refused:
+ * the link's length after it is not known). Out of memory: the link is forgotten
+ * instead, the next look asks the kernel, and no link's notification is trusted until
+ * the marker comes back. */
+static void txqlen_written(Rtnl *r, int ifindex, bool just_set, uint32_t txqlen) {
         KnownTxqlen *k = txqlen_find(r, ifindex);
+        uint32_t m = marker_send(r);
 
         if (!k) {
-                if (array_grow(&r->txqlens, &r->allocated_txqlens, r->n_txqlens + 1) < 0)
+                if (array_grow(&r->txqlens, &r->allocated_txqlens, r->n_txqlens + 1) < 0) {
+                        r->marker_all = m;
                         return;
+                }
                 k = &r->txqlens[r->n_txqlens++];
         }
-        *k = (KnownTxqlen) { ifindex, txqlen };
+        *k = (KnownTxqlen) { ifindex, txqlen, just_set, just_set, m };
 }
 
 static void nl_socket_freep(struct nl_sock **s) {
@@ -210,7 +283,7 @@ int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret) {
         LinkInfo l;
         int e;
 
-        if (k) {
+        if (k && k->just_set) {
                 *ret = k->txqlen;
                 return 0;
         }
@@ -364,12 +437,11 @@ int rtnl_set_txqlen(Rtnl *r, int ifindex, uint32_t txqlen, char **ret_error) {
         if (e < 0)
                 return -ENOMEM;
         e = request_wait_ack(r, msg, ret_error);
-        if (e < 0) {
-                txqlen_forget(r, ifindex);
+        /* The kernel takes the length as given (dev_change_tx_queue_len()). A refusal may
+         * still have been announced (a notifier's veto puts the old length back). */
+        txqlen_written(r, ifindex, e >= 0, txqlen);
+        if (e < 0)
                 return e == -ENOENT ? -ENODEV : e;
-        }
-        /* The kernel takes the length as given (dev_change_tx_queue_len()). */
-        txqlen_remember(r, ifindex, txqlen);
         return 0;
 }
 
@@ -412,11 +484,30 @@ static void on_link_message(const struct nlmsghdr *nlh, void *userdata) {
         LinkInfo info;
         bool removed;
 
+        if (nlh->nlmsg_type == NLMSG_NOOP) {
+                on_marker(d->rtnl, nlh);
+                return;
+        }
         if (!rtnl_link_from_message(nlh, &info, &removed))
                 return;
-        if (removed)
-                txqlen_forget(d->rtnl, info.ifindex);
+        if (removed) {
+                KnownTxqlen *k = txqlen_find(d->rtnl, info.ifindex);
+                if (k)
+                        txqlen_drop(d->rtnl, k);
+        } else if (info.has_txqlen) {
+                d->rtnl->notified_ifindex = info.ifindex;
+                d->rtnl->notified_txqlen = info.txqlen;
+        }
         d->cb(d->userdata, &info, removed);
+        d->rtnl->notified_ifindex = 0;
+}
+
+bool rtnl_notified_txqlen(Rtnl *r, int ifindex, uint32_t *ret) {
+        if (!r || ifindex <= 0 || r->notified_ifindex != ifindex ||
+            !txqlen_trusted(r, ifindex, r->notified_txqlen))
+                return false;
+        *ret = r->notified_txqlen;
+        return true;
 }
 
 /* Every link change (a feature flip too) sends one of these. */

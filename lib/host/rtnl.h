@@ -31,6 +31,12 @@ int rtnl_get_link(Rtnl *r, int ifindex, LinkInfo *ret);
  * rtnl_set_txqlen(), the length it set (the kernel takes it as given) will do; otherwise,
  * or when there was none, the kernel is asked. -ENODEV when the link is gone. */
 int rtnl_get_txqlen(Rtnl *r, int ifindex, bool just_set, uint32_t *ret);
+/* While a link message is dispatched (rtnl_monitor_dispatch()'s callback): the queue
+ * length it carries, when it is about ifindex and either not older than any SETLINK of
+ * ours (the marker rtnl_set_txqlen() sends the monitor after the write's ACK has come
+ * back) or the length our last accepted SETLINK set; false otherwise, and then the kernel
+ * is to be asked. */
+bool rtnl_notified_txqlen(Rtnl *r, int ifindex, uint32_t *ret);
 /* Sets the device's transmit queue length (RTM_SETLINK with IFLA_TXQLEN) and waits for
  * the kernel's ACK; -ENODEV when the link is gone, the kernel's -errno and extack message
  * (*ret_error, may be NULL) when it refuses. */

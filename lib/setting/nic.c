@@ -218,12 +218,17 @@ static int nic_qdisc_write(Setting *s, SettingContext *rc, const char *value) {
 
 /* Every change of a link, its queue length too, is announced on rtnetlink's link group,
  * and the link monitor looks at the interface's settings at once (RECONCILE_HINTED). That
- * look asks the kernel: a notification may be older than our own last write. The read-back
- * right after our write takes the length it set. */
+ * look takes the length the notification carries, unless it may be older than our own
+ * last write (rtnl_notified_txqlen()): then it asks the kernel. The read-back right after
+ * our write takes the length it set. */
 static int nic_txqueuelen_read(Setting *s, SettingContext *rc, char *buf, size_t size, ReconcileFlags flags) {
         uint32_t v;
         int r;
 
+        if ((flags & RECONCILE_HINTED) && rtnl_notified_txqlen(rc->rtnl, NIC(s)->head.ifindex, &v)) {
+                snprintf(buf, size, "%" PRIu32, v);
+                return 0;
+        }
         r = rtnl_get_txqlen(rc->rtnl, NIC(s)->head.ifindex, flags & RECONCILE_READBACK, &v);
         if (r == -EOPNOTSUPP) {
                 setting_set_reason(s, "the kernel does not report the interface's txqueuelen");

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The least any corrector of a file does, as a floor for tests/bench/bench_daemon.py:
- * watch FILE with inotify as lowlatd does (IN_MODIFY | IN_CLOSE_WRITE), and at each event
- * read it through a persistent fd and, when it is neither VALUE nor empty (a writer
- * between its open(O_TRUNC) and its write), write VALUE back with open, write, close.
- * No table, no journal, no bus: the notification's hop, the read and the write only.
- * Prints "ready" once the watch is in place; runs until killed.
- *   bench-echo FILE VALUE */
+/* The least any corrector of a file does, as a floor for tests/bench/bench_daemon.py and
+ * bench_rps.py: watch each FILE with inotify as lowlatd does (IN_MODIFY | IN_CLOSE_WRITE),
+ * and at each event read the file it names through a persistent fd and, when it is
+ * neither VALUE nor empty (a writer between its open(O_TRUNC) and its write), write VALUE
+ * back with open, write, close. No table, no journal, no bus: the notification's hop, the
+ * read and the write only. VALUE is compared as the file reads (rps_cpus: the kernel's
+ * own format of the mask). Prints "ready" once the watches are in place; runs until killed.
+ *   bench-echo FILE VALUE [FILE...] */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -44,17 +46,35 @@ int main(int argc, char **argv) {
                 struct inotify_event ev;
                 char raw[4096];
         } buf;
-        int ino, fd;
+        const char *value = argc >= 3 ? argv[2] : NULL;
+        int ino, nfiles = argc - 2, *fds, *files, *batch, gen = 0;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s FILE VALUE\n", argv[0]);
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s FILE VALUE [FILE...]\n", argv[0]);
                 return 2;
         }
+        /* Watch descriptors count up from 1 in one inotify instance: fds[wd], files[wd]. */
+        fds = calloc((size_t) nfiles + 2, sizeof(int));
+        files = calloc((size_t) nfiles + 2, sizeof(int));
+        batch = calloc((size_t) nfiles + 2, sizeof(int));
         ino = inotify_init1(IN_CLOEXEC);
-        fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-        if (ino < 0 || fd < 0 || inotify_add_watch(ino, argv[1], IN_MODIFY | IN_CLOSE_WRITE) < 0) {
-                perror(argv[1]);
+        if (!fds || !files || !batch || ino < 0) {
+                perror("bench-echo");
                 return 1;
+        }
+        for (int i = 1; i < argc; i++) {
+                int wd, fd;
+
+                if (i == 2)
+                        continue;
+                fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+                wd = fd < 0 ? -1 : inotify_add_watch(ino, argv[i], IN_MODIFY | IN_CLOSE_WRITE);
+                if (wd <= 0 || wd > nfiles) {
+                        perror(argv[i]);
+                        return 1;
+                }
+                fds[wd] = fd;
+                files[wd] = i;
         }
         printf("ready\n");
         fflush(stdout);
@@ -64,7 +84,16 @@ int main(int argc, char **argv) {
                         perror("inotify read");
                         return 1;
                 }
-                if (n > 0)
-                        correct(fd, argv[1], argv[2]);
+                /* One look per file named in what was read (a write's IN_MODIFY and
+                 * IN_CLOSE_WRITE usually come together). */
+                gen++;
+                for (ssize_t off = 0; off + (ssize_t) sizeof(struct inotify_event) <= n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *) (buf.raw + off);
+                        if (ev->wd > 0 && ev->wd <= nfiles && files[ev->wd] > 0 && batch[ev->wd] != gen) {
+                                batch[ev->wd] = gen;
+                                correct(fds[ev->wd], argv[files[ev->wd]], value);
+                        }
+                        off += (ssize_t) (sizeof(struct inotify_event) + ev->len);
+                }
         }
 }

@@ -14,9 +14,12 @@ made from this process so that no fork and exec is in the figures. Each sample i
 from just before the send to:
   floor   our own RTNLGRP_LINK socket receiving the RTM_NEWLINK that tells of the change
           (no lowlatd running);
+  bare    the same as lowlatd below with bench-link-echo in its place (BENCH_LINK_ECHO:
+          RTM_NEWLINK in, its IFLA_TXQLEN compared, RTM_SETLINK and its ACK, nothing else),
+          a second floor: a correction is two notifications, the floor one;
   lowlatd the same socket receiving the RTM_NEWLINK with txqueuelen 4321 again: lowlatd got
-          the notification, read the link, compared, wrote, and the kernel announced it.
-Prints p50/p99 of each and their ratio. Run: meson test -C build --benchmark --suite bench
+          the notification, looked at the link, wrote, and the kernel announced it.
+Prints p50/p99 of each and lowlatd's ratios to both floors. Run: meson test -C build --benchmark --suite bench
 -v (needs root; exits 77 without it or without network namespaces)."""
 
 import os
@@ -104,6 +107,41 @@ class Rtnl:
             self.mon.recv(1 << 16)
 
 
+def time_corrections(nl, order):
+    """Each change of order timed until the RTM_NEWLINK saying WANT again; returns
+    (samples, missed)."""
+    corrected, missed = [], 0
+    for i, ifindex in enumerate(order):
+        nl.drain()
+        t0 = time.perf_counter()
+        nl.send_txqlen(ifindex, 100 + i)
+        if nl.wait_txqlen(ifindex, WANT, t0 + h.scaled(2)):
+            corrected.append(time.perf_counter() - t0)
+        else:
+            missed += 1
+        nl.read_ack()
+    return corrected, missed
+
+
+def bare_corrector(nl, links, order):
+    """The changes against bench-link-echo; None without BENCH_LINK_ECHO."""
+    echo = os.environ.get("BENCH_LINK_ECHO")
+    if not echo:
+        return None
+    for ifindex in links:
+        nl.send_txqlen(ifindex, WANT)
+        nl.read_ack()
+    p = subprocess.Popen([echo, str(WANT)] + [str(i) for i in links], stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            raise SystemExit("bench-link-echo did not start")
+        bare, missed = time_corrections(nl, order)
+        return bare if not missed else []
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     if os.environ.get(NS_ENV) != "1":
         h.bench_reexec_in_netns(NS_ENV)
@@ -137,21 +175,18 @@ def main():
         floor.append(time.perf_counter() - t0)
         nl.read_ack()
 
+    bare = bare_corrector(nl, links, order)
+    # lowlatd's originals are the lengths the veths were created with.
+    for ifindex in links:
+        nl.send_txqlen(ifindex, 1000)
+        nl.read_ack()
+
     host = h.FakeHost(ncpus=2, nirqs=8, isolated="1")
     d = h.Daemon(host, CONFIG.format(want=WANT))
-    corrected, missed = [], 0
     try:
         d.wait_ready(h.scaled(60))
         time.sleep(1)
-        for i, ifindex in enumerate(order):
-            nl.drain()
-            t0 = time.perf_counter()
-            nl.send_txqlen(ifindex, 100 + i)
-            if nl.wait_txqlen(ifindex, WANT, t0 + h.scaled(2)):
-                corrected.append(time.perf_counter() - t0)
-            else:
-                missed += 1
-            nl.read_ack()
+        corrected, missed = time_corrections(nl, order)
         fights = [l for l in d.stderr_lines() if "another writer" in l]
         d.stop()
     finally:
@@ -161,7 +196,8 @@ def main():
     return h.report_vs_floor("txqueuelen change -> its RTM_NEWLINK, no daemon (%d changes, %d links)"
                              % (len(floor), len(links)), floor,
                              "txqueuelen change -> put back by lowlatd (%d changes)" % len(corrected), corrected,
-                             missed, fights, "changes")
+                             missed, fights, "changes",
+                             "txqueuelen change -> put back by a bare corrector (bench-link-echo)", bare)
 
 
 if __name__ == "__main__":

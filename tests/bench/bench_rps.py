@@ -12,9 +12,12 @@ for; the writes are spread so that no file takes more than two.
 Each sample is timed from just before our write (every CPU's mask, open with O_TRUNC) to:
   floor   our own inotify watch on the file delivering the event of that write, then one
           pread of the file (no lowlatd running);
+  bare    the same as lowlatd below with bench-echo in its place (BENCH_ECHO: inotify on
+          every queue file, pread, write the housekeeping mask back, nothing else), a
+          second floor: a correction is two notifications, the floor one;
   lowlatd the pread after an inotify event reading the housekeeping mask again: lowlatd
           saw the event, read, compared, wrote and we saw its write.
-Prints p50/p99 of each and their ratio. Run: meson test -C build --benchmark --suite bench
+Prints p50/p99 of each and lowlatd's ratios to both floors. Run: meson test -C build --benchmark --suite bench
 -v (needs root; exits 77 without it or without network namespaces)."""
 
 import ctypes
@@ -81,6 +84,50 @@ def write_mask(path, mask):
         os.close(fd)
 
 
+def time_corrections(order, files, housekeeping, all_mask):
+    """Each write of order timed until the housekeeping mask is read back after an inotify
+    event on its file; returns (samples, missed)."""
+    corrected, missed = [], 0
+    ino = Inotify()
+    wds = {ino.watch(f): f for f in files}
+    for path in order:
+        t0 = time.perf_counter()
+        write_mask(path, all_mask)
+        deadline = t0 + h.scaled(2)
+        done = False
+        while not done and time.perf_counter() < deadline:
+            for wd in ino.wait(max(0.0, deadline - time.perf_counter())):
+                if wds.get(wd) == path:
+                    with open(path) as f:
+                        done = h.mask_to_set(h.parse_mask(f.read())) == housekeeping
+        if done:
+            corrected.append(time.perf_counter() - t0)
+        else:
+            missed += 1
+    ino.close()
+    return corrected, missed
+
+
+def bare_corrector(order, files, housekeeping, all_mask, ncpus):
+    """The writes against bench-echo watching every queue file; None without BENCH_ECHO."""
+    echo = os.environ.get("BENCH_ECHO")
+    if not echo:
+        return None
+    for f in files:
+        write_mask(f, h.format_mask(housekeeping, ncpus))
+    with open(files[0]) as f:
+        value = f.read().strip()  # the kernel's own format, which bench-echo compares
+    p = subprocess.Popen([echo, files[0], value] + files[1:], stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            raise SystemExit("bench-echo did not start")
+        bare, missed = time_corrections(order, files, housekeeping, all_mask)
+        return bare if not missed else []
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     if os.environ.get(NS_ENV) != "1":
         h.bench_reexec_in_netns(NS_ENV)
@@ -128,30 +175,15 @@ def main():
         ino.wait()
     ino.close()
 
+    bare = bare_corrector(order, files, housekeeping, all_mask, ncpus)
+
     host = h.FakeHost(ncpus=ncpus, nirqs=8, isolated=str(ncpus - 1))
     h.bind_into_root(host, *h.NETNS_SYSFS)
     d = h.Daemon(host, CONFIG.format(isolated=ncpus - 1))
-    corrected, missed = [], 0
     try:
         d.wait_ready(h.scaled(60))
         time.sleep(1)
-        ino = Inotify()
-        wds = {ino.watch(f): f for f in files}
-        for path in order:
-            t0 = time.perf_counter()
-            write_mask(path, all_mask)
-            deadline = t0 + h.scaled(2)
-            done = False
-            while not done and time.perf_counter() < deadline:
-                for wd in ino.wait(max(0.0, deadline - time.perf_counter())):
-                    if wds.get(wd) == path:
-                        with open(path) as f:
-                            done = h.mask_to_set(h.parse_mask(f.read())) == housekeeping
-            if done:
-                corrected.append(time.perf_counter() - t0)
-            else:
-                missed += 1
-        ino.close()
+        corrected, missed = time_corrections(order, files, housekeeping, all_mask)
         fights = [l for l in d.stderr_lines() if "another writer" in l]
         d.stop()
     finally:
@@ -162,7 +194,8 @@ def main():
     return h.report_vs_floor("rps_cpus write -> seen through inotify, no daemon (%d writes, %d files)"
                              % (len(floor), len(files)), floor,
                              "rps_cpus write -> put back by lowlatd (%d writes)" % len(corrected), corrected,
-                             missed, fights, "writes")
+                             missed, fights, "writes",
+                             "rps_cpus write -> put back by a bare corrector (bench-echo)", bare)
 
 
 if __name__ == "__main__":
