@@ -301,7 +301,9 @@ static int update_grub(BootReport *report) {
                 return EXIT_REFUSED;
         }
         report->update_grub = report->command_result = "ran";
-        fprintf(stderr, "lowlatctl: update-grub ran; the new line takes effect at the next boot\n");
+        fprintf(stderr, "lowlatctl: update-grub ran; %s\n",
+                report->args->action == BOOT_ACTION_REMOVE ? "the next boot is without lowlatctl's arguments"
+                                                           : "the new line takes effect at the next boot");
         return EXIT_OK;
 }
 

@@ -219,4 +219,6 @@ for u in $UNITS; do [ "$(allowed_cpus "$u")" = "${PRE[$u]}" ] || rc=1; done
 verdict $rc "observing: the partition reported ($row), $SLICE not started, the units' AllowedCPUs= untouched" "$(show)"
 rm -f "$DROPIN"
 systemctl daemon-reload
+# lowlatctl boot on a real GRUB (guest-boot.sh), where the image has it (6.12's: mkimage.sh).
+if command -v grub-mkconfig > /dev/null; then . "$SHARE/guest-boot.sh"; else skipped "lowlatctl boot on a real GRUB" "no grub-mkconfig in this image"; fi
 finish

@@ -26,11 +26,13 @@ fi
 [ -n "$sources" ] || { echo "mkimage: no apt sources file found" >&2; exit 1; }
 
 # ansible: the packages guest.d/90-ansible.sh needs, in the one image whose guest runs it.
-ansible=()
+# grub: GRUB's configuration tools without a boot sector, for lowlatctl boot --apply on a
+# real update-grub (guest-boot.sh, run by the 6.12-partition boot of the same image).
+ansible=() grub=()
 case $kernel in
 6.1) suite=bookworm kernel_package=linux-image-amd64 ;;
 rt) suite=bookworm kernel_package=linux-image-rt-amd64 ;;
-6.12) suite=trixie kernel_package=linux-image-amd64 ansible=(ansible-core python3-apt) ;;
+6.12) suite=trixie kernel_package=linux-image-amd64 ansible=(ansible-core python3-apt) grub=(grub2-common) ;;
 rt-6.12) suite=trixie kernel_package=linux-image-rt-amd64 ;;
 *) echo "mkimage: unknown kernel '$kernel' (6.1, rt, 6.12 or rt-6.12)" >&2; exit 1 ;;
 esac
@@ -44,12 +46,16 @@ esac
 # checks of `lowlatctl measure` and `lowlatctl top`; in the 6.12 image only, ansible-core,
 # which runs the role in contrib/ansible against the guest itself (guest.d/90-ansible.sh,
 # which runs in that guest alone: docs/e2e.md says why), with python3-apt for its apt
-# module (which would otherwise fetch it). No getty, no apt timers: nothing in the guest
-# but the test. The package names are the same in Debian 12 and 13.
+# module (which would otherwise fetch it); in the 6.12 image only, grub2-common (update-grub,
+# grub-mkconfig; with grub-common: grub-probe, /etc/grub.d) but neither grub-pc nor
+# grub-pc-bin, whose postinst would install a boot sector and whose modules grub-mkconfig
+# does not read: the guest still boots with -kernel, and /etc/default/grub and /boot/grub
+# are made below as grub-pc's postinst would. No getty, no apt timers: nothing in the
+# guest but the test. The package names are the same in Debian 12 and 13.
 packages=(
         systemd systemd-sysv udev dbus libpam-systemd
         ethtool iproute2 iputils-ping kmod procps util-linux passwd jq
-        irqbalance rt-tests rtla tmux "${ansible[@]}"
+        irqbalance rt-tests rtla tmux "${ansible[@]}" "${grub[@]}"
         libsystemd0 libudev1 libnl-3-200 libnl-route-3-200 libnl-genl-3-200
         "$kernel_package" initramfs-tools
 )
@@ -81,6 +87,11 @@ if [ "$suite" != bookworm ]; then
         sources=$suite_sources
 fi
 
+# What grub-pc's postinst would leave: /etc/default/grub from the package's template, and
+# /boot/grub for grub.cfg (the guest makes the first one: grub-probe needs its real disk).
+grub_hook=true
+[ ${#grub[@]} -eq 0 ] || grub_hook='cp "$1/usr/share/grub/default/grub" "$1/etc/default/grub" && mkdir -p "$1/boot/grub"'
+
 mmdebstrap --variant=minbase --mode=root --format=directory \
         --include="$(IFS=,; echo "${packages[*]}")" \
         --customize-hook='echo lowlatd-e2e > "$1/etc/hostname"' \
@@ -93,6 +104,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
         --customize-hook='systemctl --root="$1" mask getty@.service serial-getty@.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer' \
         --customize-hook='rm -rf "$1/var/cache/apt/archives/"*.deb "$1/var/lib/apt/lists/"*_Packages' \
         --customize-hook='chroot "$1" passwd -d root' \
+        --customize-hook="$grub_hook" \
         "$suite" "$root" "$sources" &
 # In the background, so that a signal reaches cleanup() at once and it can wait for
 # mmdebstrap (a foreground child would hold the trap back until it ended).

@@ -289,6 +289,8 @@ run_kernel() {
         cp "$deb" "$share/deb/"
         cp "${LOWLATD_E2E_GUEST_SCRIPT:-$script}" "$share/guest-test.sh"
         cp "$here/guest-lib.sh" "$share/"
+        # lowlatctl boot on a real GRUB, sourced by guest-partition.sh where grub is installed.
+        cp "$here/guest-boot.sh" "$share/"
         if [ -n "${LOWLATD_E2E_EXTRA:-}" ]; then
                 mkdir -p "$share/extra"
                 # shellcheck disable=SC2086 # a list of files
