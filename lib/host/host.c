@@ -48,6 +48,15 @@ Host *host_free(Host *h) {
         return NULL;
 }
 
+/* How many times openat2() is asked again when it says EAGAIN. With RESOLVE_IN_ROOT the
+ * kernel gives up on a path whose ".." it walked while anything on the system was renamed
+ * (the rename_lock sequence moved), and asks the caller to try again (openat2(2)). Every
+ * /sys/class/net/NAME is a link through "../../devices", so a host renaming network
+ * interfaces anywhere made lowlatd's opens under it fail now and then (integration-
+ * nic_faults' churn: "Cannot plan interface ...: Resource temporarily unavailable"). A
+ * try takes microseconds and fails only if a rename lands inside it. */
+#define OPENAT2_TRIES 64
+
 /* flags go to the kernel as they are (openat2() refuses O_NOCTTY beside O_PATH). */
 static int host_openat2(const Host *h, const char *relpath, int flags) {
         struct open_how how = {
@@ -58,7 +67,11 @@ static int host_openat2(const Host *h, const char *relpath, int flags) {
 
         while (*relpath == '/')
                 relpath++;
-        fd = (int) syscall(SYS_openat2, h->root_fd, relpath, &how, sizeof(how));
+        for (unsigned i = 0; i < OPENAT2_TRIES; i++) {
+                fd = (int) syscall(SYS_openat2, h->root_fd, relpath, &how, sizeof(how));
+                if (fd >= 0 || errno != EAGAIN)
+                        break;
+        }
         if (fd >= 0)
                 return fd;
         if (errno != ENOSYS)
