@@ -1015,7 +1015,7 @@ static void on_monitor_message(const struct nlmsghdr *nlh, void *userdata) {
 
 int ethtool_monitor_dispatch(EthtoolClient *c, EthtoolNotifyHandler cb, void *userdata) {
         Dispatch d = { c, cb, userdata };
-        int r = netlink_drain(nl_socket_get_fd(c->monitor), c->monitor_buffer, RECEIVE_BUFFER_SIZE,
+        int r = netlink_drain(nl_socket_get_fd(c->monitor), c->monitor_buffer, RECEIVE_BUFFER_SIZE, 0,
                               on_monitor_message, &d);
 
         /* Lost notifications: nothing kept can be trusted any more. */

@@ -10,11 +10,21 @@
 #include "basic/macro.h"
 #include "host/netlink-drain.h"
 
-int netlink_drain(int fd, void *buf, size_t size, NetlinkMessageHandler handle, void *userdata) {
+/* Whether a datagram from this sender may be handed over: the kernel's, peer's, or one
+ * with no netlink sender at all (not a netlink socket). */
+static bool sender_trusted(const struct sockaddr_nl *from, socklen_t from_len, uint32_t peer) {
+        if (from_len < sizeof(*from) || from->nl_family != AF_NETLINK)
+                return true;
+        return from->nl_pid == 0 || (peer != 0 && from->nl_pid == peer);
+}
+
+int netlink_drain(int fd, void *buf, size_t size, uint32_t peer, NetlinkMessageHandler handle, void *userdata) {
         bool lost = false;
 
         for (;;) {
-                ssize_t n = recv(fd, buf, size, MSG_DONTWAIT | MSG_TRUNC);
+                struct sockaddr_nl from = {};
+                socklen_t from_len = sizeof(from);
+                ssize_t n = recvfrom(fd, buf, size, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *) &from, &from_len);
                 const struct nlmsghdr *nlh = buf;
                 int left;
 
@@ -33,6 +43,8 @@ int netlink_drain(int fd, void *buf, size_t size, NetlinkMessageHandler handle, 
                         lost = true; /* cut off, so unreadable: as good as lost */
                         continue;
                 }
+                if (!sender_trusted(&from, from_len, peer))
+                        continue; /* forged: dropped unread */
                 for (left = (int) n; NLMSG_OK(nlh, left); nlh = NLMSG_NEXT(nlh, left))
                         handle(nlh, userdata);
         }

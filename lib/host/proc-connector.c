@@ -143,5 +143,5 @@ static void on_message(const struct nlmsghdr *nlh, void *userdata) {
 int proc_connector_dispatch(ProcConnector *c, KthreadForkHandler cb, void *userdata) {
         Dispatch d = { cb, userdata };
 
-        return netlink_drain(c->fd, c->buffer, RECEIVE_BUFFER_SIZE, on_message, &d);
+        return netlink_drain(c->fd, c->buffer, RECEIVE_BUFFER_SIZE, 0, on_message, &d);
 }

@@ -514,6 +514,6 @@ bool rtnl_notified_txqlen(Rtnl *r, int ifindex, uint32_t *ret) {
 int rtnl_monitor_dispatch(Rtnl *r, LinkEventHandler cb, void *userdata) {
         Dispatch d = { r, cb, userdata };
 
-        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE, on_link_message,
-                             &d);
+        return netlink_drain(nl_socket_get_fd(r->monitor), r->monitor_buffer, MONITOR_BUFFER_SIZE,
+                             nl_socket_get_local_port(r->sock), on_link_message, &d);
 }

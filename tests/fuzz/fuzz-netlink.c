@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 sent++;
         }
 
-        r = netlink_drain(fds[0], buf, x.size, on_message, &x);
+        r = netlink_drain(fds[0], buf, x.size, 0, on_message, &x);
         FUZZ_CHECK(r == (lost ? -ENOBUFS : 0), "netlink_drain() returned %d, lost %d", r, lost);
         FUZZ_CHECK(x.seen == x.n, "%zu messages seen, the reference has %zu", x.seen, x.n);
         close(fds[0]);
