@@ -67,6 +67,7 @@ Setting *setting_free(Setting *s) {
         free(s->desired);
         free(s->observed);
         free(s->reason);
+        free(s->corrections_at);
         free(s);
         return NULL;
 }
@@ -178,7 +179,8 @@ void setting_inherit(Setting *n, Setting *old) {
         n->observed = TAKE_PTR(old->observed);
         free(n->reason);
         n->reason = TAKE_PTR(old->reason);
-        memcpy(n->corrections_at, old->corrections_at, sizeof(n->corrections_at));
+        free(n->corrections_at);
+        n->corrections_at = TAKE_PTR(old->corrections_at);
         n->corrections_pos = old->corrections_pos;
         n->fighting = old->fighting;
         n->last_correction_usec = old->last_correction_usec;
@@ -217,6 +219,10 @@ static void record_correction(SettingContext *rc, Setting *s, uint64_t now, Reco
 
         s->last_correction_usec = now;
         if (flags & RECONCILE_APPLYING)
+                return;
+        /* Out of memory, this correction is not counted towards a fight: the next one
+         * tries again. */
+        if (!s->corrections_at && !(s->corrections_at = calloc(FIGHT_CORRECTIONS, sizeof(uint64_t))))
                 return;
 
         s->corrections_at[s->corrections_pos] = now;
@@ -570,7 +576,7 @@ int setting_probe(SettingContext *rc, Setting *s) {
 void setting_tick(SettingContext *rc, Setting *s, uint64_t now, ReconcileFlags flags) {
         if (s->fighting && now - s->last_drift_usec >= FIGHT_QUIET_USEC) {
                 s->fighting = false;
-                memset(s->corrections_at, 0, sizeof(s->corrections_at));
+                s->corrections_at = mfree(s->corrections_at);
                 emit(rc, EVENT_FIGHT_ENDED, s, flags);
         }
 }
