@@ -33,20 +33,26 @@ DEFINE_STRING_TABLE_LOOKUP(setting_state, SettingState);
 
 Setting *setting_alloc(SettingKind k, const char *object) {
         const SettingVTable *vt;
+        size_t size, len;
         Setting *s;
 
         if (k < 0 || k >= _SETTING_KIND_MAX)
                 return NULL;
         vt = setting_vtables[k];
-        s = calloc(1, MAX(vt->object_size, sizeof(Setting)));
+        /* The object's name lives right after the setting, in the same allocation: it never
+         * changes, and a string of its own cost a chunk of malloc's (32 bytes for an IRQ's
+         * "42") per setting, 32 kB at 1,000 IRQs. */
+        size = MAX(vt->object_size, sizeof(Setting));
+        len = object ? strlen(object) + 1 : 0;
+        s = calloc(1, size + len);
         if (!s)
                 return NULL;
         s->kind = k;
         setting_set_state(s, SETTING_PENDING);
         for (size_t i = 0; i < ELEMENTSOF(s->watches); i++)
                 s->watches[i] = -1;
-        if (object && !(s->object = strdup(object)))
-                return mfree(s);
+        if (object)
+                s->object = memcpy((char *) s + size, object, len);
         return s;
 }
 
@@ -61,7 +67,6 @@ Setting *setting_free(Setting *s) {
         setting_release(s);
         if (SETTING_VTABLE(s)->done)
                 SETTING_VTABLE(s)->done(s);
-        free(s->object);
         free(s->label);
         free(s->clamped);
         free(s->desired);

@@ -52,7 +52,9 @@ static inline bool setting_state_is_good(SettingState s) {
  * starts with this one (see SettingVTable.object_size); only its file looks inside. */
 typedef struct Setting {
         SettingKind kind;
-        char *object;  /* "42", "net.core.busy_poll", "cpu3", "eth0/rx_usecs", ... */
+        /* "42", "net.core.busy_poll", "cpu3", "eth0/rx_usecs", ...: in the setting's own
+         * allocation (setting_alloc()), never freed or replaced on its own */
+        char *object;
         char *label;   /* extra words for humans (an IRQ's action names), may be NULL */
         /* How planning had to change the value asked for to one the host takes (a frequency
          * floor clamped to the driver's range), in words; reported when the setting is

@@ -86,7 +86,6 @@ static const OriginalCase original_cases[] = {
 static void bare_setting_free(Setting *s) {
         if (!s)
                 return;
-        free(s->object);
         free(s->desired);
         free(s->reason);
         free(s);
