@@ -86,7 +86,6 @@ static const OriginalCase original_cases[] = {
 static void bare_setting_free(Setting *s) {
         if (!s)
                 return;
-        free(s->object);
         free(s->desired);
         free(s->reason);
         free(s);
@@ -192,6 +191,9 @@ static void test_fight(void) {
         if (!CHECK(fixture_start(&f, ""), "fight fixture"))
                 { fixture_done(&f); return; }
         CHECK(setting_new_sysctl("net.core.somaxconn", "4096", &s) == 0, "somaxconn setting");
+        if (!s)
+                goto out;
+        CHECK(!s->corrections_at, "no ring of correction times before the first correction");
 
         for (unsigned i = 0; i < FIGHT_CORRECTIONS; i++) {
                 char what[80];
@@ -242,6 +244,7 @@ static void test_fight(void) {
         setting_tick(&f.rc, s, last_correction + FIGHT_QUIET_USEC, 0);
         CHECK_STR(events_take(&f), "fight-ended", "fight over after 60 s without drift");
         CHECK(!s->fighting, "no longer fighting");
+        CHECK(!s->corrections_at, "the ring of correction times is given back when the fight ends");
         setting_tick(&f.rc, s, last_correction + 2 * FIGHT_QUIET_USEC, 0);
         CHECK_STR(events_take(&f), "", "fight-ended reported once");
 
@@ -250,6 +253,10 @@ static void test_fight(void) {
         t = last_correction + 2 * FIGHT_QUIET_USEC;
         setting_reconcile(&f.rc, s, t, 0);
         CHECK_STR(events_take(&f), "drift corrected", "after the fight a drift is corrected at once");
+        CHECK(s->corrections_at && s->corrections_at[(s->corrections_pos + FIGHT_CORRECTIONS - 1) % FIGHT_CORRECTIONS] == t &&
+              s->corrections_at[s->corrections_pos] == 0,
+              "a correction after the fight starts a new ring, the old times forgotten");
+out:
         setting_free(s);
         fixture_done(&f);
 }
