@@ -44,6 +44,9 @@ typedef struct Isolation {
         CPUSet nocbs;        /* rcu_nocbs=, and nohz_full (which implies it) */
         CPUSet wq_mask;      /* /sys/devices/virtual/workqueue/cpumask */
         bool have_wq_mask;
+        /* The root cgroup's cpuset.cpus.isolated: the kernels that have it (6.8 and later)
+         * take an isolated partition's CPUs out of the unbound workqueues; 6.1 has neither. */
+        bool partitions_take_wq;
         int timer_migration; /* kernel.timer_migration: 0, 1, -1 when unread */
 } Isolation;
 
@@ -164,7 +167,20 @@ static void load_isolation(Audit *a, Isolation *i) {
                 i->have_wq_mask = audit_read_value(a, &text, "sys/devices/virtual/workqueue/cpumask") >= 0 &&
                                   cpuset_parse_mask(text, &i->wq_mask) >= 0;
         }
+        i->partitions_take_wq = audit_path_exists(a, "sys/fs/cgroup/cpuset.cpus.isolated");
 }
+
+/* A CPU of the partition that the workqueues keep because this kernel's partitions leave
+ * them alone (6.1): unsupported here, not a partition gone wrong. */
+static bool wq_unsupported(const Isolation *i, unsigned cpu) {
+        return i->have_wq_mask && cpuset_contains(&i->partition, cpu) && cpuset_contains(&i->wq_mask, cpu) &&
+               !i->partitions_take_wq;
+}
+
+#define WQ_UNSUPPORTED_WHY                                                                                    \
+        "not on this kernel: its partitions leave the unbound workqueues alone (the root cgroup has no "    \
+        "cpuset.cpus.isolated; 6.8 and later take them)"
+
 
 /* Where mechanism m is in force on cpu ("boot: isolcpus=domain"), NULL where it is not,
  * "" where the host does not say. Static strings but for the partition's, in buf. */
@@ -207,7 +223,10 @@ static char *cpu_report(const Isolation *i, unsigned cpu, unsigned *ret_missing)
                         missing |= 1U << m;
                 more = strdup_printf("%s%s%s: %s%s%s", text ?: "", text ? "\n" : "", mechanisms[m].name,
                                      source ? "in force (" : "missing", source ?: "",
-                                     source ? ")" : mechanisms[m].boot_only ? ", only a boot gives it" : "");
+                                     source                                           ? ")"
+                                     : mechanisms[m].boot_only                        ? ", only a boot gives it"
+                                     : m == MECH_WORKQUEUES && wq_unsupported(i, cpu) ? ", " WQ_UNSUPPORTED_WHY
+                                                                                      : "");
                 free(text);
                 if (!more)
                         return NULL;
@@ -268,6 +287,7 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
         char **details = NULL;
         size_t n = 0, allocated = 0;
         bool boot_missing = missing & ((1U << MECH_TICK) | (1U << MECH_RCU) | (1U << MECH_MANAGED_IRQ));
+        bool wq_unsupported_here = (missing & (1U << MECH_WORKQUEUES)) && wq_unsupported(i, (unsigned) cpuset_next(cpus, 0));
 
         if (!list || !words)
                 return;
@@ -285,7 +305,7 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                 details[++n] = NULL;
         }
         finding_add_details(a, SEVERITY_INFO, "isolation.mechanisms", subject, &details, &n,
-                            "Isolated %s: %s%s%s%s%s. %s%s%s%s%s%s", words,
+                            "Isolated %s: %s%s%s%s%s. %s%s%s%s%s%s%s", words,
                             missing ? "missing " : "every isolation mechanism is in force", names,
                             missing && in_force[0] ? "; in force: " : in_force[0] ? ": " : "", in_force,
                             " (the details say it per mechanism)",
@@ -297,6 +317,7 @@ static void report_group(Audit *a, const Isolation *i, const char *report, const
                                     ? " At run time, [cpus] partition = SLICE takes the CPUs out of load balancing "
                                       "(and, from 6.8, out of the unbound workqueues) without a reboot."
                                     : "",
+                            wq_unsupported_here ? " The partition takes them out of the unbound workqueues " WQ_UNSUPPORTED_WHY "." : "",
                             missing & (1U << MECH_WORKQUEUES)
                                     ? " [cpus] workqueues = housekeeping keeps the unbound workqueues off them on "
                                       "any kernel."

@@ -194,10 +194,50 @@ static void test_mechanisms(void) {
         fixture_done(&f);
 }
 
+/* isolation.mechanisms on a host booted without isolation whose kernel's partitions leave
+ * the unbound workqueues alone (6.1) or take them (6.8 and later). */
+static void test_mechanisms_workqueues(void) {
+        char config[1024];
+        Fixture f;
+
+        partition_config(config, sizeof(config));
+        fixture_init(&f);
+        tree_mkdir(&f, "sys/fs/cgroup/isolated.slice");
+        tree_write(&f, PARTITION_FILE, "isolated\n");
+        tree_write(&f, "sys/fs/cgroup/isolated.slice/cpuset.cpus.effective", "2-3\n");
+        tree_write(&f, "proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.1.0 root=UUID=1234-abcd ro quiet skew_tick=1 nosoftlockup\n");
+        faketree_cpus(f.root, "0-3", "", "(null)");
+        /* 6.1: its partitions leave the unbound workqueues alone (the mask stays f) and its
+         * root has no cpuset.cpus.isolated: unsupported here, with the reason. */
+        tree_write(&f, "sys/devices/virtual/workqueue/cpumask", "f\n");
+        if (fixture_run(&f, config)) {
+                CHECK(detail_is(&f, "isolation.mechanisms", 0, "load balancing: in force (partition isolated.slice)") &&
+                              detail_is(&f, "isolation.mechanisms", 1,
+                                        "unbound workqueues: missing, not on this kernel: its partitions leave the "
+                                        "unbound workqueues alone (the root cgroup has no cpuset.cpus.isolated; 6.8 and "
+                                        "later take them)"),
+                      "6.1: the workqueues missing, unsupported by this kernel's partitions, and why");
+                CHECK(message_has(&f, "isolation.mechanisms", "missing unbound workqueues, tick,") &&
+                              message_has(&f, "isolation.mechanisms",
+                                          "The partition takes them out of the unbound workqueues not on this kernel") &&
+                              message_has(&f, "isolation.mechanisms", "[cpus] workqueues = housekeeping keeps"),
+                      "6.1: the message says so, and names the fix that works on any kernel");
+        }
+        /* A kernel whose partitions take the workqueues (the root file there) but whose mask
+         * still has them: missing, and no such reason given. */
+        tree_write(&f, "sys/fs/cgroup/cpuset.cpus.isolated", "2-3\n");
+        if (fixture_run(&f, config))
+                CHECK(detail_is(&f, "isolation.mechanisms", 1, "unbound workqueues: missing") &&
+                              !message_has(&f, "isolation.mechanisms", "not on this kernel"),
+                      "6.12 with the mask rewritten: missing, not called unsupported");
+        fixture_done(&f);
+}
+
 int main(void) {
         test_pid1_affinity();
         test_unconfined_slices();
         test_partition_state();
         test_mechanisms();
+        test_mechanisms_workqueues();
         return audit_fixture_finish(AUDIT_TEST_SYSTEMD);
 }
