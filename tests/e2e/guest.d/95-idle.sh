@@ -121,8 +121,8 @@ note "idle ${IDLE_S} s, irqbalance $(dpkg-query -W -f='${Version}' irqbalance 2>
 [ "$rc" = 0 ] && [ "$(systemctl show -P MainPID irqbalance.service)" = "$irqb_pid" ]
 verdict $? "irqbalance (pid $irqb_pid) idled ${IDLE_S} s in the same boot" "$out
 $(systemctl status --no-pager irqbalance.service 2>&1)"
-# Issue 28's goal, a known gap while it is not met: measured after a reload from the base
-# posture (the heap keeps what the reload used), lowlatd's RssAnon was 2.8 times irqbalance's.
+# Issue 28's goal, a known gap while it is not met: in the first run (after a reload from
+# the base posture) lowlatd's RssAnon was 2.8 times irqbalance's.
 if [ "$rc" = 0 ] && [ "$LLD_ANON" != '?' ] && [ "$LLD_ANON" -le "$IDLE_ANON" ]; then
         pass "lowlatd's RssAnon with the full posture ($LLD_ANON kB) no higher than irqbalance's ($IDLE_ANON kB)"
 else
