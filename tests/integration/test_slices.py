@@ -105,6 +105,9 @@ class FakePid1:
     def subscribers(self):
         return self.bc.call(SYSTEMD, TEST_PATH, TEST_IFACE, "Subscribers")["data"][0]
 
+    def reads(self):
+        return self.bc.call(SYSTEMD, TEST_PATH, TEST_IFACE, "Reads")["data"][0]
+
     def allowed(self, unit):
         iface = INTERFACES["." + unit.rsplit(".", 1)[1]]
         typ, data = self.bc.get_property(SYSTEMD, unit_path(unit), iface, "AllowedCPUs")
@@ -174,6 +177,7 @@ def run(t):
     check_reconnects(t, d, rig)
     bus_log = check_restore(t, d, rig)
     check_observe(t, rig)
+    check_scan_asks_nothing(t, rig)
     d = check_reload_adds_slices(t, rig)
     check_slow_pid1(t, d, rig)
     check_unsupported(t, rig, bus_log)
@@ -326,6 +330,36 @@ def check_observe(t, rig):
     t.ok(d.poll_until(lambda: slice_rows(bc)["user.slice"][3] == "0-2", h.scaled(3)),
          "a change is seen", repr(slice_rows(bc)))
     t.ok(fake.calls() == [], "and PID 1 is sent no SetUnitProperties", repr(fake.calls()))
+    t.stopped_cleanly(d)
+
+
+def check_scan_asks_nothing(t, rig):
+    host, bus, bc, fake, want = rig.host, rig.bus, rig.bc, rig.fake, rig.want
+    # --- a scan asks PID 1 nothing while each cgroup agrees with what it said last --------
+    # (each GetProperty is a wakeup of lowlatd's own while it waits for the answer)
+    fake.stop()
+    fake.start()  # the units as at first, for the originals this daemon records
+    d = h.Daemon(host, CONFIG.replace("scan_interval = 60s", "scan_interval = 1s"), env=bus.env())
+    d.wait_ready()
+    bc.require_owner(C.BUS_NAME, h.scaled(10), alive=d.alive)
+    t.ok(fake.all_allowed() == want, "with scans every second, the units are confined", repr(fake.all_allowed()))
+    scans = lambda: lowlatd_prop(bc, "NoiseReads")[0]
+    reads0, scans0 = fake.reads(), scans()
+    time.sleep(3.5)
+    reads1, scans1 = fake.reads(), scans()
+    t.ok(scans1 - scans0 >= 2 and reads1 == reads0,
+         "%d scans, PID 1 asked for AllowedCPUs %d times (the cgroups' cpuset.cpus agree)"
+         % (scans1 - scans0, reads1 - reads0), d.stderr_tail())
+    # A unit whose cgroup file is gone is asked about at each scan.
+    os.unlink(host.path("sys/fs/cgroup/init.scope/cpuset.cpus"))
+    time.sleep(0.5)
+    reads0, scans0 = fake.reads(), scans()
+    time.sleep(3.5)
+    reads1, scans1 = fake.reads(), scans()
+    t.ok(scans1 - scans0 >= 2 and reads1 - reads0 >= scans1 - scans0 - 1,
+         "without init.scope's cpuset.cpus, each scan asks PID 1 (%d scans, %d reads)"
+         % (scans1 - scans0, reads1 - reads0), d.stderr_tail())
+    bc.call(C.BUS_NAME, C.BUS_PATH, C.BUS_INTERFACE, "Restore")  # no originals left for the phases after
     t.stopped_cleanly(d)
 
 

@@ -29,6 +29,7 @@
  *   Calls() -> as   every SetUnitProperties so far: "UNIT runtime=yes AllowedCPUs=LIST";
  *                   "StartTransientUnit UNIT AllowedCPUs=LIST", "StartUnit UNIT", "StopUnit UNIT"
  *   Subscribers() -> u  how many Subscribe calls it had
+ *   Reads() -> u    how many times AllowedCPUs was read, all units together
  * It prints READY when it owns the name. */
 #include <dirent.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ typedef struct Unit {
         CPUSet cpus;
         bool transient;
         sd_bus_slot *slot;
+        unsigned reads; /* AllowedCPUs read over the bus */
 } Unit;
 
 typedef struct Fake {
@@ -138,6 +140,7 @@ static int get_allowed_cpus(sd_bus *bus, const char *path, const char *interface
         size_t n;
         int r;
 
+        u->reads++;
         r = cpuset_format_bytes(&u->cpus, &bytes, &n);
         if (r < 0)
                 return r;
@@ -439,6 +442,15 @@ static int method_subscribers(sd_bus_message *m, void *userdata, sd_bus_error *e
         return sd_bus_reply_method_return(m, "u", ((Fake *) userdata)->subscribed);
 }
 
+static int method_reads(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Fake *f = userdata;
+        unsigned n = 0;
+
+        for (size_t i = 0; i < f->n_units; i++)
+                n += f->units[i].reads;
+        return sd_bus_reply_method_return(m, "u", n);
+}
+
 static const sd_bus_vtable test_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("Refuse", "b", "", method_refuse, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -449,6 +461,7 @@ static const sd_bus_vtable test_vtable[] = {
         SD_BUS_METHOD("Drift", "ss", "", method_drift, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Calls", "", "as", method_calls, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Subscribers", "", "u", method_subscribers, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Reads", "", "u", method_reads, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
