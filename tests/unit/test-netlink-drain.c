@@ -53,7 +53,8 @@ static int send_to(int fd, uint32_t port, uint16_t type, uint16_t flags, const v
         } m = { .h = { .nlmsg_len = NLMSG_LENGTH(body_size), .nlmsg_type = type, .nlmsg_flags = flags, .nlmsg_seq = 1 } };
         struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = port };
 
-        memcpy(m.body, body, MIN(body_size, sizeof(m.body)));
+        if (body_size > 0)
+                memcpy(m.body, body, MIN(body_size, sizeof(m.body)));
         return sendto(fd, &m, m.h.nlmsg_len, 0, (struct sockaddr *) &to, sizeof(to)) < 0 ? negative_errno() : 0;
 }
 
